@@ -1,0 +1,64 @@
+"""Reference hash functions (SPEC section 2): fmix64, murmur3_32 over a k-mer word, H3."""
+
+import random
+
+__all__ = ["MASK32", "MASK64", "fmix64", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
+
+MASK32 = (1 << 32) - 1
+MASK64 = (1 << 64) - 1
+
+
+def fmix64(x: int) -> int:
+    """MurmurHash3's 64-bit finalizer, without seed."""
+    x &= MASK64
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & MASK64
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & MASK64
+    x ^= x >> 33
+    return x
+
+
+def _rotl32(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & MASK32
+
+
+def murmur3_32(word: int, seed: int) -> int:
+    """MurmurHash3_x86_32 of the 8 little-endian bytes of a 64-bit k-mer word."""
+    c1, c2 = 0xCC9E2D51, 0x1B873593
+    h = seed & MASK32
+    for block in (word & MASK32, (word >> 32) & MASK32):
+        block = (block * c1) & MASK32
+        block = _rotl32(block, 15)
+        block = (block * c2) & MASK32
+        h ^= block
+        h = _rotl32(h, 13)
+        h = (h * 5 + 0xE6546B64) & MASK32
+    h ^= 8  # length in bytes
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & MASK32
+    h ^= h >> 16
+    return h
+
+
+H3_DEFAULT_SEED = 0x4D4F5449  # "MOTI"
+
+
+def h3_seed_words(key_bits: int, out_bits: int, row: int, seed: int = H3_DEFAULT_SEED) -> list[int]:
+    """The H3 matrix of one row: ``key_bits`` words of ``out_bits`` bits.
+
+    Reproducible anywhere: Python's Mersenne Twister seeded with (seed, row, key_bits, out_bits).
+    """
+    rng = random.Random(f"h3/{seed:#x}/{row}/{key_bits}/{out_bits}")
+    return [rng.getrandbits(out_bits) for _ in range(key_bits)]
+
+
+def h3(word: int, seed_words: list[int]) -> int:
+    """XOR of the seed words selected by the set bits of ``word`` (bit i selects word i)."""
+    result = 0
+    for bit, seed_word in enumerate(seed_words):
+        if (word >> bit) & 1:
+            result ^= seed_word
+    return result

@@ -1,0 +1,107 @@
+"""Reference HyperLogLog sketch (SPEC section 3)."""
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .hashes import fmix64
+
+__all__ = ["HllParams", "Hll", "hll_rank", "features", "estimate", "jaccard", "estimate_from_features"]
+
+
+@dataclass(frozen=True)
+class HllParams:
+    """HyperLogLog parameters: ``p`` index bits (m = 2^p registers), ``w``-bit registers."""
+
+    p: int = 14
+    w: int = 4
+
+    def __post_init__(self):
+        if not isinstance(self.p, int) or not 8 <= self.p <= 18:
+            raise ValueError(f"p must be an integer from 8 to 18, not {self.p!r}")
+        if not isinstance(self.w, int) or not 4 <= self.w <= 8:
+            raise ValueError(f"w must be an integer from 4 to 8, not {self.w!r}")
+
+    @property
+    def m(self) -> int:
+        return 1 << self.p
+
+    @property
+    def max_rank(self) -> int:
+        """W = 2^w - 1: the saturated rank, and the exponent scale of Z."""
+        return (1 << self.w) - 1
+
+
+def hll_rank(h: int, params: HllParams) -> tuple[int, int]:
+    """(register index, rank) of a 64-bit hash: top p bits, leading zeros of the rest + 1."""
+    index = h >> (64 - params.p)
+    low_bits = 64 - params.p
+    low = h & ((1 << low_bits) - 1)
+    leading_zeros = low_bits - low.bit_length()
+    return index, min(leading_zeros + 1, params.max_rank)
+
+
+@dataclass
+class Hll:
+    """A HyperLogLog sketch: a list of m registers."""
+
+    params: HllParams = field(default_factory=HllParams)
+    registers: list[int] = None
+
+    def __post_init__(self):
+        if self.registers is None:
+            self.registers = [0] * self.params.m
+
+    def insert_hash(self, h: int) -> None:
+        index, rank = hll_rank(h, self.params)
+        if rank > self.registers[index]:
+            self.registers[index] = rank
+
+    def insert_kmer(self, kmer: int) -> None:
+        self.insert_hash(fmix64(kmer))
+
+    def update(self, kmers: Iterable[int]) -> "Hll":
+        for kmer in kmers:
+            self.insert_kmer(kmer)
+        return self
+
+    def union(self, other: "Hll") -> "Hll":
+        if other.params != self.params:
+            raise ValueError(f"cannot unite HLL sketches with {self.params} and {other.params}")
+        return Hll(self.params, [max(a, b) for a, b in zip(self.registers, other.registers)])
+
+    def features(self) -> tuple[int, int]:
+        return features(self.registers, self.params)
+
+    def estimate(self) -> float:
+        return estimate(self.registers, self.params)
+
+
+def features(registers: list[int], params: HllParams) -> tuple[int, int]:
+    """Exact integer features (Z, nz): Z = sum 2^(W - r), nz = number of zero registers."""
+    top = params.max_rank
+    z = sum(1 << (top - r) for r in registers)
+    nz = sum(1 for r in registers if r == 0)
+    return z, nz
+
+
+def estimate_from_features(z: int, nz: int, params: HllParams) -> float:
+    """The "hll" cardinality estimator from the features, with linear counting for small sets."""
+    m = params.m
+    alpha = 0.7213 / (1 + 1.079 / m)
+    harmonic_sum = z / (1 << params.max_rank)
+    e = alpha * m * m / harmonic_sum
+    if e <= 2.5 * m and nz > 0:
+        e = m * math.log(m / nz)
+    return e
+
+
+def estimate(registers: list[int], params: HllParams) -> float:
+    return estimate_from_features(*features(registers, params), params)
+
+
+def jaccard(card_x: float, card_y: float, card_union: float) -> float:
+    """(|X| + |Y| - |X u Y|) / |X u Y|, clamped to [0, 1]; 0 for an empty union."""
+    if card_union <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (card_x + card_y - card_union) / card_union))
