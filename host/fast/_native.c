@@ -1,0 +1,246 @@
+/*
+ * The order-dependent inner loops of the fast backend, identical to host.golden:
+ * Count-Min insertion (conservative or plain, saturating), PQA insertion, and the
+ * heavy-hitter store of the motif engine. Everything that can be vectorised (hashes,
+ * sampling, thresholds, control counts) stays in numpy; these loops touch one key at a time
+ * because each insertion depends on the state left by the previous one.
+ *
+ * Arrays are passed through the buffer protocol (C-contiguous, unsigned integers of the
+ * stated item size); shapes are checked here, contents are trusted (indices in range).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t count;
+    int held;
+} Array;
+
+static int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int writable,
+                     const char *name)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    array->held = 0;
+    if (PyObject_GetBuffer(object, &array->view, flags) < 0)
+        return -1;
+    array->held = 1;
+    const char *format = array->view.format ? array->view.format : "B";
+    char code = format[strlen(format) - 1];
+    if (array->view.itemsize != itemsize || strchr("BHILQN", code) == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s must hold unsigned %zd-byte integers (format %s)",
+                     name, itemsize, format);
+        return -1;
+    }
+    array->count = array->view.len / itemsize;
+    return 0;
+}
+
+static void release(Array *arrays, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (arrays[i].held)
+            PyBuffer_Release(&arrays[i].view);
+}
+
+/* cm_insert(counters u32[d*width], width, indices u32[N*d], estimates u32[N], max_count,
+ *           conservative): insert N keys in order; estimates[i] = estimate of insertion i. */
+static PyObject *cm_insert(PyObject *self, PyObject *args)
+{
+    PyObject *objects[3];
+    Py_ssize_t width;
+    unsigned long long max_count;
+    int conservative;
+    Array a[3];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OnOOKp", &objects[0], &width, &objects[1], &objects[2],
+                          &max_count, &conservative))
+        return NULL;
+    if (get_array(objects[0], &a[0], 4, 1, "counters") < 0 ||
+        get_array(objects[1], &a[1], 4, 0, "indices") < 0 ||
+        get_array(objects[2], &a[2], 4, 1, "estimates") < 0)
+        goto fail;
+    if (width <= 0 || a[0].count % width != 0) {
+        PyErr_SetString(PyExc_ValueError, "counters must hold depth * width entries");
+        goto fail;
+    }
+    Py_ssize_t depth = a[0].count / width, n = a[2].count;
+    if (a[1].count != n * depth) {
+        PyErr_SetString(PyExc_ValueError, "indices must hold depth indices per estimate");
+        goto fail;
+    }
+    uint32_t *counters = a[0].view.buf;
+    const uint32_t *indices = a[1].view.buf;
+    uint32_t *estimates = a[2].view.buf;
+    uint32_t limit = (uint32_t)max_count;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint32_t *row_index = indices + i * depth;
+        uint32_t estimate = UINT32_MAX;
+        for (Py_ssize_t r = 0; r < depth; r++) {
+            uint32_t value = counters[r * width + row_index[r]];
+            value = value < limit ? value + 1 : limit;
+            if (value < estimate)
+                estimate = value;
+        }
+        for (Py_ssize_t r = 0; r < depth; r++) {
+            uint32_t *counter = &counters[r * width + row_index[r]];
+            uint32_t value = *counter < limit ? *counter + 1 : limit;
+            if (!conservative || value == estimate)
+                *counter = value;
+        }
+        estimates[i] = estimate;
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
+/* pqa_insert(tags u32[Q*n], values u32[Q*n], n, queues u32[N], in_tags u32[N],
+ *            in_values u32[N]): the PQA insertions of host.golden.pqa.queue_insert, in order. */
+static PyObject *pqa_insert(PyObject *self, PyObject *args)
+{
+    PyObject *objects[5];
+    Py_ssize_t n;
+    Array a[5];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OOnOOO", &objects[0], &objects[1], &n, &objects[2],
+                          &objects[3], &objects[4]))
+        return NULL;
+    static const char *names[5] = {"tags", "values", "queues", "in_tags", "in_values"};
+    for (int i = 0; i < 5; i++)
+        if (get_array(objects[i], &a[i], 4, i < 2, names[i]) < 0)
+            goto fail;
+    if (n <= 0 || a[0].count != a[1].count || a[0].count % n != 0 ||
+        a[3].count != a[2].count || a[4].count != a[2].count) {
+        PyErr_SetString(PyExc_ValueError, "pqa_insert: inconsistent array sizes");
+        goto fail;
+    }
+    uint32_t *tags = a[0].view.buf, *values = a[1].view.buf;
+    const uint32_t *queues = a[2].view.buf, *in_tags = a[3].view.buf,
+                   *in_values = a[4].view.buf;
+    Py_ssize_t total = a[2].count;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < total; i++) {
+        uint32_t *tag = tags + (Py_ssize_t)queues[i] * n;
+        uint32_t *value = values + (Py_ssize_t)queues[i] * n;
+        uint32_t new_tag = in_tags[i], new_value = in_values[i];
+        Py_ssize_t taken = -1;
+        for (Py_ssize_t j = 0; j < n; j++)
+            if (value[j] != 0 && tag[j] == new_tag) {
+                taken = j;
+                break;
+            }
+        if (taken < 0) {
+            if (new_value <= value[n - 1])
+                continue;
+            taken = n - 1;
+        }
+        /* take entry `taken` out, then put (new_tag, new_value) after the entries >= it */
+        for (Py_ssize_t j = taken; j + 1 < n; j++) {
+            tag[j] = tag[j + 1];
+            value[j] = value[j + 1];
+        }
+        Py_ssize_t place = 0;
+        while (place < n - 1 && value[place] >= new_value)
+            place++;
+        for (Py_ssize_t j = n - 1; j > place; j--) {
+            tag[j] = tag[j - 1];
+            value[j] = value[j - 1];
+        }
+        tag[place] = new_tag;
+        value[place] = new_value;
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 5);
+    Py_RETURN_NONE;
+fail:
+    release(a, 5);
+    return NULL;
+}
+
+/* store_record(kmers u64[S*W], values u32[S*W], valid u8[S*W], control u32[S*W],
+ *              next_victim u32[S], ways, sets u32[N], words u64[N], estimates u32[N]):
+ * the heavy-hitter store updates of host.golden.motif.HeavyHitterStore.record, in order. */
+static PyObject *store_record(PyObject *self, PyObject *args)
+{
+    PyObject *objects[8];
+    Py_ssize_t ways;
+    Array a[8];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OOOOOnOOO", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &objects[4], &ways, &objects[5], &objects[6],
+                          &objects[7]))
+        return NULL;
+    static const char *names[8] = {"kmers", "values", "valid", "control", "next_victim",
+                                   "sets", "words", "estimates"};
+    static const Py_ssize_t sizes[8] = {8, 4, 1, 4, 4, 4, 8, 4};
+    for (int i = 0; i < 8; i++)
+        if (get_array(objects[i], &a[i], sizes[i], i < 5, names[i]) < 0)
+            goto fail;
+    Py_ssize_t slots = a[0].count, n = a[5].count;
+    if (ways <= 0 || slots % ways != 0 || a[1].count != slots || a[2].count != slots ||
+        a[3].count != slots || a[4].count * ways != slots || a[6].count != n ||
+        a[7].count != n) {
+        PyErr_SetString(PyExc_ValueError, "store_record: inconsistent array sizes");
+        goto fail;
+    }
+    uint64_t *kmers = a[0].view.buf;
+    uint32_t *values = a[1].view.buf, *control = a[3].view.buf, *next_victim = a[4].view.buf;
+    uint8_t *valid = a[2].view.buf;
+    const uint32_t *sets = a[5].view.buf, *estimates = a[7].view.buf;
+    const uint64_t *words = a[6].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t base = (Py_ssize_t)sets[i] * ways, way = -1, free_way = -1;
+        for (Py_ssize_t w = 0; w < ways; w++) {
+            if (valid[base + w] && kmers[base + w] == words[i]) {
+                way = w;
+                break;
+            }
+            if (!valid[base + w] && free_way < 0)
+                free_way = w;
+        }
+        if (way < 0) {
+            if (free_way >= 0) {
+                way = free_way;
+            } else {
+                way = next_victim[sets[i]];
+                next_victim[sets[i]] = (uint32_t)((way + 1) % ways);
+            }
+            valid[base + way] = 1;
+            kmers[base + way] = words[i];
+            control[base + way] = 0;
+        }
+        values[base + way] = estimates[i];
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 8);
+    Py_RETURN_NONE;
+fail:
+    release(a, 8);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"cm_insert", cm_insert, METH_VARARGS, "Count-Min insertions in order (in place)."},
+    {"pqa_insert", pqa_insert, METH_VARARGS, "PQA insertions in order (in place)."},
+    {"store_record", store_record, METH_VARARGS, "Heavy-hitter store updates (in place)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_native",
+    "Order-dependent loops of the fast backend (see host/fast/_native.c).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,102 @@
+"""Fast emerging-motif engine, state-identical to host.golden.motif.
+
+Per k: every H3 hash (Count-Min rows and store set index) is vectorised with byte tables; the
+conservative updates and the heavy-hitter store, which depend on order, run in the compiled
+loops of host/fast/_native.c; the control pass is a vectorised exact count of the stored k-mers.
+"""
+
+import numpy as np
+
+from ..golden.countmin import CountMin, h3_row_indices
+from ..golden.motif import (CONTROL_COUNT_BITS, HeavyHitterStore, MotifParams, MotifRow,
+                            MotifSketch, emerging_rows)
+from .hashing import H3Tables
+from .kmers import kmer_array
+from .native import native
+
+__all__ = ["run_engine_fast", "find_motifs_fast"]
+
+# k-mers are processed in slices of this many so that the hash arrays stay small.
+_SLICE = 1 << 20
+
+
+class _SketchArrays:
+    """One k's Count-Min and store as numpy arrays (the layout of the compiled loops)."""
+
+    def __init__(self, k: int, params: MotifParams):
+        self.k = k
+        self.params = params
+        self.hashes = H3Tables(params.countmin_seed_words(k) + [params.store_seed_words(k)],
+                               [params.cw] * params.d + [params.set_bits])
+        self.counters = np.zeros((params.d, 1 << params.cw), dtype=np.uint32)
+        slots = (params.store_sets, params.store_ways)
+        self.kmers = np.zeros(slots, dtype=np.uint64)
+        self.values = np.zeros(slots, dtype=np.uint32)
+        self.valid = np.zeros(slots, dtype=np.uint8)
+        self.control = np.zeros(slots, dtype=np.uint32)
+        self.next_victim = np.zeros(params.store_sets, dtype=np.uint32)
+
+    def test_pass(self, words: np.ndarray) -> None:
+        params = self.params
+        for start in range(0, words.size, _SLICE):
+            chunk = np.ascontiguousarray(words[start:start + _SLICE])
+            *rows, sets = self.hashes.hashes(chunk)
+            estimates = np.empty(chunk.size, dtype=np.uint32)
+            native.cm_insert(self.counters, 1 << params.cw, np.stack(rows, axis=1), estimates,
+                             (1 << params.counter_bits) - 1, True)
+            heavy = estimates >= params.threshold(self.k)
+            native.store_record(self.kmers, self.values, self.valid, self.control,
+                                self.next_victim, params.store_ways,
+                                np.ascontiguousarray(sets[heavy]),
+                                np.ascontiguousarray(chunk[heavy]),
+                                np.ascontiguousarray(estimates[heavy]))
+
+    def control_pass(self, word_arrays: list[np.ndarray]) -> None:
+        """Exact occurrence counts of the stored k-mers (stored words are distinct)."""
+        stored = self.valid.astype(bool)
+        keys = np.sort(self.kmers[stored])
+        counts = np.zeros(keys.size, dtype=np.uint64)
+        if keys.size:
+            for words in word_arrays:
+                position = np.minimum(np.searchsorted(keys, words), keys.size - 1)
+                hits = position[keys[position] == words]
+                counts += np.bincount(hits, minlength=keys.size).astype(np.uint64)
+        saturated = np.minimum(counts, np.uint64((1 << CONTROL_COUNT_BITS) - 1))
+        self.control[stored] = saturated[np.searchsorted(keys, self.kmers[stored])]
+
+    def to_golden(self) -> MotifSketch:
+        params = self.params
+        countmin = CountMin(params.d, params.cw, params.counter_bits,
+                            h3_row_indices(params.countmin_seed_words(self.k)), "cu")
+        countmin.counters = self.counters.tolist()
+        store = HeavyHitterStore(params.store_sets, params.store_ways,
+                                 params.store_seed_words(self.k))
+        store.valid = self.valid.astype(bool).tolist()
+        store.kmers = self.kmers.tolist()
+        store.values = self.values.tolist()
+        store.control_counts = self.control.tolist()
+        store.next_victim = self.next_victim.tolist()
+        return MotifSketch(self.k, countmin, store)
+
+
+def run_engine_fast(test_files: list[bytes], control_files: list[bytes],
+                    params: MotifParams = MotifParams()) -> list[MotifSketch]:
+    """Both passes for every k; equal, state for state, to host.golden.motif.run_engine."""
+    sketches = []
+    for k in params.ks:
+        arrays = _SketchArrays(k, params)
+        for data in test_files:
+            arrays.test_pass(kmer_array(data, k, params.canonical))
+        arrays.control_pass([kmer_array(data, k, params.canonical) for data in control_files])
+        sketches.append(arrays.to_golden())
+    return sketches
+
+
+def find_motifs_fast(test_files: list[bytes], control_files: list[bytes],
+                     params: MotifParams = MotifParams()) -> list[MotifRow]:
+    """Emerging k-mers of the test files against the control files (bytes of FASTA/FASTQ).
+
+    Returns MotifRow(k, k-mer string, test estimate, control count) per emerging k-mer, sorted
+    by k ascending, test estimate descending, then k-mer string; == host.golden.motif.find_motifs.
+    """
+    return emerging_rows(run_engine_fast(test_files, control_files, params), params)
