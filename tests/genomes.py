@@ -1,0 +1,44 @@
+"""Small synthetic genomes and adversarial FASTA/FASTQ texts shared by the tests."""
+
+import random
+
+ADVERSARIAL_TEXTS = [
+    b"",
+    b"\n\n\r\n",
+    b">only a header\n",
+    b">h\nACG\n",                                         # record shorter than k
+    b">h1 desc ACGTACGT\nACGTACGTAC\nGTACGTNNNNacgtacgtac\n>h2\n\nTTTTTTTTTTTTT",
+    b">crlf\r\nACGTACGTAC\r\nGTACGTTTGA\r\n>x\r\nGGGGCCCCAAAA\r\n",
+    b"@r1\nACGTACGTGGAC\n+\nIIIIIIIIIIII\n@r2\nacgtTTGCAAC\n+r2\n@ACGT@ACGTA\n",  # ACGT in quality
+    b"@r1\r\nACGTACGTGGAC\r\n+\r\n@CGTACGTACGT\r\n",
+    b">a\nNNNNNNNNNNNNNNNNNNNNNNNN\nACGTRYKMACGTACGTACGT-ACGT.ACGT acgt\n",
+    b">empty1\n>empty2\n>x\nACGTACGTACGTACGTACGTACGTACGTACGTACGT\n",
+    b"@q\n\n+\n\n@q2\nACGTACGTACGTAC\n+\nIIIIIIIIIIIIII\n",  # empty read
+    b">a\nACGTACGT\n@notfastq\nACGTACGT\n",               # '@' inside a FASTA record
+    b"\n\n>late header after blank lines\nCCCCCCCCCCGGGGGGGGGG\n",
+    b">no final newline\nACGTTGCAACGTTGCA",
+]
+
+
+def random_sequence(rng: random.Random, length: int, alphabet: bytes = b"ACGT") -> bytes:
+    return bytes(rng.choice(alphabet) for _ in range(length))
+
+
+def random_genome_bytes(rng: random.Random, records: int = 3, length: int = 300,
+                        line: int = 60, fastq: bool = False) -> bytes:
+    """A well-formed FASTA (multi-line) or FASTQ text with N runs and lowercase bases."""
+    out = []
+    for record in range(records):
+        seq = bytearray(random_sequence(rng, rng.randint(0, length), b"ACGTACGTACGTacgtN"))
+        if fastq:
+            quality = random_sequence(rng, len(seq), b"!#+5@ACGTI")
+            out.append(b"@read%d\n%s\n+\n%s\n" % (record, bytes(seq), quality))
+        else:
+            body = b"\n".join(bytes(seq[i:i + line]) for i in range(0, len(seq), line))
+            out.append(b">rec%d some description\n%s\n" % (record, body))
+    return b"".join(out)
+
+
+def random_text(rng: random.Random, length: int) -> bytes:
+    """Unstructured bytes biased towards the characters the parser cares about."""
+    return random_sequence(rng, length, b"ACGTacgtN\n\n\r>@+-")
