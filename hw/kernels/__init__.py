@@ -1,0 +1,1 @@
+"""Small kernels that exercise the shared Vitis infrastructure (see hw/vitis)."""

@@ -1,0 +1,163 @@
+"""``checksum``: the example Vitis RTL kernel that tests the shared infrastructure end to end.
+
+Host arguments (index: name, kind, bundle)::
+
+    0 src      pointer  m_axi_gmem0   input buffer, 64-byte aligned
+    1 n_bytes  scalar   -             bytes to process (any value, 0 allowed)
+    2 dst      pointer  m_axi_gmem1   receives a copy of src[0:n_bytes] (bytes past n untouched)
+    3 res      pointer  m_axi_gmem1   receives the 64-byte result record below
+
+Result record (little-endian), written after the copy::
+
+    0x00 u64 bytes    bytes read (popcount of the reader's keep masks; equals n_bytes)
+    0x08 u64 beats    bus beats read (ceil(n_bytes / (data_width/8)))
+    0x10 u32 xor32    XOR of every 32-bit little-endian word of src[0:n], zero padded
+    0x14 u32 sum32    sum mod 2^32 of the same words
+    0x18 u32 magic    0x314B5343 ("CSK1")
+    0x1C..           zero
+
+The record needs ``data_width >= 256``.  :func:`checksum_model` is the reference.
+"""
+
+import struct
+
+from amaranth import *
+from amaranth.lib import wiring
+
+from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
+from ..vitis.core import KernelCore
+from ..vitis.description import Arg, Bundle, KernelDesc
+
+__all__ = ["ChecksumKernel", "checksum_desc", "checksum_model", "RESULT_MAGIC"]
+
+RESULT_MAGIC = 0x314B5343
+
+
+def checksum_desc(data_width=512, name="checksum"):
+    return KernelDesc(
+        name=name,
+        args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
+              Arg("dst", "pointer", "gmem1"), Arg("res", "pointer", "gmem1")],
+        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
+    )
+
+
+def checksum_model(data: bytes, data_width=512):
+    """The 64-byte result record for input ``data``."""
+    nb = data_width // 8
+    padded = data + bytes(-len(data) % 4)
+    words = struct.unpack(f"<{len(padded) // 4}I", padded)
+    x = 0
+    for w in words:
+        x ^= w
+    s = sum(words) & 0xFFFFFFFF
+    beats = -(-len(data) // nb)
+    rec = struct.pack("<QQIII", len(data), beats, x, s, RESULT_MAGIC)
+    return rec + bytes(64 - len(rec))
+
+
+class ChecksumKernel(KernelCore):
+    """Reads ``n_bytes`` from ``src``, copies them to ``dst`` and writes a result record to ``res``."""
+
+    def __init__(self, data_width=512):
+        if data_width < 256:
+            raise ValueError("checksum needs data_width >= 256")
+        self.data_width = data_width
+        super().__init__(checksum_desc(data_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        dw = self.data_width
+        nb = dw // 8
+        nwords = dw // 32
+
+        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
+        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
+        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
+        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
+
+        # ---- statistics pipeline: register masked beat, then accumulate --------------------
+        beat = reader.data.payload
+        rfire = reader.data.valid & reader.data.ready
+        s1_valid = Signal()
+        s1_data = Signal(dw)
+        s1_bytes = Signal(range(nb + 1))
+        m.d.sync += s1_valid.eq(rfire)
+        masked = Cat(Mux(beat.keep[i], beat.data[8 * i:8 * i + 8], 0) for i in range(nb))
+        with m.If(rfire):
+            m.d.sync += [s1_data.eq(masked), s1_bytes.eq(sum(beat.keep[i] for i in range(nb)))]
+
+        acc_bytes = Signal(64)
+        acc_beats = Signal(64)
+        acc_xor = Signal(32)
+        acc_sum = Signal(32)
+        words = [s1_data[32 * i:32 * i + 32] for i in range(nwords)]
+        fold_xor = words[0]
+        for w in words[1:]:
+            fold_xor = fold_xor ^ w
+        fold_sum = sum(words)
+        with m.If(s1_valid):
+            m.d.sync += [
+                acc_bytes.eq(acc_bytes + s1_bytes),
+                acc_beats.eq(acc_beats + 1),
+                acc_xor.eq(acc_xor ^ fold_xor),
+                acc_sum.eq(acc_sum + fold_sum),
+            ]
+
+        record = Cat(acc_bytes, acc_beats, acc_xor, acc_sum, C(RESULT_MAGIC, 32), C(0, dw - 224))
+
+        # ---- control FSM --------------------------------------------------------------------
+        rd_cmd_sent = Signal()
+        wr_cmd_sent = Signal()
+        m.d.comb += [
+            reader.cmd.payload.addr.eq(self.args.src),
+            reader.cmd.payload.length.eq(self.args.n_bytes),
+            writer.cmd.payload.addr.eq(self.args.dst),
+            writer.cmd.payload.length.eq(self.args.n_bytes),
+        ]
+
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.start):
+                    m.d.sync += [acc_bytes.eq(0), acc_beats.eq(0), acc_xor.eq(0), acc_sum.eq(0),
+                                 rd_cmd_sent.eq(0), wr_cmd_sent.eq(0)]
+                    with m.If(self.args.n_bytes == 0):
+                        m.next = "RES_CMD"
+                    with m.Else():
+                        m.next = "COPY"
+            with m.State("COPY"):
+                m.d.comb += [
+                    reader.cmd.valid.eq(~rd_cmd_sent),
+                    writer.cmd.valid.eq(~wr_cmd_sent),
+                ]
+                with m.If(reader.cmd.valid & reader.cmd.ready):
+                    m.d.sync += rd_cmd_sent.eq(1)
+                with m.If(writer.cmd.valid & writer.cmd.ready):
+                    m.d.sync += wr_cmd_sent.eq(1)
+                # data: reader -> writer, tapped by the statistics pipeline
+                m.d.comb += [
+                    writer.data.valid.eq(reader.data.valid),
+                    writer.data.payload.eq(beat.data),
+                    reader.data.ready.eq(writer.data.ready),
+                ]
+                with m.If(rfire & beat.last):
+                    m.next = "DRAIN"
+            with m.State("DRAIN"):
+                m.next = "RES_CMD"
+            with m.State("RES_CMD"):
+                m.d.comb += [
+                    writer.cmd.valid.eq(1),
+                    writer.cmd.payload.addr.eq(self.args.res),
+                    writer.cmd.payload.length.eq(64),
+                ]
+                with m.If(writer.cmd.ready):
+                    m.next = "RES_DATA"
+            with m.State("RES_DATA"):
+                m.d.comb += [writer.data.valid.eq(1), writer.data.payload.eq(record)]
+                with m.If(writer.data.ready):
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(writer.idle & reader.idle):
+                    m.d.comb += self.done.eq(1)
+                    m.next = "IDLE"
+        return m

