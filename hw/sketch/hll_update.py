@@ -1,0 +1,119 @@
+"""HLL update unit: one hash inserted per cycle into a partial sketch in block RAM (SPEC 3).
+
+The ``2^p`` registers of ``w`` bits sit 16 to a memory word (:data:`REGISTERS_PER_WORD`), so a
+sketch is ``2^(p-4)`` words of ``16 w`` bits (p=14, w=4: 1024 x 64, two BRAM36). An insert reads
+its word, puts ``max(register, rank)`` in its register and writes the word back one cycle later.
+The only read that can miss a write is the one issued while the previous insert writes (the read
+port is not transparent), so the written word is kept one cycle and forwarded on an address match:
+the result equals the sequential model for every sequence, including one word hit every cycle.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .canonical import kmer_layout
+from .params import check_hll_params
+
+__all__ = ["REGISTERS_PER_WORD", "hash_index_rank", "HllUpdate"]
+
+REGISTERS_PER_WORD = 16
+
+
+def hash_index_rank(m, h, p, w):
+    """Combinational (index, rank) of 64-bit hash ``h``: top p bits; leading zeros of the rest
+    plus one, saturated at ``2^w - 1``."""
+    low_bits = 64 - p
+    max_rank = (1 << w) - 1
+    rank = Signal(w)
+    m.d.comb += rank.eq(min(low_bits + 1, max_rank))
+    # priority from the least significant bit so that the most significant set bit wins
+    for bit in range(low_bits):
+        with m.If(h[bit]):
+            m.d.comb += rank.eq(min(low_bits - bit, max_rank))
+    return h[low_bits:], rank
+
+
+class HllUpdate(wiring.Component):
+    """One partial HyperLogLog sketch with a one-insert-per-cycle update port and a drain port.
+
+    Parameters
+    ----------
+    p, w : int
+        Index bits (8..18) and register width (4..8).
+
+    Members
+    -------
+    i : In(stream.Signature(kmer_layout(), always_ready=True))
+        64-bit hashes; ``payload.valid`` marks a real one. Every cycle can insert.
+    drain_addr : In(p - 4)
+        Word to read while draining.
+    drain_en : In(1)
+        Read word ``drain_addr`` (out on ``drain_data`` one cycle later) and clear it to zero.
+        Only while no insert is in flight (:attr:`latency` cycles after the last valid hash).
+    drain_data : Out(16 * w)
+        Register ``16 a + r`` of word ``a`` in bits ``[w r, w r + w)``.
+
+    Insert latency (hash in to memory written) is :attr:`latency` cycles.
+    """
+
+    latency = 3
+
+    def __init__(self, p: int = 14, w: int = 4):
+        check_hll_params(p, w)
+        self._p, self._w = p, w
+        super().__init__({
+            "i": In(stream.Signature(kmer_layout(), always_ready=True)),
+            "drain_addr": In(p - 4),
+            "drain_en": In(1),
+            "drain_data": Out(REGISTERS_PER_WORD * w),
+        })
+
+    @property
+    def words(self) -> int:
+        return 1 << (self._p - 4)
+
+    def elaborate(self, platform):
+        m = Module()
+        p, w = self._p, self._w
+        word_bits = REGISTERS_PER_WORD * w
+        m.submodules.registers = registers = memory.Memory(shape=word_bits, depth=self.words,
+                                                           init=[])
+        read = registers.read_port()
+        write = registers.write_port()
+
+        # stage 1: index and rank
+        index, rank = hash_index_rank(m, self.i.payload.word, p, w)
+        insert1 = Signal()
+        index1 = Signal(p)
+        rank1 = Signal(w)
+        m.d.sync += [insert1.eq(self.i.valid & self.i.payload.valid), index1.eq(index),
+                     rank1.eq(rank)]
+
+        # stage 2: read the word
+        insert2 = Signal()
+        addr2 = Signal(p - 4)
+        slot2 = Signal(4)
+        rank2 = Signal(w)
+        m.d.comb += [read.addr.eq(Mux(self.drain_en, self.drain_addr, index1[4:])), read.en.eq(1)]
+        m.d.sync += [insert2.eq(insert1), addr2.eq(index1[4:]), slot2.eq(index1[:4]),
+                     rank2.eq(rank1)]
+
+        # stage 3: modify and write back, forwarding the word written in the previous cycle
+        last_written = Signal(word_bits)
+        last_addr = Signal(p - 4)
+        last_valid = Signal()
+        current = Mux(last_valid & (last_addr == addr2), last_written, read.data)
+        updated = Signal(word_bits)
+        m.d.comb += updated.eq(current)
+        for slot in range(REGISTERS_PER_WORD):
+            with m.If((slot2 == slot) & (rank2 > current[slot * w:(slot + 1) * w])):
+                m.d.comb += updated[slot * w:(slot + 1) * w].eq(rank2)
+        m.d.comb += [write.addr.eq(addr2), write.data.eq(updated), write.en.eq(insert2)]
+        m.d.sync += [last_written.eq(updated), last_addr.eq(addr2), last_valid.eq(insert2)]
+
+        # drain: clear each word as it is read
+        m.d.comb += self.drain_data.eq(read.data)
+        with m.If(self.drain_en):
+            m.d.comb += [write.addr.eq(self.drain_addr), write.data.eq(0), write.en.eq(1)]
+        return m

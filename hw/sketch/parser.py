@@ -1,0 +1,267 @@
+"""Lane parser: classifies the bytes of one genome lane as base, skip or break (SPEC section 1).
+
+The line rules are exactly those of ``host/golden/parse.py`` (its docstring). They are a finite
+state machine over bytes with eleven states (:class:`LineState`). Running that machine over ``B``
+bytes in one clock would put ``B`` chained steps in the state feedback loop, so the parser runs
+it *speculatively*: a feed-forward pipeline computes, for every possible start state, the role of
+each byte and the state after the beat; the only feedback is one 11-to-1 selection by the true
+state register. That keeps the loop short for any ``B`` and the initiation interval at 1.
+"""
+
+import enum as _py_enum
+
+from amaranth.hdl import Cat, Const, Module, Signal, Mux
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .params import check_positive
+
+__all__ = ["LineState", "ByteRole", "line_step", "lane_bytes_layout", "lane_roles_layout",
+           "LaneParser"]
+
+
+class LineState(_py_enum.IntEnum):
+    """Parser state between two bytes (``LS_*``: at a line start, ``IN_*``: inside a line)."""
+
+    LS_RECORD = 0       # at a record start (file start, after a header or a FASTQ quality line)
+    LS_SEQUENCE = 1     # at a line start after a FASTA sequence line
+    LS_FASTQ_SEQ = 2    # the next line is a FASTQ sequence line
+    LS_FASTQ_SEP = 3
+    LS_FASTQ_QUAL = 4
+    IN_SEQUENCE = 5
+    IN_HEADER = 6
+    IN_FASTQ_HEADER = 7
+    IN_FASTQ_SEQ = 8
+    IN_FASTQ_SEP = 9
+    IN_FASTQ_QUAL = 10
+
+
+class ByteRole(_py_enum.IntEnum):
+    SKIP = 0
+    BASE = 1
+    BREAK = 2
+
+
+class _ByteClass(_py_enum.IntEnum):
+    CR = 0
+    LF = 1
+    GT = 2
+    AT = 3
+    BASE = 4
+    OTHER = 5
+    INVALID = 6   # padding byte of the chunk: not part of the stream at all
+
+
+_BASE_CODES = {ord("A"): 0, ord("C"): 1, ord("G"): 2, ord("T"): 3,
+               ord("a"): 0, ord("c"): 1, ord("g"): 2, ord("t"): 3}
+
+_LINE_END = {
+    LineState.LS_RECORD: (LineState.LS_RECORD, ByteRole.SKIP),
+    LineState.LS_SEQUENCE: (LineState.LS_SEQUENCE, ByteRole.SKIP),
+    LineState.LS_FASTQ_SEQ: (LineState.LS_FASTQ_SEP, ByteRole.BREAK),
+    LineState.LS_FASTQ_SEP: (LineState.LS_FASTQ_QUAL, ByteRole.BREAK),
+    LineState.LS_FASTQ_QUAL: (LineState.LS_RECORD, ByteRole.BREAK),
+    LineState.IN_SEQUENCE: (LineState.LS_SEQUENCE, ByteRole.SKIP),
+    LineState.IN_HEADER: (LineState.LS_RECORD, ByteRole.BREAK),
+    LineState.IN_FASTQ_HEADER: (LineState.LS_FASTQ_SEQ, ByteRole.BREAK),
+    LineState.IN_FASTQ_SEQ: (LineState.LS_FASTQ_SEP, ByteRole.BREAK),
+    LineState.IN_FASTQ_SEP: (LineState.LS_FASTQ_QUAL, ByteRole.BREAK),
+    LineState.IN_FASTQ_QUAL: (LineState.LS_RECORD, ByteRole.BREAK),
+}
+
+
+def _step_class(state: LineState, byte_class: _ByteClass) -> tuple[LineState, ByteRole]:
+    if byte_class in (_ByteClass.CR, _ByteClass.INVALID):
+        return state, ByteRole.SKIP
+    if byte_class == _ByteClass.LF:
+        return _LINE_END[state]
+    is_base = byte_class == _ByteClass.BASE
+    base_role = ByteRole.BASE if is_base else ByteRole.BREAK
+    if state in (LineState.LS_RECORD, LineState.LS_SEQUENCE):
+        if byte_class == _ByteClass.GT:
+            return LineState.IN_HEADER, ByteRole.BREAK
+        if byte_class == _ByteClass.AT and state == LineState.LS_RECORD:
+            return LineState.IN_FASTQ_HEADER, ByteRole.BREAK
+        return LineState.IN_SEQUENCE, base_role
+    if state in (LineState.LS_FASTQ_SEQ, LineState.IN_FASTQ_SEQ):
+        return LineState.IN_FASTQ_SEQ, base_role
+    if state == LineState.IN_SEQUENCE:
+        return LineState.IN_SEQUENCE, base_role
+    if state == LineState.LS_FASTQ_SEP:
+        return LineState.IN_FASTQ_SEP, ByteRole.BREAK
+    if state == LineState.LS_FASTQ_QUAL:
+        return LineState.IN_FASTQ_QUAL, ByteRole.BREAK
+    return state, ByteRole.BREAK   # inside a header, separator or quality line
+
+
+def _classify(byte: int) -> _ByteClass:
+    if byte == 0x0D:
+        return _ByteClass.CR
+    if byte == 0x0A:
+        return _ByteClass.LF
+    if byte == ord(">"):
+        return _ByteClass.GT
+    if byte == ord("@"):
+        return _ByteClass.AT
+    if byte in _BASE_CODES:
+        return _ByteClass.BASE
+    return _ByteClass.OTHER
+
+
+def line_step(state: LineState, byte: int) -> tuple[LineState, ByteRole]:
+    """Software model of one parser step: (next state, role of ``byte``)."""
+    return _step_class(state, _classify(byte))
+
+
+def lane_bytes_layout(bytes_per_lane: int) -> data.StructLayout:
+    """One lane's slice of a beat: bytes (first byte lowest), which are real, and end of file."""
+    return data.StructLayout({
+        "bytes": 8 * bytes_per_lane,
+        "byte_valid": bytes_per_lane,
+        "end_of_file": 1,
+    })
+
+
+def lane_roles_layout(bytes_per_lane: int) -> data.StructLayout:
+    """The parser's output: per byte a 2-bit base code and its role; ``end_of_file`` breaks the
+    run after the last byte."""
+    return data.StructLayout({
+        "codes": 2 * bytes_per_lane,
+        "is_base": bytes_per_lane,
+        "is_break": bytes_per_lane,
+        "end_of_file": 1,
+    })
+
+
+_STATE_BITS = 4
+_CLASS_BITS = 3
+_ROLE_BITS = 2
+
+
+class LaneParser(wiring.Component):
+    """Classify ``bytes_per_lane`` bytes of one lane per cycle.
+
+    Parameters
+    ----------
+    bytes_per_lane : int
+        Bytes per beat (B).
+    bytes_per_stage : int
+        Bytes resolved per speculative pipeline stage; trades latency for logic depth.
+
+    Members
+    -------
+    i : In(stream.Signature(lane_bytes_layout(B), always_ready=True))
+        One beat of the lane. ``end_of_file`` returns the parser to a record start after the
+        beat (the next byte begins a new file).
+    o : Out(stream.Signature(lane_roles_layout(B), always_ready=True))
+        Roles of the beat's bytes, in order.
+
+    Latency is :attr:`latency` cycles, throughput one beat per cycle for every input, no
+    backpressure (the sketch datapath never stalls; its owner stops the input instead).
+    """
+
+    def __init__(self, bytes_per_lane: int = 8, *, bytes_per_stage: int = 2):
+        check_positive("bytes_per_lane", bytes_per_lane)
+        check_positive("bytes_per_stage", bytes_per_stage)
+        self._bytes_per_lane = bytes_per_lane
+        self._bytes_per_stage = bytes_per_stage
+        super().__init__({
+            "i": In(stream.Signature(lane_bytes_layout(bytes_per_lane), always_ready=True)),
+            "o": Out(stream.Signature(lane_roles_layout(bytes_per_lane), always_ready=True)),
+        })
+
+    @property
+    def bytes_per_lane(self) -> int:
+        return self._bytes_per_lane
+
+    @property
+    def latency(self) -> int:
+        """Cycles from an input beat to its roles at the output."""
+        speculative_stages = -(-self._bytes_per_lane // self._bytes_per_stage)
+        return 1 + speculative_stages + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        nbytes = self._bytes_per_lane
+        states = list(LineState)
+
+        # stage 0: byte classes and base codes
+        classes = [Signal(_CLASS_BITS, name=f"class_{j}") for j in range(nbytes)]
+        codes = Signal(2 * nbytes)
+        eof = Signal()
+        valid = Signal()
+        m.d.sync += [valid.eq(self.i.valid), eof.eq(self.i.payload.end_of_file)]
+        for j in range(nbytes):
+            byte = self.i.payload.bytes[8 * j:8 * j + 8]
+            with m.Switch(byte):
+                with m.Case(0x0D):
+                    m.d.sync += classes[j].eq(_ByteClass.CR)
+                with m.Case(0x0A):
+                    m.d.sync += classes[j].eq(_ByteClass.LF)
+                with m.Case(ord(">")):
+                    m.d.sync += classes[j].eq(_ByteClass.GT)
+                with m.Case(ord("@")):
+                    m.d.sync += classes[j].eq(_ByteClass.AT)
+                with m.Case(*_BASE_CODES):
+                    m.d.sync += classes[j].eq(_ByteClass.BASE)
+                with m.Default():
+                    m.d.sync += classes[j].eq(_ByteClass.OTHER)
+            with m.If(~self.i.payload.byte_valid[j]):
+                m.d.sync += classes[j].eq(_ByteClass.INVALID)
+            # A, C, G, T (either case) have bits 2..1 = 00, 01, 11, 10: codes 0, 1, 2, 3
+            code = Mux(byte[2], Cat(~byte[1], 1), Cat(byte[1], 0))
+            m.d.sync += codes[2 * j:2 * j + 2].eq(code)
+
+        # speculative stages: for every start state, the running state and each byte's role
+        running = [Const(s, _STATE_BITS) for s in states]
+        roles = [[None] * nbytes for _ in states]
+        for start in range(0, nbytes, self._bytes_per_stage):
+            for j in range(start, min(start + self._bytes_per_stage, nbytes)):
+                for s_index in range(len(states)):
+                    next_state = Signal(_STATE_BITS)
+                    role = Signal(_ROLE_BITS)
+                    with m.Switch(Cat(classes[j], running[s_index])):
+                        for state in states:
+                            for byte_class in _ByteClass:
+                                step_state, step_role = _step_class(state, byte_class)
+                                with m.Case(byte_class | (state << _CLASS_BITS)):
+                                    m.d.comb += [next_state.eq(step_state), role.eq(step_role)]
+                    running[s_index] = next_state
+                    roles[s_index][j] = role
+            # pipeline register: everything still needed later moves one stage on
+            running = [self._stage(m, value) for value in running]
+            roles = [[None if r is None else self._stage(m, r) for r in row] for row in roles]
+            classes = [self._stage(m, c) for c in classes]
+            codes = self._stage(m, codes)
+            eof = self._stage(m, eof)
+            valid = self._stage(m, valid)
+
+        # feedback: the true state selects one speculative row
+        state = Signal(_STATE_BITS, init=LineState.LS_RECORD)
+        selected_roles = [Signal(_ROLE_BITS, name=f"role_{j}") for j in range(nbytes)]
+        next_state = Signal(_STATE_BITS)
+        with m.Switch(state):
+            for s_index, start_state in enumerate(states):
+                with m.Case(start_state):
+                    m.d.comb += next_state.eq(running[s_index])
+                    m.d.comb += [selected_roles[j].eq(roles[s_index][j]) for j in range(nbytes)]
+        with m.If(valid):
+            m.d.sync += state.eq(Mux(eof, LineState.LS_RECORD, next_state))
+
+        m.d.sync += [
+            self.o.valid.eq(valid),
+            self.o.payload.codes.eq(codes),
+            self.o.payload.end_of_file.eq(eof),
+        ]
+        for j in range(nbytes):
+            m.d.sync += [
+                self.o.payload.is_base[j].eq(valid & (selected_roles[j] == ByteRole.BASE)),
+                self.o.payload.is_break[j].eq(valid & (selected_roles[j] == ByteRole.BREAK)),
+            ]
+        return m
+
+    @staticmethod
+    def _stage(m, value):
+        registered = Signal.like(value) if isinstance(value, Signal) else Signal(len(value))
+        m.d.sync += registered.eq(value)
+        return registered

@@ -1,0 +1,154 @@
+# amaranth: UnusedElaboratable=no
+"""Canonicalizer, fmix64 pipeline and HLL update unit against the golden model."""
+
+import random
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.sim import Simulator
+
+from host.golden.hashes import MASK64, fmix64
+from host.golden.hll import Hll, HllParams
+from host.golden.parse import canonical
+from hw.sketch.canonical import Canonicalizer
+from hw.sketch.fmix64 import FMIX64_C1, FMIX64_C2, Fmix64, partial_products
+from hw.sketch.hll_update import REGISTERS_PER_WORD, HllUpdate
+
+
+def run_word_pipeline(dut, words, latency, idle_probability=0.3, seed=0):
+    """Feed (word, valid) pairs, one per cycle with random idle cycles; check the output comes
+    exactly ``latency`` cycles later and return the output words of valid inputs in order."""
+    rng = random.Random(seed)
+    schedule = []
+    for word in words:
+        while rng.random() < idle_probability:
+            schedule.append(None)
+        schedule.append(word)
+    schedule += [None] * (latency + 1)
+    got = []
+
+    async def testbench(ctx):
+        outputs = []
+        for item in schedule:
+            ctx.set(dut.i.valid, item is not None)
+            ctx.set(dut.i.payload, {"word": item or 0, "valid": item is not None})
+            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+            outputs.append(payload.word if valid and payload.valid else None)
+        # values sampled at a tick are those before its edge: input i shows at tick i + latency
+        for index, item in enumerate(schedule[:len(schedule) - latency]):
+            assert (outputs[index + latency] is None) == (item is None), index
+        got.extend(word for word in outputs if word is not None)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return got
+
+
+@pytest.mark.parametrize("k", [1, 5, 31, 32])
+def test_canonicalizer(k):
+    rng = random.Random(k)
+    words = [rng.getrandbits(2 * k) for _ in range(200)] + [0, (1 << 2 * k) - 1]
+    assert run_word_pipeline(Canonicalizer(k), words, Canonicalizer.latency) == \
+        [canonical(word, k) for word in words]
+
+
+def test_fmix64_partial_products_are_exact():
+    rng = random.Random(5)
+    for constant in (FMIX64_C1, FMIX64_C2):
+        for x in [0, MASK64] + [rng.getrandbits(64) for _ in range(2000)]:
+            total = 0
+            for offset, x_lsb, x_width, c_part in partial_products(constant):
+                product = (((x >> x_lsb) & ((1 << x_width) - 1)) * c_part) % (1 << (64 - offset))
+                total += product << offset
+            assert total & MASK64 == (x * constant) & MASK64
+
+
+def test_fmix64_pipeline():
+    rng = random.Random(7)
+    words = [rng.getrandbits(64) for _ in range(300)] + [0, MASK64, 1 << 63]
+    dut = Fmix64()
+    assert run_word_pipeline(dut, words, dut.latency) == [fmix64(word) for word in words]
+
+
+def run_hll(hashes, p, w, seed=0, idle_probability=0.2):
+    """Insert ``hashes`` (None = idle cycle), then drain every word; return the registers."""
+    rng = random.Random(seed)
+    dut = HllUpdate(p, w)
+    registers = []
+
+    async def testbench(ctx):
+        for h in hashes:
+            while rng.random() < idle_probability:
+                ctx.set(dut.i.valid, 0)
+                await ctx.tick()
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            await ctx.tick()
+        ctx.set(dut.i.valid, 0)
+        await ctx.tick().repeat(dut.latency)
+        for drain_round in range(2):   # the second round checks that draining cleared the sketch
+            words = []
+            ctx.set(dut.drain_en, 1)
+            for addr in range(dut.words):
+                ctx.set(dut.drain_addr, addr)
+                await ctx.tick()
+                words.append(ctx.get(dut.drain_data))
+            ctx.set(dut.drain_en, 0)
+            for word in words:
+                for slot in range(REGISTERS_PER_WORD):
+                    value = (word >> (w * slot)) & ((1 << w) - 1)
+                    if drain_round == 0:
+                        registers.append(value)
+                    else:
+                        assert value == 0
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return registers
+
+
+@pytest.mark.parametrize("p,w", [(8, 4), (10, 6)])
+def test_hll_update_random(p, w):
+    rng = random.Random(p)
+    hashes = [rng.getrandbits(64) for _ in range(1500)]
+    model = Hll(HllParams(p, w))
+    for h in hashes:
+        model.insert_hash(h)
+    assert run_hll(hashes, p, w, seed=p) == model.registers
+
+
+def test_hll_update_same_word_every_cycle():
+    # adversarial: every insert hits the same word (and mostly the same register) back to back,
+    # with ranks going up and down, so any lost read-modify-write shows up
+    p, w = 8, 4
+    rng = random.Random(9)
+    low_bits = 64 - p
+
+    def hash_for(index, rank):
+        return (index << low_bits) | ((1 << (low_bits - rank)) if rank <= low_bits else 0)
+
+    hashes = []
+    # rising ranks spread over the 16 registers of one word: a lost update of the previous
+    # insert leaves a register one rank short
+    for rank in range(1, 16):
+        slots = list(range(16))
+        rng.shuffle(slots)
+        hashes += [hash_for(0x10 | slot, rank) for slot in slots]
+    hashes += [hash_for(rng.choice([0x13, 0x14, 0x1F, 0x10, 0x23]), rng.randint(1, 20))
+               for _ in range(2000)]
+    model = Hll(HllParams(p, w))
+    for h in hashes:
+        model.insert_hash(h)
+    assert run_hll(hashes, p, w, seed=1, idle_probability=0.0) == model.registers
+    assert run_hll(hashes, p, w, seed=2, idle_probability=0.5) == model.registers
+
+
+def test_hll_parameter_errors():
+    with pytest.raises(ValueError, match=r"^p must be an integer from 8 to 18, not 7$"):
+        HllUpdate(7, 4)
+    with pytest.raises(ValueError, match=r"^w must be an integer from 4 to 8, not 9$"):
+        HllUpdate(14, 9)
