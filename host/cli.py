@@ -14,7 +14,9 @@ import numpy as np
 from . import __version__
 from .backends import BACKENDS, get_backend
 from .golden.hll import HllParams
-from .io import InputError, atomic_output, read_sequence_file
+from .io import InputError, atomic_output
+from .reader import Progress, read_genomes
+from .plot import plot_heatmap
 from .similarity import all_pairs, mash_distance
 from .sketchfile import SketchSet, is_sketch_file, merge, read_sketches, write_sketches
 
@@ -45,8 +47,8 @@ def _hll_params(args) -> dict:
 def _sketch_sequences(paths: Sequence[str], params: dict, backend) -> SketchSet:
     hll = HllParams(params["p"], params["w"])
     registers, counts = [], []
-    for path in paths:
-        data = read_sequence_file(path)
+    progress = Progress(len(paths), "sketch")
+    for _, data in read_genomes(paths, progress=progress):
         sketch, count = backend.sketch_hll([data], params["k"], hll, params["canonical"])
         registers.append(sketch)
         counts.append(count)
@@ -93,6 +95,8 @@ def _load_inputs(paths: Sequence[str], args) -> SketchSet:
 def _command_dist(args) -> None:
     if args.threshold is not None and args.format != "edges":
         raise InputError("--threshold gives sparse output: use it with --format edges")
+    if args.plot and args.format == "edges":
+        raise InputError("--plot draws the full matrix: use it with --format tsv or phylip")
     sketches = _load_inputs(args.inputs, args)
     params = HllParams(sketches.params["p"], sketches.params["w"])
     registers = sketches.arrays["registers"]
@@ -112,9 +116,12 @@ def _command_dist(args) -> None:
                 for j, v in zip(js.tolist(), value(values).tolist()):
                     out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
             return
-        matrix = np.eye(n) if args.metric == "jaccard" else np.zeros((n, n))
+        similarity = np.eye(n)
         for i, js, values in all_pairs(registers, params):
-            matrix[i, js] = matrix[js, i] = value(values)
+            similarity[i, js] = similarity[js, i] = values
+        matrix = similarity if args.metric == "jaccard" else value(similarity)
+        if args.plot:
+            plot_heatmap(similarity, names, args.plot, f"Jaccard, k={sketches.params['k']}")
         if args.format == "tsv":
             out.write(header + "\n")
             out.write("#genome\t" + "\t".join(names) + "\n")
@@ -164,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="jaccard similarity (default) or Mash distance")
     dist.add_argument("--threshold", type=float, default=None,
                       help="report only pairs with Jaccard >= h (pruned; needs --format edges)")
+    dist.add_argument("--plot", metavar="IMAGE", default=None,
+                      help="also draw a clustered heatmap of the Jaccard matrix (png, svg, pdf)")
     dist.set_defaults(run=_command_dist)
 
     merge_cmd = commands.add_parser("merge", help="merge compatible sketch files")

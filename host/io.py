@@ -71,6 +71,12 @@ def genome_name(path: str | os.PathLike) -> str:
     return Path(path).name
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator:
     """Open a temporary file beside ``path``; rename it onto ``path`` only if the block succeeds."""
@@ -85,6 +91,7 @@ def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator:
     try:
         with os.fdopen(handle, mode) as file:
             yield file
+        os.chmod(temporary, 0o666 & ~_current_umask())  # mkstemp made it private (0600)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

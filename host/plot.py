@@ -1,0 +1,49 @@
+"""Clustered heatmap of a similarity matrix (matplotlib; rows ordered by average linkage)."""
+
+import numpy as np
+
+from .io import InputError, atomic_output
+
+__all__ = ["cluster_order", "plot_heatmap"]
+
+
+def cluster_order(similarity: np.ndarray) -> list[int]:
+    """Leaf order of an average-linkage (UPGMA) tree on the distance 1 - similarity."""
+    n = similarity.shape[0]
+    if n < 3:
+        return list(range(n))
+    from scipy.cluster.hierarchy import leaves_list, linkage
+    from scipy.spatial.distance import squareform
+    distance = np.clip(1.0 - similarity, 0.0, None)
+    np.fill_diagonal(distance, 0.0)
+    distance = (distance + distance.T) / 2
+    return leaves_list(linkage(squareform(distance, checks=False), method="average")).tolist()
+
+
+def plot_heatmap(similarity: np.ndarray, names: list[str], path, title: str) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError(f"{path}: plotting needs matplotlib and scipy "
+                         f"(pip install 'kmer-sketch-accel[plot]')") from None
+    order = cluster_order(similarity)
+    ordered = similarity[np.ix_(order, order)]
+    size = min(4 + 0.18 * len(names), 40)
+    figure, axes = plt.subplots(figsize=(size + 1.5, size))
+    image = axes.imshow(ordered, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+    if len(names) <= 80:
+        labels = [names[i] for i in order]
+        axes.set_xticks(range(len(names)), labels, rotation=90, fontsize=7)
+        axes.set_yticks(range(len(names)), labels, fontsize=7)
+    else:
+        axes.set_xticks([])
+        axes.set_yticks([])
+    axes.set_title(title)
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
+    figure.tight_layout()
+    suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "png"
+    with atomic_output(path, "wb") as file:
+        figure.savefig(file, format=suffix, dpi=150)
+    plt.close(figure)

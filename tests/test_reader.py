@@ -1,0 +1,66 @@
+"""Parallel genome reading: order, errors, progress, and the heatmap output."""
+
+import gzip
+import io
+
+import numpy as np
+import pytest
+
+from host.cli import main
+from host.io import InputError
+from host.plot import cluster_order
+from host.reader import Progress, read_genomes
+
+
+def test_genomes_arrive_in_order_with_read_ahead(tmp_path):
+    paths = []
+    for i in range(9):
+        path = tmp_path / f"g{i}.fa.gz" if i % 2 else tmp_path / f"g{i}.fa"
+        text = b">g%d\n%s\n" % (i, b"ACGT" * (i + 1))
+        path.write_bytes(gzip.compress(text) if i % 2 else text)
+        paths.append(str(path))
+    got = list(read_genomes(paths, threads=3, prefetch=2))
+    assert [p for p, _ in got] == paths
+    assert [d for _, d in got] == [b">g%d\n%s\n" % (i, b"ACGT" * (i + 1)) for i in range(9)]
+
+
+def test_an_unreadable_genome_raises_when_reached(tmp_path):
+    good = tmp_path / "good.fa"
+    good.write_bytes(b">a\nACGT\n")
+    reader = read_genomes([str(good), str(tmp_path / "missing.fa")])
+    assert next(reader)[0] == str(good)
+    with pytest.raises(InputError, match="missing.fa: no such file"):
+        next(reader)
+
+
+def test_progress_draws_on_terminals_only():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    pipe, terminal = io.StringIO(), Terminal()
+    for stream in (pipe, terminal):
+        progress = Progress(2, "sketch", stream=stream)
+        progress.advance(1_000_000)
+        progress.advance(2_000_000)
+        progress.close()
+    assert pipe.getvalue() == ""
+    assert "2/2 genomes, 3.0 MB" in terminal.getvalue() and terminal.getvalue().endswith("\n")
+
+
+def test_cluster_order_groups_similar_genomes():
+    similarity = np.array([[1, .1, .9, .1], [.1, 1, .1, .8], [.9, .1, 1, .1], [.1, .8, .1, 1]])
+    order = cluster_order(similarity)
+    assert sorted(order) == [0, 1, 2, 3]
+    assert abs(order.index(0) - order.index(2)) == 1 and abs(order.index(1) - order.index(3)) == 1
+
+
+def test_dist_plot_writes_an_image(tmp_path):
+    rng = np.random.default_rng(3)
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"g{i}.fa"
+        path.write_bytes(b">g\n" + np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 5000)].tobytes())
+        paths.append(str(path))
+    image = tmp_path / "heat.png"
+    assert main(["dist", *paths, "-o", str(tmp_path / "d.tsv"), "--plot", str(image)]) == 0
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
