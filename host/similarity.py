@@ -60,26 +60,39 @@ def jaccard_row(registers: np.ndarray, cards: np.ndarray, i: int, js: np.ndarray
     return _jaccard(cards[i], cards[js], estimates(z, nz, params))
 
 
-def all_pairs(registers: np.ndarray, params: HllParams,
-              threshold: float | None = None) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+def _check_threshold(threshold: float | None) -> None:
+    if threshold is not None and not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], not {threshold!r}")
+
+
+def pair_order(cards: np.ndarray, threshold: float | None) -> np.ndarray:
+    """The order genomes are visited in: input order, or ascending cardinality when pruning."""
+    _check_threshold(threshold)
+    if threshold is None:
+        return np.arange(cards.size)
+    return np.argsort(cards, kind="stable")
+
+
+def all_pairs(registers: np.ndarray, params: HllParams, threshold: float | None = None, *,
+              cards: np.ndarray | None = None,
+              ranks: range | None = None) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """For each genome i, yield (i, js, J) over the genomes j > i it must be compared with.
 
     Without a threshold every j > i is compared. With threshold h (0 < h <= 1), genomes are
     taken in ascending cardinality and genome i is compared only with the j whose cardinality
     is at most |X_i| / h (SPEC 3 pruning); pairs left out cannot reach J >= h, and only pairs
-    with J >= h are yielded. Indices refer to the rows of ``registers``.
+    with J >= h are yielded. Indices refer to the rows of ``registers``. ``ranks`` restricts
+    the walk to those positions of the visiting order (one tile of a distributed run), and
+    ``cards`` passes precomputed cardinalities.
     """
     n = registers.shape[0]
-    cards = cardinalities(registers, params)
-    if threshold is None:
-        order = np.arange(n)
-    else:
-        if not 0 < threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], not {threshold!r}")
-        order = np.argsort(cards, kind="stable")
+    if cards is None:
+        cards = cardinalities(registers, params)
+    order = pair_order(cards, threshold)
     sorted_cards = cards[order]
     block = max(1, _ROW_BLOCK_REGISTERS // max(1, registers.shape[1]))
-    for rank, i in enumerate(order):
+    for rank in ranks if ranks is not None else range(n):
+        i = order[rank]
         stop = n
         if threshold is not None:
             # |Y| <= |X| / h, with a relative margin so float rounding never prunes a pair
@@ -96,6 +109,26 @@ def all_pairs(registers: np.ndarray, params: HllParams,
         yield int(i), partners, values
 
 
+def similarity_rows(registers: np.ndarray, params: HllParams, rows: range,
+                    cards: np.ndarray | None = None) -> np.ndarray:
+    """Full rows of the Jaccard matrix (diagonal 1), for streaming a matrix row block by block.
+
+    Equal, value for value, to the pairs of all_pairs: the union and the sum |X| + |Y| are
+    symmetric in floating point.
+    """
+    if cards is None:
+        cards = cardinalities(registers, params)
+    n = registers.shape[0]
+    block = max(1, _ROW_BLOCK_REGISTERS // max(1, registers.shape[1]))
+    out = np.empty((len(rows), n))
+    everyone = np.arange(n)
+    for row, i in enumerate(rows):
+        out[row] = np.concatenate([jaccard_row(registers, cards, i, everyone[s:s + block], params)
+                                   for s in range(0, n, block)]) if n else np.empty(0)
+        out[row, i] = 1.0
+    return out
+
+
 def mash_distance(j: np.ndarray | float, k: int) -> np.ndarray:
     """Mash distance -1/k ln(2J/(1+J)); 1 where J = 0."""
     j = np.asarray(j, dtype=np.float64)
@@ -104,3 +137,14 @@ def mash_distance(j: np.ndarray | float, k: int) -> np.ndarray:
     return np.where(j > 0, np.minimum(d, 1.0), 1.0)
 
 
+
+
+def row_tile(rows: range, registers: np.ndarray, cards: np.ndarray, p: int, w: int) -> np.ndarray:
+    """One block of full matrix rows: a task of a (possibly distributed) dist run."""
+    return similarity_rows(registers, HllParams(p, w), rows, cards)
+
+
+def edge_tile(ranks: range, registers: np.ndarray, cards: np.ndarray, p: int, w: int,
+              threshold: float) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The kept pairs of a block of positions of the pruned walk: a task of a dist run."""
+    return list(all_pairs(registers, HllParams(p, w), threshold, cards=cards, ranks=ranks))

@@ -1,0 +1,81 @@
+"""Running the per-genome and per-tile work in this process or on a Dask cluster.
+
+Both executors offer the same two calls, so every command has one code path:
+
+* ``share(value)``: make a large read-only value (the sketch matrix) available to tasks;
+* ``map_ordered(function, items, *arguments)``: run ``function(item, *arguments)`` for every
+  item and yield the results in the order of ``items``.
+
+On Dask, at most ``window`` tasks are in flight and results are yielded strictly in order, so
+the client streams output row blocks as they complete while holding only the window in memory.
+A worker lost mid-run does not lose or duplicate anything: the scheduler re-runs the tasks it
+held (shared values are replicated to every worker), and the client writes each block once,
+when its turn comes.
+"""
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+
+__all__ = ["LocalExecutor", "DaskExecutor", "make_executor"]
+
+
+class LocalExecutor:
+    """Everything in this process, one item after another."""
+
+    workers = 1
+
+    def share(self, value):
+        return value
+
+    def map_ordered(self, function: Callable, items: Iterable, *arguments) -> Iterator:
+        for item in items:
+            yield function(item, *arguments)
+
+    def close(self) -> None:
+        pass
+
+
+class DaskExecutor:
+    """Tasks on a dask.distributed cluster: an existing scheduler, or a local one of processes."""
+
+    def __init__(self, address: str | None = None, workers: int | None = None,
+                 threads_per_worker: int = 1):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise RuntimeError("--cluster/--workers need dask.distributed "
+                               "(pip install 'kmer-sketch-accel[cluster]')") from None
+        self._cluster = None
+        if address:
+            self.client = Client(address)
+        else:
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
+                                         processes=True, dashboard_address=None)
+            self.client = Client(self._cluster)
+        self.workers = max(1, len(self.client.scheduler_info()["workers"]))
+
+    def share(self, value):
+        return self.client.scatter(value, broadcast=True)
+
+    def map_ordered(self, function: Callable, items: Iterable, *arguments,
+                    window: int | None = None) -> Iterator:
+        window = window or 4 * self.workers
+        in_flight: deque = deque()
+        for item in items:
+            in_flight.append(self.client.submit(function, item, *arguments, pure=False))
+            if len(in_flight) >= window:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_executor(cluster: str | None = None, workers: int | None = None):
+    """``--cluster ADDRESS`` or ``--workers N`` (a local cluster); neither: this process."""
+    if cluster or workers:
+        return DaskExecutor(address=cluster, workers=workers)
+    return LocalExecutor()

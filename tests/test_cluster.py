@@ -1,0 +1,102 @@
+"""Dask execution: identical results to one process, and no lost or duplicated rows when a
+worker dies mid-run."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from host.cli import main
+from host.cluster import DaskExecutor
+from host.fast.hll import insert_kmers
+from host.golden.hll import HllParams
+from host.sketchfile import SketchSet, write_sketches
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def slow_double(item, delay):
+    time.sleep(delay)
+    return 2 * item
+
+
+@pytest.fixture(scope="module")
+def executor():
+    dask_executor = DaskExecutor(workers=2)
+    yield dask_executor
+    dask_executor.close()
+
+
+def kill_one_worker(client) -> int:
+    pids = client.run(os.getpid)
+    victim = sorted(pids.values())[0]
+    os.kill(victim, signal.SIGKILL)
+    return victim
+
+
+def test_map_ordered_survives_a_killed_worker(executor):
+    results = []
+    for position, result in enumerate(executor.map_ordered(slow_double, range(60), 0.05)):
+        results.append(result)
+        if position == 5:
+            kill_one_worker(executor.client)
+    assert results == [2 * i for i in range(60)]
+
+
+@pytest.fixture
+def genome_files(tmp_path):
+    rng = np.random.default_rng(21)
+    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 20_000)]
+    paths = []
+    for i in range(6):
+        genome = base.copy()
+        mutate = rng.random(genome.size) < 0.02 * i
+        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
+        path = tmp_path / f"g{i}.fa"
+        path.write_bytes(b">g\n" + genome.tobytes() + b"\n")
+        paths.append(str(path))
+    return paths
+
+
+def test_cluster_results_equal_single_process(tmp_path, genome_files, executor):
+    address = executor.client.scheduler.address
+    for command, extra in (("sketch", []), ("dist", ["--format", "tsv"]),
+                           ("dist", ["--format", "edges", "--threshold", "0.3"])):
+        local, remote = tmp_path / f"local.{command}", tmp_path / f"remote.{command}"
+        assert main([command, *genome_files, "-o", str(local), *extra]) == 0
+        assert main([command, *genome_files, "-o", str(remote), "--cluster", address, *extra]) == 0
+        assert local.read_bytes() == remote.read_bytes(), command
+
+
+def many_sketches(path, genomes=600, p=12):
+    params = HllParams(p, 4)
+    rng = np.random.default_rng(22)
+    registers = np.zeros((genomes, params.m), dtype=np.uint8)
+    pool = rng.integers(0, 2**64, 300_000, dtype=np.uint64)
+    for row in registers:
+        start = int(rng.integers(0, 200_000))
+        insert_kmers(row, pool[start:start + int(rng.integers(1000, 100_000))], params)
+    write_sketches(path, SketchSet(
+        kind="hll", params={"k": 31, "p": p, "w": 4, "canonical": True, "hash": "fmix64"},
+        names=[f"genome{i}" for i in range(genomes)], files=[[f"genome{i}.fa"] for i in range(genomes)],
+        kmers=[0] * genomes, arrays={"registers": registers}))
+
+
+def test_dist_output_is_complete_when_a_worker_dies(tmp_path, executor):
+    sketches = tmp_path / "many.sketch"
+    many_sketches(sketches)
+    local = tmp_path / "local.tsv"
+    assert main(["dist", str(sketches), "-o", str(local)]) == 0
+    remote = tmp_path / "remote.tsv"
+    run = subprocess.Popen([sys.executable, "-m", "host", "dist", str(sketches), "-o", str(remote),
+                            "--cluster", executor.client.scheduler.address], cwd=ROOT)
+    time.sleep(1.5)
+    killed_while_running = run.poll() is None
+    kill_one_worker(executor.client)
+    assert run.wait(timeout=300) == 0
+    assert killed_while_running, "the run ended before the worker was killed; make it longer"
+    assert remote.read_bytes() == local.read_bytes()
