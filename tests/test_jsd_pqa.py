@@ -1,0 +1,138 @@
+# amaranth: UnusedElaboratable=no
+"""PQA insert network and drain port against host.golden.pqa, including ties and hazards."""
+
+import random
+
+import pytest
+from amaranth.sim import Simulator
+
+from host.golden.pqa import Pqa
+from hw.jsd.pqa import PqaInsert
+
+
+def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
+    """``rounds``: lists of (hash, value) insertions; each round is followed by a drain.
+    Returns per round (memory state before the drain, drained queues, insertion cycles)."""
+    rng = random.Random(seed)
+    results = []
+
+    def entries(views):
+        return [(entry.tag, entry.value) for entry in views]
+
+    async def testbench(ctx):
+        for inserts in rounds:
+            pending = list(inserts)
+            cycles = 0
+            while pending:
+                offer = rng.random() >= idle_probability
+                ctx.set(dut.i.valid, offer)
+                if offer:
+                    ctx.set(dut.i.payload, {"hash": pending[0][0], "value": pending[0][1]})
+                assert ctx.get(dut.i.ready)
+                await ctx.tick()
+                cycles += 1
+                if offer:
+                    pending.pop(0)
+            ctx.set(dut.i.valid, 0)
+            for _ in range(dut.latency):
+                await ctx.tick()
+            state = [[(ctx.get(slot.data[q]).tag, ctx.get(slot.data[q]).value)
+                      for slot in dut.slots] for q in range(1 << dut.R)]
+            ctx.set(dut.drain, 1)
+            await ctx.tick()
+            ctx.set(dut.drain, 0)
+            drained = []
+            while True:
+                ready = rng.random() >= stall_probability
+                ctx.set(dut.o.ready, ready)
+                assert not ctx.get(dut.i.ready)
+                _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+                if valid and ready:
+                    drained.append(entries(payload.entries))
+                    if payload.last:
+                        break
+            while ctx.get(dut.busy):
+                await ctx.tick()
+            results.append((state, drained, cycles))
+        cleared = [[ctx.get(slot.data[q]).value for slot in dut.slots] for q in range(1 << dut.R)]
+        assert all(value == 0 for queue in cleared for value in queue)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    sim.run()
+    return results
+
+
+def golden_queues(R, n, inserts):
+    model = Pqa(R, n)
+    for h, value in inserts:
+        model.insert_hash(h, value)
+    return model.queues
+
+
+def check(dut, rounds, **kwargs):
+    for inserts, (state, drained, cycles) in zip(rounds, run_pqa(dut, rounds, **kwargs)):
+        expected = golden_queues(dut.R, dut.n, inserts)
+        assert state == expected
+        assert drained == expected
+        if not kwargs.get("idle_probability"):
+            assert cycles == len(inserts), "one insertion per cycle"
+
+
+def random_inserts(rng, R, count, tags, max_value):
+    return [(rng.randrange(tags) << R | rng.randrange(1 << R), rng.randint(1, max_value))
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize("n", [1, 4, 8])
+def test_pqa_random_with_ties(n):
+    """Few tags and values 1..5: hits, evictions, discards and ties on every path."""
+    rng = random.Random(n)
+    R = 2
+    dut = PqaInsert(R, n)
+    rounds = [random_inserts(rng, R, 800, 12, 5), random_inserts(rng, R, 400, 40, 3)]
+    check(dut, rounds, idle_probability=0.25, stall_probability=0.3, seed=n)
+
+
+def test_pqa_same_queue_every_cycle():
+    """Back-to-back insertions into one queue (the forwarding path), thousands of cycles."""
+    rng = random.Random(9)
+    R, n = 3, 8
+    dut = PqaInsert(R, n)
+    queue = 5
+    inserts = [(rng.randrange(20) << R | queue, rng.randint(1, 8)) for _ in range(3000)]
+    # the same key in every cycle with a growing estimate, then a plateau of ties
+    inserts += [(7 << R | queue, v) for v in range(1, 200)] + [(8 << R | queue, 3)] * 50
+    check(dut, [inserts])
+
+
+def test_pqa_tie_order():
+    """Equal values keep their older order; the new entry goes after its equals; with several
+    smallest equals the last (most recently placed) is evicted; an update may move down."""
+    R, n = 1, 4
+    dut = PqaInsert(R, n)
+    tags = [(t << R) for t in range(1, 9)]
+    inserts = [(tags[0], 2), (tags[1], 2), (tags[2], 2), (tags[3], 2),   # full of ties
+               (tags[4], 2),                                            # == min: discarded
+               (tags[5], 3),                                            # evicts the last 2
+               (tags[1], 2),                                            # update, same value
+               (tags[0], 1),                                            # update moves down
+               (tags[6], 2), (tags[7], 5), (tags[2], 5)]
+    check(dut, [inserts])
+    expected = golden_queues(R, n, inserts)[0]
+    assert expected == [(8, 5), (3, 5), (6, 3), (2, 2)]
+
+
+def test_pqa_default_size_drains_in_order():
+    """R = 12, n = 8 (the SPEC defaults): elaborate, insert a few keys, drain 4096 queues."""
+    rng = random.Random(12)
+    dut = PqaInsert(12, 8)
+    check(dut, [random_inserts(rng, 12, 300, 4, 100)])
+
+
+def test_pqa_rejects_bad_parameters():
+    with pytest.raises(ValueError, match="R"):
+        PqaInsert(R=0)
+    with pytest.raises(ValueError, match="n"):
+        PqaInsert(n=65)
