@@ -6,6 +6,7 @@ leave nothing at the output path.
 
 import argparse
 import contextlib
+from fractions import Fraction
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +15,11 @@ import numpy as np
 
 from . import __version__
 from .backends import BACKENDS, get_backend
+from .fast.jsd import pqa_to_arrays
 from .golden.hll import HllParams
+from .golden.jsd import JsdParams
+from .golden.motif import MotifParams
+from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
 from .cluster import LocalExecutor, make_executor
 from .io import InputError, atomic_output, read_sequence_file
 from .reader import Progress, read_genomes
@@ -78,9 +83,11 @@ def _sketch_sequences(paths: Sequence[str], params: dict, backend_name: str,
 
 
 def _command_sketch(args) -> None:
-    params = _hll_params(args)
     with _executor(args) as executor:
-        sketches = _sketch_sequences(args.files, params, args.backend, executor)
+        if args.kind == "pqa":
+            sketches = _pqa_sequences(args.files, _jsd_params(args), args.backend, executor)
+        else:
+            sketches = _sketch_sequences(args.files, _hll_params(args), args.backend, executor)
     write_sketches(args.output, sketches)
 
 
@@ -179,6 +186,127 @@ def _write_dist(args, sketches: SketchSet, executor) -> None:
             plot_heatmap(similarity, names, args.plot, f"Jaccard, k={k}")
 
 
+# -- jsd ----------------------------------------------------------------------------------
+
+def _jsd_params(args) -> dict:
+    params = {"k": args.k, "s": args.s, "sample_seed": args.sample_seed, "d": args.d,
+              "cw": args.cw, "R": args.R, "n": args.n, "update": args.update,
+              "canonical": not args.no_canonical, "hash": "murmur3_32"}
+    _jsd_engine_params(params)  # validates
+    return params
+
+
+def _jsd_engine_params(params: dict) -> JsdParams:
+    return JsdParams(**{key: value for key, value in params.items() if key != "hash"})
+
+
+def _pqa_of_bytes(files: list[bytes], params: dict, backend) -> tuple[np.ndarray, np.ndarray]:
+    pqa = backend.build_pqa(files, _jsd_engine_params(params))
+    return pqa_to_arrays(pqa)
+
+
+def _pqa_of_path(path: str, params: dict, backend_name: str):
+    return _pqa_of_bytes([read_sequence_file(path)], params, get_backend(backend_name))
+
+
+def _pqa_sequences(paths: Sequence[str], params: dict, backend_name: str,
+                   executor=None) -> SketchSet:
+    shape = (1 << params["R"], params["n"])
+    progress = Progress(len(paths), "pqa")
+    if executor is None or isinstance(executor, LocalExecutor):
+        backend = get_backend(backend_name)
+        results = (_pqa_of_bytes([data], params, backend)
+                   for _, data in read_genomes(paths, progress=progress))
+    else:
+        results = executor.map_ordered(_pqa_of_path, paths, params, backend_name)
+    tags, values = [], []
+    for genome_tags, genome_values in results:
+        tags.append(genome_tags)
+        values.append(genome_values)
+    progress.close()
+
+    def stack(arrays):
+        return np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint32)
+    return SketchSet(kind="pqa", params=params, names=genome_names(paths),
+                     files=[[str(p)] for p in paths],
+                     kmers=[int((v > 0).sum()) for v in values],
+                     arrays={"tags": stack(tags), "values": stack(values)},
+                     origin="the sequence files")
+
+
+def _command_jsd(args) -> None:
+    with _executor(args) as executor:
+        sketch_paths = [p for p in args.inputs if is_sketch_file(p)]
+        sequence_paths = [p for p in args.inputs if not is_sketch_file(p)]
+        sets = [read_sketches(p) for p in sketch_paths]
+        if sequence_paths:
+            sets.append(_pqa_sequences(sequence_paths, _jsd_params(args), args.backend, executor))
+        sketches = merge(sets)
+        if sketches.kind != "pqa":
+            raise InputError(f"{sketches.origin}: jsd needs PQA sketches (sketch --kind pqa), "
+                             f"not {sketches.kind}")
+        pqas = PqaArrays(sketches.arrays["tags"], sketches.arrays["values"])
+        entropy = entropies(pqas)
+        n = len(pqas)
+        tiles = [range(s, min(s + _ROWS_PER_TILE, n)) for s in range(0, n, _ROWS_PER_TILE)]
+        header = _parameter_header("jsd", {**dict(sorted(sketches.params.items())),
+                                           "mode": args.mode, "arithmetic": args.arithmetic})
+        shared_pqas, shared_entropy = executor.share(pqas), executor.share(entropy)
+        with atomic_output(args.output) as out:
+            if args.format == "tsv":
+                out.write(header + "\n")
+                out.write("#genome\t" + "\t".join(sketches.names) + "\n")
+            else:
+                out.write(f"{n}\n")
+            for tile, rows in zip(tiles, executor.map_ordered(
+                    jsd_row_tile, tiles, shared_pqas, shared_entropy, args.mode, args.arithmetic)):
+                for i, row in zip(tile, rows):
+                    separator, digits = ("\t", ".6g") if args.format == "tsv" else (" ", ".6f")
+                    out.write(sketches.names[i] + separator
+                              + separator.join(f"{v:{digits}}" for v in row) + "\n")
+
+
+# -- motifs -------------------------------------------------------------------------------
+
+def _parse_thresholds(text: str, kmin: int, kmax: int) -> int | tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise InputError(f"--threshold must be an integer or a comma-separated list of "
+                         f"integers, not {text!r}") from None
+    if len(values) == 1:
+        return values[0]
+    if len(values) != kmax - kmin + 1:
+        raise InputError(f"--threshold lists {len(values)} values for k = {kmin}..{kmax} "
+                         f"({kmax - kmin + 1} values needed)")
+    return values
+
+
+def _command_motifs(args) -> None:
+    try:
+        growth = Fraction(args.growth)
+    except ValueError:
+        raise InputError(f"--growth must be a number, not {args.growth!r}") from None
+    params = MotifParams(kmin=args.kmin, kmax=args.kmax, d=args.d, cw=args.cw,
+                         thresholds=_parse_thresholds(args.threshold, args.kmin, args.kmax),
+                         growth=growth, store_sets=args.store_sets, store_ways=args.store_ways,
+                         canonical=args.canonical)
+    test = [data for _, data in read_genomes(args.test)]
+    control = [data for _, data in read_genomes(args.control)]
+    rows = get_backend(args.backend).find_motifs(test, control, params)
+    header = _parameter_header("motifs", {
+        "kmin": params.kmin, "kmax": params.kmax, "d": params.d, "cw": params.cw,
+        "counter_bits": params.counter_bits, "thresholds": ",".join(map(str, params.thresholds)),
+        "growth": str(growth), "store": f"{params.store_sets}x{params.store_ways}",
+        "canonical": params.canonical, "h3_seed": hex(params.h3_seed)})
+    with atomic_output(args.output) as out:
+        out.write(header + "\n")
+        out.write(f"# test: {' '.join(args.test)}\n# control: {' '.join(args.control)}\n")
+        out.write("k\tkmer\ttest_estimate\tcontrol_count\n")
+        for row in rows:
+            out.write(f"{row.k}\t{row.kmer}\t{row.test_estimate}\t{row.control_count}\n")
+
+
 # -- parser ---------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,10 +337,29 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--no-canonical", action="store_true",
                          help="hash forward k-mers instead of canonical ones")
 
-    sketch = commands.add_parser("sketch", help="HyperLogLog sketches of genomes (one per file)")
+    def jsd_options(sub, with_k):
+        group = sub.add_argument_group("JSD engine (SPEC 4)")
+        if with_k:
+            group.add_argument("--k", type=int, default=31, help="k-mer length (default 31)")
+            group.add_argument("--no-canonical", action="store_true",
+                               help="forward k-mers instead of canonical ones")
+        group.add_argument("--s", type=int, default=10,
+                           help="sampling: keep k-mers whose hash has s low zero bits (default 10)")
+        group.add_argument("--sample-seed", type=lambda t: int(t, 0), default=0x5A4D5053)
+        group.add_argument("--d", type=int, default=5, help="Count-Min rows (default 5)")
+        group.add_argument("--cw", type=int, default=14, help="log2 counters per row (default 14)")
+        group.add_argument("--R", type=int, default=12, help="log2 PQA queues (default 12)")
+        group.add_argument("--n", type=int, default=8, help="entries per queue (default 8)")
+        group.add_argument("--update", choices=("cu", "cm"), default="cu",
+                           help="Count-Min update: conservative (default) or plain")
+
+    sketch = commands.add_parser("sketch", help="sketches of genomes (one per file)")
     sketch.add_argument("files", nargs="+", help="FASTA/FASTQ files, plain or gzip")
+    sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
+                        help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
     common(sketch)
     hll_options(sketch)
+    jsd_options(sketch, with_k=False)
     cluster_options(sketch)
     sketch.set_defaults(run=_command_sketch)
 
@@ -229,6 +376,36 @@ def build_parser() -> argparse.ArgumentParser:
     dist.add_argument("--plot", metavar="IMAGE", default=None,
                       help="also draw a clustered heatmap of the Jaccard matrix (png, svg, pdf)")
     dist.set_defaults(run=_command_dist)
+
+    jsd = commands.add_parser("jsd", help="all-pairs Jensen-Shannon divergence")
+    jsd.add_argument("inputs", nargs="+", help="PQA sketch files and/or FASTA/FASTQ files")
+    common(jsd)
+    jsd_options(jsd, with_k=True)
+    cluster_options(jsd)
+    jsd.add_argument("--format", choices=("tsv", "phylip"), default="tsv")
+    jsd.add_argument("--mode", choices=("textbook", "counts"), default="textbook",
+                     help="textbook JSD in [0, 1] (default) or the thesis' pooled raw counts")
+    jsd.add_argument("--arithmetic", choices=ARITHMETICS, default="float",
+                     help="float64 (default) or the bit-exact fixed-point hardware JSD unit")
+    jsd.set_defaults(run=_command_jsd)
+
+    motifs = commands.add_parser("motifs", help="emerging motifs: frequent in test, rare in control")
+    motifs.add_argument("--test", nargs="+", required=True, help="test set FASTA/FASTQ files")
+    motifs.add_argument("--control", nargs="+", required=True, help="control set files")
+    common(motifs)
+    motifs.add_argument("--kmin", type=int, default=10)
+    motifs.add_argument("--kmax", type=int, default=20)
+    motifs.add_argument("--threshold", default="10",
+                        help="T_k: one value for every k, or kmax-kmin+1 comma-separated values")
+    motifs.add_argument("--growth", default="2",
+                        help="g: emerging iff estimate >= g * control count (multiple of 1/256)")
+    motifs.add_argument("--d", type=int, default=4, help="Count-Min rows per k (default 4)")
+    motifs.add_argument("--cw", type=int, default=14, help="log2 counters per row (default 14)")
+    motifs.add_argument("--store-sets", type=int, default=64)
+    motifs.add_argument("--store-ways", type=int, default=4)
+    motifs.add_argument("--canonical", action="store_true",
+                        help="count canonical k-mers (default: strand-specific)")
+    motifs.set_defaults(run=_command_motifs)
 
     merge_cmd = commands.add_parser("merge", help="merge compatible sketch files")
     merge_cmd.add_argument("inputs", nargs="+")
