@@ -1,0 +1,220 @@
+"""``jacc_similarity``: the all-pairs HyperLogLog similarity kernel of JACC-FPGA (SPEC 3, 6).
+
+Host arguments (index: name, kind, bundle)::
+
+    0 sketches      pointer  m_axi_gmem0   sketch buffer (host.layout.similarity.pack_sketches)
+    1 features      pointer  m_axi_gmem1   receives (pivot_groups + stream_groups) record blocks
+    2 first_group   scalar   -             first pivot group (group = D sketches)
+    3 pivot_groups  scalar   -             pivot groups to load, 1 .. V / D
+    4 stream_groups scalar   -             groups streamed after the pivots
+
+A call reads groups ``first_group .. first_group + pivot_groups + stream_groups - 1`` in one
+sequence, one ``group_bytes`` read command per group. The first ``pivot_groups`` groups are also
+written into the on-chip pivot memories (pivot slot j = group j // D, slot j % D). For every group
+q read, the ``V x D`` union + feature units produce record (j, s) = features of the union of pivot
+slot j with sketch s of the group, where pivot slot j counts as loaded from the group in which it
+arrives onwards (the arriving slice bypasses its memory) and as an empty sketch before that or if
+its group is not loaded in this call. So the pivot-to-pivot pairs come out of the loading groups
+and the pivot x streamed pairs out of the others. The records of group q go to
+``features + q * record_block_bytes`` (layout: host.layout.similarity.pack_features,
+docs/similarity_kernel.md).
+
+Throughput: one sketch beat per cycle (D slices of D sketches, each against every pivot) while
+``beats_per_group >= unit latency + 2 + record_beats``, true for p = 14; otherwise the end of a
+group waits until the record snapshot of the previous group has been written. Latency of a call:
+the memory round trip plus ``groups * beats_per_group`` beats plus the pipeline and the writes of
+the last record block. :func:`call_cycles_model` states it.
+"""
+
+from amaranth.hdl import C, Cat, Const, Module, Mux, Signal
+from amaranth.lib.memory import Memory
+from amaranth.utils import exact_log2
+
+from host.layout.similarity import CALL_ARGUMENTS, NZ_BITS, SimilarityGeometry
+
+from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
+from ..vitis.core import KernelCore
+from ..vitis.description import Arg, Bundle, KernelDesc
+from .feature_unit import FeatureUnit, feature_unit_latency
+
+__all__ = ["SimilarityKernel", "similarity_desc", "call_cycles_model", "KERNEL_NAME"]
+
+KERNEL_NAME = "jacc_similarity"
+
+
+def similarity_desc(data_width: int = 512, name: str = KERNEL_NAME) -> KernelDesc:
+    sketches, features, *scalars = CALL_ARGUMENTS
+    return KernelDesc(
+        name=name,
+        args=[Arg(sketches, "pointer", "gmem0"), Arg(features, "pointer", "gmem1")]
+        + [Arg(s, "scalar") for s in scalars],
+        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
+    )
+
+
+class SimilarityKernel(KernelCore):
+    """The similarity kernel core for ``V`` pivots, ``D`` streamed sketches per beat, HLL p, w.
+
+    Parameters
+    ----------
+    pivots : V, a multiple of D
+    streams : D, a power of two
+    p, w : HyperLogLog parameters of the sketches
+    data_width : bus width of both m_axi ports
+    """
+
+    def __init__(self, pivots: int = 80, streams: int = 4, p: int = 14, w: int = 4,
+                 data_width: int = 512):
+        self.geometry = SimilarityGeometry(pivots, streams, p, w, data_width)
+        self.data_width = data_width
+        super().__init__(similarity_desc(data_width))
+
+    @property
+    def unit_latency(self) -> int:
+        return feature_unit_latency(self.geometry.registers_per_slot)
+
+    def elaborate(self, platform):
+        m = Module()
+        g = self.geometry
+        args = self.args
+        beats, slot_bits, nstreams = g.beats_per_group, g.slot_bits, g.streams
+        record_bits = g.record_bytes * 8
+
+        m.submodules.reader = reader = AxiBurstReader(data_width=self.data_width)
+        m.submodules.writer = writer = AxiBurstWriter(data_width=self.data_width)
+        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
+        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
+
+        running = Signal()
+        total_groups = Signal(33)
+        # -- commands: one read and one write command per group ----------------------------
+        read_issued = Signal(33)
+        write_issued = Signal(33)
+        read_addr = Signal(64)
+        write_addr = Signal(64)
+        m.d.comb += [
+            reader.cmd.valid.eq(running & (read_issued < total_groups)),
+            reader.cmd.payload.addr.eq(read_addr),
+            reader.cmd.payload.length.eq(g.group_bytes),
+            writer.cmd.valid.eq(running & (write_issued < total_groups)),
+            writer.cmd.payload.addr.eq(write_addr),
+            writer.cmd.payload.length.eq(g.record_block_bytes),
+        ]
+        with m.If(reader.cmd.valid & reader.cmd.ready):
+            m.d.sync += [read_issued.eq(read_issued + 1), read_addr.eq(read_addr + g.group_bytes)]
+        with m.If(writer.cmd.valid & writer.cmd.ready):
+            m.d.sync += [write_issued.eq(write_issued + 1),
+                         write_addr.eq(write_addr + g.record_block_bytes)]
+
+        # -- input beats: chunk c of group q -------------------------------------------------
+        chunk = Signal(range(beats))
+        group = Signal(32)
+        end_in_flight = Signal()        # the last beat of a group is in the pipeline
+        snapshot_left = Signal(range(g.record_beats + 1))
+        last_chunk = chunk == beats - 1
+        # The last beat of a group may enter only if the record snapshot will be free when its
+        # features arrive: nothing else can fill the snapshot before them.
+        can_end = (snapshot_left == 0) & ~end_in_flight
+        m.d.comb += reader.data.ready.eq(running & (~last_chunk | can_end))
+        fire = reader.data.valid & reader.data.ready
+        beat = reader.data.payload.data
+        with m.If(fire):
+            m.d.sync += chunk.eq(Mux(last_chunk, 0, chunk + 1))
+            with m.If(last_chunk):
+                m.d.sync += [group.eq(group + 1), end_in_flight.eq(1)]
+
+        # -- stage 1: pivot memory read, arriving slices, pivot visibility --------------------
+        beat_1 = Signal(self.data_width)
+        valid_1, first_1, last_1 = Signal(), Signal(), Signal()
+        m.d.sync += [valid_1.eq(fire), first_1.eq(chunk == 0), last_1.eq(last_chunk)]
+        with m.If(fire):
+            m.d.sync += beat_1.eq(beat)
+        visible_1 = Signal(g.pivot_groups)
+        bypass_1 = Signal(g.pivot_groups)
+        for pg in range(g.pivot_groups):
+            m.d.sync += [visible_1[pg].eq((group >= pg) & (args.pivot_groups > pg)),
+                         bypass_1[pg].eq(group == pg)]
+
+        def slot(word, s):
+            return word[s * slot_bits:(s + 1) * slot_bits]
+
+        pivot_words = []
+        for j in range(g.pivots):
+            pg, s = divmod(j, nstreams)
+            mem = Memory(shape=slot_bits, depth=beats, init=[])
+            m.submodules[f"pivot_{j}"] = mem
+            write = mem.write_port()
+            read = mem.read_port()
+            m.d.comb += [
+                write.addr.eq(chunk), write.data.eq(slot(beat, s)),
+                write.en.eq(fire & (group == pg) & (args.pivot_groups > pg)),
+                read.addr.eq(chunk), read.en.eq(fire),
+            ]
+            word = Signal(slot_bits, name=f"pivot_word_{j}")
+            m.d.comb += word.eq(Mux(visible_1[pg],
+                                    Mux(bypass_1[pg], slot(beat_1, s), read.data), 0))
+            pivot_words.append(word)
+
+        # -- union + feature units, V x D ----------------------------------------------------
+        units = {}
+        for j in range(g.pivots):
+            for s in range(nstreams):
+                unit = FeatureUnit(g.registers_per_slot, g.w, g.field_bits)
+                m.submodules[f"unit_{j}_{s}"] = unit
+                m.d.comb += [unit.pivot.eq(pivot_words[j]), unit.stream.eq(slot(beat_1, s))]
+                units[j, s] = unit
+        latency = units[0, 0].latency
+        valid_a, first_a, last_a = valid_1, first_1, last_1
+        for stage in range(latency):
+            nv, nf, nl = Signal(name=f"valid_p{stage}"), Signal(name=f"first_p{stage}"), \
+                Signal(name=f"last_p{stage}")
+            m.d.sync += [nv.eq(valid_a), nf.eq(first_a), nl.eq(last_a)]
+            valid_a, first_a, last_a = nv, nf, nl
+
+        # -- accumulation over the beats of a group, then the record snapshot ---------------
+        records = []
+        for (j, s), unit in units.items():
+            acc_z = Signal(g.z_bits, name=f"acc_z_{j}_{s}")
+            acc_nz = Signal(g.p + 1, name=f"acc_nz_{j}_{s}")
+            sum_z = Mux(first_a, 0, acc_z) + unit.z
+            sum_nz = Mux(first_a, 0, acc_nz) + unit.nz
+            with m.If(valid_a):
+                m.d.sync += [acc_z.eq(sum_z), acc_nz.eq(sum_nz)]
+            records.append(Cat(sum_nz[:g.p + 1].as_unsigned(), C(0, NZ_BITS - g.p - 1),
+                               sum_z[:g.z_bits], C(0, record_bits - NZ_BITS - g.z_bits)))
+        snapshot_bits = g.record_beats * self.data_width
+        snapshot = Signal(snapshot_bits)
+        packed = Cat(*records)
+        groups_done = Signal(33)
+        with m.If(valid_a & last_a):
+            m.d.sync += [snapshot.eq(Cat(packed, C(0, snapshot_bits - len(packed)))),
+                         snapshot_left.eq(g.record_beats), end_in_flight.eq(0),
+                         groups_done.eq(groups_done + 1)]
+        m.d.comb += [writer.data.valid.eq(snapshot_left != 0),
+                     writer.data.payload.eq(snapshot[:self.data_width])]
+        with m.If(writer.data.valid & writer.data.ready):
+            m.d.sync += [snapshot.eq(snapshot >> self.data_width),
+                         snapshot_left.eq(snapshot_left - 1)]
+
+        # -- control -------------------------------------------------------------------------
+        with m.If(self.start):
+            m.d.sync += [
+                running.eq(1),
+                total_groups.eq(args.pivot_groups + args.stream_groups),
+                read_issued.eq(0), write_issued.eq(0), groups_done.eq(0),
+                read_addr.eq(args.sketches + (args.first_group << exact_log2(g.group_bytes))),
+                write_addr.eq(args.features),
+                chunk.eq(0), group.eq(0), end_in_flight.eq(0),
+            ]
+        finished = (running & (groups_done == total_groups) & (snapshot_left == 0)
+                    & (write_issued == total_groups) & writer.idle & reader.idle)
+        with m.If(finished):
+            m.d.comb += self.done.eq(1)
+            m.d.sync += running.eq(0)
+        return m
+
+
+def call_cycles_model(geometry: SimilarityGeometry, groups: int, overhead: int) -> int:
+    """Cycles of a call streaming ``groups`` groups at one beat per cycle plus a fixed
+    ``overhead`` (control, memory round trip, pipeline and the last record block)."""
+    return groups * geometry.beats_per_group + overhead

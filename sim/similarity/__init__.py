@@ -1,0 +1,1 @@
+"""cocotb testbench and test data of the JACC similarity kernel."""
