@@ -18,6 +18,7 @@ __all__ = ["run_engine_fast", "find_motifs_fast"]
 
 # k-mers are processed in slices of this many so that the hash arrays stay small.
 _SLICE = 1 << 20
+_PREFILTER_BITS = 20
 
 
 class _SketchArrays:
@@ -56,8 +57,13 @@ class _SketchArrays:
         stored = self.valid.astype(bool)
         keys = np.sort(self.kmers[stored])
         counts = np.zeros(keys.size, dtype=np.uint64)
+        # A bitmap of the keys' low bits rejects most words before the binary search.
+        low_mask = np.uint64((1 << min(2 * self.k, _PREFILTER_BITS)) - 1)
+        maybe_stored = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
+        maybe_stored[(keys & low_mask).astype(np.intp)] = True
         if keys.size:
             for words in word_arrays:
+                words = words[maybe_stored[(words & low_mask).astype(np.intp)]]
                 position = np.minimum(np.searchsorted(keys, words), keys.size - 1)
                 hits = position[keys[position] == words]
                 counts += np.bincount(hits, minlength=keys.size).astype(np.uint64)

@@ -17,7 +17,7 @@ from .parse import genome_kmers
 from .pqa import Pqa
 
 __all__ = ["JsdParams", "JsdState", "sampled", "new_countmin", "build_state", "build_pqa",
-           "build_pqa_files", "jsd_between", "jsd_between_fixed", "COUNTER_BITS"]
+           "build_pqa_files", "jsd_between", "jsd_between_fixed", "COUNTER_BITS", "SAMPLE_SEED"]
 
 COUNTER_BITS = 32
 SAMPLE_SEED = 0x5A4D5053
