@@ -1,0 +1,238 @@
+"""``motif``: the emerging-motif Vitis RTL kernel (SPEC sections 5 and 6; docs/motif_kernel.md).
+
+Host arguments (index: name, kind, bundle)::
+
+    0 test           pointer  m_axi_gmem0  test set bytes (host.layout.motif.pack_files)
+    1 test_bytes     scalar
+    2 control        pointer  m_axi_gmem0  control set bytes
+    3 control_bytes  scalar
+    4 thresholds     pointer  m_axi_gmem0  64-byte record: u16 T_k at offset 2 (k - 1)
+    5 growth_q8      scalar                g as unsigned Q8.8
+    6 result         pointer  m_axi_gmem1  store entries and summary (host.layout.motif)
+
+One run: read the thresholds; clear every sketch and store (2^cw cycles); test pass over the
+test bytes; control pass over the control bytes; write every store entry of every k with its
+emerging flag, then a summary beat with the base and cycle counts of both passes.
+
+Throughput: the front end takes one byte per cycle and every base moves all k in [kmin, kmax]
+one window in the same cycle (one window per cycle per k). Input bytes that are not bases
+(headers, line ends) cost one cycle each.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data
+
+from host.golden.motif import MotifParams
+from host.layout.motif import ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, result_bytes
+
+from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
+from ..vitis.core import KernelCore
+from ..vitis.description import Arg, Bundle, KernelDesc
+from .engine import MotifEngine
+from .frontend import BaseFrontEnd
+from .params import check_read_latency
+
+__all__ = ["MotifKernel", "motif_desc"]
+
+
+def motif_desc(data_width: int = 512, name: str = "motif") -> KernelDesc:
+    return KernelDesc(
+        name=name,
+        args=[Arg("test", "pointer", "gmem0"), Arg("test_bytes", "scalar"),
+              Arg("control", "pointer", "gmem0"), Arg("control_bytes", "scalar"),
+              Arg("thresholds", "pointer", "gmem0"), Arg("growth_q8", "scalar"),
+              Arg("result", "pointer", "gmem1")],
+        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
+    )
+
+
+class MotifKernel(KernelCore):
+    """The emerging-motif kernel for the geometry of ``params`` (its thresholds and growth are
+    runtime arguments and ignored here)."""
+
+    def __init__(self, params: MotifParams = MotifParams(), data_width: int = 512, *,
+                 read_latency: int = 1, name: str = "motif"):
+        if not isinstance(params, MotifParams):
+            raise TypeError(f"params must be a MotifParams, not {params!r}")
+        if params.counter_bits > 16:
+            raise ValueError(f"params.counter_bits must be at most 16 for the kernel's u16 "
+                             f"fields, not {params.counter_bits}")
+        if data_width not in (512, 1024):
+            raise ValueError(f"data_width must be 512 or 1024, not {data_width!r}")
+        check_read_latency(read_latency)
+        self.params = params
+        self.data_width = data_width
+        self._engine = MotifEngine(params, read_latency=read_latency)
+        self._front_end = BaseFrontEnd(data_width)
+        super().__init__(motif_desc(data_width, name))
+
+    def elaborate(self, platform):
+        m = Module()
+        params = self.params
+        dw = self.data_width
+        lanes = len(params.ks)
+        ways = params.store_ways
+        entries_per_beat = dw // (8 * ENTRY_BYTES)
+
+        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
+        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
+        m.submodules.engine = engine = self._engine
+        m.submodules.front_end = front_end = self._front_end
+        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
+        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
+
+        thresholds = Signal(data.ArrayLayout(params.counter_bits, lanes))
+        control_pass = Signal()
+        m.d.comb += [engine.thresholds.eq(thresholds), engine.control_pass.eq(control_pass),
+                     engine.bases.valid.eq(front_end.o.valid),
+                     engine.bases.payload.eq(front_end.o.payload)]
+
+        # pass statistics for the summary
+        counters = {name: Signal(64, name=name) for name in
+                    ("test_bases", "test_cycles", "control_bases", "control_cycles")}
+        in_pass = Signal()
+        with m.If(in_pass):
+            with m.If(control_pass):
+                m.d.sync += counters["control_cycles"].eq(counters["control_cycles"] + 1)
+            with m.Else():
+                m.d.sync += counters["test_cycles"].eq(counters["test_cycles"] + 1)
+        with m.If(front_end.o.valid):
+            with m.If(control_pass):
+                m.d.sync += counters["control_bases"].eq(counters["control_bases"] + 1)
+            with m.Else():
+                m.d.sync += counters["test_bases"].eq(counters["test_bases"] + 1)
+
+        # readback: one entry per cycle into a beat
+        lane = Signal(range(lanes))
+        set_index = Signal(max(1, params.set_bits))
+        way = Signal(range(ways))
+        row = Signal(engine.row_layout)
+        m.d.comb += [engine.readback_lane.eq(lane), engine.readback_address.eq(set_index)]
+        entry = row.ways[way]
+        threshold = thresholds[lane]
+        emerging = ((entry.value >= threshold)
+                    & (Cat(Const(0, 8), entry.value) >= self.args.growth_q8[:16]
+                       * entry.control_count))
+        entry_bits = Cat(entry.kmer, entry.value.as_unsigned() | Const(0, 16),
+                         entry.valid, emerging & entry.valid, Const(0, 6),
+                         row.next_victim | Const(0, 8), entry.control_count)
+        fill = Signal(dw)
+        slot = Signal(range(entries_per_beat))
+        out_beat = Signal(dw)
+        out_valid = Signal()
+        m.d.comb += [writer.data.valid.eq(out_valid), writer.data.payload.eq(out_beat)]
+        with m.If(writer.data.valid & writer.data.ready):
+            m.d.sync += out_valid.eq(0)
+        can_emit = ~out_valid | writer.data.ready
+        emit = Signal()
+        filled = Signal(dw)
+        m.d.comb += filled.eq(fill)
+        for index in range(entries_per_beat):
+            with m.If(slot == index):
+                m.d.comb += filled[128 * index:128 * (index + 1)].eq(entry_bits)
+        flush = Signal()   # push the partial beat in ``fill`` as it is
+        with m.If(emit):
+            with m.If(slot == entries_per_beat - 1):
+                m.d.sync += [out_beat.eq(filled), out_valid.eq(1), fill.eq(0), slot.eq(0)]
+            with m.Else():
+                m.d.sync += [fill.eq(filled), slot.eq(slot + 1)]
+        with m.Elif(flush):
+            m.d.sync += [out_beat.eq(fill), out_valid.eq(1), fill.eq(0), slot.eq(0)]
+
+        summary = Cat(Const(SUMMARY_MAGIC, 32), Const(params.kmin, 8), Const(params.kmax, 8),
+                      Const(ways, 8), Const(params.set_bits, 8),
+                      counters["test_bases"], counters["test_cycles"],
+                      counters["control_bases"], counters["control_cycles"],
+                      self.args.test_bytes | Const(0, 64), self.args.control_bytes | Const(0, 64))
+
+        # control
+        pass_address = Mux(control_pass, self.args.control, self.args.test)
+        pass_bytes = Mux(control_pass, self.args.control_bytes, self.args.test_bytes)
+        m.d.comb += [reader.cmd.payload.addr.eq(self.args.thresholds),
+                     reader.cmd.payload.length.eq(THRESHOLDS_BYTES),
+                     writer.cmd.payload.addr.eq(self.args.result),
+                     writer.cmd.payload.length.eq(result_bytes(params, dw))]
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.start):
+                    m.d.sync += [control_pass.eq(0)]
+                    m.d.sync += [counter.eq(0) for counter in counters.values()]
+                    m.next = "THRESHOLDS_COMMAND"
+            with m.State("THRESHOLDS_COMMAND"):
+                m.d.comb += reader.cmd.valid.eq(1)
+                with m.If(reader.cmd.ready):
+                    m.next = "THRESHOLDS_DATA"
+            with m.State("THRESHOLDS_DATA"):
+                m.d.comb += reader.data.ready.eq(1)
+                with m.If(reader.data.valid):
+                    for index, k in enumerate(params.ks):
+                        bits = reader.data.payload.data[16 * (k - 1):16 * (k - 1) + 16]
+                        m.d.sync += thresholds[index].eq(bits)
+                    with m.If(reader.data.payload.last):
+                        m.d.comb += engine.clear.eq(1)
+                        m.next = "CLEAR"
+            with m.State("CLEAR"):
+                with m.If(engine.idle):
+                    m.next = "PASS_COMMAND"
+            with m.State("PASS_COMMAND"):
+                m.d.comb += in_pass.eq(1)
+                m.d.comb += [reader.cmd.payload.addr.eq(pass_address),
+                             reader.cmd.payload.length.eq(pass_bytes)]
+                with m.If(pass_bytes == 0):
+                    m.next = "PASS_DRAIN"
+                with m.Else():
+                    m.d.comb += reader.cmd.valid.eq(1)
+                    with m.If(reader.cmd.ready):
+                        m.next = "PASS_DATA"
+            with m.State("PASS_DATA"):
+                m.d.comb += in_pass.eq(1)
+                wiring_ready = front_end.i.ready
+                m.d.comb += [front_end.i.valid.eq(reader.data.valid),
+                             front_end.i.payload.eq(reader.data.payload),
+                             reader.data.ready.eq(wiring_ready)]
+                with m.If(reader.data.valid & wiring_ready & reader.data.payload.last):
+                    m.next = "PASS_DRAIN"
+            with m.State("PASS_DRAIN"):
+                m.d.comb += in_pass.eq(1)
+                with m.If(~front_end.busy & ~front_end.o.valid & engine.idle):
+                    with m.If(control_pass):
+                        m.next = "RESULT_COMMAND"
+                    with m.Else():
+                        m.d.sync += control_pass.eq(1)
+                        m.next = "PASS_COMMAND"
+            with m.State("RESULT_COMMAND"):
+                m.d.comb += writer.cmd.valid.eq(1)
+                m.d.sync += [lane.eq(0), set_index.eq(0), way.eq(0), slot.eq(0), fill.eq(0)]
+                with m.If(writer.cmd.ready):
+                    m.next = "READ_ROW"
+            with m.State("READ_ROW"):
+                m.next = "CAPTURE_ROW"   # the address is on the store read port this cycle
+            with m.State("CAPTURE_ROW"):
+                m.d.sync += [row.eq(engine.readback_row), way.eq(0)]
+                m.next = "EMIT"
+            with m.State("EMIT"):
+                with m.If(can_emit):
+                    m.d.comb += emit.eq(1)
+                    m.d.sync += way.eq(way + 1)
+                    with m.If(way == ways - 1):
+                        m.d.sync += set_index.eq(set_index + 1)
+                        m.next = "READ_ROW"
+                        with m.If(set_index == params.store_sets - 1):
+                            m.d.sync += [set_index.eq(0), lane.eq(lane + 1)]
+                            with m.If(lane == lanes - 1):
+                                m.next = "FLUSH"
+            with m.State("FLUSH"):
+                with m.If(slot == 0):
+                    m.next = "SUMMARY"
+                with m.Elif(can_emit):
+                    m.d.comb += flush.eq(1)
+                    m.next = "SUMMARY"
+            with m.State("SUMMARY"):
+                with m.If(can_emit):
+                    m.d.sync += [out_beat.eq(summary), out_valid.eq(1)]
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(~out_valid & writer.idle & reader.idle):
+                    m.d.comb += self.done.eq(1)
+                    m.next = "IDLE"
+        return m

@@ -1,0 +1,119 @@
+"""cocotb test of the ``motif`` kernel on its generated Verilog, driven over s_axi_control like
+XRT does: every store entry (k-mer, estimate, control count, round-robin pointer, emerging flag)
+must equal host.golden.motif, run after run on the same kernel (so clearing is tested too).
+
+Parameters: ``params`` (MotifParams geometry), ``runs`` = [{"test": [file, ...], "control":
+[...], "thresholds": [...], "growth": g}] with files as latin-1 strings, ``pause`` (probability
+of a stall on every AXI channel), ``seed``, ``max_overhead_cycles`` (throughput bound, only
+checked without pauses).
+"""
+
+import dataclasses
+
+import cocotb
+
+from host.golden.motif import MotifParams, run_engine, find_motifs
+from host.golden.parse import base_runs
+from host.layout.motif import (pack_files, pack_thresholds, result_bytes, unpack_result,
+                               emerging_rows_from)
+from hw.motif.kernel import motif_desc
+from sim.kernel_driver import KernelDriver
+from sim.runner import params
+from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_clock_reset
+from sim.tb_kernel import BurstMonitor
+
+P = params()
+GEOMETRY = MotifParams(**P.get("params", {}))
+DW = 512
+PAUSE = float(P.get("pause", 0.0))
+SEED = int(P.get("seed", 0))
+MEM = 1 << 20
+TEST_BASE = 0x1000
+CONTROL_BASE = 0x40000
+THRESHOLDS_BASE = 0x80000
+RESULT_BASE = 0x90000
+FILL = 0xA5
+
+
+def golden_entries(sketches, run_params):
+    """(k, set, way) -> (valid, word, estimate, control count, pointer, emerging)."""
+    expected = {}
+    for sketch in sketches:
+        store = sketch.store
+        for s in range(store.sets):
+            for w in range(store.ways):
+                valid = store.valid[s][w]
+                expected[sketch.k, s, w] = (
+                    valid, store.kmers[s][w] if valid else 0, store.values[s][w],
+                    store.control_counts[s][w], store.next_victim[s],
+                    valid and run_params.is_emerging(sketch.k, store.values[s][w],
+                                                     store.control_counts[s][w]))
+    return expected
+
+
+def count_bases(files):
+    return sum(len(run) for data in files for run in base_runs(data))
+
+
+@cocotb.test()
+async def test_runs_match_golden(dut):
+    clk, rst_n = dut.ap_clk, dut.ap_rst_n
+    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED)
+    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED + 7)
+    axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=PAUSE, seed=SEED + 3)
+    quiet_axi_logs()
+    await start_clock_reset(clk, rst_n)
+    monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
+    driver = KernelDriver(axil, motif_desc(DW), clk)
+
+    for number, run in enumerate(P["runs"]):
+        test_files = [text.encode("latin-1") for text in run["test"]]
+        control_files = [text.encode("latin-1") for text in run["control"]]
+        run_params = dataclasses.replace(GEOMETRY, thresholds=tuple(run["thresholds"]),
+                                         growth=run["growth"])
+        test_bytes, control_bytes = pack_files(test_files), pack_files(control_files)
+        rd_ram.write(TEST_BASE, test_bytes)
+        rd_ram.write(CONTROL_BASE, control_bytes)
+        rd_ram.write(THRESHOLDS_BASE, pack_thresholds(run_params))
+        size = result_bytes(run_params, DW)
+        wr_ram.write(RESULT_BASE, bytes([FILL]) * (size + 256))
+        cycles = await driver.run(
+            timeout_cycles=20 * (len(test_bytes) + len(control_bytes)) + (40 << GEOMETRY.cw)
+            + 50_000,
+            test=TEST_BASE, test_bytes=len(test_bytes), control=CONTROL_BASE,
+            control_bytes=len(control_bytes), thresholds=THRESHOLDS_BASE,
+            growth_q8=run_params.growth_q8, result=RESULT_BASE)
+        buffer = wr_ram.read(RESULT_BASE, size)
+        assert wr_ram.read(RESULT_BASE + size, 256) == bytes([FILL]) * 256, "wrote past the end"
+        result = unpack_result(buffer, run_params, DW)
+
+        expected = golden_entries(run_engine(test_files, control_files, run_params), run_params)
+        got = {(e.k, e.set_index, e.way): (e.valid, e.word, e.estimate, e.control_count,
+                                           e.next_victim, e.emerging)
+               for e in result.entries}
+        mismatches = [(key, got[key], expected[key]) for key in expected
+                      if got[key] != expected[key]]
+        assert not mismatches, f"run {number}: {len(mismatches)} entries differ: {mismatches[:4]}"
+        assert emerging_rows_from(result) == find_motifs(test_files, control_files, run_params)
+        assert result.test_bases == count_bases(test_files)
+        assert result.control_bases == count_bases(control_files)
+        assert (result.test_bytes, result.control_bytes) == (len(test_bytes),
+                                                             len(control_bytes))
+
+        valid = sum(entry[0] for entry in expected.values())
+        emerging = sum(entry[5] for entry in expected.values())
+        lanes = len(run_params.ks)
+        dut._log.info(
+            "run %d: %d cycles; test pass %d bytes %d bases in %d cycles (%.4f bytes/cycle, "
+            "%.4f windows/cycle per k, %d k in parallel); control %d bytes in %d cycles; "
+            "%d store entries, %d emerging", number, cycles, len(test_bytes), result.test_bases,
+            result.test_cycles, len(test_bytes) / max(1, result.test_cycles),
+            result.test_bases / max(1, result.test_cycles), lanes, len(control_bytes),
+            result.control_cycles, valid, emerging)
+        if not PAUSE and "max_overhead_cycles" in P:
+            overhead = int(P["max_overhead_cycles"])
+            assert result.test_cycles <= len(test_bytes) + overhead, result.test_cycles
+            assert result.control_cycles <= len(control_bytes) + overhead, \
+                result.control_cycles
+    for monitor in monitors:
+        assert not monitor.errors, monitor.errors[:5]
