@@ -20,10 +20,11 @@ and the pivot x streamed pairs out of the others. The records of group q go to
 docs/similarity_kernel.md).
 
 Throughput: one sketch beat per cycle (D slices of D sketches, each against every pivot) while
-``beats_per_group >= unit latency + 2 + record_beats``, true for p = 14; otherwise the end of a
-group waits until the record snapshot of the previous group has been written. Latency of a call:
-the memory round trip plus ``groups * beats_per_group`` beats plus the pipeline and the writes of
-the last record block. :func:`call_cycles_model` states it.
+``beats_per_group > drain_cycles`` (unit latency + 1 + record beats), true for p = 14; otherwise
+the end of a group waits until the record snapshot of the previous group has been written
+(``group_period``). Backpressure: the reader's ready falls only at such a group end; a stalled
+writer holds the snapshot and so, one group later, the stream. A call takes the memory round trip,
+then :func:`call_cycles_model` cycles from its first beat to its last record beat.
 """
 
 from amaranth.hdl import C, Cat, Const, Module, Mux, Signal
@@ -72,6 +73,17 @@ class SimilarityKernel(KernelCore):
     @property
     def unit_latency(self) -> int:
         return feature_unit_latency(self.geometry.registers_per_slot)
+
+    @property
+    def drain_cycles(self) -> int:
+        """Cycles from the last beat of a group to the last beat of its records (writer never
+        stalled): the memory/visibility stage, the unit, the snapshot, the record beats."""
+        return self.unit_latency + 1 + self.geometry.record_beats
+
+    @property
+    def group_period(self) -> int:
+        """Cycles between the ends of consecutive groups with no memory stalls."""
+        return max(self.geometry.beats_per_group, self.drain_cycles + 1)
 
     def elaborate(self, platform):
         m = Module()
@@ -214,7 +226,10 @@ class SimilarityKernel(KernelCore):
         return m
 
 
-def call_cycles_model(geometry: SimilarityGeometry, groups: int, overhead: int) -> int:
-    """Cycles of a call streaming ``groups`` groups at one beat per cycle plus a fixed
-    ``overhead`` (control, memory round trip, pipeline and the last record block)."""
-    return groups * geometry.beats_per_group + overhead
+def call_cycles_model(kernel: SimilarityKernel, groups: int, memory_latency: int = 0) -> int:
+    """Cycles of a call of ``groups`` groups from its first read beat to its last record beat
+    (what the cocotb test measures), plus ``memory_latency`` for the first read's round trip."""
+    if groups == 0:
+        return memory_latency
+    beats = kernel.geometry.beats_per_group + (groups - 1) * kernel.group_period
+    return memory_latency + beats + kernel.drain_cycles

@@ -1,0 +1,138 @@
+"""The ``jacc_similarity`` kernel under cocotb (Verilator). CI build: V=4, D=2, p=10, w=4 with
+23 sketches (related synthetic genomes, random, empty, saturated): the whole call plan of a
+full-matrix run and of a pruned run (h = 0.3) with random stalls on every AXI channel. The slow
+build (V=16, D=4, p=8, w=5: 8-bit register fields, 16-byte records, and groups shorter than the
+record write-out, so the stream stalls at group ends) runs 30 sketches.
+
+Checks: every feature record of every call equals the golden features of its union; the host
+flow on the kernel's records gives exactly host.similarity.all_pairs; pruning loses no pair with
+golden J >= h and drops only pairs below h; the stream runs at one beat per cycle."""
+
+import json
+
+import numpy as np
+import pytest
+
+from host.allpairs import SimilarityJob
+from host.golden.hll import HllParams, estimate, features, jaccard
+from host.layout.similarity import SimilarityGeometry
+from host.similarity import all_pairs
+from hw.similarity import SimilarityKernel
+from sim.runner import available_simulators, run_cocotb
+from sim.similarity.sketches import sketch_set
+
+pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+
+# (V, D, p, w, genome sketches, random sketches, threshold of the pruned run)
+CONFIGS = [pytest.param((4, 2, 10, 4, 16, 5, 0.3), id="V4-D2-p10-w4"),
+           pytest.param((16, 4, 8, 5, 20, 8, 0.2), id="V16-D4-p8-w5", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(scope="module", params=CONFIGS)
+def kernel_run(request, tmp_path_factory):
+    v, d, p, w, genomes, randoms, threshold = request.param
+    if v > 4 and "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("large build: run with -m slow")
+    params = HllParams(p, w)
+    registers = sketch_set(genomes, randoms, params, seed=3)
+    path = tmp_path_factory.mktemp("similarity")
+    np.save(path / "sketches.npy", registers)
+    kernel = SimilarityKernel(v, d, p, w)
+    run_cocotb(kernel, "sim.similarity.tb_kernel",
+               parameters={"pivots": v, "streams": d, "p": p, "w": w,
+                           "sketches": str(path / "sketches.npy"), "seed": 5,
+                           "runs": [[None, 0.0], [threshold, 0.3]],
+                           "out": str(path / "report.json")})
+    report = json.loads((path / "report.json").read_text())
+    return registers, params, kernel, report
+
+
+def _golden_record(sorted_registers, call, q, j, s, geometry):
+    """Features of record (j, s) of group q, from the kernel contract (docs), in pure Python."""
+    n = len(sorted_registers)
+    empty = [0] * geometry.m
+    pivot_group = j // geometry.streams
+    rank = call.first_pivot + j
+    pivot = (sorted_registers[rank] if pivot_group <= q and pivot_group < call.pivot_groups
+             and rank < n else empty)
+    t = (call.first_group + q) * geometry.streams + s
+    streamed = sorted_registers[t] if t < n else empty
+    return features([max(a, b) for a, b in zip(pivot, streamed)], HllParams(geometry.p, geometry.w))
+
+
+@pytest.mark.parametrize("run", [0, 1])
+def test_every_record_equals_golden_union_features(kernel_run, run):
+    registers, params, kernel, report = kernel_run
+    geometry = kernel.geometry
+    threshold = report[run]["threshold"]
+    job = SimilarityJob(registers, params, geometry, threshold)
+    sorted_registers = [list(map(int, row)) for row in registers[job.order]]
+    assert len(report[run]["features"]) == len(job.calls)
+    for call, hexdata in zip(job.calls, report[run]["features"]):
+        records = bytes.fromhex(hexdata)
+        for q in range(call.groups):
+            for j in range(geometry.pivots):
+                for s in range(geometry.streams):
+                    at = (q * geometry.record_block_bytes
+                          + (j * geometry.streams + s) * geometry.record_bytes)
+                    nz = int.from_bytes(records[at:at + 4], "little")
+                    z = int.from_bytes(records[at + 4:at + geometry.record_bytes], "little")
+                    assert (z, nz) == _golden_record(sorted_registers, call, q, j, s, geometry), \
+                        f"{call}: group {q} pivot {j} slot {s}"
+
+
+@pytest.mark.parametrize("run", [0, 1])
+def test_host_flow_on_kernel_records_equals_all_pairs(kernel_run, run):
+    registers, params, kernel, report = kernel_run
+    geometry = kernel.geometry
+    threshold = report[run]["threshold"]
+    job = SimilarityJob(registers, params, geometry, threshold)
+    records = [bytes.fromhex(h) for h in report[run]["features"]]
+    got = list(job.rows(records))
+    expected = list(all_pairs(registers, params, threshold))
+    assert [r[0] for r in got] == [r[0] for r in expected]
+    for (i, js, values), (ei, ejs, evalues) in zip(got, expected):
+        assert np.array_equal(js, ejs) and np.array_equal(values, evalues), f"row {i}"
+
+
+def test_pruning_keeps_every_pair_above_threshold(kernel_run):
+    registers, params, kernel, report = kernel_run
+    geometry = kernel.geometry
+    threshold = report[1]["threshold"]
+    job = SimilarityJob(registers, params, geometry, threshold)
+    kept = {frozenset((i, int(j))): v for i, js, values in
+            job.rows([bytes.fromhex(h) for h in report[1]["features"]])
+            for j, v in zip(js, values)}
+    rows = [list(map(int, r)) for r in registers]
+    cards = [estimate(r, params) for r in rows]
+    n = len(rows)
+    above = 0
+    for a in range(n):
+        for b in range(a + 1, n):
+            union = estimate([max(x, y) for x, y in zip(rows[a], rows[b])], params)
+            j = jaccard(cards[a], cards[b], union)
+            pair = frozenset((a, b))
+            if j >= threshold:
+                above += 1
+                assert pair in kept and kept[pair] == j, f"pair {a}, {b} with J = {j} lost"
+            else:
+                assert pair not in kept
+    assert above >= 5, "the sketch set must have pairs above the threshold"
+    pruned_calls = sum(c.groups for c in job.calls)
+    full_calls = sum(c.groups for c in SimilarityJob(registers, params, geometry).calls)
+    assert pruned_calls < full_calls, "pruning must shorten the streams"
+
+
+def test_one_beat_per_cycle_and_call_cycles(kernel_run):
+    """Without memory stalls a call reads one beat per cycle, except that a group end waits for
+    the previous group's records when groups are shorter than the pipeline plus the record
+    write-out, and it ends ``drain_cycles`` after its last beat."""
+    registers, params, kernel, report = kernel_run
+    geometry = kernel.geometry
+    for call in report[0]["cycles"]:   # the run without stalls
+        groups = call["groups"]
+        assert call["read_span"] == geometry.beats_per_group + (groups - 1) * kernel.group_period
+        assert call["first_read_to_last_write"] == call["read_span"] + kernel.drain_cycles
+    if kernel.group_period == geometry.beats_per_group:
+        assert all(c["read_span"] == c["groups"] * geometry.beats_per_group
+                   for c in report[0]["cycles"])
