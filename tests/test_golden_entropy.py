@@ -201,3 +201,18 @@ def test_fixed_formats():
     assert entropy_fixed([1] * (1 << 16)) == 16 << 24
     assert entropy_fixed([]) == 0
     assert entropy_fixed([9]) <= 1  # one entry: 0 up to the reciprocal's last bit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_fixed_point_error_survey(seed, request):
+    """More random draws of the same families (run with -m slow)."""
+    if "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("about 10 s per seed: run with -m slow")
+    rng = random.Random(seed)
+    for counts in entropy_cases(rng):
+        assert abs(fixed_to_float(entropy_fixed(counts)) - entropy(counts)) <= ENTROPY_BOUND
+    for p, q in pqa_pairs(rng):
+        for mode in ("textbook", "counts"):
+            assert abs(fixed_to_float(jsd_fixed(p, q, mode)) - jsd_from_pqas(p, q, mode)) <= \
+                JSD_BOUND
