@@ -24,7 +24,8 @@ quantity           format and operation
 m_i                unsigned: 32 bits (PQA value), 33 bits (pooled counts), 81 bits (mixture)
 M = sum m_i        unsigned, exact (48 bits for a PQA, 49 pooled, 97 mixture)
 log2 m_i, log2 M   unsigned Q7.24 from ``log2_fixed``
-S = sum m_i log2   unsigned Q.24, exact product and sum (m_i x 31-bit log, wide accumulator)
+S = sum m_i log2   unsigned Q.24, exact products and sum: 76 bits for a PQA (2^15 x 32-bit x
+                   Q5.24), 79 pooled (2^16 x 33-bit x Q6.24), 128 mixture (2^16 x 81 x Q7.24)
 S / M              Q.24 = floor(S * x / 2^(32 + e)), (x, e) = ``reciprocal_fixed(M)``
 H                  unsigned Q5.24 in a 32-bit word: max(0, log2 M - S / M)
 JSD                signed Q5.24 in a 32-bit word: H_mix - ((H_P + H_Q) >> 1) (arithmetic
@@ -35,10 +36,10 @@ Error against float64. Each log2 is off by -2.87e-6 .. +3.0e-8 (host.golden.fixe
 reciprocal by < 1e-9 relative and each truncation by < 2^-24, so |H error| <= 2.87e-6 + 3e-8 +
 1e-7 (S/M <= 97) + 6e-8 < 3.1e-6 bits (log2 M against the weighted mean of the log2 m_i),
 and |JSD error| <= |H_mix error| + (|H_P error| + |H_Q error|) / 2 + 2^-25 < 6.2e-6 bits:
-both far below the SPEC 4 bound of 1e-4. Measured by ``tests/test_golden_entropy.py`` over random and adversarial inputs (one
-huge count, all counts 1, 2^12 * 8 and 2^12 * 16 entries, counts up to 2^32 - 1, sums up to
-2^47, mixtures up to 2^80, the worst interpolation points): entropy 2.80e-6 bits (all counts 1,
-32831 entries), JSD 1.7e-6 bits (textbook and counts).
+both far below the SPEC 4 bound of 1e-4. Measured by ``tests/test_golden_entropy.py`` over
+random and adversarial inputs (one huge count, all counts 1, 2^12 * 8 and 2^12 * 16 entries,
+counts up to 2^32 - 1, sums up to 2^47, mixtures up to 2^80, the worst interpolation points):
+entropy 2.80e-6 bits (all counts 1, 32831 entries), JSD 1.7e-6 bits (textbook and counts).
 """
 
 import math
