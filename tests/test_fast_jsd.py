@@ -1,6 +1,7 @@
 """Fast JSD backend == golden: hashes, Count-Min and PQA loops, whole engine (hypothesis)."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,3 +97,18 @@ def test_engine_adversarial(rng):
     check_engine(default, JsdParams(s=4))
     assert build_pqa_fast(default) == build_pqa_files(default)
     assert build_pqa_fast([]) == Pqa(12, 8)
+
+
+def test_native_checks_its_arrays():
+    counters = np.zeros((2, 4), dtype=np.uint32)
+    estimates = np.empty(1, dtype=np.uint32)
+    with pytest.raises(TypeError, match="indices"):
+        native.cm_insert(counters, 4, np.zeros((1, 2), dtype=np.int64), estimates, MAX32, True)
+    with pytest.raises(ValueError, match="depth"):
+        native.cm_insert(counters, 4, np.zeros((1, 3), dtype=np.uint32), estimates, MAX32, True)
+    with pytest.raises(ValueError, match="contiguous"):
+        native.cm_insert(counters.T, 4, np.zeros((1, 2), dtype=np.uint32), estimates, MAX32, True)
+    tags = np.zeros((2, 2), dtype=np.uint32)
+    with pytest.raises(ValueError, match="sizes"):
+        native.pqa_insert(tags, tags.copy(), 2, np.zeros(2, np.uint32), np.zeros(1, np.uint32),
+                          np.ones(2, np.uint32))
