@@ -39,6 +39,10 @@ def runs():
         {"test": test, "control": control, "thresholds": [4, 3, 3, 2], "growth": 2},
         # a second run on the same kernel: everything must have been cleared
         {"test": second_test, "control": [""], "thresholds": [2, 2, 2, 2], "growth": 1.5},
+        # one long sequence line: the passes run at one base, so one window per k, per cycle
+        {"test": [">long\n" + "".join(rng.choice("ACGT") for _ in range(3000)) + "\n"],
+         "control": [">c\n" + "".join(rng.choice("ACGT") for _ in range(1000)) + "\n"],
+         "thresholds": [3, 2, 2, 2], "growth": 2, "min_windows_per_cycle": 0.98},
     ]
 
 
@@ -48,3 +52,15 @@ def test_motif_kernel_matches_golden(pause):
                toplevel="motif_small",
                parameters={"params": GEOMETRY, "runs": runs(), "pause": pause, "seed": 3,
                            "max_overhead_cycles": 64})
+
+
+def test_default_kernel_converts_to_verilog():
+    """The default build (k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, 512-bit bus) elaborates and
+    converts with the Vitis port names."""
+    from hw.vitis.top import to_verilog
+
+    text = to_verilog(MotifKernel())
+    assert "module motif(" in text
+    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
+                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
+        assert port in text

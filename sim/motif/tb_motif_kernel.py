@@ -5,7 +5,7 @@ must equal host.golden.motif, run after run on the same kernel (so clearing is t
 Parameters: ``params`` (MotifParams geometry), ``runs`` = [{"test": [file, ...], "control":
 [...], "thresholds": [...], "growth": g}] with files as latin-1 strings, ``pause`` (probability
 of a stall on every AXI channel), ``seed``, ``max_overhead_cycles`` (throughput bound, only
-checked without pauses).
+checked without pauses); a run may give ``min_windows_per_cycle``.
 """
 
 import dataclasses
@@ -115,5 +115,9 @@ async def test_runs_match_golden(dut):
             assert result.test_cycles <= len(test_bytes) + overhead, result.test_cycles
             assert result.control_cycles <= len(control_bytes) + overhead, \
                 result.control_cycles
+        if not PAUSE and "min_windows_per_cycle" in run:
+            # every base is one window of every k in the same cycle
+            assert result.test_bases / result.test_cycles >= run["min_windows_per_cycle"]
+            assert result.control_bases / result.control_cycles >= run["min_windows_per_cycle"]
     for monitor in monitors:
         assert not monitor.errors, monitor.errors[:5]
