@@ -88,3 +88,13 @@ def test_engine_adversarial(rng):
 def test_engine_saturates_16_bit_counters():
     test = b">poly\n" + b"A" * 65545 + b"\nACGTACGTACGT\n"
     check_engine([test], [test], MotifParams(kmin=10, kmax=10, thresholds=65530))
+
+
+def test_engine_default_parameters_with_evictions(rng):
+    test = b"".join(b">t%d\n%s\n" % (i, bytes(rng.choice(b"ACGT") for _ in range(200)))
+                    for i in range(25))
+    control = test[:len(test) // 3]
+    params = MotifParams(thresholds=1)
+    sketches = run_engine_fast([test], [control], params)
+    assert all(any(sketch.store.next_victim) for sketch in sketches)  # every store evicted
+    check_engine([test], [control], params)
