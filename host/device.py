@@ -1,0 +1,177 @@
+"""One device interface for every kernel: run a Vitis kernel on buffers and scalars.
+
+``device.run(kernel, arguments)`` takes a kernel (its Amaranth core or Vitis top, which carries
+the :class:`hw.vitis.description.KernelDesc` naming the arguments) and a dict from argument
+name to
+
+* ``bytes``/``bytearray``/numpy array: an input buffer, copied to device memory;
+* :class:`Output` ``(size)``: an output buffer of ``size`` bytes, read back after the run;
+* ``int``: a 32-bit scalar.
+
+It returns a :class:`RunResult` with the bytes of every output buffer and, where the device can
+count them, the kernel cycles from ap_start to ap_done. The kernel drivers (host.drivers) pack
+inputs and unpack outputs through the layout modules (host.layout.*), the same code the cocotb
+kernel tests use, so the three devices cannot disagree on a byte:
+
+* :class:`SimDevice`: the generated Verilog under Verilator (or Icarus) with cocotb, AXI memory
+  models behind every m_axi port and XRT's register protocol on s_axi_control;
+* :class:`XrtDevice`: a real card through XRT's Python bindings (pyxrt), buffers allocated in the
+  memory bank each m_axi port is connected to.
+"""
+
+import json
+import pathlib
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "XrtDevice"]
+
+
+class DeviceError(RuntimeError):
+    """The device cannot be used (missing runtime, wrong xclbin, failed run)."""
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output buffer of ``size`` bytes."""
+
+    size: int
+
+
+@dataclass
+class RunResult:
+    outputs: dict[str, bytes]
+    cycles: int | None = None
+
+
+def _as_bytes(value) -> bytes:
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value).tobytes()
+    return bytes(value)
+
+
+def _check_arguments(desc, arguments: dict) -> None:
+    names = {a.name for a in desc.args}
+    unknown = set(arguments) - names
+    missing = names - set(arguments)
+    if unknown or missing:
+        raise DeviceError(f"kernel {desc.name}: arguments {sorted(missing)} missing, "
+                          f"{sorted(unknown)} unknown")
+    for arg in desc.args:
+        value = arguments[arg.name]
+        if arg.kind == "scalar" and not isinstance(value, (int, np.integer)):
+            raise DeviceError(f"kernel {desc.name}: scalar {arg.name} must be an int")
+        if arg.kind == "pointer" and isinstance(value, (int, np.integer)):
+            raise DeviceError(f"kernel {desc.name}: {arg.name} is a buffer, not an int")
+
+
+class SimDevice:
+    """Kernels simulated from their generated Verilog (sim/tb_device.py does one run).
+
+    ``pause`` is the probability of a stall cycle on every AXI channel of the memory models
+    (random backpressure); ``simulator`` is "verilator" (default) or "icarus".
+    """
+
+    name = "sim"
+
+    def __init__(self, simulator: str | None = None, pause: float = 0.0, seed: int = 1,
+                 timeout_cycles: int = 50_000_000):
+        self.simulator = simulator
+        self.pause = pause
+        self.seed = seed
+        self.timeout_cycles = timeout_cycles
+
+    def run(self, kernel, arguments: dict) -> RunResult:
+        from sim.runner import run_cocotb
+        desc = kernel.desc
+        _check_arguments(desc, arguments)
+        with tempfile.TemporaryDirectory(prefix=f"{desc.name}-run-") as directory:
+            directory = pathlib.Path(directory)
+            plan = {}
+            for arg in desc.args:
+                value = arguments[arg.name]
+                if arg.kind == "scalar":
+                    plan[arg.name] = {"kind": "scalar", "value": int(value)}
+                    continue
+                path = directory / f"{arg.name}.bin"
+                if isinstance(value, Output):
+                    plan[arg.name] = {"kind": "out", "size": value.size, "path": str(path),
+                                      "bundle": arg.bundle}
+                else:
+                    path.write_bytes(_as_bytes(value))
+                    plan[arg.name] = {"kind": "in", "path": str(path), "bundle": arg.bundle}
+            report = directory / "report.json"
+            run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
+                       parameters={"arguments": plan, "report": str(report), "pause": self.pause,
+                                   "seed": self.seed, "timeout_cycles": self.timeout_cycles})
+            outputs = {name: pathlib.Path(spec["path"]).read_bytes()
+                       for name, spec in plan.items() if spec["kind"] == "out"}
+            return RunResult(outputs, json.loads(report.read_text())["cycles"])
+
+
+class XrtDevice:
+    """A card driven through pyxrt: load the xclbin (.awsxclbin on F1), then run kernels."""
+
+    name = "xrt"
+
+    def __init__(self, xclbin: str, device_index: int = 0):
+        try:
+            import pyxrt
+        except ImportError:
+            raise DeviceError("the xrt backend needs XRT's Python bindings (pyxrt): install XRT "
+                              "and 'source /opt/xilinx/xrt/setup.sh' (on F1, the aws-fpga "
+                              "vitis_runtime_setup.sh)") from None
+        path = pathlib.Path(xclbin)
+        if not path.is_file():
+            raise DeviceError(f"{path}: no such xclbin (build one with python -m hw.build and "
+                              f"v++, see its Makefile)")
+        self._pyxrt = pyxrt
+        try:
+            self.device = pyxrt.device(device_index)
+            self.xclbin = pyxrt.xclbin(str(path))
+            self.uuid = self.device.load_xclbin(self.xclbin)
+        except RuntimeError as error:
+            raise DeviceError(f"{path}: cannot load on device {device_index} ({error})") from None
+        self._kernels = {}
+
+    def _kernel(self, name: str):
+        if name not in self._kernels:
+            try:
+                self._kernels[name] = self._pyxrt.kernel(self.device, self.uuid, name,
+                                                         self._pyxrt.kernel.shared)
+            except RuntimeError as error:
+                raise DeviceError(f"kernel {name} is not in the loaded xclbin ({error})") from None
+        return self._kernels[name]
+
+    def run(self, kernel, arguments: dict) -> RunResult:
+        pyxrt = self._pyxrt
+        desc = kernel.desc
+        _check_arguments(desc, arguments)
+        handle = self._kernel(desc.name)
+        call_args, outputs = [], {}
+        for index, arg in enumerate(desc.args):
+            value = arguments[arg.name]
+            if arg.kind == "scalar":
+                call_args.append(int(value))
+                continue
+            size = value.size if isinstance(value, Output) else len(_as_bytes(value))
+            buffer = pyxrt.bo(self.device, max(size, 4096), pyxrt.bo.normal,
+                              handle.group_id(index))
+            if isinstance(value, Output):
+                outputs[arg.name] = (buffer, size)
+            else:
+                data = np.frombuffer(_as_bytes(value), dtype=np.uint8)
+                buffer.write(data, 0)
+                buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, size, 0)
+            call_args.append(buffer)
+        run = handle(*call_args)
+        state = run.wait()
+        if state != pyxrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
+            raise DeviceError(f"kernel {desc.name} ended in state {state}")
+        result = {}
+        for name, (buffer, size) in outputs.items():
+            buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE, size, 0)
+            result[name] = bytes(buffer.read(size, 0))
+        return RunResult(result)

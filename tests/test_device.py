@@ -1,0 +1,37 @@
+# amaranth: UnusedElaboratable=no
+"""The device interface: the simulated device runs a kernel on buffers and scalars."""
+
+import random
+
+import pytest
+
+from host.device import DeviceError, Output, SimDevice, XrtDevice
+from hw.kernels.checksum import ChecksumKernel, checksum_model
+
+
+def test_sim_device_runs_a_kernel_with_backpressure():
+    rng = random.Random(2)
+    data = bytes(rng.getrandbits(8) for _ in range(5000))
+    device = SimDevice(pause=0.3, seed=4)
+    result = device.run(ChecksumKernel(data_width=512), {
+        "src": data, "n_bytes": len(data), "dst": Output(len(data)), "res": Output(64)})
+    assert result.outputs["dst"] == data
+    assert result.outputs["res"] == checksum_model(data, 512)
+    assert result.cycles > 5000 // 64
+
+
+def test_arguments_are_checked():
+    with pytest.raises(DeviceError, match=r"arguments \['res'\] missing, \['extra'\] unknown"):
+        SimDevice().run(ChecksumKernel(), {"src": b"", "n_bytes": 0, "dst": Output(1),
+                                           "extra": 1})
+
+
+def test_xrt_device_without_xrt_says_what_is_missing():
+    try:
+        import pyxrt  # noqa: F401
+    except ImportError:
+        with pytest.raises(DeviceError, match="needs XRT's Python bindings"):
+            XrtDevice("kernels.xclbin")
+    else:
+        with pytest.raises(DeviceError, match="no such xclbin"):
+            XrtDevice("/nonexistent/kernels.xclbin")
