@@ -18,6 +18,7 @@ from host.golden.hll import HllParams, estimate, features, jaccard
 from host.layout.similarity import SimilarityGeometry
 from host.similarity import all_pairs
 from hw.similarity import SimilarityKernel
+from hw.similarity.kernel import call_cycles_model
 from sim.runner import available_simulators, run_cocotb
 from sim.similarity.sketches import sketch_set
 
@@ -60,16 +61,20 @@ def _golden_record(sorted_registers, call, q, j, s, geometry):
     return features([max(a, b) for a, b in zip(pivot, streamed)], HllParams(geometry.p, geometry.w))
 
 
+def _job(kernel_run, run):
+    """The run's job (its plan) and the feature records the kernel wrote for each call."""
+    registers, params, kernel, report = kernel_run
+    job = SimilarityJob(registers, params, kernel.geometry, report[run]["threshold"])
+    assert len(report[run]["features"]) == len(job.calls)
+    return job, [bytes.fromhex(h) for h in report[run]["features"]]
+
+
 @pytest.mark.parametrize("run", [0, 1])
 def test_every_record_equals_golden_union_features(kernel_run, run):
-    registers, params, kernel, report = kernel_run
-    geometry = kernel.geometry
-    threshold = report[run]["threshold"]
-    job = SimilarityJob(registers, params, geometry, threshold)
+    registers, geometry = kernel_run[0], kernel_run[2].geometry
+    job, features_of_calls = _job(kernel_run, run)
     sorted_registers = [list(map(int, row)) for row in registers[job.order]]
-    assert len(report[run]["features"]) == len(job.calls)
-    for call, hexdata in zip(job.calls, report[run]["features"]):
-        records = bytes.fromhex(hexdata)
+    for call, records in zip(job.calls, features_of_calls):
         for q in range(call.groups):
             for j in range(geometry.pivots):
                 for s in range(geometry.streams):
@@ -83,25 +88,22 @@ def test_every_record_equals_golden_union_features(kernel_run, run):
 
 @pytest.mark.parametrize("run", [0, 1])
 def test_host_flow_on_kernel_records_equals_all_pairs(kernel_run, run):
-    registers, params, kernel, report = kernel_run
-    geometry = kernel.geometry
-    threshold = report[run]["threshold"]
-    job = SimilarityJob(registers, params, geometry, threshold)
-    records = [bytes.fromhex(h) for h in report[run]["features"]]
-    got = list(job.rows(records))
-    expected = list(all_pairs(registers, params, threshold))
+    registers, params = kernel_run[:2]
+    job, features_of_calls = _job(kernel_run, run)
+    got = list(job.rows(features_of_calls))
+    expected = list(all_pairs(registers, params, job.threshold))
     assert [r[0] for r in got] == [r[0] for r in expected]
     for (i, js, values), (ei, ejs, evalues) in zip(got, expected):
         assert np.array_equal(js, ejs) and np.array_equal(values, evalues), f"row {i}"
 
 
 def test_pruning_keeps_every_pair_above_threshold(kernel_run):
-    registers, params, kernel, report = kernel_run
-    geometry = kernel.geometry
-    threshold = report[1]["threshold"]
-    job = SimilarityJob(registers, params, geometry, threshold)
-    kept = {frozenset((i, int(j))): v for i, js, values in
-            job.rows([bytes.fromhex(h) for h in report[1]["features"]])
+    """Brute force with the golden estimator: every pair with J >= h is kept with its value,
+    every other pair is absent."""
+    registers, params, kernel = kernel_run[:3]
+    job, features_of_calls = _job(kernel_run, 1)
+    threshold = job.threshold
+    kept = {frozenset((i, int(j))): v for i, js, values in job.rows(features_of_calls)
             for j, v in zip(js, values)}
     rows = [list(map(int, r)) for r in registers]
     cards = [estimate(r, params) for r in rows]
@@ -119,20 +121,25 @@ def test_pruning_keeps_every_pair_above_threshold(kernel_run):
                 assert pair not in kept
     assert above >= 5, "the sketch set must have pairs above the threshold"
     pruned_calls = sum(c.groups for c in job.calls)
-    full_calls = sum(c.groups for c in SimilarityJob(registers, params, geometry).calls)
+    full_calls = sum(c.groups for c in SimilarityJob(registers, params, kernel.geometry).calls)
     assert pruned_calls < full_calls, "pruning must shorten the streams"
 
 
 def test_one_beat_per_cycle_and_call_cycles(kernel_run):
     """Without memory stalls a call reads one beat per cycle, except that a group end waits for
     the previous group's records when groups are shorter than the pipeline plus the record
-    write-out, and it ends ``drain_cycles`` after its last beat."""
+    write-out; the measured cycles of every call equal the cycle model the benchmark uses."""
     registers, params, kernel, report = kernel_run
     geometry = kernel.geometry
-    for call in report[0]["cycles"]:   # the run without stalls
+    calls = report[0]["cycles"]   # the run without stalls
+    start_latency = calls[0]["start_to_first_read"]
+    assert start_latency < 20
+    for call in calls:
         groups = call["groups"]
+        assert call["start_to_first_read"] == start_latency
         assert call["read_span"] == geometry.beats_per_group + (groups - 1) * kernel.group_period
         assert call["first_read_to_last_write"] == call["read_span"] + kernel.drain_cycles
+        assert (call["start_to_first_read"] + call["first_read_to_last_write"]
+                == call_cycles_model(geometry, groups, start_latency))
     if kernel.group_period == geometry.beats_per_group:
-        assert all(c["read_span"] == c["groups"] * geometry.beats_per_group
-                   for c in report[0]["cycles"])
+        assert all(c["read_span"] == c["groups"] * geometry.beats_per_group for c in calls)

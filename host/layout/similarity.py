@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..golden.hll import HllParams
+
 __all__ = ["SimilarityGeometry", "pack_sketches", "unpack_groups", "pack_features",
            "unpack_features", "KernelCall", "partner_stops", "plan_calls", "call_pairs",
            "CALL_ARGUMENTS"]
@@ -41,10 +43,7 @@ class SimilarityGeometry:
     bus_bits: int = 512
 
     def __post_init__(self):
-        if not isinstance(self.p, int) or not 8 <= self.p <= 18:
-            raise ValueError(f"p must be an integer from 8 to 18, not {self.p!r}")
-        if not isinstance(self.w, int) or not 4 <= self.w <= 8:
-            raise ValueError(f"w must be an integer from 4 to 8, not {self.w!r}")
+        self.hll   # validates p and w
         if not _power_of_two(self.bus_bits) or self.bus_bits < 64:
             raise ValueError(f"bus_bits must be a power of two >= 64, not {self.bus_bits!r}")
         if not _power_of_two(self.streams) or self.streams > self.bus_bits // self.field_bits:
@@ -58,12 +57,16 @@ class SimilarityGeometry:
                              f"slot ({self.slot_bits} bits): lower streams (D)")
 
     @property
+    def hll(self) -> HllParams:
+        return HllParams(self.p, self.w)
+
+    @property
     def m(self) -> int:
-        return 1 << self.p
+        return self.hll.m
 
     @property
     def max_rank(self) -> int:
-        return (1 << self.w) - 1
+        return self.hll.max_rank
 
     @property
     def field_bits(self) -> int:

@@ -38,7 +38,8 @@ from ..vitis.core import KernelCore
 from ..vitis.description import Arg, Bundle, KernelDesc
 from .feature_unit import FeatureUnit, feature_unit_latency
 
-__all__ = ["SimilarityKernel", "similarity_desc", "call_cycles_model", "KERNEL_NAME"]
+__all__ = ["SimilarityKernel", "similarity_desc", "call_cycles_model", "drain_cycles",
+           "group_period", "KERNEL_NAME"]
 
 KERNEL_NAME = "jacc_similarity"
 
@@ -76,14 +77,11 @@ class SimilarityKernel(KernelCore):
 
     @property
     def drain_cycles(self) -> int:
-        """Cycles from the last beat of a group to the last beat of its records (writer never
-        stalled): the memory/visibility stage, the unit, the snapshot, the record beats."""
-        return self.unit_latency + 1 + self.geometry.record_beats
+        return drain_cycles(self.geometry)
 
     @property
     def group_period(self) -> int:
-        """Cycles between the ends of consecutive groups with no memory stalls."""
-        return max(self.geometry.beats_per_group, self.drain_cycles + 1)
+        return group_period(self.geometry)
 
     def elaborate(self, platform):
         m = Module()
@@ -226,10 +224,21 @@ class SimilarityKernel(KernelCore):
         return m
 
 
-def call_cycles_model(kernel: SimilarityKernel, groups: int, memory_latency: int = 0) -> int:
-    """Cycles of a call of ``groups`` groups from its first read beat to its last record beat
-    (what the cocotb test measures), plus ``memory_latency`` for the first read's round trip."""
+def drain_cycles(geometry: SimilarityGeometry) -> int:
+    """Cycles from the last beat of a group to the last beat of its records (writer never
+    stalled): the memory/visibility stage, the unit, the snapshot, the record beats."""
+    return feature_unit_latency(geometry.registers_per_slot) + 1 + geometry.record_beats
+
+
+def group_period(geometry: SimilarityGeometry) -> int:
+    """Cycles between the ends of consecutive groups when the memory never stalls."""
+    return max(geometry.beats_per_group, drain_cycles(geometry) + 1)
+
+
+def call_cycles_model(geometry: SimilarityGeometry, groups: int, start_latency: int = 0) -> int:
+    """Cycles of a call of ``groups`` groups: ``start_latency`` (ap_start to the first read beat:
+    command, address and memory latency), then the stream, then the drain of the last group."""
     if groups == 0:
-        return memory_latency
-    beats = kernel.geometry.beats_per_group + (groups - 1) * kernel.group_period
-    return memory_latency + beats + kernel.drain_cycles
+        return start_latency
+    beats = geometry.beats_per_group + (groups - 1) * group_period(geometry)
+    return start_latency + beats + drain_cycles(geometry)

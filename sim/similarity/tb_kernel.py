@@ -67,9 +67,11 @@ async def run_plans(dut):
             size = call.groups * GEOMETRY.record_block_bytes
             wr_ram.write(FEATURE_BASE, bytes([FILL]) * (size + 256))
             r_start, w_start = len(monitors[0].r_cycles), len(monitors[1].w_cycles)
-            polled = await driver.run(timeout_cycles=100 * (call.groups + 4) * GEOMETRY.beats_per_group
-                                      + 20_000, sketches=SKETCH_BASE, features=FEATURE_BASE,
-                                      **call.scalar_arguments())
+            await driver.set_args(sketches=SKETCH_BASE, features=FEATURE_BASE,
+                                  **call.scalar_arguments())
+            started = monitors[0].cycle
+            await driver.start()
+            await driver.wait_done(100 * (call.groups + 4) * GEOMETRY.beats_per_group + 20_000)
             got = wr_ram.read(FEATURE_BASE, size)
             expected = job.model_features(call)
             assert got == expected, f"run {run} ({threshold=}), {call}: {_first_difference(got, expected)}"
@@ -79,7 +81,7 @@ async def run_plans(dut):
             assert len(reads) == call.groups * GEOMETRY.beats_per_group
             assert len(writes) == call.groups * GEOMETRY.record_beats
             features.append(got.hex())
-            cycles.append({"groups": call.groups, "polled": polled,
+            cycles.append({"groups": call.groups, "start_to_first_read": reads[0] - started,
                            "first_read_to_last_write": writes[-1] - reads[0] + 1,
                            "read_span": reads[-1] - reads[0] + 1})
         report.append({"threshold": threshold, "pause": pause, "features": features,

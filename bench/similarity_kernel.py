@@ -1,0 +1,97 @@
+"""Modelled throughput of the similarity kernel (Jaccard coefficients per second) next to JACC-FPGA.
+
+    python bench/similarity_kernel.py [--n 128110] [--threshold H] [--clock-mhz 250]
+                                      [--start-latency CYCLES] [--call-overhead-us US] [--yosys]
+
+For V in {16, 32, 64, 80, 128}, D = 4, p = 14, w = 4, the host plans the calls of an all-pairs
+run over N sketches (host.layout.similarity.plan_calls; with --threshold, over a log-normal
+cardinality spread like RefSeq's genome sizes) and each call is timed with the kernel's cycle model
+(hw.similarity.kernel.call_cycles_model), which the cocotb test checks cycle for cycle against the
+simulated RTL. ``--start-latency`` is ap_start to the first read beat (default: the value measured
+in simulation against an ideal memory; DDR adds about 100 cycles); ``--call-overhead-us`` adds a
+host/XRT cost per call. ``--yosys`` also synthesizes V = 16 and V = 80 with Yosys (synth_xilinx,
+UltraScale+; tens of minutes). Prints a table; asserts nothing.
+"""
+
+import argparse
+import pathlib
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from host.layout.similarity import SimilarityGeometry, partner_stops, plan_calls  # noqa: E402
+from hw.similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
+
+PIVOTS = (16, 32, 64, 80, 128)
+SIM_START_LATENCY = 8       # ap_start -> first read beat, measured by the cocotb test (AxiRam)
+JACC_FPGA = {"pivots": 80, "streams": 4, "clock_mhz": 276, "jaccard_per_s": 96.5e6,
+             "lut": 349_315, "ff": 354_420, "bram36": 179}
+
+
+def refseq_like_cardinalities(n: int, seed: int = 1) -> np.ndarray:
+    """Sorted cardinalities with RefSeq's genome-size spread (median 4.2 M, mean 12.9 M)."""
+    rng = np.random.default_rng(seed)
+    return np.sort(np.exp(rng.normal(np.log(4.16e6), 1.5, n)))
+
+
+def model_run(pivots: int, n: int, threshold: float | None, start_latency: int,
+              call_overhead_us: float, clock_hz: float) -> dict:
+    g = SimilarityGeometry(pivots, 4, 14, 4)
+    stops = partner_stops(refseq_like_cardinalities(n), threshold) if threshold else None
+    calls = plan_calls(n, g, stops)
+    cycles = [call_cycles_model(g, c.groups, start_latency) for c in calls]
+    seconds = sum(cycles) / clock_hz + len(calls) * call_overhead_us * 1e-6
+    pairs = n * (n - 1) // 2
+    return {"geometry": g, "calls": len(calls), "first_call_cycles": cycles[0] if cycles else 0,
+            "seconds": seconds, "jaccard_per_s": pairs / seconds if seconds else 0.0,
+            "peak_per_s": pivots * g.streams * clock_hz / group_period(g),
+            "drain": drain_cycles(g)}
+
+
+def yosys_resources(pivots: int) -> dict:
+    from hw.similarity import SimilarityKernel
+    from hw.vitis import to_verilog
+    from hw.vitis.synth import yosys_report
+    kernel = SimilarityKernel(pivots, 4, 14, 4)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "kernel.v"
+        path.write_text(to_verilog(kernel))
+        return yosys_report(path, kernel.desc.name, timeout=4 * 3600)["resources"]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=128_110, help="sketches (default: RefSeq 2022)")
+    parser.add_argument("--threshold", type=float, default=None)
+    parser.add_argument("--clock-mhz", type=float, default=250.0)
+    parser.add_argument("--start-latency", type=int, default=SIM_START_LATENCY)
+    parser.add_argument("--call-overhead-us", type=float, default=0.0)
+    parser.add_argument("--yosys", action="store_true")
+    args = parser.parse_args(argv)
+    clock = args.clock_mhz * 1e6
+    print(f"all pairs of N = {args.n} sketches, p = 14, w = 4, D = 4, {args.clock_mhz:g} MHz, "
+          f"threshold {args.threshold}, start latency {args.start_latency} cycles, "
+          f"call overhead {args.call_overhead_us:g} us")
+    print(f"{'V':>4} {'calls':>7} {'cycles/call 1':>14} {'drain':>6} {'kernel s':>9} "
+          f"{'M Jaccard/s':>12} {'peak M/s':>9}")
+    for pivots in PIVOTS:
+        r = model_run(pivots, args.n, args.threshold, args.start_latency,
+                      args.call_overhead_us, clock)
+        print(f"{pivots:>4} {r['calls']:>7} {r['first_call_cycles']:>14} {r['drain']:>6} "
+              f"{r['seconds']:>9.1f} {r['jaccard_per_s'] / 1e6:>12.1f} {r['peak_per_s'] / 1e6:>9.1f}")
+    j = JACC_FPGA
+    print(f"JACC-FPGA (paper): V = {j['pivots']}, D = {j['streams']}, {j['clock_mhz']} MHz, "
+          f"{j['jaccard_per_s'] / 1e6:.1f} M Jaccard/s measured end to end (85 s, full RefSeq), "
+          f"{j['lut']} LUT, {j['ff']} FF, {j['bram36']} BRAM36 (Vivado)")
+    if args.yosys:
+        print(f"{'V':>4} {'LUT':>9} {'FF':>9} {'BRAM36':>7} {'CARRY':>7}  (Yosys synth_xilinx, xcup)")
+        for pivots in (16, 80):
+            res = yosys_resources(pivots)
+            print(f"{pivots:>4} {res['lut']:>9} {res['ff']:>9} {res['bram36']:>7} {res['carry']:>7}")
+
+
+if __name__ == "__main__":
+    main()
