@@ -8,7 +8,7 @@ k-mer words ending at each base are cut out of the stream packed 32 bases to a 6
 
 import numpy as np
 
-__all__ = ["kmer_array", "genome_kmer_array", "base_code_stream", "BREAK"]
+__all__ = ["kmer_array", "kmers_from_codes", "genome_kmer_array", "base_code_stream", "BREAK"]
 
 BREAK = 4  # code of a byte that breaks the run of bases
 
@@ -135,16 +135,25 @@ def _kmers_of_codes(codes: np.ndarray, k: int, canonical: bool) -> np.ndarray:
     return words[np.cumsum(spoilers[:length]) == 0]
 
 
-def kmer_array(data: bytes, k: int, canonical: bool = True) -> np.ndarray:
-    """The k-mers of one file in stream order, as uint64 words (== host.golden.parse.kmers)."""
+def kmers_from_codes(codes: np.ndarray, k: int, canonical: bool = True) -> np.ndarray:
+    """The k-mers of a code stream from :func:`base_code_stream`, in stream order.
+
+    Parse once with base_code_stream, then call this for every k that is needed.
+    """
     if not isinstance(k, int) or not 1 <= k <= 32:
         raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
-    codes = base_code_stream(data)
     pieces = []
     # Blocks overlap by k-1 codes so that no window is lost or counted twice at a seam.
     for start in range(0, max(codes.size - k + 1, 1), _BLOCK_BYTES):
         pieces.append(_kmers_of_codes(codes[start:start + _BLOCK_BYTES + k - 1], k, canonical))
     return np.concatenate(pieces) if pieces else np.empty(0, dtype=np.uint64)
+
+
+def kmer_array(data: bytes, k: int, canonical: bool = True) -> np.ndarray:
+    """The k-mers of one file in stream order, as uint64 words (== host.golden.parse.kmers)."""
+    if not isinstance(k, int) or not 1 <= k <= 32:
+        raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
+    return kmers_from_codes(base_code_stream(data), k, canonical)
 
 
 def genome_kmer_array(files: list[bytes], k: int, canonical: bool = True) -> np.ndarray:

@@ -11,7 +11,7 @@ from ..golden.countmin import CountMin, h3_row_indices
 from ..golden.motif import (CONTROL_COUNT_BITS, HeavyHitterStore, MotifParams, MotifRow,
                             MotifSketch, emerging_rows)
 from .hashing import H3Tables
-from .kmers import kmer_array
+from .kmers import base_code_stream, kmers_from_codes
 from .native import native
 
 __all__ = ["run_engine_fast", "find_motifs_fast"]
@@ -89,11 +89,14 @@ def run_engine_fast(test_files: list[bytes], control_files: list[bytes],
                     params: MotifParams = MotifParams()) -> list[MotifSketch]:
     """Both passes for every k; equal, state for state, to host.golden.motif.run_engine."""
     sketches = []
+    test_codes = [base_code_stream(data) for data in test_files]  # parsed once for every k
+    control_codes = [base_code_stream(data) for data in control_files]
     for k in params.ks:
         arrays = _SketchArrays(k, params)
-        for data in test_files:
-            arrays.test_pass(kmer_array(data, k, params.canonical))
-        arrays.control_pass([kmer_array(data, k, params.canonical) for data in control_files])
+        for codes in test_codes:
+            arrays.test_pass(kmers_from_codes(codes, k, params.canonical))
+        arrays.control_pass([kmers_from_codes(codes, k, params.canonical)
+                             for codes in control_codes])
         sketches.append(arrays.to_golden())
     return sketches
 
