@@ -64,3 +64,13 @@ def test_default_kernel_converts_to_verilog():
     for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
                  "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
         assert port in text
+
+
+def test_kernel_rejects_bad_parameters():
+    with pytest.raises(ValueError, match="counter_bits"):
+        MotifKernel(counter_bits=20)
+    with pytest.raises(ValueError, match="data_width"):
+        MotifKernel(data_width=256)
+    with pytest.raises(ValueError, match="canonical"):
+        MotifKernel(MotifParams(canonical=True))
+    assert MotifKernel(cw=12, kmin=12, kmax=14).params.ks == range(12, 15)

@@ -22,6 +22,7 @@ one window in the same cycle (one window per cycle per k). Input bytes that are 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
+from host.golden.hashes import H3_DEFAULT_SEED
 from host.golden.motif import MotifParams
 from host.layout.motif import ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, result_bytes
 
@@ -47,16 +48,25 @@ def motif_desc(data_width: int = 512, name: str = "motif") -> KernelDesc:
 
 
 class MotifKernel(KernelCore):
-    """The emerging-motif kernel for the geometry of ``params`` (its thresholds and growth are
-    runtime arguments and ignored here)."""
+    """The emerging-motif kernel.
 
-    def __init__(self, params: MotifParams = MotifParams(), data_width: int = 512, *,
-                 read_latency: int = 1, name: str = "motif"):
+    The geometry is ``params`` (a :class:`MotifParams`; its thresholds and growth are runtime
+    arguments and ignored here) or, without it, the keyword arguments (what ``python -m hw.build
+    -P motif.cw=12`` sets). ``read_latency`` 2 uses the counter BRAM's output register.
+    """
+
+    def __init__(self, params: MotifParams | None = None, data_width: int = 512, *,
+                 kmin: int = 10, kmax: int = 20, d: int = 4, cw: int = 14,
+                 counter_bits: int = 16, store_sets: int = 64, store_ways: int = 4,
+                 h3_seed: int = H3_DEFAULT_SEED, read_latency: int = 1, name: str = "motif"):
+        if params is None:
+            params = MotifParams(kmin=kmin, kmax=kmax, d=d, cw=cw, counter_bits=counter_bits,
+                                 store_sets=store_sets, store_ways=store_ways, h3_seed=h3_seed)
         if not isinstance(params, MotifParams):
             raise TypeError(f"params must be a MotifParams, not {params!r}")
         if params.counter_bits > 16:
-            raise ValueError(f"params.counter_bits must be at most 16 for the kernel's u16 "
-                             f"fields, not {params.counter_bits}")
+            raise ValueError(f"counter_bits must be at most 16 for the kernel's u16 fields, "
+                             f"not {params.counter_bits}")
         if data_width not in (512, 1024):
             raise ValueError(f"data_width must be 512 or 1024, not {data_width!r}")
         check_read_latency(read_latency)
