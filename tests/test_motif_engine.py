@@ -37,19 +37,33 @@ def random_fasta(rng, records, alphabet="ACGT", motif="ACGTTG"):
 def run_engine(test_files, control_files, params, *, idle_probability=0.0, read_latency=1):
     dut = MotifEngine(params, read_latency=read_latency)
     rng = random.Random(1)
-    result = {}
+    result = {"latency": dut.latency}
 
     async def feed(ctx, events):
+        """One base per cycle (plus random idle cycles); count each lane's windows and the
+        cycles in which they arrived."""
+        windows = [0] * len(dut.lanes)
+        cycles = 0
+
+        async def tick():
+            nonlocal cycles
+            await ctx.tick()
+            cycles += 1
+            for index, lane in enumerate(dut.lanes):
+                windows[index] += ctx.get(lane.window.valid)
+
         for code, restart in events:
             while rng.random() < idle_probability:
                 ctx.set(dut.bases.valid, 0)
-                await ctx.tick()
+                await tick()
             ctx.set(dut.bases.valid, 1)
             ctx.set(dut.bases.payload, {"code": code, "restart": restart})
-            await ctx.tick()
+            await tick()
         ctx.set(dut.bases.valid, 0)
         while not ctx.get(dut.idle):
-            await ctx.tick()
+            await tick()
+        result.setdefault("windows", []).append(windows)
+        result.setdefault("cycles", []).append(cycles)
 
     async def testbench(ctx):
         ctx.set(dut.thresholds, list(params.thresholds))
@@ -99,6 +113,13 @@ def test_engine_matches_golden_state(idle_probability, read_latency):
     result = run_engine(test_files, control_files, SMALL, idle_probability=idle_probability,
                         read_latency=read_latency)
     counters, stores = golden_run(test_files, control_files, SMALL)
+    for files, windows, cycles in zip((test_files, control_files), result["windows"],
+                                      result["cycles"]):
+        assert windows == [len(list(genome_kmers(files, k, canonical_form=False)))
+                           for k in SMALL.ks]
+        if not idle_probability:
+            # one base, so one window of every k, per cycle: only the pipeline drain is extra
+            assert cycles <= len(base_events(files)) + result["latency"] + 2
     assert result["counters"] == counters
     assert result["stores"] == stores
     assert result["readback"] == [row for store in stores for row in store]
