@@ -1,0 +1,320 @@
+"""Queue builder: chunk beats in, one PQA record (queues + entropy trailer) per genome out.
+
+Per lane (``QueueBuilderLane``), all at one beat per cycle with fixed latency up to the FIFO:
+the sketch kernel's :class:`LaneParser` and :class:`KmerBuffer`, B :class:`Canonicalizer` s,
+the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) enter a FIFO; the
+:class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Hashes`, the
+:class:`CountMinRows` and the :class:`PqaInsert` network. At a genome end the lane waits for the
+pipeline to empty, then drains the PQA (which clears it) into its record stream and the
+:class:`EntropyUnit` while the Count-Min clears itself, appends the trailer and resumes.
+
+Backpressure: the front end cannot stall, so a lane raises ``full`` while its FIFO could not
+absorb every beat already in flight; the core then holds the chunk decoder (all lanes).
+Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the lanes' sampled
+k-mers average at most one per cycle each; a genome end costs that lane about 2^R record beats
+(plus the wait for 2^cw clear cycles, normally hidden) during which its FIFO fills.
+
+Record layout: host/layout/jsd.py (docs/jsd_kernels.md).
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from host.golden.jsd import SAMPLE_SEED
+from hw.sketch.canonical import Canonicalizer
+from hw.sketch.chunk import ChunkDecoder
+from hw.sketch.kmer_buffer import KmerBuffer
+from hw.sketch.parser import LaneParser, lane_bytes_layout
+from .countmin import CountMinRows
+from .entropy import EntropyUnit
+from .murmur3 import Murmur3Hashes
+from .params import check_int_range
+from .pqa import PqaInsert
+from .sampler import Sampler, kmer_beat_layout
+from .serializer import Serializer
+
+__all__ = ["BuilderParams", "record_beat_layout", "QueueBuilderLane", "QueueBuilderCore"]
+
+ENTRY_BITS = 64
+
+
+class BuilderParams:
+    """Build-time parameters of the queue builder, checked once (messages name the parameter)."""
+
+    def __init__(self, *, lanes=8, bytes_per_lane=8, k=31, s=10, sample_seed=SAMPLE_SEED, d=5,
+                 cw=14, R=12, n=8, fifo_depth=32):
+        check_int_range("lanes", lanes, 1, 64)
+        check_int_range("bytes_per_lane", bytes_per_lane, 1, 64)
+        check_int_range("k", k, 1, 32)
+        check_int_range("s", s, 0, 32)
+        check_int_range("sample_seed", sample_seed, 0, (1 << 32) - 1)
+        check_int_range("d", d, 1, 16)
+        check_int_range("cw", cw, 1, 24)
+        check_int_range("R", R, 1, 20)
+        check_int_range("n", n, 1, 64)
+        check_int_range("fifo_depth", fifo_depth, 4, 4096)
+        self.lanes, self.bytes_per_lane, self.k, self.s = lanes, bytes_per_lane, k, s
+        self.sample_seed, self.d, self.cw, self.R, self.n = sample_seed, d, cw, R, n
+        self.fifo_depth = fifo_depth
+        if self.bus_bits < 128:
+            raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {self.bus_bits} bits) must "
+                             "be at least 128 bits for the record trailer")
+        if (n * ENTRY_BITS) % self.bus_bits:
+            raise ValueError(f"a queue (n x 64 = {n * ENTRY_BITS} bits) must be a whole number "
+                             f"of bus beats ({self.bus_bits} bits)")
+
+    @property
+    def bus_bits(self) -> int:
+        return 8 * self.lanes * self.bytes_per_lane
+
+    @property
+    def beats_per_queue(self) -> int:
+        return self.n * ENTRY_BITS // self.bus_bits
+
+
+def record_beat_layout(bus_bits: int) -> data.StructLayout:
+    """One beat of a record; ``last`` marks the trailer."""
+    return data.StructLayout({"data": bus_bits, "last": 1})
+
+
+class QueueBuilderLane(wiring.Component):
+    """One genome lane of the queue builder.
+
+    Members
+    -------
+    i : In(stream.Signature(lane_bytes_layout(B), always_ready=True))
+    end_of_genome : In(1)
+        With ``i.valid``: the genome ends after this beat.
+    tag : In(32)
+        The genome tag, with ``end_of_genome``.
+    plain_update : In(1)
+        0 = conservative update (default), 1 = plain Count-Min. Change only between runs.
+    full : Out(1)
+        Stop sending beats (the FIFO could not take every beat already in flight).
+    o : Out(stream.Signature(record_beat_layout(bus_bits)))
+        The records of the genomes of this lane, in order.
+    idle : Out(1)
+        No beat and no record in flight (the genome state may continue in the next chunk).
+    """
+
+    def __init__(self, params: BuilderParams):
+        self.params = params
+        self.parser = LaneParser(params.bytes_per_lane)
+        self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
+        self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
+        self.hashes = Murmur3Hashes(range(params.d))
+        self.countmin = CountMinRows(params.d, params.cw, 32, key_bits=32)
+        self.pqa = PqaInsert(params.R, params.n)
+        self.entropy = EntropyUnit(32, params.n, params.R)
+        super().__init__({
+            "i": In(stream.Signature(lane_bytes_layout(params.bytes_per_lane), always_ready=True)),
+            "end_of_genome": In(1),
+            "tag": In(32),
+            "plain_update": In(1),
+            "full": Out(1),
+            "o": Out(stream.Signature(record_beat_layout(params.bus_bits))),
+            "idle": Out(1),
+        })
+
+    @property
+    def front_latency(self) -> int:
+        """Cycles from a lane beat to its sampled beat at the FIFO."""
+        return (self.parser.latency + self.kmer_buffer.latency + Canonicalizer.latency
+                + self.sampler.latency)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        B = p.bytes_per_lane
+        m.submodules.parser = parser = self.parser
+        m.submodules.kmer_buffer = kmer_buffer = self.kmer_buffer
+        m.submodules.sampler = sampler = self.sampler
+        m.submodules.hashes = hashes = self.hashes
+        m.submodules.countmin = countmin = self.countmin
+        m.submodules.pqa = pqa = self.pqa
+        m.submodules.entropy = entropy = self.entropy
+        m.submodules.serializer = serializer = Serializer(B)
+        beat_bits = len(Signal(kmer_beat_layout(B)).as_value())
+        m.submodules.beats = beats = fifo.SyncFIFOBuffered(width=beat_bits, depth=p.fifo_depth)
+        m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=32, depth=p.fifo_depth)
+
+        # front end: fixed latency, no stall; the genome end and tag ride a delay line beside it
+        wiring.connect(m, wiring.flipped(self.i), parser.i)
+        wiring.connect(m, parser.o, kmer_buffer.i)
+        end, tag = self.i.valid & self.end_of_genome, self.tag
+        for stage in range(parser.latency + kmer_buffer.latency + Canonicalizer.latency):
+            next_end, next_tag = Signal(name=f"end{stage}"), Signal(32, name=f"tag{stage}")
+            m.d.sync += [next_end.eq(end), next_tag.eq(tag)]
+            end, tag = next_end, next_tag
+        canonical_valid = Signal()
+        for slot in range(B):
+            canonical = Canonicalizer(p.k)
+            m.submodules[f"canonical{slot}"] = canonical
+            m.d.comb += [
+                canonical.i.valid.eq(kmer_buffer.o.valid),
+                canonical.i.payload.word.eq(kmer_buffer.o.payload.words[slot]),
+                canonical.i.payload.valid.eq(kmer_buffer.o.payload.valid[slot]),
+                sampler.i.payload.words[slot].eq(canonical.o.payload.word),
+                sampler.i.payload.valid[slot].eq(canonical.o.valid & canonical.o.payload.valid),
+            ]
+            if slot == 0:
+                m.d.comb += canonical_valid.eq(canonical.o.valid)
+        m.d.comb += [sampler.i.valid.eq(canonical_valid | end), sampler.i.payload.last.eq(end)]
+        tag_line = tag
+        for stage in range(sampler.latency):
+            next_tag = Signal(32, name=f"sampler_tag{stage}")
+            m.d.sync += next_tag.eq(tag_line)
+            tag_line = next_tag
+        sampled = sampler.o.payload
+        push = sampler.o.valid & ((sampled.valid != 0) | sampled.last)
+        m.d.comb += [
+            beats.w_en.eq(push), beats.w_data.eq(sampled.as_value()),
+            tags.w_en.eq(push & sampled.last), tags.w_data.eq(tag_line),
+        ]
+        in_flight = self.front_latency + 3  # + the decoder stage and the full -> hold register
+        m.d.comb += self.full.eq(beats.level + in_flight >= p.fifo_depth)
+
+        # back end: one k-mer per cycle through hashes, Count-Min and PQA
+        m.d.comb += [
+            serializer.i.valid.eq(beats.r_rdy),
+            serializer.i.payload.eq(beats.r_data),
+            beats.r_en.eq(serializer.i.ready),
+            hashes.i.valid.eq(serializer.o.valid & serializer.o.payload.kmer),
+            hashes.i.payload.eq(serializer.o.payload.word),
+            countmin.i.valid.eq(hashes.o.valid),
+            countmin.i.payload.key.eq(hashes.o.payload.hashes[0]),
+            countmin.plain_update.eq(self.plain_update),
+            pqa.i.valid.eq(countmin.o.valid),
+            pqa.i.payload.hash.eq(countmin.o.payload.key),
+            pqa.i.payload.value.eq(countmin.o.payload.estimate),
+        ]
+        for row in range(p.d):
+            m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
+
+        # record: queues (each split into bus beats), then the trailer
+        queue_word = Cat(*(Cat(entry.value, entry.tag, Const(0, 32 - (32 - p.R)))
+                           for entry in pqa.o.payload.entries))
+        piece = Signal(range(max(2, p.beats_per_queue)))
+        final_piece = piece == p.beats_per_queue - 1
+        trailer = Cat(tags.r_data, entropy.o.payload.entropy, entropy.o.payload.total)
+        flush_cycles = hashes.latency + countmin.latency + pqa.latency + 1
+        flush = Signal(range(flush_cycles + 1))
+        with m.FSM():
+            with m.State("Run"):
+                m.d.comb += [serializer.run.eq(1), self.idle.eq(~beats.r_rdy
+                                                                 & ~serializer.o.valid)]
+                with m.If(serializer.o.valid & serializer.o.payload.last):
+                    m.d.sync += flush.eq(flush_cycles)
+                    m.next = "Flush"
+            with m.State("Flush"):
+                m.d.sync += flush.eq(flush - 1)
+                with m.If(flush == 0):
+                    m.d.comb += [pqa.drain.eq(1), countmin.clear.eq(1)]
+                    m.d.sync += piece.eq(0)
+                    m.next = "Queues"
+            with m.State("Queues"):
+                move = self.o.ready & entropy.i.ready
+                m.d.comb += [
+                    self.o.valid.eq(pqa.o.valid & entropy.i.ready),
+                    self.o.payload.data.eq(queue_word.word_select(piece, p.bus_bits)),
+                    pqa.o.ready.eq(move & final_piece),
+                    entropy.i.valid.eq(pqa.o.valid & move & final_piece),
+                    entropy.i.payload.last.eq(pqa.o.payload.last),
+                ]
+                for j, entry in enumerate(pqa.o.payload.entries):
+                    m.d.comb += entropy.i.payload.counts[j].eq(entry.value)
+                with m.If(pqa.o.valid & move):
+                    m.d.sync += piece.eq(Mux(final_piece, 0, piece + 1))
+                    with m.If(final_piece & pqa.o.payload.last):
+                        m.next = "Trailer"
+            with m.State("Trailer"):
+                m.d.comb += [
+                    self.o.valid.eq(entropy.o.valid),
+                    self.o.payload.data.eq(trailer),
+                    self.o.payload.last.eq(1),
+                    entropy.o.ready.eq(self.o.ready),
+                    tags.r_en.eq(entropy.o.valid & self.o.ready),
+                ]
+                with m.If(entropy.o.valid & self.o.ready):
+                    m.next = "Clear"
+            with m.State("Clear"):
+                with m.If(~countmin.busy):
+                    m.next = "Run"
+        return m
+
+
+class QueueBuilderCore(wiring.Component):
+    """Chunk beats in (docs/sketch_kernel.md chunk layout), PQA records out.
+
+    Members
+    -------
+    i : In(stream.Signature(8 T B))
+    o : Out(stream.Signature(8 T B))
+        Records of the genomes that end, whole records back to back, lowest lane first.
+    plain_update : In(1)
+    idle : Out(1)
+        Every accepted beat is processed and every record delivered.
+    records : Out(32)
+        Records delivered since reset (wraps).
+    """
+
+    def __init__(self, params: BuilderParams):
+        self.params = params
+        self.lane_units = [QueueBuilderLane(params) for _ in range(params.lanes)]
+        super().__init__({
+            "i": In(stream.Signature(params.bus_bits)),
+            "o": Out(stream.Signature(params.bus_bits)),
+            "plain_update": In(1),
+            "idle": Out(1),
+            "records": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        m.submodules.decoder = decoder = ChunkDecoder(lanes=p.lanes,
+                                                      bytes_per_lane=p.bytes_per_lane)
+        wiring.connect(m, wiring.flipped(self.i), decoder.i)
+        hold = Signal()
+        m.d.sync += hold.eq(Cat(*(lane.full for lane in self.lane_units)).any())
+        m.d.comb += decoder.hold.eq(hold)
+
+        current = Signal(range(max(2, p.lanes)))
+        granted = Signal()
+        requests = Cat(*(lane.o.valid for lane in self.lane_units))
+        lowest = Signal(range(max(2, p.lanes)))
+        for t in reversed(range(p.lanes)):
+            with m.If(requests[t]):
+                m.d.comb += lowest.eq(t)
+        with m.If(~granted & requests.any()):
+            m.d.sync += [granted.eq(1), current.eq(lowest)]
+        for t, lane in enumerate(self.lane_units):
+            m.submodules[f"lane{t}"] = lane
+            m.d.comb += [
+                lane.i.valid.eq(decoder.lanes_valid),
+                lane.i.payload.eq(decoder.lanes[t]),
+                lane.end_of_genome.eq(decoder.end_of_genome[t]),
+                lane.tag.eq(decoder.tags[t]),
+                lane.plain_update.eq(self.plain_update),
+            ]
+            with m.If(granted & (current == t)):
+                m.d.comb += [
+                    self.o.valid.eq(lane.o.valid),
+                    self.o.payload.eq(lane.o.payload.data),
+                    lane.o.ready.eq(self.o.ready),
+                ]
+                with m.If(lane.o.valid & self.o.ready & lane.o.payload.last):
+                    m.d.sync += [granted.eq(0), self.records.eq(self.records + 1)]
+        pipeline_empty = Signal()
+        m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in self.lane_units)).all()
+                                      & ~decoder.lanes_valid & ~granted)
+        # beats inside the lanes' fixed-latency front ends are not visible: count quiet cycles
+        settle = self.lane_units[0].front_latency + 4
+        quiet = Signal(range(settle + 1))
+        with m.If(~pipeline_empty | (self.i.valid & self.i.ready)):
+            m.d.sync += quiet.eq(0)
+        with m.Elif(quiet < settle):
+            m.d.sync += quiet.eq(quiet + 1)
+        m.d.comb += self.idle.eq(pipeline_empty & (quiet == settle))
+        return m

@@ -1,0 +1,74 @@
+"""Serializer: beats of up to B sampled k-mers in, one k-mer per cycle out.
+
+A beat is held in a register; each cycle the lowest remaining k-mer leaves, and the next beat is
+loaded in the cycle the held one gives up its final k-mer, so a full beat takes B cycles and back
+to back beats leave no gap. A beat marked ``last`` yields, after its k-mers, one ``last`` token
+(no k-mer) that ends the genome. Beats without k-mers and without ``last`` should not be offered
+(they would cost one cycle each).
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .params import check_int_range
+from .sampler import kmer_beat_layout
+
+__all__ = ["token_layout", "Serializer"]
+
+
+def token_layout() -> data.StructLayout:
+    """A k-mer (``kmer`` set) or the end of a genome (``last`` set, no k-mer)."""
+    return data.StructLayout({"word": 64, "kmer": 1, "last": 1})
+
+
+class Serializer(wiring.Component):
+    """Members
+    -------
+    i : In(stream.Signature(kmer_beat_layout(B)))
+    o : Out(stream.Signature(token_layout(), always_ready=True))
+        One token per cycle while ``run`` is high.
+    run : In(1)
+        Low: no token leaves and no beat is taken.
+    """
+
+    def __init__(self, kmers_per_beat: int = 8):
+        check_int_range("kmers_per_beat", kmers_per_beat, 1, 64)
+        self._kmers_per_beat = kmers_per_beat
+        super().__init__({
+            "i": In(stream.Signature(kmer_beat_layout(kmers_per_beat))),
+            "o": Out(stream.Signature(token_layout(), always_ready=True)),
+            "run": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        B = self._kmers_per_beat
+        held = Signal(kmer_beat_layout(B))
+        mask = held.valid
+        lowest = Signal(range(B))
+        for slot in reversed(range(B)):
+            with m.If(mask[slot]):
+                m.d.comb += lowest.eq(slot)
+        has_kmer = mask != 0
+        remaining = Signal(B)
+        m.d.comb += remaining.eq(mask & (mask - 1))
+        token_last = ~has_kmer & held.last
+        emit = self.run & (has_kmer | held.last)
+        m.d.comb += [
+            self.o.valid.eq(emit),
+            self.o.payload.word.eq(held.words[lowest]),
+            self.o.payload.kmer.eq(has_kmer),
+            self.o.payload.last.eq(token_last),
+        ]
+        # the held beat is used up after this cycle's token (or is empty)
+        used_up = ~(has_kmer | held.last) | (emit & (remaining == 0) & (~held.last | token_last))
+        m.d.comb += self.i.ready.eq(self.run & used_up)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += held.eq(self.i.payload)
+        with m.Elif(emit):
+            with m.If(has_kmer):
+                m.d.sync += held.valid.eq(remaining)
+            with m.Else():
+                m.d.sync += held.last.eq(0)
+        return m

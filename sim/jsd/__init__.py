@@ -1,0 +1,1 @@
+"""cocotb testbenches and shared test helpers of the JSD kernels."""
