@@ -104,7 +104,7 @@ def small_genomes(seed, count, length):
 @pytest.mark.parametrize("update", ["cu", "cm"])
 def test_builder_core_sampled(update):
     params = BuilderParams(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2,
-                           fifo_depth=24)
+                           fifo_depth=32)
     check_core(params, small_genomes(1, 4, 150), update)
 
 
@@ -112,5 +112,10 @@ def test_builder_core_every_kmer_with_backpressure():
     """s = 0: up to 8 k-mers per beat per lane against one insertion per cycle: the FIFO and
     the hold must lose nothing; 4 entries per queue, a queue spans two 128-bit beats."""
     params = BuilderParams(lanes=2, bytes_per_lane=8, k=5, s=0, d=2, cw=3, R=2, n=4,
-                           fifo_depth=20)
+                           fifo_depth=32)
     check_core(params, small_genomes(2, 3, 120), stall_probability=0.4)
+
+
+def test_builder_rejects_a_fifo_shallower_than_the_front_end():
+    with pytest.raises(ValueError, match="fifo_depth"):
+        QueueBuilderCore(BuilderParams(lanes=2, bytes_per_lane=8, fifo_depth=8))

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from host.golden.pqa import Pqa
 from .sketch import SketchGeometry, pack_chunks, plan_blocks
 
-__all__ = ["JsdGeometry", "PqaRecord", "unpack_records", "pack_pqa", "run_genomes"]
+__all__ = ["JsdGeometry", "PqaRecord", "unpack_records", "pack_pqa", "pack_record",
+           "pack_trailer", "unpack_results", "run_genomes"]
 
 ENTRY_BYTES = 8
 
@@ -87,6 +88,30 @@ def pack_pqa(pqa: Pqa) -> bytes:
         for tag, value in queue:
             out += value.to_bytes(4, "little") + (tag if value else 0).to_bytes(4, "little")
     return bytes(out)
+
+
+def pack_trailer(record: PqaRecord, geometry: JsdGeometry) -> bytes:
+    return (record.tag.to_bytes(4, "little") + record.entropy.to_bytes(4, "little")
+            + record.total.to_bytes(8, "little")).ljust(geometry.bus_bytes, b"\0")
+
+
+def pack_record(record: PqaRecord, geometry: JsdGeometry) -> bytes:
+    """A record as the queue builder writes it (queues, then the trailer beat)."""
+    return pack_pqa(record.pqa) + pack_trailer(record, geometry)
+
+
+def unpack_results(data: bytes, count: int, pivots: int, geometry: JsdGeometry) -> list[list[int]]:
+    """The similarity kernel's output: per streamed PQA one bus beat of signed Q5.24 JSDs, one
+    u32 per pivot (pivot v at byte 4 v)."""
+    if len(data) < count * geometry.bus_bytes:
+        raise ValueError(f"output holds {len(data)} bytes, {count} results need "
+                         f"{count * geometry.bus_bytes}")
+    results = []
+    for index in range(count):
+        beat = data[index * geometry.bus_bytes:(index + 1) * geometry.bus_bytes]
+        results.append([int.from_bytes(beat[4 * v:4 * v + 4], "little", signed=True)
+                        for v in range(pivots)])
+    return results
 
 
 def unpack_pqa(data: bytes, R: int, n: int) -> Pqa:

@@ -43,7 +43,7 @@ class BuilderParams:
     """Build-time parameters of the queue builder, checked once (messages name the parameter)."""
 
     def __init__(self, *, lanes=8, bytes_per_lane=8, k=31, s=10, sample_seed=SAMPLE_SEED, d=5,
-                 cw=14, R=12, n=8, fifo_depth=32):
+                 cw=14, R=12, n=8, fifo_depth=64):
         check_int_range("lanes", lanes, 1, 64)
         check_int_range("bytes_per_lane", bytes_per_lane, 1, 64)
         check_int_range("k", k, 1, 32)
@@ -107,6 +107,9 @@ class QueueBuilderLane(wiring.Component):
         self.countmin = CountMinRows(params.d, params.cw, 32, key_bits=32)
         self.pqa = PqaInsert(params.R, params.n)
         self.entropy = EntropyUnit(32, params.n, params.R)
+        if params.fifo_depth < self.in_flight + 4:
+            raise ValueError(f"fifo_depth must be at least {self.in_flight + 4} (the beats in "
+                             f"flight in the front end + 4), not {params.fifo_depth}")
         super().__init__({
             "i": In(stream.Signature(lane_bytes_layout(params.bytes_per_lane), always_ready=True)),
             "end_of_genome": In(1),
@@ -122,6 +125,12 @@ class QueueBuilderLane(wiring.Component):
         """Cycles from a lane beat to its sampled beat at the FIFO."""
         return (self.parser.latency + self.kmer_buffer.latency + Canonicalizer.latency
                 + self.sampler.latency)
+
+    @property
+    def in_flight(self) -> int:
+        """Beats that may still reach the FIFO after ``full`` rises: the front end, the decoder
+        stage and the registered hold."""
+        return self.front_latency + 3
 
     def elaborate(self, platform):
         m = Module()
@@ -172,8 +181,7 @@ class QueueBuilderLane(wiring.Component):
             beats.w_en.eq(push), beats.w_data.eq(sampled.as_value()),
             tags.w_en.eq(push & sampled.last), tags.w_data.eq(tag_line),
         ]
-        in_flight = self.front_latency + 3  # + the decoder stage and the full -> hold register
-        m.d.comb += self.full.eq(beats.level + in_flight >= p.fifo_depth)
+        m.d.comb += self.full.eq(beats.level + self.in_flight >= p.fifo_depth)
 
         # back end: one k-mer per cycle through hashes, Count-Min and PQA
         m.d.comb += [

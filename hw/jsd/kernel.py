@@ -41,7 +41,7 @@ class QueueBuilderKernel(KernelCore):
 
     def __init__(self, lanes: int = 8, bytes_per_lane: int = 8, k: int = 31, s: int = 10,
                  sample_seed: int = SAMPLE_SEED, d: int = 5, cw: int = 14, R: int = 12,
-                 n: int = 8, fifo_depth: int = 32, name: str = "jsd_build"):
+                 n: int = 8, fifo_depth: int = 64, name: str = "jsd_build"):
         self.params = BuilderParams(lanes=lanes, bytes_per_lane=bytes_per_lane, k=k, s=s,
                                     sample_seed=sample_seed, d=d, cw=cw, R=R, n=n,
                                     fifo_depth=fifo_depth)

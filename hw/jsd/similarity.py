@@ -1,0 +1,228 @@
+"""JSD similarity core: V pivot PQAs on chip, every streamed PQA united with all of them at once.
+
+Per pivot: the pivot's queues (n memories of 2^R entries, like :class:`PqaInsert`), a union
+network and an :class:`EntropyUnit` of 2n counts per beat. A streamed queue q meets pivot queue
+q: pivot entry i gets ``p_i * M_Q + q_j * M_P`` where q_j is the streamed entry of equal tag
+(0 if none); each streamed entry that matches no pivot entry gets ``q_j * M_P``. These are the
+textbook mixture counts of ``host.golden.entropy.mixture_counts`` (runtime mode "counts" uses
+multipliers 1, i.e. pooled counts). After the last queue, per pivot,
+``JSD = H_mix - ((H_P + H_Q) >> 1)``, clamped to [0, 1] in textbook mode, 1 if exactly one
+PQA is empty and 0 if both are, exactly ``host.golden.entropy.jsd_fixed``. H_P and H_Q are the
+entropies stored in the records' trailers by the queue builder.
+
+Input: records as written by the queue builder but with the trailer beat first (the kernel reads
+it first), the ``n_pivots`` pivot records and then the ``n_pqas`` streamed records.
+Throughput: one queue per cycle per pivot set (when a queue is one bus beat); about 20 cycles per
+streamed record for the entropy finish. Output: one bus beat per streamed record, u32 JSD of
+pivot v (signed Q5.24) at bits [32 v, 32 v + 32), zero for v >= n_pivots.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from host.golden.entropy import FIXED_ONE
+from .entropy import ENTROPY_BITS, EntropyUnit
+from .params import check_int_range
+from .pqa import VALUE_BITS, entry_layout
+
+__all__ = ["JsdSimilarityCore", "SimilarityParams"]
+
+ENTRY_BITS = 64
+
+
+class SimilarityParams:
+    def __init__(self, *, pivots=4, R=12, n=8, bus_bits=512):
+        check_int_range("pivots", pivots, 1, 64)
+        check_int_range("R", R, 1, 20)
+        check_int_range("n", n, 1, 64)
+        check_int_range("bus_bits", bus_bits, 128, 4096)
+        if (n * ENTRY_BITS) % bus_bits:
+            raise ValueError(f"a queue (n x 64 = {n * ENTRY_BITS} bits) must be a whole number "
+                             f"of bus beats ({bus_bits} bits)")
+        if 32 * pivots > bus_bits:
+            raise ValueError(f"pivots must be at most bus_bits / 32 = {bus_bits // 32} (one "
+                             f"result beat per record), not {pivots}")
+        self.pivots, self.R, self.n, self.bus_bits = pivots, R, n, bus_bits
+        self.total_bits = VALUE_BITS + R + max(0, (n - 1).bit_length())
+        self.mixture_bits = VALUE_BITS + self.total_bits + 1
+
+    @property
+    def beats_per_queue(self) -> int:
+        return self.n * ENTRY_BITS // self.bus_bits
+
+    @property
+    def beats_per_record(self) -> int:
+        return 1 + (1 << self.R) * self.beats_per_queue
+
+
+class JsdSimilarityCore(wiring.Component):
+    """Members
+    -------
+    start : In(1)
+        Pulse with ``n_pivots``, ``n_pqas`` and ``counts_mode`` valid (held until ``busy`` falls).
+    n_pivots : In(range(V + 1)),  n_pqas : In(32),  counts_mode : In(1)
+    i : In(stream.Signature(bus_bits))
+        Records, trailer beat first: the pivots, then the streamed PQAs.
+    o : Out(stream.Signature(bus_bits))
+        One result beat per streamed PQA.
+    busy : Out(1)
+    """
+
+    def __init__(self, params: SimilarityParams):
+        self.params = params
+        p = params
+        self.pivot_slots = [[Memory(shape=entry_layout(p.R), depth=1 << p.R, init=[])
+                             for _ in range(p.n)] for _ in range(p.pivots)]
+        self.entropy_units = [EntropyUnit(p.mixture_bits, 2 * p.n, p.R)
+                              for _ in range(p.pivots)]
+        super().__init__({
+            "start": In(1),
+            "n_pivots": In(range(p.pivots + 1)),
+            "n_pqas": In(32),
+            "counts_mode": In(1),
+            "i": In(stream.Signature(p.bus_bits)),
+            "o": Out(stream.Signature(p.bus_bits)),
+            "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        V, n, R = p.pivots, p.n, p.R
+        queue_bits = n * ENTRY_BITS
+
+        # gearbox: bus beats -> whole queues; header beats pass through on their own
+        header = Signal()          # the next beat is a record's trailer
+        piece = Signal(range(max(2, p.beats_per_queue)))
+        assembled = Signal(queue_bits)
+        queue_valid = Signal()
+        queue_address = Signal(R + 1)
+        record_done = Signal()
+        pivot = Signal(range(V + 1))
+        records_left = Signal(32)
+        loading = Signal()
+        header_entropy = Signal(ENTROPY_BITS)
+        header_total = Signal(64)
+        pivot_entropy = Signal(data.ArrayLayout(ENTROPY_BITS, V))
+        pivot_total = Signal(data.ArrayLayout(p.total_bits, V))
+        waiting = Signal()         # the streamed record's entropies are being finished
+
+        accept = self.i.valid & self.i.ready
+        m.d.comb += self.i.ready.eq(self.busy & ~waiting
+                                    & Cat(*(u.i.ready for u in self.entropy_units)).all())
+        pieces = [Signal(self.params.bus_bits, name=f"piece{j}")
+                  for j in range(p.beats_per_queue - 1)]
+        m.d.comb += assembled.eq(Cat(*pieces, self.i.payload))
+        m.d.sync += [queue_valid.eq(0), record_done.eq(0)]
+        with m.If(self.start & ~self.busy):
+            m.d.sync += [self.busy.eq(1), header.eq(1), piece.eq(0), pivot.eq(0),
+                         loading.eq(self.n_pivots != 0), records_left.eq(self.n_pqas)]
+            with m.If((self.n_pivots == 0) & (self.n_pqas == 0)):
+                m.d.sync += self.busy.eq(0)
+        with m.If(accept):
+            with m.If(header):
+                m.d.sync += [header.eq(0), queue_address.eq(0),
+                             header_entropy.eq(self.i.payload[32:64]),
+                             header_total.eq(self.i.payload[64:128])]
+            with m.Elif(piece == p.beats_per_queue - 1):
+                m.d.sync += [piece.eq(0), queue_valid.eq(1)]
+                with m.If(queue_address == (1 << R) - 1):
+                    m.d.sync += [header.eq(1), record_done.eq(1)]
+                    # the header of the next record must wait until this one's results are out
+                    with m.If(~loading):
+                        m.d.sync += waiting.eq(1)
+            with m.Else():
+                m.d.sync += piece.eq(piece + 1)
+            for j, register in enumerate(pieces):
+                with m.If(piece == j):
+                    m.d.sync += register.eq(self.i.payload)
+
+        queue_word = Signal(queue_bits)
+        queue_index = Signal(R)
+        queue_last = Signal()
+        with m.If(accept & ~header & (piece == p.beats_per_queue - 1)):
+            m.d.sync += [queue_word.eq(assembled), queue_index.eq(queue_address[:R]),
+                         queue_last.eq(queue_address == (1 << R) - 1),
+                         queue_address.eq(queue_address + 1)]
+        streamed = [Signal(entry_layout(R), name=f"streamed{j}") for j in range(n)]
+        for j, entry in enumerate(streamed):
+            word = queue_word[ENTRY_BITS * j:ENTRY_BITS * (j + 1)]
+            m.d.comb += [entry.value.eq(word[:32]), entry.tag.eq(word[32:32 + 32 - R])]
+
+        # loading a pivot: write queue `queue_index` of pivot `pivot`
+        for v, slots in enumerate(self.pivot_slots):
+            for j, memory in enumerate(slots):
+                m.submodules[f"pivot{v}_slot{j}"] = memory
+                write = memory.write_port()
+                m.d.comb += [write.addr.eq(queue_index), write.data.eq(streamed[j]),
+                             write.en.eq(queue_valid & loading & (pivot == v))]
+        with m.If(record_done & loading):
+            m.d.sync += [pivot_entropy[pivot].eq(header_entropy),
+                         pivot_total[pivot].eq(header_total), pivot.eq(pivot + 1)]
+            with m.If(pivot + 1 == self.n_pivots):
+                m.d.sync += loading.eq(0)
+                with m.If(self.n_pqas == 0):
+                    m.d.sync += self.busy.eq(0)
+
+        # streaming: read pivot queue `queue_index` (arrives next cycle), unite, entropy
+        compare = queue_valid & ~loading
+        compare1, last1 = Signal(), Signal()
+        streamed1 = [Signal(entry_layout(R), name=f"streamed1_{j}") for j in range(n)]
+        m.d.sync += [compare1.eq(compare), last1.eq(queue_last)]
+        m.d.sync += [a.eq(b) for a, b in zip(streamed1, streamed)]
+        stream_total = Signal(p.total_bits)
+        m.d.comb += stream_total.eq(header_total)
+        results = []
+        for v in range(V):
+            reads = [memory.read_port(transparent_for=()) for memory in self.pivot_slots[v]]
+            pivot_entries = []
+            for j, read in enumerate(reads):
+                m.d.comb += [read.addr.eq(queue_index), read.en.eq(compare)]
+                entry = Signal(entry_layout(R), name=f"pivot{v}_entry{j}")
+                m.d.comb += entry.eq(read.data)
+                pivot_entries.append(entry)
+            scale_pivot = Mux(self.counts_mode, 1, stream_total)     # multiplies p_i
+            scale_stream = Mux(self.counts_mode, 1, pivot_total[v])  # multiplies q_j
+            unit = self.entropy_units[v]
+            m.submodules[f"entropy{v}"] = unit
+            matched_stream = [Const(0, 1)] * n
+            counts = []
+            for i, pe in enumerate(pivot_entries):
+                partner = Const(0, VALUE_BITS)
+                for j, se in enumerate(streamed1):
+                    match = (pe.value != 0) & (se.value != 0) & (pe.tag == se.tag)
+                    partner = partner | Mux(match, se.value, 0)
+                    matched_stream[j] = matched_stream[j] | match
+                counts.append(pe.value * scale_pivot + partner * scale_stream)
+            for j, se in enumerate(streamed1):
+                counts.append(Mux(matched_stream[j], 0, se.value) * scale_stream)
+            registered = [Signal(p.mixture_bits, name=f"mix{v}_{c}") for c in range(2 * n)]
+            valid2, last2 = Signal(name=f"mix_valid{v}"), Signal(name=f"mix_last{v}")
+            m.d.sync += [r.eq(c) for r, c in zip(registered, counts)]
+            m.d.sync += [valid2.eq(compare1), last2.eq(last1)]
+            m.d.comb += [unit.i.valid.eq(valid2), unit.i.payload.last.eq(last2)]
+            m.d.comb += [unit.i.payload.counts[c].eq(r) for c, r in enumerate(registered)]
+            results.append(unit)
+
+        # finish: when every pivot's entropy is ready, one result beat
+        all_ready = Cat(*(unit.o.valid for unit in results)).all()
+        result_words = []
+        for v, unit in enumerate(results):
+            average = (pivot_entropy[v] + header_entropy) >> 1
+            difference = Signal(signed(ENTROPY_BITS + 2), name=f"jsd{v}")
+            m.d.comb += difference.eq(unit.o.payload.entropy - average)
+            empty_p, empty_q = pivot_total[v] == 0, stream_total == 0
+            clamped = Mux(difference < 0, 0, Mux(difference > FIXED_ONE, FIXED_ONE, difference))
+            special = Mux(empty_p & empty_q, 0, FIXED_ONE)
+            value = Mux(self.counts_mode, difference,
+                        Mux(empty_p | empty_q, special, clamped))
+            result_words.append(Mux(v < self.n_pivots, value[:32], 0))
+            m.d.comb += unit.o.ready.eq(self.o.valid & self.o.ready)
+        m.d.comb += [self.o.valid.eq(waiting & all_ready), self.o.payload.eq(Cat(*result_words))]
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += [waiting.eq(0), records_left.eq(records_left - 1)]
+            with m.If(records_left == 1):
+                m.d.sync += self.busy.eq(0)
+        return m
