@@ -1,0 +1,226 @@
+"""Chunk and record layouts of the JACC sketch-construction kernel (docs/sketch_kernel.md).
+
+The host packs the byte streams of many genomes into chunks: ``T`` lanes, each carrying one
+genome at a time, ``B`` bytes per lane per beat, in blocks introduced by control beats. The
+kernel answers each chunk with one record per genome that ended in it: the packed registers of
+the genome's HyperLogLog sketch, then a trailer with the genome tag and the features (Z, nz).
+
+:func:`run_genomes` drives a whole set of genomes through any "call the kernel on this chunk"
+function (the cocotb test's simulated kernel or the host driver's FPGA call).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["SketchGeometry", "control_word", "Block", "plan_blocks", "pack_blocks",
+           "pack_chunks", "SketchRecord", "unpack_records", "run_genomes"]
+
+COUNT_BITS = 24
+EOF_BIT = 24
+EOG_BIT = 25
+TAG_LSB = 32
+REGISTERS_PER_WORD = 16
+
+
+@dataclass(frozen=True)
+class SketchGeometry:
+    """Build parameters that fix the layouts: lanes T, bytes per lane B, HLL p and w."""
+
+    lanes: int = 8
+    bytes_per_lane: int = 8
+    p: int = 14
+    w: int = 4
+
+    def __post_init__(self):
+        for name in ("lanes", "bytes_per_lane"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if not isinstance(self.p, int) or not 8 <= self.p <= 18:
+            raise ValueError(f"p must be an integer from 8 to 18, not {self.p!r}")
+        if not isinstance(self.w, int) or not 4 <= self.w <= 8:
+            raise ValueError(f"w must be an integer from 4 to 8, not {self.w!r}")
+        if self.bus_bytes * 8 % (REGISTERS_PER_WORD * self.w) or self.bus_bytes < 8:
+            raise ValueError(f"the bus ({self.bus_bytes * 8} bits) must be at least 64 bits and "
+                             f"a multiple of 16 w = {REGISTERS_PER_WORD * self.w} bits")
+
+    @property
+    def bus_bytes(self) -> int:
+        return self.lanes * self.bytes_per_lane
+
+    @property
+    def control_beats(self) -> int:
+        return -(-8 * self.lanes // self.bus_bytes)
+
+    @property
+    def registers(self) -> int:
+        return 1 << self.p
+
+    @property
+    def sketch_bytes(self) -> int:
+        return self.registers * self.w // 8
+
+    @property
+    def z_bytes(self) -> int:
+        z_bits = self.p + (1 << self.w)
+        return 8 * -(-z_bits // 64)
+
+    @property
+    def trailer_bytes(self) -> int:
+        return self.bus_bytes * -(-(8 + self.z_bytes) // self.bus_bytes)
+
+    @property
+    def record_bytes(self) -> int:
+        return self.sketch_bytes + self.trailer_bytes
+
+
+def control_word(count: int, *, end_of_file: bool = False, end_of_genome: bool = False,
+                 tag: int = 0) -> int:
+    """A lane's 64-bit control word for one block."""
+    if not 0 <= count < 1 << COUNT_BITS:
+        raise ValueError(f"count must be from 0 to {(1 << COUNT_BITS) - 1}, not {count!r}")
+    if not 0 <= tag < 1 << 32:
+        raise ValueError(f"tag must be a 32-bit unsigned integer, not {tag!r}")
+    return (count | int(end_of_file) << EOF_BIT | int(end_of_genome) << EOG_BIT
+            | tag << TAG_LSB)
+
+
+@dataclass
+class Block:
+    """One block: per lane (bytes, end_of_file, end_of_genome, tag)."""
+
+    lanes: list[tuple[bytes, bool, bool, int]]
+
+    @property
+    def genomes_ended(self) -> list[int]:
+        return [tag for _, _, eog, tag in self.lanes if eog]
+
+
+def plan_blocks(genomes: Sequence[Sequence[bytes]], geometry: SketchGeometry, *,
+                max_block_beats: int = 1024) -> list[Block]:
+    """Schedule genomes (each a list of files) onto the lanes and cut their streams into blocks.
+
+    A lane takes the next genome as soon as its previous one ended. A block is as long as the
+    shortest unfinished file among the busy lanes (capped at ``max_block_beats``), so only lanes
+    that finish a file pad their slots. The tag of a genome is its index in ``genomes``.
+    """
+    if len(genomes) >= 1 << 32:
+        raise ValueError("at most 2^32 - 1 genomes per run")
+    lane_count, nbytes = geometry.lanes, geometry.bytes_per_lane
+    queue = list(range(len(genomes)))
+    queue.reverse()
+    # per lane: [tag, files left (list), offset in the current file] or None when idle
+    lanes: list[list | None] = [None] * lane_count
+    blocks = []
+    while True:
+        for t in range(lane_count):
+            if lanes[t] is None and queue:
+                tag = queue.pop()
+                files = [bytes(f) for f in genomes[tag]] or [b""]
+                lanes[t] = [tag, files, 0]
+        busy = [t for t in range(lane_count) if lanes[t] is not None]
+        if not busy:
+            return blocks
+        shortest = min(len(lanes[t][1][0]) - lanes[t][2] for t in busy)
+        beats = min(-(-shortest // nbytes), max_block_beats)
+        capacity = beats * nbytes
+        entries = []
+        for t in range(lane_count):
+            if lanes[t] is None:
+                entries.append((b"", False, False, 0))
+                continue
+            tag, files, offset = lanes[t]
+            piece = files[0][offset:offset + capacity]
+            lanes[t][2] = offset + len(piece)
+            ends_file = lanes[t][2] == len(files[0])
+            ends_genome = ends_file and len(files) == 1
+            entries.append((piece, ends_file, ends_genome, tag))
+            if ends_genome:
+                lanes[t] = None
+            elif ends_file:
+                lanes[t] = [tag, files[1:], 0]
+        blocks.append(Block(entries))
+
+
+def pack_blocks(blocks: Sequence[Block], geometry: SketchGeometry) -> bytes:
+    """The chunk bytes of consecutive blocks."""
+    nbytes, bus = geometry.bytes_per_lane, geometry.bus_bytes
+    out = bytearray()
+    for block in blocks:
+        control = b"".join(control_word(len(piece), end_of_file=eof, end_of_genome=eog,
+                                        tag=tag).to_bytes(8, "little")
+                           for piece, eof, eog, tag in block.lanes)
+        out += control.ljust(geometry.control_beats * bus, b"\0")
+        beats = max(-(-len(piece) // nbytes) for piece, *_ in block.lanes)
+        slots = [piece.ljust(beats * nbytes, b"\0") for piece, *_ in block.lanes]
+        for beat in range(beats):
+            for slot in slots:
+                out += slot[beat * nbytes:(beat + 1) * nbytes]
+    return bytes(out)
+
+
+def pack_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
+                max_chunk_bytes: int = 64 << 20) -> list[tuple[bytes, list[int]]]:
+    """Group blocks into kernel calls: ``(chunk bytes, tags of the genomes ending in it)``.
+
+    A chunk holds whole blocks; a block larger than ``max_chunk_bytes`` gets a chunk alone.
+    """
+    chunks, current, size = [], [], 0
+    for block in blocks:
+        block_bytes = len(pack_blocks([block], geometry))
+        if current and size + block_bytes > max_chunk_bytes:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(block)
+        size += block_bytes
+    if current:
+        chunks.append(current)
+    return [(pack_blocks(c, geometry), [tag for b in c for tag in b.genomes_ended])
+            for c in chunks]
+
+
+@dataclass
+class SketchRecord:
+    tag: int
+    registers: list[int]
+    z: int
+    nz: int
+
+
+def unpack_records(data: bytes, count: int, geometry: SketchGeometry) -> list[SketchRecord]:
+    """Decode ``count`` records written back to back by the kernel."""
+    size = geometry.record_bytes
+    if len(data) < count * size:
+        raise ValueError(f"output holds {len(data)} bytes, {count} records need {count * size}")
+    records = []
+    mask = (1 << geometry.w) - 1
+    for index in range(count):
+        record = data[index * size:(index + 1) * size]
+        packed = int.from_bytes(record[:geometry.sketch_bytes], "little")
+        registers = [(packed >> (geometry.w * j)) & mask for j in range(geometry.registers)]
+        trailer = record[geometry.sketch_bytes:]
+        records.append(SketchRecord(
+            tag=int.from_bytes(trailer[0:4], "little"),
+            nz=int.from_bytes(trailer[4:8], "little"),
+            z=int.from_bytes(trailer[8:8 + geometry.z_bytes], "little"),
+            registers=registers,
+        ))
+    return records
+
+
+def run_genomes(genomes: Sequence[Sequence[bytes]], geometry: SketchGeometry,
+                call_kernel: Callable[[bytes, int], bytes], *, max_block_beats: int = 1024,
+                max_chunk_bytes: int = 64 << 20) -> list[SketchRecord]:
+    """Sketch every genome: plan, pack, call ``call_kernel(chunk, record_count)`` per chunk (it
+    returns the output buffer), unpack, and return the records in genome order."""
+    blocks = plan_blocks(genomes, geometry, max_block_beats=max_block_beats)
+    results: list[SketchRecord | None] = [None] * len(genomes)
+    for chunk, tags in pack_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes):
+        output = call_kernel(chunk, len(tags))
+        records = unpack_records(output, len(tags), geometry)
+        if sorted(r.tag for r in records) != sorted(tags):
+            raise ValueError(f"kernel returned tags {sorted(r.tag for r in records)}, "
+                             f"expected {sorted(tags)}")
+        for record in records:
+            results[record.tag] = record
+    return results

@@ -1,0 +1,171 @@
+"""SketchCore: chunk beats in, sketch records out (the whole JACC sketch-construction datapath).
+
+Structure: a :class:`ChunkDecoder` feeds ``T`` :class:`SketchLane`\\ s (parser, k-mer buffer, B
+canonicalizer + fmix64 + HLL update pipelines each). When a beat ends the genome of one or more
+lanes, the core stops taking beats, waits until the lanes' last k-mers are in their partial
+sketches, then for each such lane in order drains its B partial sketches through the lane's merge
+tree into the :class:`FeatureUnit` and the :class:`RecordWriter`, and resumes.
+
+Throughput: one input beat per cycle whenever no genome is ending, for every input (the datapath
+has no stall condition). A genome end stops all lanes for ``insert_latency`` + ``2^(p-4)`` word
+drains + the record's trailer (about 1,060 cycles for p=14 on a 512-bit bus) per ending lane.
+"""
+
+from amaranth.hdl import Const, Module, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .chunk import ChunkDecoder
+from .hll_update import REGISTERS_PER_WORD
+from .lane import SketchLane
+from .merge import FeatureUnit, RecordWriter
+from .params import check_hll_params, check_k, check_positive
+
+__all__ = ["SketchCore"]
+
+_WORD_FIFO_DEPTH = 16
+
+
+class SketchCore(wiring.Component):
+    """Build one HyperLogLog sketch per genome from interleaved chunk beats.
+
+    Parameters
+    ----------
+    lanes, bytes_per_lane : int
+        T and B; the bus is ``8 T B`` bits wide.
+    k, p, w : int
+        k-mer length, HLL index bits and register width.
+
+    Members
+    -------
+    i : In(stream.Signature(8 T B))
+        Chunk beats (layout in docs/sketch_kernel.md).
+    o : Out(stream.Signature(8 T B))
+        Sketch records, back to back; honours backpressure (it only delays the merge).
+    records : Out(32)
+        Records completed since reset (wraps).
+    ending_genome : Out(1)
+        A genome end is being processed (the input is stopped by the core, not by its source).
+    """
+
+    def __init__(self, *, lanes: int = 8, bytes_per_lane: int = 8, k: int = 31, p: int = 14,
+                 w: int = 4):
+        check_positive("lanes", lanes)
+        check_positive("bytes_per_lane", bytes_per_lane)
+        check_k(k)
+        check_hll_params(p, w)
+        self._lanes, self._bytes_per_lane, self._k, self._p, self._w = lanes, bytes_per_lane, k, p, w
+        self._bus_bits = 8 * lanes * bytes_per_lane
+        self._writer = RecordWriter(self._bus_bits, p, w)
+        self._lane_units = [SketchLane(bytes_per_lane=bytes_per_lane, k=k, p=p, w=w)
+                            for _ in range(lanes)]
+        super().__init__({
+            "i": In(stream.Signature(self._bus_bits)),
+            "o": Out(stream.Signature(self._bus_bits)),
+            "records": Out(32),
+            "ending_genome": Out(1),
+        })
+
+    @property
+    def bus_bits(self) -> int:
+        return self._bus_bits
+
+    def elaborate(self, platform):
+        m = Module()
+        lanes, p, w = self._lanes, self._p, self._w
+        word_bits = REGISTERS_PER_WORD * w
+        words = 1 << (p - 4)
+
+        m.submodules.decoder = decoder = ChunkDecoder(lanes=lanes,
+                                                      bytes_per_lane=self._bytes_per_lane)
+        m.submodules.features = features = FeatureUnit(p, w)
+        m.submodules.writer = writer = self._writer
+        m.submodules.word_fifo = word_fifo = fifo.SyncFIFOBuffered(width=word_bits,
+                                                                   depth=_WORD_FIFO_DEPTH)
+        wiring.connect(m, wiring.flipped(self.i), decoder.i)
+        wiring.connect(m, writer.o, wiring.flipped(self.o))
+        for t, lane in enumerate(self._lane_units):
+            m.submodules[f"lane{t}"] = lane
+            m.d.comb += [lane.i.valid.eq(decoder.lanes_valid), lane.i.payload.eq(decoder.lanes[t])]
+
+        pending = Signal(lanes)
+        tags = Signal(data.ArrayLayout(32, lanes))
+        current = Signal(range(lanes))
+        drain_wait = Signal(range(self._lane_units[0].insert_latency + 2))
+        drain_addr = Signal(p - 4)
+        lowest_pending = _lowest_set(m, pending, lanes)
+
+        # words in flight from a drain read to the FIFO: lane drain latency + the lane mux stage
+        flight = self._lane_units[0].drain_latency + 1
+        may_issue = word_fifo.level <= _WORD_FIFO_DEPTH - flight - 1
+        issue = Signal()
+        for t, lane in enumerate(self._lane_units):
+            m.d.comb += [lane.drain_addr.eq(drain_addr), lane.drain_en.eq(issue & (current == t))]
+
+        merged = Signal(word_bits)
+        merged_valid = Signal()
+        with m.Switch(current):
+            for t, lane in enumerate(self._lane_units):
+                with m.Case(t):
+                    m.d.sync += [merged.eq(lane.merged), merged_valid.eq(lane.merged_valid)]
+        m.d.comb += [
+            word_fifo.w_data.eq(merged),
+            word_fifo.w_en.eq(merged_valid),
+            features.word.eq(merged),
+            features.valid.eq(merged_valid),
+            writer.words.payload.eq(word_fifo.r_data),
+            writer.words.valid.eq(word_fifo.r_rdy),
+            word_fifo.r_en.eq(writer.words.ready),
+            writer.tag.eq(tags[current]),
+            writer.z.eq(features.z),
+            writer.nz.eq(features.nz),
+        ]
+        with m.If(writer.done):
+            m.d.sync += self.records.eq(self.records + 1)
+
+        genome_ends = decoder.lanes_valid & (decoder.end_of_genome != 0)
+        with m.FSM():
+            with m.State("Run"):
+                m.d.comb += [decoder.hold.eq(genome_ends), self.ending_genome.eq(genome_ends)]
+                with m.If(genome_ends):
+                    m.d.sync += [
+                        pending.eq(decoder.end_of_genome),
+                        tags.eq(decoder.tags),
+                        drain_wait.eq(self._lane_units[0].insert_latency + 1),
+                    ]
+                    m.next = "Drain"
+            with m.State("Drain"):
+                # the ending lanes' last k-mers are still on their way into the sketches
+                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
+                m.d.sync += drain_wait.eq(drain_wait - 1)
+                with m.If(drain_wait == 0):
+                    m.d.comb += features.clear.eq(1)
+                    m.d.sync += [current.eq(lowest_pending), drain_addr.eq(0)]
+                    m.next = "Merge"
+            with m.State("Merge"):
+                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1), issue.eq(may_issue)]
+                with m.If(may_issue):
+                    m.d.sync += drain_addr.eq(drain_addr + 1)
+                    with m.If(drain_addr == words - 1):
+                        m.next = "Record"
+            with m.State("Record"):
+                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
+                with m.If(writer.done):
+                    remaining = pending & ~(Const(1, lanes) << current)
+                    m.d.sync += pending.eq(remaining)
+                    with m.If(remaining == 0):
+                        m.next = "Run"
+                    with m.Else():
+                        m.d.comb += features.clear.eq(1)
+                        m.d.sync += [current.eq(_lowest_set(m, remaining, lanes)),
+                                     drain_addr.eq(0)]
+                        m.next = "Merge"
+        return m
+
+
+def _lowest_set(m, bits, lanes):
+    lowest = Signal(range(lanes))
+    for t in reversed(range(lanes)):
+        with m.If(bits[t]):
+            m.d.comb += lowest.eq(t)
+    return lowest

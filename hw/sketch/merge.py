@@ -1,0 +1,229 @@
+"""End of genome: merge tree, feature unit and the record writer (write gateway) (SPEC 3).
+
+A lane's ``B`` partial sketches are drained word by word (16 registers per word); the
+:class:`MergeTree` takes the register-wise max, the :class:`FeatureUnit` accumulates the exact
+features ``Z = sum 2^(W - r)`` and ``nz``, and the :class:`RecordWriter` packs the merged words
+into bus beats followed by a trailer holding the genome tag and the features. The record layout
+is documented in docs/sketch_kernel.md and packed/unpacked by host/layout/sketch.py.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .hll_update import REGISTERS_PER_WORD
+from .params import check_hll_params, check_positive
+
+__all__ = ["z_bits", "trailer_bits", "MergeTree", "FeatureUnit", "RecordWriter"]
+
+
+def z_bits(p: int, w: int) -> int:
+    """Bits of the feature Z: it is at most ``2^p * 2^W``."""
+    return p + (1 << w) - 1 + 1
+
+
+def trailer_bits(p: int, w: int, bus_bits: int) -> int:
+    """The trailer: tag (32 bits), nz (32 bits), Z in whole 64-bit words, padded to beats."""
+    bits = 64 + 64 * -(-z_bits(p, w) // 64)
+    return bus_bits * -(-bits // bus_bits)
+
+
+def _register_max(m, a, b, w):
+    out = Signal(len(a))
+    for slot in range(len(a) // w):
+        x, y = a[slot * w:(slot + 1) * w], b[slot * w:(slot + 1) * w]
+        m.d.sync += out[slot * w:(slot + 1) * w].eq(Mux(x > y, x, y))
+    return out
+
+
+class MergeTree(wiring.Component):
+    """Register-wise max of ``ways`` words of 16 ``w``-bit registers, one set per cycle.
+
+    Members
+    -------
+    words : In(data.ArrayLayout(16 w, ways))
+    valid : In(1)
+    merged : Out(16 w)
+    merged_valid : Out(1)
+
+    Latency :attr:`latency` = max(1, ceil(log2 ways)) registered levels, one word per cycle.
+    """
+
+    def __init__(self, ways: int, w: int = 4):
+        check_positive("ways", ways)
+        check_hll_params(14, w)
+        self._ways, self._w = ways, w
+        super().__init__({
+            "words": In(data.ArrayLayout(REGISTERS_PER_WORD * w, ways)),
+            "valid": In(1),
+            "merged": Out(REGISTERS_PER_WORD * w),
+            "merged_valid": Out(1),
+        })
+
+    @property
+    def latency(self) -> int:
+        return max(1, (self._ways - 1).bit_length())
+
+    def elaborate(self, platform):
+        m = Module()
+        level = [self.words[i] for i in range(self._ways)]
+        valid = self.valid
+        for _ in range(self.latency):
+            next_level = []
+            for i in range(0, len(level), 2):
+                if i + 1 < len(level):
+                    next_level.append(_register_max(m, level[i], level[i + 1], self._w))
+                else:
+                    alone = Signal(len(level[i]))
+                    m.d.sync += alone.eq(level[i])
+                    next_level.append(alone)
+            level = next_level
+            registered_valid = Signal()
+            m.d.sync += registered_valid.eq(valid)
+            valid = registered_valid
+        m.d.comb += [self.merged.eq(level[0]), self.merged_valid.eq(valid)]
+        return m
+
+
+class FeatureUnit(wiring.Component):
+    """Exact features of a sketch streamed as words: ``Z = sum 2^(W - r)`` and ``nz``.
+
+    Members
+    -------
+    clear : In(1)
+        Start a new sketch (takes priority over ``valid`` in the same cycle).
+    word : In(16 w)
+    valid : In(1)
+    z : Out(z_bits(p, w))
+    nz : Out(32)
+
+    ``z`` and ``nz`` include a word 2 cycles after it was presented; one word per cycle.
+    """
+
+    latency = 2
+
+    def __init__(self, p: int = 14, w: int = 4):
+        check_hll_params(p, w)
+        self._p, self._w = p, w
+        super().__init__({
+            "clear": In(1),
+            "word": In(REGISTERS_PER_WORD * w),
+            "valid": In(1),
+            "z": Out(z_bits(p, w)),
+            "nz": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self._w
+        top = (1 << w) - 1
+        word_z = Signal(top + 1 + 5)
+        word_nz = Signal(5)
+        word_valid = Signal()
+        registers = [self.word[slot * w:(slot + 1) * w] for slot in range(REGISTERS_PER_WORD)]
+        m.d.sync += [
+            word_z.eq(sum(Const(1 << top, top + 1) >> r for r in registers)),
+            word_nz.eq(sum((r == 0) for r in registers)),
+            word_valid.eq(self.valid & ~self.clear),
+        ]
+        with m.If(self.clear):
+            m.d.sync += [self.z.eq(0), self.nz.eq(0)]
+        with m.Elif(word_valid):
+            m.d.sync += [self.z.eq(self.z + word_z), self.nz.eq(self.nz + word_nz)]
+        return m
+
+
+class RecordWriter(wiring.Component):
+    """Pack merged words into bus beats, then append the trailer (tag, nz, Z).
+
+    Parameters
+    ----------
+    bus_bits : int
+        Bus width; a multiple of the word width ``16 w``.
+
+    Members
+    -------
+    words : In(stream.Signature(16 w))
+        The ``2^(p-4)`` merged words of one sketch, in register order.
+    tag, z, nz : In
+        Sampled when the trailer is sent (after the last word was taken).
+    o : Out(stream.Signature(bus_bits))
+        Record beats; honours backpressure.
+    busy : Out(1)
+        A record is in progress (from its first word until its last beat left).
+    done : Out(1)
+        Pulses in the cycle the last beat of a record is taken.
+
+    Throughput: one beat per ``bus_bits / 16 w`` words (one word per cycle in).
+    """
+
+    def __init__(self, bus_bits: int, p: int = 14, w: int = 4):
+        check_hll_params(p, w)
+        word_bits = REGISTERS_PER_WORD * w
+        if not isinstance(bus_bits, int) or bus_bits < 64 or bus_bits % word_bits:
+            raise ValueError(f"bus_bits must be a multiple of 64 and of 16 w = {word_bits}, "
+                             f"not {bus_bits!r}")
+        self._bus_bits, self._p, self._w = bus_bits, p, w
+        super().__init__({
+            "words": In(stream.Signature(word_bits)),
+            "tag": In(32),
+            "z": In(z_bits(p, w)),
+            "nz": In(32),
+            "o": Out(stream.Signature(bus_bits)),
+            "busy": Out(1),
+            "done": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        bus_bits, p, w = self._bus_bits, self._p, self._w
+        word_bits = REGISTERS_PER_WORD * w
+        words_per_beat = bus_bits // word_bits
+        total_words = 1 << (p - 4)
+        trailer_beats = trailer_bits(p, w, bus_bits) // bus_bits
+
+        beat = Signal(bus_bits)
+        fill = Signal(range(words_per_beat + 1))
+        words_taken = Signal(range(total_words + 1))
+        trailer = Signal(trailer_beats * bus_bits)
+        trailer_left = Signal(range(trailer_beats + 1))
+
+        last_beat_out = Signal()
+        m.d.comb += self.busy.eq((words_taken != 0) | self.o.valid | (trailer_left != 0))
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += [self.o.valid.eq(0), last_beat_out.eq(0)]
+            m.d.comb += self.done.eq(last_beat_out)
+
+        beat_free = ~self.o.valid | self.o.ready
+        with m.If(trailer_left != 0):
+            with m.If(beat_free):
+                m.d.sync += [
+                    self.o.payload.eq(trailer[:bus_bits]),
+                    self.o.valid.eq(1),
+                    trailer.eq(trailer >> bus_bits),
+                    trailer_left.eq(trailer_left - 1),
+                    last_beat_out.eq(trailer_left == 1),
+                ]
+        with m.Elif(words_taken == total_words):
+            with m.If(fill == 0):
+                # every sketch beat has been handed over: the features are final
+                m.d.sync += [
+                    trailer.eq(Cat(self.tag, self.nz, self.z)),
+                    trailer_left.eq(trailer_beats),
+                    words_taken.eq(0),
+                ]
+        with m.Elif(fill == words_per_beat):
+            with m.If(beat_free):
+                m.d.sync += [self.o.payload.eq(beat), self.o.valid.eq(1), fill.eq(0)]
+        with m.Else():
+            m.d.comb += self.words.ready.eq(1)
+            with m.If(self.words.valid):
+                m.d.sync += [
+                    beat.eq(Cat(beat[word_bits:], self.words.payload)),
+                    fill.eq(fill + 1),
+                    words_taken.eq(words_taken + 1),
+                ]
+        # the last word fills the last beat; hand it over before the trailer
+        with m.If((words_taken == total_words) & (fill == words_per_beat) & beat_free):
+            m.d.sync += [self.o.payload.eq(beat), self.o.valid.eq(1), fill.eq(0)]
+        return m

@@ -1,0 +1,44 @@
+"""Expected sketch records from the golden model, and genome sets for the sketch tests."""
+
+import random
+
+from host.golden.hll import Hll, HllParams
+from host.golden.parse import genome_kmers
+from host.layout.sketch import SketchGeometry, SketchRecord
+
+from .streams import SAMPLE_FILES, random_genome_file
+
+__all__ = ["expected_record", "regression_genomes", "compare_records"]
+
+
+def expected_record(tag: int, files, k: int, geometry: SketchGeometry) -> SketchRecord:
+    sketch = Hll(HllParams(geometry.p, geometry.w)).update(genome_kmers(files, k))
+    z, nz = sketch.features()
+    return SketchRecord(tag=tag, registers=sketch.registers, z=z, nz=nz)
+
+
+def regression_genomes(seed: int, count: int = 8, scale: int = 300) -> list[list[bytes]]:
+    """Genomes of different lengths: samples of every format feature, multi-file genomes, an
+    empty genome and an empty file, random FASTA/FASTQ with N runs, lowercase and CRLF."""
+    rng = random.Random(seed)
+    genomes = [
+        [SAMPLE_FILES["fasta"], SAMPLE_FILES["crlf"]],
+        [SAMPLE_FILES["fastq"]],
+        [],
+        [SAMPLE_FILES["edge"], b"", random_genome_file(rng, scale)],
+    ]
+    while len(genomes) < count:
+        genomes.append([random_genome_file(rng, rng.randint(1, 4 * scale))
+                        for _ in range(rng.randint(1, 2))])
+    return genomes
+
+
+def compare_records(got: list[SketchRecord], expected: list[SketchRecord]) -> None:
+    assert len(got) == len(expected)
+    for record, reference in zip(got, expected):
+        assert record is not None, f"no record for genome {reference.tag}"
+        assert record.tag == reference.tag
+        bad = [j for j, (a, b) in enumerate(zip(record.registers, reference.registers)) if a != b]
+        assert not bad, (f"genome {reference.tag}: {len(bad)} registers differ, first "
+                         f"{bad[0]}: {record.registers[bad[0]]} != {reference.registers[bad[0]]}")
+        assert (record.z, record.nz) == (reference.z, reference.nz), f"genome {reference.tag}"
