@@ -26,7 +26,7 @@ from host.layout.similarity import SimilarityGeometry, partner_stops, plan_calls
 from hw.similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
 
 PIVOTS = (16, 32, 64, 80, 128)
-SIM_START_LATENCY = 8       # ap_start -> first read beat, measured by the cocotb test (AxiRam)
+SIM_START_LATENCY = 9       # ap_start -> first read beat, measured by the cocotb test (AxiRam)
 JACC_FPGA = {"pivots": 80, "streams": 4, "clock_mhz": 276, "jaccard_per_s": 96.5e6,
              "lut": 349_315, "ff": 354_420, "bram36": 179}
 

@@ -19,7 +19,8 @@ from .layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack
                                 unpack_groups)
 from .similarity import cardinalities, estimates, union_features
 
-__all__ = ["SimilarityJob", "execute_model", "run_all_pairs", "write_similarity"]
+__all__ = ["SimilarityJob", "execute_model", "device_executor", "run_all_pairs",
+           "write_similarity"]
 
 Executor = Callable[[bytes, KernelCall], bytes]
 
@@ -48,6 +49,20 @@ def execute_model(buffer: bytes, call: KernelCall, geometry: SimilarityGeometry)
         z[q] = np.array(zq, dtype=object).reshape(g.pivots, g.streams)
         nz[q] = np.asarray(nzq).reshape(g.pivots, g.streams)
     return pack_features(z, nz, g)
+
+
+def device_executor(device, kernel) -> Executor:
+    """Run calls on a host.device device (SimDevice, XrtDevice) with ``kernel`` (a
+    hw.similarity.SimilarityKernel): the sketch buffer is uploaded with every call."""
+    from .device import Output
+    geometry = kernel.geometry
+
+    def execute(buffer: bytes, call: KernelCall) -> bytes:
+        size = call.groups * geometry.record_block_bytes
+        result = device.run(kernel, {"sketches": buffer, "features": Output(size),
+                                     **call.scalar_arguments()})
+        return result.outputs["features"]
+    return execute
 
 
 class SimilarityJob:
