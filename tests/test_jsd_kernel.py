@@ -30,7 +30,7 @@ def test_builder_kernel_matches_golden(update, pause):
                toplevel="jsd_build_small",
                parameters={"params": SMALL, "genomes": genomes(), "update": update,
                            "pause": pause, "seed": 5, "max_chunk_bytes": 1024,
-                           "max_block_beats": 8})
+                           "max_block_beats": 8, "data_width": 128})
 
 
 def test_default_builder_converts_to_verilog():
@@ -49,3 +49,25 @@ def test_builder_kernel_rejects_bad_parameters():
         QueueBuilderKernel(cw=0)
     with pytest.raises(ValueError, match="queue"):
         QueueBuilderKernel(n=4)  # 256-bit queues on a 512-bit bus
+
+
+SIMILARITY = dict(pivots=3, R=3, n=2, data_width=128)
+
+
+def test_similarity_kernel_matches_golden():
+    from hw.jsd.kernel import JsdSimilarityKernel
+
+    runs = [{"pivots": [0, 1, 6], "pqas": [0, 1, 2, 3, 4, 5, 6], "mode": "textbook"},
+            {"pivots": [2, 3], "pqas": [5, 2, 6, 0], "mode": "counts"}]
+    run_cocotb(JsdSimilarityKernel(**SIMILARITY, name="jsd_similarity_small"),
+               "sim.jsd.tb_similarity_kernel", toplevel="jsd_similarity_small",
+               parameters={"params": SIMILARITY, "runs": runs, "records": 6, "pause": 0.3,
+                           "seed": 2, "data_width": 128})
+
+
+def test_default_similarity_kernel_converts_to_verilog():
+    from hw.jsd.kernel import JsdSimilarityKernel
+    from hw.vitis.top import to_verilog
+
+    text = to_verilog(JsdSimilarityKernel(pivots=2))
+    assert "module jsd_similarity(" in text

@@ -7,25 +7,15 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.entropy import entropy_fixed, jsd_fixed
-from host.golden.jsd import JsdParams, build_pqa
-from host.layout.jsd import JsdGeometry, PqaRecord, pack_pqa, pack_trailer, unpack_results
+from host.golden.entropy import jsd_fixed
+from host.golden.jsd import JsdParams
+from host.layout.jsd import JsdGeometry, pack_pqa, pack_trailer, unpack_results
 from hw.jsd.similarity import JsdSimilarityCore, SimilarityParams
+from sim.jsd.golden import random_records
 
 
 def make_records(params: JsdParams, count, seed):
-    """PQAs of overlapping random k-mer multisets (so tags are shared), plus an empty one."""
-    rng = random.Random(seed)
-    pool = [rng.getrandbits(2 * params.k) for _ in range(60)]
-    records = []
-    for tag in range(count):
-        share = rng.sample(pool, rng.randint(5, 50))
-        kmers = [rng.choice(share) for _ in range(rng.randint(20, 300))]
-        pqa = build_pqa(kmers, params)
-        records.append(PqaRecord(tag, entropy_fixed(pqa.values()), pqa.total(), pqa))
-    empty = build_pqa([], params)
-    records.append(PqaRecord(count, 0, 0, empty))
-    return records
+    return random_records(params.R, params.n, count, seed)
 
 
 def run_similarity(sp: SimilarityParams, pivots, streamed, counts_mode, stall=0.2, seed=0):

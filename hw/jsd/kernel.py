@@ -11,9 +11,21 @@
 Genomes that do not end in a chunk keep their Count-Min and PQA state in the lanes for the next
 call. The kernel finishes when the chunk is consumed, every lane is idle and the n_records
 records are written.
+
+``JsdSimilarityKernel`` (``jsd_similarity``), host arguments::
+
+    0 pivots    pointer  m_axi_gmem0  n_pivots records (queue-builder layout, back to back)
+    1 n_pivots  scalar                1 .. V
+    2 pqas      pointer  m_axi_gmem0  n_pqas records compared with every pivot
+    3 n_pqas    scalar
+    4 out       pointer  m_axi_gmem1  n_pqas result beats (host.layout.jsd.unpack_results)
+    5 mode      scalar                0: textbook JSD, 1: "counts" (pooled raw counts)
+
+Each record is read trailer first (two bursts), so the streamed PQA's total M is known before its
+queues arrive.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 
 from host.golden.jsd import SAMPLE_SEED
 from host.layout.jsd import JsdGeometry
@@ -22,8 +34,10 @@ from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore
 from ..vitis.description import Arg, Bundle, KernelDesc
 from .builder import BuilderParams, QueueBuilderCore
+from .similarity import JsdSimilarityCore, SimilarityParams
 
-__all__ = ["QueueBuilderKernel", "queue_builder_desc", "JsdKernel"]
+__all__ = ["QueueBuilderKernel", "queue_builder_desc", "JsdKernel", "JsdSimilarityKernel",
+           "similarity_desc"]
 
 
 def queue_builder_desc(data_width: int = 512, name: str = "jsd_build") -> KernelDesc:
@@ -108,3 +122,90 @@ class QueueBuilderKernel(KernelCore):
 
 #: the name hw/build.py registers for the JSD engine's build kernel
 JsdKernel = QueueBuilderKernel
+
+
+def similarity_desc(data_width: int = 512, name: str = "jsd_similarity") -> KernelDesc:
+    return KernelDesc(
+        name=name,
+        args=[Arg("pivots", "pointer", "gmem0"), Arg("n_pivots", "scalar"),
+              Arg("pqas", "pointer", "gmem0"), Arg("n_pqas", "scalar"),
+              Arg("out", "pointer", "gmem1"), Arg("mode", "scalar")],
+        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
+    )
+
+
+class JsdSimilarityKernel(KernelCore):
+    """V pivot PQAs on chip, JSD of every streamed PQA with each (:class:`JsdSimilarityCore`)."""
+
+    def __init__(self, pivots: int = 8, R: int = 12, n: int = 8, data_width: int = 512,
+                 name: str = "jsd_similarity"):
+        self.params = SimilarityParams(pivots=pivots, R=R, n=n, bus_bits=data_width)
+        self.geometry = JsdGeometry(data_width // 64, 8, R, n)
+        self.data_width = data_width
+        self.core = JsdSimilarityCore(self.params)
+        super().__init__(similarity_desc(data_width, name))
+
+    def elaborate(self, platform):
+        m = Module()
+        dw = self.data_width
+        g = self.geometry
+        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
+        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
+        m.submodules.core = core = self.core
+        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
+        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
+
+        record_address = Signal(64)
+        records_left = Signal(33)
+        body_next = Signal()       # the trailer of the current record has been requested
+        in_pivots = Signal()
+        write_sent = Signal()
+        m.d.comb += [
+            core.i.valid.eq(reader.data.valid),
+            core.i.payload.eq(reader.data.payload.data),
+            reader.data.ready.eq(core.i.ready),
+            writer.data.valid.eq(core.o.valid),
+            writer.data.payload.eq(core.o.payload),
+            core.o.ready.eq(writer.data.ready),
+            core.n_pivots.eq(self.args.n_pivots),
+            core.n_pqas.eq(self.args.n_pqas),
+            reader.cmd.payload.addr.eq(Mux(body_next, record_address,
+                                           record_address + g.pqa_bytes)),
+            reader.cmd.payload.length.eq(Mux(body_next, g.pqa_bytes, g.bus_bytes)),
+            writer.cmd.payload.addr.eq(self.args.out),
+            writer.cmd.payload.length.eq(self.args.n_pqas * g.bus_bytes),
+        ]
+        with m.FSM():
+            with m.State("Idle"):
+                with m.If(self.start):
+                    m.d.comb += core.start.eq(1)
+                    m.d.sync += [
+                        core.counts_mode.eq(self.args.mode[0]),
+                        record_address.eq(self.args.pivots),
+                        records_left.eq(self.args.n_pivots),
+                        in_pivots.eq(1), body_next.eq(0),
+                        write_sent.eq(self.args.n_pqas == 0),
+                    ]
+                    m.next = "Run"
+            with m.State("Run"):
+                with m.If(records_left != 0):
+                    m.d.comb += reader.cmd.valid.eq(1)
+                    with m.If(reader.cmd.ready):
+                        m.d.sync += body_next.eq(~body_next)
+                        with m.If(body_next):
+                            m.d.sync += [record_address.eq(record_address + g.record_bytes),
+                                         records_left.eq(records_left - 1)]
+                with m.Elif(in_pivots):
+                    m.d.sync += [in_pivots.eq(0), record_address.eq(self.args.pqas),
+                                 records_left.eq(self.args.n_pqas)]
+                m.d.comb += writer.cmd.valid.eq(~write_sent)
+                with m.If(writer.cmd.valid & writer.cmd.ready):
+                    m.d.sync += write_sent.eq(1)
+                with m.If(~in_pivots & (records_left == 0) & write_sent & ~core.busy
+                          & reader.idle):
+                    m.next = "Wait"
+            with m.State("Wait"):
+                with m.If(writer.idle):
+                    m.d.comb += self.done.eq(1)
+                    m.next = "Idle"
+        return m

@@ -1,12 +1,14 @@
 """Expected records of the JSD kernels from the golden model (shared by the Amaranth-simulator
 tests, the cocotb tests and the sim backend's self-checks)."""
 
+import random
+
 from host.golden.entropy import entropy_fixed
-from host.golden.jsd import JsdParams, build_state
+from host.golden.jsd import JsdParams, build_pqa, build_state
 from host.golden.parse import genome_kmers
 from host.layout.jsd import PqaRecord
 
-__all__ = ["expected_state", "expected_record", "compare_records"]
+__all__ = ["expected_state", "expected_record", "compare_records", "random_records"]
 
 
 def expected_state(files, params: JsdParams):
@@ -28,3 +30,19 @@ def compare_records(got: list[PqaRecord], expected: list[PqaRecord]) -> None:
             assert queue == queue_ref, f"genome {record.tag} queue {q}: {queue} != {queue_ref}"
         assert record.total == reference.total, f"genome {record.tag} total"
         assert record.entropy == reference.entropy, f"genome {record.tag} entropy"
+
+
+def random_records(R: int, n: int, count: int, seed: int) -> list[PqaRecord]:
+    """PQAs (with stored entropy and total) of overlapping random k-mer multisets, so tags are
+    shared between them, plus one empty PQA (tag ``count``)."""
+    rng = random.Random(seed)
+    params = JsdParams(k=9, s=0, d=3, cw=6, R=R, n=n)
+    pool = [rng.getrandbits(2 * params.k) for _ in range(60)]
+    records = []
+    for tag in range(count):
+        share = rng.sample(pool, rng.randint(5, 50))
+        pqa = build_pqa([rng.choice(share) for _ in range(rng.randint(20, 300))], params)
+        records.append(PqaRecord(tag, entropy_fixed(pqa.values()), pqa.total(), pqa))
+    empty = build_pqa([], params)
+    records.append(PqaRecord(count, 0, 0, empty))
+    return records

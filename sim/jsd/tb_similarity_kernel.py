@@ -1,0 +1,67 @@
+"""cocotb test of the JSD similarity kernel on its generated Verilog: every JSD of every pivot
+with every streamed PQA equal to host.golden.entropy.jsd_fixed, in several runs on the same
+kernel (pivot sets and modes change between runs).
+
+Parameters: ``params`` (JsdSimilarityKernel keyword arguments), ``runs`` = [{"pivots": [index,
+...], "pqas": [index, ...], "mode": "textbook" | "counts"}] over the records of
+:func:`sim.jsd.golden.random_records` (``records``, ``seed``), ``pause``.
+"""
+
+import cocotb
+
+from host.golden.entropy import jsd_fixed
+from host.layout.jsd import JsdGeometry, pack_record, unpack_results
+from hw.jsd.kernel import similarity_desc
+from sim.jsd.golden import random_records
+from sim.kernel_driver import KernelDriver
+from sim.runner import params
+from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_clock_reset
+from sim.tb_kernel import BurstMonitor
+
+P = params()
+KP = P["params"]
+DW = KP["data_width"]
+GEOMETRY = JsdGeometry(DW // 64, 8, KP["R"], KP["n"])
+PAUSE = float(P.get("pause", 0.0))
+SEED = int(P.get("seed", 0))
+MEM = 1 << 22
+PIVOT_BASE = 0x1000
+PQA_BASE = 0x100000
+OUT_BASE = 0x300000
+FILL = 0xA5
+
+
+@cocotb.test()
+async def test_jsd_matches_golden(dut):
+    clk, rst_n = dut.ap_clk, dut.ap_rst_n
+    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED)
+    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED + 7)
+    axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=PAUSE, seed=SEED + 3)
+    quiet_axi_logs()
+    await start_clock_reset(clk, rst_n)
+    monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
+    driver = KernelDriver(axil, similarity_desc(DW), clk)
+    records = random_records(KP["R"], KP["n"], int(P.get("records", 6)), SEED)
+
+    for number, run in enumerate(P["runs"]):
+        pivots = [records[i] for i in run["pivots"]]
+        pqas = [records[i] for i in run["pqas"]]
+        rd_ram.write(PIVOT_BASE, b"".join(pack_record(r, GEOMETRY) for r in pivots))
+        rd_ram.write(PQA_BASE, b"".join(pack_record(r, GEOMETRY) for r in pqas))
+        size = len(pqas) * GEOMETRY.bus_bytes
+        wr_ram.write(OUT_BASE, bytes([FILL]) * (size + 256))
+        beats = (len(pivots) + len(pqas)) * GEOMETRY.record_bytes // GEOMETRY.bus_bytes
+        cycles = await driver.run(timeout_cycles=20 * beats + 100 * len(pqas) + 20_000,
+                                  pivots=PIVOT_BASE, n_pivots=len(pivots), pqas=PQA_BASE,
+                                  n_pqas=len(pqas), out=OUT_BASE,
+                                  mode=int(run["mode"] == "counts"))
+        assert wr_ram.read(OUT_BASE + size, 256) == bytes([FILL]) * 256, "wrote past the end"
+        got = unpack_results(wr_ram.read(OUT_BASE, size), len(pqas), KP["pivots"], GEOMETRY)
+        for row, record in zip(got, pqas):
+            expected = [jsd_fixed(p.pqa, record.pqa, run["mode"], p.entropy, record.entropy)
+                        for p in pivots] + [0] * (KP["pivots"] - len(pivots))
+            assert row == expected, f"run {number}, PQA {record.tag}: {row} != {expected}"
+        dut._log.info("run %d: %d pivots x %d PQAs (%d input beats) in %d cycles", number,
+                      len(pivots), len(pqas), beats, cycles)
+    for monitor in monitors:
+        assert not monitor.errors, monitor.errors[:5]
