@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The ``motif`` Vitis kernel under cocotb on its generated Verilog (small geometry): store
 contents, estimates, control counts and emerging flags equal to the golden model over several
 runs, random AXI backpressure, and the test/control pass throughput (one byte, so at most one
@@ -9,6 +10,7 @@ import pytest
 
 from host.golden.motif import MotifParams
 from hw.motif.kernel import MotifKernel
+from sim.motif.backend import kernel_toplevel
 from sim.runner import available_simulators, run_cocotb
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
@@ -49,7 +51,7 @@ def runs():
 @pytest.mark.parametrize("pause", [0.0, 0.3])
 def test_motif_kernel_matches_golden(pause):
     run_cocotb(MotifKernel(MotifParams(**GEOMETRY)), "sim.motif.tb_motif_kernel",
-               toplevel="motif_small",
+               toplevel=kernel_toplevel(MotifParams(**GEOMETRY)),
                parameters={"params": GEOMETRY, "runs": runs(), "pause": pause, "seed": 3,
                            "max_overhead_cycles": 64})
 
@@ -73,4 +75,3 @@ def test_kernel_rejects_bad_parameters():
         MotifKernel(data_width=256)
     with pytest.raises(ValueError, match="canonical"):
         MotifKernel(MotifParams(canonical=True))
-    assert MotifKernel(cw=12, kmin=12, kmax=14).params.ks == range(12, 15)

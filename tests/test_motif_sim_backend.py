@@ -8,15 +8,15 @@ import pytest
 from host.golden.motif import MotifParams, find_motifs
 from sim.motif.backend import find_motifs_sim
 from sim.runner import available_simulators
-from tests.test_motif_kernel import chip_like
+from tests.test_motif_kernel import GEOMETRY, chip_like
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
 
 def test_find_motifs_sim_equals_golden():
     rng = random.Random(4)
-    params = MotifParams(kmin=5, kmax=6, d=2, cw=7, counter_bits=8, store_sets=4, store_ways=4,
-                         thresholds=(5, 4), growth=2)
+    # the geometry of the kernel test, so that its Verilator build is reused
+    params = MotifParams(**GEOMETRY, thresholds=(9, 8, 7, 7), growth=2)
     test = [chip_like(rng, 20, 40, "TTGACCA", 0.8).encode()]
     control = [chip_like(rng, 20, 40, "TTGACCA", 0.05).encode()]
     expected = find_motifs(test, control, params)

@@ -64,6 +64,9 @@ class MotifKernel(KernelCore):
                                  store_sets=store_sets, store_ways=store_ways, h3_seed=h3_seed)
         if not isinstance(params, MotifParams):
             raise TypeError(f"params must be a MotifParams, not {params!r}")
+        if params.canonical:
+            raise ValueError("params.canonical: the motif RTL is strand-specific; "
+                             "canonical=True is not implemented")
         if params.counter_bits > 16:
             raise ValueError(f"counter_bits must be at most 16 for the kernel's u16 fields, "
                              f"not {params.counter_bits}")

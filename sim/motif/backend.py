@@ -14,7 +14,7 @@ from host.golden.motif import MotifParams, MotifRow
 from host.layout.motif import (MotifResult, emerging_rows_from, pack_files, pack_thresholds,
                                result_bytes, unpack_result)
 
-__all__ = ["run_motif_kernel_sim", "find_motifs_sim"]
+__all__ = ["run_motif_kernel_sim", "find_motifs_sim", "kernel_toplevel"]
 
 
 def run_motif_kernel_sim(test_files: list[bytes], control_files: list[bytes],
@@ -32,7 +32,7 @@ def run_motif_kernel_sim(test_files: list[bytes], control_files: list[bytes],
         paths["test"].write_bytes(pack_files(test_files))
         paths["control"].write_bytes(pack_files(control_files))
         paths["thresholds"].write_bytes(pack_thresholds(params))
-        run_cocotb(kernel, "sim.motif.tb_motif_run", toplevel=f"motif_{_geometry_tag(params)}",
+        run_cocotb(kernel, "sim.motif.tb_motif_run", toplevel=kernel_toplevel(params),
                    simulator=simulator,
                    parameters={"test_path": str(paths["test"]),
                                "control_path": str(paths["control"]),
@@ -49,6 +49,8 @@ def find_motifs_sim(test_files: list[bytes], control_files: list[bytes],
     return emerging_rows_from(run_motif_kernel_sim(test_files, control_files, params))
 
 
-def _geometry_tag(params: MotifParams) -> str:
-    return (f"k{params.kmin}_{params.kmax}_d{params.d}_w{params.cw}_c{params.counter_bits}"
+def kernel_toplevel(params: MotifParams) -> str:
+    """The Verilog module name of a simulated kernel: one per geometry, so that every test of
+    the same geometry reuses one Verilator build."""
+    return (f"motif_k{params.kmin}_{params.kmax}_d{params.d}_w{params.cw}_c{params.counter_bits}"
             f"_s{params.store_sets}x{params.store_ways}_h{params.h3_seed:x}")
