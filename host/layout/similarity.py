@@ -10,6 +10,7 @@ use these functions, so they cannot disagree.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class SimilarityGeometry:
             raise ValueError(f"a sketch ({self.m * self.field_bits} bits) is smaller than a "
                              f"slot ({self.slot_bits} bits): lower streams (D)")
 
-    @property
+    @cached_property
     def hll(self) -> HllParams:
         return HllParams(self.p, self.w)
 
@@ -102,7 +103,7 @@ class SimilarityGeometry:
         """Bits of Z: at most m 2^W."""
         return self.p + self.max_rank + 1
 
-    @property
+    @cached_property
     def record_bytes(self) -> int:
         """One feature record: nz (u32) then Z, padded to a power of two >= 8 bytes."""
         size = 8
