@@ -27,10 +27,10 @@ def hash_index_rank(m, h, p, w):
     max_rank = (1 << w) - 1
     rank = Signal(w)
     m.d.comb += rank.eq(min(low_bits + 1, max_rank))
-    # priority from the least significant bit so that the most significant set bit wins
-    for bit in range(low_bits):
-        with m.If(h[bit]):
-            m.d.comb += rank.eq(min(low_bits - bit, max_rank))
+    # only the top max_rank - 1 bits can give an unsaturated rank; the highest set bit wins
+    for leading_zeros in reversed(range(min(low_bits, max_rank - 1))):
+        with m.If(h[low_bits - 1 - leading_zeros]):
+            m.d.comb += rank.eq(leading_zeros + 1)
     return h[low_bits:], rank
 
 

@@ -5,7 +5,7 @@ state machine over bytes with eleven states (:class:`LineState`). Running that m
 bytes in one clock would put ``B`` chained steps in the state feedback loop, so the parser runs
 it *speculatively*: a feed-forward pipeline computes, for every possible start state, the role of
 each byte and the state after the beat; the only feedback is one 11-to-1 selection by the true
-state register. That keeps the loop short for any ``B`` and the initiation interval at 1.
+state register. Each step is one lookup in a constant table indexed by {state, byte class}. That keeps the loop short for any ``B`` and the initiation interval at 1.
 """
 
 import enum as _py_enum
@@ -94,6 +94,12 @@ def _step_class(state: LineState, byte_class: _ByteClass) -> tuple[LineState, By
     return state, ByteRole.BREAK   # inside a header, separator or quality line
 
 
+_STATE_BITS = 4
+_CLASS_BITS = 3
+_ROLE_BITS = 2
+_STEP_BITS = _STATE_BITS + _ROLE_BITS
+
+
 def _classify(byte: int) -> _ByteClass:
     if byte == 0x0D:
         return _ByteClass.CR
@@ -132,10 +138,6 @@ def lane_roles_layout(bytes_per_lane: int) -> data.StructLayout:
         "end_of_file": 1,
     })
 
-
-_STATE_BITS = 4
-_CLASS_BITS = 3
-_ROLE_BITS = 2
 
 
 class LaneParser(wiring.Component):
@@ -184,6 +186,14 @@ class LaneParser(wiring.Component):
         m = Module()
         nbytes = self._bytes_per_lane
         states = list(LineState)
+        # the step table as one constant indexed by {state, class}: each step is a 7-input lookup
+        step_table = 0
+        for state in states:
+            for byte_class in _ByteClass:
+                target, role = _step_class(state, byte_class)
+                entry = target | role << _STATE_BITS
+                step_table |= entry << (_STEP_BITS * (state << _CLASS_BITS | byte_class))
+        step_table = Const(step_table, _STEP_BITS << (_STATE_BITS + _CLASS_BITS))
 
         # stage 0: byte classes and base codes
         classes = [Signal(_CLASS_BITS, name=f"class_{j}") for j in range(nbytes)]
@@ -193,21 +203,13 @@ class LaneParser(wiring.Component):
         m.d.sync += [valid.eq(self.i.valid), eof.eq(self.i.payload.end_of_file)]
         for j in range(nbytes):
             byte = self.i.payload.bytes[8 * j:8 * j + 8]
-            with m.Switch(byte):
-                with m.Case(0x0D):
-                    m.d.sync += classes[j].eq(_ByteClass.CR)
-                with m.Case(0x0A):
-                    m.d.sync += classes[j].eq(_ByteClass.LF)
-                with m.Case(ord(">")):
-                    m.d.sync += classes[j].eq(_ByteClass.GT)
-                with m.Case(ord("@")):
-                    m.d.sync += classes[j].eq(_ByteClass.AT)
-                with m.Case(*_BASE_CODES):
-                    m.d.sync += classes[j].eq(_ByteClass.BASE)
-                with m.Default():
-                    m.d.sync += classes[j].eq(_ByteClass.OTHER)
-            with m.If(~self.i.payload.byte_valid[j]):
-                m.d.sync += classes[j].eq(_ByteClass.INVALID)
+            byte_class = Mux(byte == 0x0D, _ByteClass.CR,
+                         Mux(byte == 0x0A, _ByteClass.LF,
+                         Mux(byte == ord(">"), _ByteClass.GT,
+                         Mux(byte == ord("@"), _ByteClass.AT,
+                         Mux(byte.matches(*_BASE_CODES), _ByteClass.BASE, _ByteClass.OTHER)))))
+            m.d.sync += classes[j].eq(Mux(self.i.payload.byte_valid[j], byte_class,
+                                          _ByteClass.INVALID))
             # A, C, G, T (either case) have bits 2..1 = 00, 01, 11, 10: codes 0, 1, 2, 3
             code = Mux(byte[2], Cat(~byte[1], 1), Cat(byte[1], 0))
             m.d.sync += codes[2 * j:2 * j + 2].eq(code)
@@ -218,16 +220,11 @@ class LaneParser(wiring.Component):
         for start in range(0, nbytes, self._bytes_per_stage):
             for j in range(start, min(start + self._bytes_per_stage, nbytes)):
                 for s_index in range(len(states)):
-                    next_state = Signal(_STATE_BITS)
-                    role = Signal(_ROLE_BITS)
-                    with m.Switch(Cat(classes[j], running[s_index])):
-                        for state in states:
-                            for byte_class in _ByteClass:
-                                step_state, step_role = _step_class(state, byte_class)
-                                with m.Case(byte_class | (state << _CLASS_BITS)):
-                                    m.d.comb += [next_state.eq(step_state), role.eq(step_role)]
-                    running[s_index] = next_state
-                    roles[s_index][j] = role
+                    step = Signal(_STEP_BITS, name=f"step_{s_index}_{j}")
+                    m.d.comb += step.eq(step_table.word_select(Cat(classes[j], running[s_index]),
+                                                               _STEP_BITS))
+                    running[s_index] = step[:_STATE_BITS]
+                    roles[s_index][j] = step[_STATE_BITS:]
             # pipeline register: everything still needed later moves one stage on
             running = [self._stage(m, value) for value in running]
             roles = [[None if r is None else self._stage(m, r) for r in row] for row in roles]
@@ -238,13 +235,7 @@ class LaneParser(wiring.Component):
 
         # feedback: the true state selects one speculative row
         state = Signal(_STATE_BITS, init=LineState.LS_RECORD)
-        selected_roles = [Signal(_ROLE_BITS, name=f"role_{j}") for j in range(nbytes)]
-        next_state = Signal(_STATE_BITS)
-        with m.Switch(state):
-            for s_index, start_state in enumerate(states):
-                with m.Case(start_state):
-                    m.d.comb += next_state.eq(running[s_index])
-                    m.d.comb += [selected_roles[j].eq(roles[s_index][j]) for j in range(nbytes)]
+        next_state = Cat(*running).word_select(state, _STATE_BITS)
         with m.If(valid):
             m.d.sync += state.eq(Mux(eof, LineState.LS_RECORD, next_state))
 
@@ -254,9 +245,10 @@ class LaneParser(wiring.Component):
             self.o.payload.end_of_file.eq(eof),
         ]
         for j in range(nbytes):
+            role = Cat(*(row[j] for row in roles)).word_select(state, _ROLE_BITS)
             m.d.sync += [
-                self.o.payload.is_base[j].eq(valid & (selected_roles[j] == ByteRole.BASE)),
-                self.o.payload.is_break[j].eq(valid & (selected_roles[j] == ByteRole.BREAK)),
+                self.o.payload.is_base[j].eq(valid & (role == ByteRole.BASE)),
+                self.o.payload.is_break[j].eq(valid & (role == ByteRole.BREAK)),
             ]
         return m
 
