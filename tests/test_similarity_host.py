@@ -12,7 +12,7 @@ from host.golden.hll import HllParams, features
 from host.layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
                                     pack_sketches, partner_stops, plan_calls, unpack_features,
                                     unpack_groups)
-from host.similarity import all_pairs, cardinalities
+from host.similarity import all_pairs
 from sim.similarity.sketches import sketch_set
 
 

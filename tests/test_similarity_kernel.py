@@ -16,7 +16,6 @@ import pytest
 from host.allpairs import SimilarityJob, device_executor, run_all_pairs
 from host.device import SimDevice
 from host.golden.hll import HllParams, estimate, features, jaccard
-from host.layout.similarity import SimilarityGeometry
 from host.similarity import all_pairs
 from hw.similarity import SimilarityKernel
 from hw.similarity.kernel import call_cycles_model

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Union + feature unit of the similarity kernel against the golden features (Amaranth simulator):
 every output equals host.golden.hll.features of the union, one slot pair per cycle."""
 

@@ -27,7 +27,7 @@ writer holds the snapshot and so, one group later, the stream. A call takes the 
 then :func:`call_cycles_model` cycles from its first beat to its last record beat.
 """
 
-from amaranth.hdl import C, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
