@@ -19,6 +19,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import Signal  # noqa: E402
+from amaranth.lib import data  # noqa: E402
 
 from host.golden.motif import MotifParams  # noqa: E402
 from hw.motif.countmin import CountMinCU  # noqa: E402
@@ -36,8 +37,11 @@ THESIS_ROWS = [("thesis sketch (per k, Table 5.7 / 11)", 563, 770, 20.0),
 def part_verilog(component, name: str) -> str:
     """Verilog of a component whose always-ready streams have constant ``ready`` members
     (which cannot be ports): only its signal members become ports."""
-    ports = [value for _, _, value in component.signature.flatten(component)
-             if isinstance(value, Signal)]
+    ports = []
+    for _, _, value in component.signature.flatten(component):
+        value = value.as_value() if isinstance(value, data.View) else value
+        if isinstance(value, Signal):
+            ports.append(value)
     return verilog.convert(component, name=name, ports=ports)
 
 

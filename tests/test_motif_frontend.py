@@ -12,9 +12,9 @@ from hw.motif.frontend import BaseFrontEnd
 from tests.test_motif_engine import base_events, random_fasta
 
 
-def run_frontend(stream_bytes, data_width=64, pause_probability=0.0, seed=0):
+def run_frontend(stream_bytes, data_width=64, pause_probability=0.0, seed=0, bytes_per_cycle=1):
     """Send ``stream_bytes`` as beats; return (base events, cycles from first beat to idle)."""
-    dut = BaseFrontEnd(data_width)
+    dut = BaseFrontEnd(data_width, bytes_per_cycle)
     nbytes = data_width // 8
     beats = [stream_bytes[i:i + nbytes] for i in range(0, len(stream_bytes), nbytes)]
     rng = random.Random(seed)
@@ -54,20 +54,33 @@ def run_frontend(stream_bytes, data_width=64, pause_probability=0.0, seed=0):
     return events, cycles[0] if cycles else None, dut.latency
 
 
+@pytest.mark.parametrize("bytes_per_cycle", [1, 2, 4])
 @pytest.mark.parametrize("pause_probability", [0.0, 0.4])
-def test_bases_match_golden_parser(pause_probability):
+def test_bases_match_golden_parser(pause_probability, bytes_per_cycle):
     rng = random.Random(2)
     files = [random_fasta(rng, 10, alphabet="ACGTacgtN"),
              b"@read1\nACGTNACG\n+\nIIIIIIII\n@read2\nacgtac\n+\n!!!!!!\n",
              b"ACG\r\nTTA\nGG", b"", b"\n\n>only header"]
     stream_bytes = pack_files(files)
-    events, _, _ = run_frontend(stream_bytes, pause_probability=pause_probability)
+    events, _, _ = run_frontend(stream_bytes, pause_probability=pause_probability,
+                                bytes_per_cycle=bytes_per_cycle)
     assert events == base_events(files)
 
 
-def test_one_byte_per_cycle():
+def test_one_byte_per_cycle_with_one_byte_parser():
     stream_bytes = pack_files([b">r\n" + b"ACGT" * 250 + b"\n"])
     events, cycles, latency = run_frontend(stream_bytes, data_width=512)
     assert len(events) == 1000
     # every byte takes exactly one cycle: no bubble between beats
     assert cycles <= len(stream_bytes) + latency + 2
+
+
+def test_one_base_per_cycle_with_two_byte_parser():
+    """200 bp FASTA records with headers: more bytes than bases, yet one base leaves per cycle."""
+    rng = random.Random(6)
+    records = [b">seq%d\n%s\n" % (n, "".join(rng.choice("ACGT") for _ in range(200)).encode())
+               for n in range(10)]
+    stream_bytes = pack_files([b"".join(records)])
+    events, cycles, latency = run_frontend(stream_bytes, data_width=512, bytes_per_cycle=2)
+    assert len(events) == 2000
+    assert cycles <= len(events) + latency + 4

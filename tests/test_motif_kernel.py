@@ -45,6 +45,10 @@ def runs():
         {"test": [">long\n" + "".join(rng.choice("ACGT") for _ in range(3000)) + "\n"],
          "control": [">c\n" + "".join(rng.choice("ACGT") for _ in range(1000)) + "\n"],
          "thresholds": [3, 2, 2, 2], "growth": 2, "min_windows_per_cycle": 0.98},
+        # 200 bp records with headers: the two-byte front end hides the non-base bytes
+        {"test": [chip_like(rng, 15, 200, "GATTACAG", 0.5)],
+         "control": [chip_like(rng, 5, 200, "GATTACAG", 0.1)],
+         "thresholds": [5, 4, 3, 3], "growth": 2, "min_windows_per_cycle": 0.98},
     ]
 
 

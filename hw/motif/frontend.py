@@ -1,20 +1,23 @@
-"""Kernel front end: bus beats of one byte stream in, bases with run restarts out (SPEC 1).
+"""Kernel front end: bus beats of one byte stream in, one base per cycle with run restarts out.
 
 A beat (:func:`hw.axi.reader.ReadBeatLayout`: data, keep mask with the real bytes first, last)
-is shifted out one byte per cycle into a one-byte :class:`hw.sketch.parser.LaneParser`, which
-applies the line rules of ``host/golden/parse.py``. Its roles become base events for
-:class:`~hw.motif.engine.MotifEngine`: a base is emitted with ``restart`` set when a break byte,
-or the end of the stream, came after the previous base. The last byte of the beat marked
-``last`` ends the stream (the parser returns to a record start).
+is shifted out ``bytes_per_cycle`` (B) bytes per cycle into a B-byte
+:class:`hw.sketch.parser.LaneParser`, which applies the line rules of ``host/golden/parse.py``.
+Each parsed group of B bytes becomes up to B base events (2-bit code, ``restart``: a break
+byte, or the end of the stream, came after the previous base), which wait in a FIFO; the output
+takes one base per cycle from it. The last byte of the beat marked ``last`` ends the stream
+(the parser returns to a record start).
 
-Throughput one byte per cycle for every input: ``i.ready`` is high while the shifter is empty
-or shows its last byte, so back-to-back beats stream without a bubble. Bases leave at the rate
-they occur in the bytes. Latency 1 + parser latency cycles. ``busy`` is high while any byte is
-in the shifter or the parser.
+The parser cannot stall, so a group enters it only while the FIFO has room for every group
+already inside the parser. Throughput: B bytes per cycle in, one base per cycle out, whichever
+binds first; with B = 2, FASTA/FASTQ input (well under two bytes per base) keeps the output at
+one base per cycle. B = 1 has no FIFO: one byte per cycle, bases leave as they occur.
+``busy`` is high while any byte or base is inside.
 """
 
-from amaranth.hdl import Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from hw.axi.reader import ReadBeatLayout
@@ -26,16 +29,26 @@ from .params import check_int
 __all__ = ["BaseFrontEnd"]
 
 
+def _group_layout(bases: int) -> data.StructLayout:
+    """Up to ``bases`` base events of one parsed group, the first ``count`` valid."""
+    return data.StructLayout({"codes": 2 * bases, "restarts": bases,
+                              "count": range(bases + 1)})
+
+
 class BaseFrontEnd(wiring.Component):
     """Members: ``i`` In(stream of ReadBeatLayout(data_width)), ``o`` Out(stream of
     base_layout(), always ready), ``busy`` Out(1)."""
 
-    def __init__(self, data_width: int = 512):
+    def __init__(self, data_width: int = 512, bytes_per_cycle: int = 1):
         check_int("data_width", data_width, 8, 4096)
-        if data_width % 8:
-            raise ValueError(f"data_width must be a multiple of 8, not {data_width!r}")
+        check_int("bytes_per_cycle", bytes_per_cycle, 1, 8)
+        if data_width % (8 * bytes_per_cycle):
+            raise ValueError(f"data_width must be a multiple of 8 x bytes_per_cycle, not "
+                             f"{data_width!r}")
         self._data_width = data_width
-        self._parser = LaneParser(1, bytes_per_stage=1)
+        self._bytes_per_cycle = bytes_per_cycle
+        self._parser = LaneParser(bytes_per_cycle, bytes_per_stage=min(bytes_per_cycle, 2))
+        self._fifo_depth = 2 * (self._parser.latency + 2) if bytes_per_cycle > 1 else 0
         super().__init__({
             "i": In(stream.Signature(ReadBeatLayout(data_width))),
             "o": Out(stream.Signature(base_layout(), always_ready=True)),
@@ -44,55 +57,97 @@ class BaseFrontEnd(wiring.Component):
 
     @property
     def latency(self) -> int:
-        return 1 + self._parser.latency
+        """Cycles from a byte entering the shifter to its base at the output (empty FIFO)."""
+        return 1 + self._parser.latency + (1 if self._fifo_depth else 0)
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.parser = parser = self._parser
+        width = self._bytes_per_cycle
         nbytes = self._data_width // 8
+        groups = nbytes // width
 
+        # beat shifter: ``width`` bytes per cycle while the parser may take a group
         shifter = Signal(self._data_width)
         keep = Signal(nbytes)
         last_beat = Signal()
         loaded = Signal()
+        may_send = Signal()
         beat_ends = Signal()
         m.d.comb += [
-            beat_ends.eq(loaded & ~keep[1] if nbytes > 1 else loaded),
-            self.i.ready.eq(~loaded | beat_ends),
+            beat_ends.eq(loaded & ~keep[width] if groups > 1 else loaded),
+            self.i.ready.eq(~loaded | (beat_ends & may_send)),
         ]
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [shifter.eq(self.i.payload.data), keep.eq(self.i.payload.keep),
                          last_beat.eq(self.i.payload.last), loaded.eq(self.i.payload.keep[0])]
-        with m.Elif(beat_ends):
+        with m.Elif(beat_ends & may_send):
             m.d.sync += loaded.eq(0)
-        with m.Elif(loaded):
-            m.d.sync += [shifter.eq(shifter >> 8), keep.eq(keep >> 1)]
-
+        with m.Elif(loaded & may_send):
+            m.d.sync += [shifter.eq(shifter >> 8 * width), keep.eq(keep >> width)]
+        sending = loaded & may_send
         m.d.comb += [
-            parser.i.valid.eq(loaded),
-            parser.i.payload.bytes.eq(shifter[:8]),
-            parser.i.payload.byte_valid.eq(1),
+            parser.i.valid.eq(sending),
+            parser.i.payload.bytes.eq(shifter[:8 * width]),
+            parser.i.payload.byte_valid.eq(keep[:width]),
             parser.i.payload.end_of_file.eq(beat_ends & last_beat),
         ]
 
+        # parsed group -> base events; ``restart`` carries across groups
         roles = parser.o.payload
         restart_pending = Signal(init=1)
+        group = Signal(_group_layout(width))
+        pending = restart_pending
+        count = Const(0, range(width + 1))
+        for byte in range(width):
+            is_base = roles.is_base[byte]
+            for slot in range(width):
+                with m.If(is_base & (count == slot)):
+                    m.d.comb += [group.codes[2 * slot:2 * slot + 2].eq(
+                                     roles.codes[2 * byte:2 * byte + 2]),
+                                 group.restarts[slot].eq(pending)]
+            pending = Mux(is_base, 0, pending | roles.is_break[byte])
+            count = count + is_base
+        m.d.comb += group.count.eq(count)
         with m.If(parser.o.valid):
-            with m.If(roles.is_base[0]):
-                m.d.sync += restart_pending.eq(roles.end_of_file)
-            with m.Elif(roles.is_break[0] | roles.end_of_file):
-                m.d.sync += restart_pending.eq(1)
-        m.d.comb += [
-            self.o.valid.eq(parser.o.valid & roles.is_base[0]),
-            self.o.payload.code.eq(roles.codes[:2]),
-            self.o.payload.restart.eq(restart_pending),
-        ]
+            m.d.sync += restart_pending.eq(pending | roles.end_of_file)
+        group_valid = parser.o.valid & (count != 0)
 
-        # bytes inside the parser pipeline
-        in_flight = Signal(range(parser.latency + 1))
-        with m.If(loaded):
-            m.d.sync += in_flight.eq(parser.latency)
-        with m.Elif(in_flight != 0):
-            m.d.sync += in_flight.eq(in_flight - 1)
-        m.d.comb += self.busy.eq(loaded | (in_flight != 0))
+        in_parser = Signal(range(parser.latency + 1))
+        with m.If(sending):
+            m.d.sync += in_parser.eq(parser.latency)
+        with m.Elif(in_parser != 0):
+            m.d.sync += in_parser.eq(in_parser - 1)
+
+        if not self._fifo_depth:
+            m.d.comb += [
+                may_send.eq(1),
+                self.o.valid.eq(group_valid),
+                self.o.payload.code.eq(group.codes[:2]),
+                self.o.payload.restart.eq(group.restarts[0]),
+                self.busy.eq(loaded | (in_parser != 0)),
+            ]
+            return m
+
+        m.submodules.fifo = fifo = SyncFIFO(width=len(group.as_value()), depth=self._fifo_depth)
+        # at most parser.latency + 1 groups are between the shifter and the FIFO
+        m.d.comb += [
+            may_send.eq(fifo.level <= self._fifo_depth - (parser.latency + 2)),
+            fifo.w_en.eq(group_valid),
+            fifo.w_data.eq(group),
+        ]
+        head = data.View(_group_layout(width), fifo.r_data)
+        index = Signal(range(width))
+        m.d.comb += [
+            self.o.valid.eq(fifo.r_rdy),
+            self.o.payload.code.eq(head.codes.word_select(index, 2)),
+            self.o.payload.restart.eq(head.restarts.bit_select(index, 1)),
+        ]
+        with m.If(fifo.r_rdy):
+            with m.If(index == head.count - 1):
+                m.d.comb += fifo.r_en.eq(1)
+                m.d.sync += index.eq(0)
+            with m.Else():
+                m.d.sync += index.eq(index + 1)
+        m.d.comb += self.busy.eq(loaded | (in_parser != 0) | fifo.r_rdy)
         return m

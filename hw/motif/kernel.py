@@ -14,9 +14,10 @@ One run: read the thresholds; clear every sketch and store (2^cw cycles); test p
 test bytes; control pass over the control bytes; write every store entry of every k with its
 emerging flag, then a summary beat with the base and cycle counts of both passes.
 
-Throughput: the front end takes one byte per cycle and every base moves all k in [kmin, kmax]
-one window in the same cycle (one window per cycle per k). Input bytes that are not bases
-(headers, line ends) cost one cycle each.
+Throughput: every base moves all k in [kmin, kmax] one window in the same cycle (one window per
+cycle per k). The front end parses ``bytes_per_cycle`` (default 2) bytes per cycle into a base
+FIFO, so headers and line ends do not cost engine cycles as long as the input has fewer than
+two bytes per base.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -53,12 +54,14 @@ class MotifKernel(KernelCore):
     The geometry is ``params`` (a :class:`MotifParams`; its thresholds and growth are runtime
     arguments and ignored here) or, without it, the keyword arguments (what ``python -m hw.build
     -P motif.cw=12`` sets). ``read_latency`` 2 uses the counter BRAM's output register.
+    ``bytes_per_cycle`` is the front end's parser width (:class:`BaseFrontEnd`).
     """
 
     def __init__(self, params: MotifParams | None = None, data_width: int = 512, *,
                  kmin: int = 10, kmax: int = 20, d: int = 4, cw: int = 14,
                  counter_bits: int = 16, store_sets: int = 64, store_ways: int = 4,
-                 h3_seed: int = H3_DEFAULT_SEED, read_latency: int = 1, name: str = "motif"):
+                 h3_seed: int = H3_DEFAULT_SEED, read_latency: int = 1, bytes_per_cycle: int = 2,
+                 name: str = "motif"):
         if params is None:
             params = MotifParams(kmin=kmin, kmax=kmax, d=d, cw=cw, counter_bits=counter_bits,
                                  store_sets=store_sets, store_ways=store_ways, h3_seed=h3_seed)
@@ -76,7 +79,7 @@ class MotifKernel(KernelCore):
         self.params = params
         self.data_width = data_width
         self._engine = MotifEngine(params, read_latency=read_latency)
-        self._front_end = BaseFrontEnd(data_width)
+        self._front_end = BaseFrontEnd(data_width, bytes_per_cycle)
         super().__init__(motif_desc(data_width, name))
 
     def elaborate(self, platform):
