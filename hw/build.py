@@ -49,7 +49,8 @@ KERNELS = {
     "checksum": "hw.kernels.checksum:ChecksumKernel",
     "sketch": "hw.sketch.kernel:SketchKernel",
     "similarity": "hw.similarity.kernel:SimilarityKernel",
-    "jsd": "hw.jsd.kernel:JsdKernel",
+    "jsd": "hw.jsd.kernel:QueueBuilderKernel",          # per-genome PQA builder
+    "jsd_similarity": "hw.jsd.kernel:JsdSimilarityKernel",  # pairwise JSD of PQAs
     "motif": "hw.motif.kernel:MotifKernel",
 }
 #: Infrastructure examples: buildable by name, not part of the default kernel list.

@@ -85,10 +85,14 @@ class BurstSplitter(wiring.Component):
 
         fire = self.burst.valid & self.burst.ready
         with m.If(fire):
-            m.d.sync += [
-                addr.eq(addr + (n << lb)),
-                remaining.eq(remaining - n),
-            ]
+            # After a non-final burst of ``limit`` beats; after a final one nothing matters.
+            # (Keeping ``n`` out of these adders keeps the timing path short.)
+            if self.max_beats >= beats_per_4k:
+                # a non-final burst always ends on the 4 KiB boundary
+                m.d.sync += addr.eq(Cat(C(0, 12), addr[12:] + 1))
+            else:
+                m.d.sync += addr.eq(addr + (limit << lb))
+            m.d.sync += remaining.eq(remaining - limit)
             with m.If(final):
                 m.d.sync += busy.eq(0)
 

@@ -76,32 +76,41 @@ class ChecksumKernel(KernelCore):
         connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
         connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
 
-        # ---- statistics pipeline: register masked beat, then accumulate --------------------
+        # ---- statistics pipeline: s1 registers the beat, s2 folds it, then accumulate -------
         beat = reader.data.payload
         rfire = reader.data.valid & reader.data.ready
         s1_valid = Signal()
         s1_data = Signal(dw)
-        s1_bytes = Signal(range(nb + 1))
+        s1_keep = Signal(nb)
         m.d.sync += s1_valid.eq(rfire)
-        masked = Cat(Mux(beat.keep[i], beat.data[8 * i:8 * i + 8], 0) for i in range(nb))
         with m.If(rfire):
-            m.d.sync += [s1_data.eq(masked), s1_bytes.eq(sum(beat.keep[i] for i in range(nb)))]
+            m.d.sync += [s1_data.eq(beat.data), s1_keep.eq(beat.keep)]
+        masked = Cat(Mux(s1_keep[i], s1_data[8 * i:8 * i + 8], 0) for i in range(nb))
+        words = [masked[32 * i:32 * i + 32] for i in range(nwords)]
+        fold_xor = words[0]
+        for w in words[1:]:
+            fold_xor = fold_xor ^ w
+        s2_valid = Signal()
+        s2_bytes = Signal(range(nb + 1))
+        s2_xor = Signal(32)
+        s2_sum = Signal(32)
+        m.d.sync += [
+            s2_valid.eq(s1_valid),
+            s2_bytes.eq(sum(s1_keep[i] for i in range(nb))),
+            s2_xor.eq(fold_xor),
+            s2_sum.eq(sum(words)),
+        ]
 
         acc_bytes = Signal(64)
         acc_beats = Signal(64)
         acc_xor = Signal(32)
         acc_sum = Signal(32)
-        words = [s1_data[32 * i:32 * i + 32] for i in range(nwords)]
-        fold_xor = words[0]
-        for w in words[1:]:
-            fold_xor = fold_xor ^ w
-        fold_sum = sum(words)
-        with m.If(s1_valid):
+        with m.If(s2_valid):
             m.d.sync += [
-                acc_bytes.eq(acc_bytes + s1_bytes),
+                acc_bytes.eq(acc_bytes + s2_bytes),
                 acc_beats.eq(acc_beats + 1),
-                acc_xor.eq(acc_xor ^ fold_xor),
-                acc_sum.eq(acc_sum + fold_sum),
+                acc_xor.eq(acc_xor ^ s2_xor),
+                acc_sum.eq(acc_sum + s2_sum),
             ]
 
         record = Cat(acc_bytes, acc_beats, acc_xor, acc_sum, C(RESULT_MAGIC, 32), C(0, dw - 224))
@@ -142,8 +151,9 @@ class ChecksumKernel(KernelCore):
                 ]
                 with m.If(rfire & beat.last):
                     m.next = "DRAIN"
-            with m.State("DRAIN"):
-                m.next = "RES_CMD"
+            with m.State("DRAIN"):          # let the statistics pipeline empty (s1, s2, acc)
+                with m.If(~s1_valid & ~s2_valid):
+                    m.next = "RES_CMD"
             with m.State("RES_CMD"):
                 m.d.comb += [
                     writer.cmd.valid.eq(1),

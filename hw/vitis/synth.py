@@ -46,7 +46,7 @@ def yosys_available():
 
 
 def summarize_cells(cells: dict) -> dict:
-    lut_logic = sum(n for t, n in cells.items() if re.fullmatch(r"LUT[1-6]", t))
+    lut_logic = sum(n for t, n in cells.items() if re.fullmatch(r"LUT[1-6]|INV", t))
     lutram = sum(n * _LUTRAM_LUTS[t] for t, n in cells.items() if t in _LUTRAM_LUTS)
     ff = sum(n for t, n in cells.items() if re.fullmatch(r"FD[RSCP]E|LD[CP]E", t))
     bram36 = sum(n for t, n in cells.items() if t.startswith("RAMB36")) + \
