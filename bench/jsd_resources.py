@@ -19,6 +19,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import Signal  # noqa: E402
+from amaranth.lib import data  # noqa: E402
 
 from hw.jsd.builder import BuilderParams, QueueBuilderLane  # noqa: E402
 from hw.jsd.countmin import CountMinRows  # noqa: E402
@@ -38,10 +39,11 @@ THESIS_ROWS = [("thesis build kernel (8 builders)", 75219, None, 960),
 
 
 def part_verilog(component, name: str) -> str:
-    """Verilog of a component; only its signal members become ports (always-ready streams have
-    constant ``ready`` members)."""
-    ports = [value for _, _, value in component.signature.flatten(component)
-             if isinstance(value, Signal)]
+    """Verilog of a component; its signal and view members become ports (always-ready streams
+    have constant ``ready`` members, which cannot)."""
+    ports = [value.as_value() if isinstance(value, data.View) else value
+             for _, _, value in component.signature.flatten(component)
+             if isinstance(value, (Signal, data.View))]
     return verilog.convert(component, name=name, ports=ports)
 
 

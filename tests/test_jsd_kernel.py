@@ -6,13 +6,18 @@ import random
 
 import pytest
 
+from host.golden.entropy import jsd_fixed
+from host.golden.jsd import JsdParams
 from hw.jsd.kernel import QueueBuilderKernel
+from sim.jsd.backend import build_pqas_sim, builder_kernel, jsd_rows_sim, similarity_kernel
+from sim.jsd.golden import compare_records, expected_record
 from sim.runner import available_simulators, run_cocotb
 from tests.genomes import random_genome_bytes
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
 SMALL = dict(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2)
+SMALL_PARAMS = JsdParams(k=7, s=1, d=3, cw=4, R=3, n=2)
 
 
 def genomes():
@@ -26,22 +31,36 @@ def genomes():
 
 @pytest.mark.parametrize("update,pause", [("cu", 0.0), ("cm", 0.3)])
 def test_builder_kernel_matches_golden(update, pause):
-    run_cocotb(QueueBuilderKernel(**SMALL, name="jsd_build_small"), "sim.jsd.tb_builder_kernel",
-               toplevel="jsd_build_small",
+    kernel, name = builder_kernel(SMALL_PARAMS, SMALL["lanes"], SMALL["bytes_per_lane"])
+    run_cocotb(kernel, "sim.jsd.tb_builder_kernel", toplevel=name,
                parameters={"params": SMALL, "genomes": genomes(), "update": update,
                            "pause": pause, "seed": 5, "max_chunk_bytes": 1024,
                            "max_block_beats": 8, "data_width": 128})
 
 
-def test_default_builder_converts_to_verilog():
-    """T = 8 lanes x 8 bytes, k = 31, s = 10, 5 x 2^14 Count-Min, 2^12 x 8 PQA, 512-bit bus."""
+def test_default_geometry_converts_to_verilog():
+    """k = 31, s = 10, 5 x 2^14 Count-Min, 2^12 x 8 PQA (the SPEC defaults) on 2 lanes, and a
+    one-pivot similarity kernel of the same PQA shape, with the Vitis port names."""
+    from hw.jsd.kernel import JsdSimilarityKernel
     from hw.vitis.top import to_verilog
 
-    text = to_verilog(QueueBuilderKernel())
-    assert "module jsd_build(" in text
-    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
-                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
-        assert port in text
+    for kernel, name in ((QueueBuilderKernel(lanes=2), "jsd_build"),
+                         (JsdSimilarityKernel(pivots=1), "jsd_similarity")):
+        text = to_verilog(kernel)
+        assert f"module {name}(" in text
+        for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
+                     "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
+            assert port in text
+
+
+@pytest.mark.slow
+def test_full_default_kernels_convert_to_verilog():
+    """T = 8 lanes x 8 bytes (512-bit bus) and 8 pivots: slow (eight lane parsers)."""
+    from hw.jsd.kernel import JsdSimilarityKernel
+    from hw.vitis.top import to_verilog
+
+    assert "module jsd_build(" in to_verilog(QueueBuilderKernel())
+    assert "module jsd_similarity(" in to_verilog(JsdSimilarityKernel())
 
 
 def test_builder_kernel_rejects_bad_parameters():
@@ -55,19 +74,22 @@ SIMILARITY = dict(pivots=3, R=3, n=2, data_width=128)
 
 
 def test_similarity_kernel_matches_golden():
-    from hw.jsd.kernel import JsdSimilarityKernel
-
     runs = [{"pivots": [0, 1, 6], "pqas": [0, 1, 2, 3, 4, 5, 6], "mode": "textbook"},
             {"pivots": [2, 3], "pqas": [5, 2, 6, 0], "mode": "counts"}]
-    run_cocotb(JsdSimilarityKernel(**SIMILARITY, name="jsd_similarity_small"),
-               "sim.jsd.tb_similarity_kernel", toplevel="jsd_similarity_small",
+    kernel, name = similarity_kernel(SIMILARITY["pivots"], SIMILARITY["R"], SIMILARITY["n"],
+                                     SIMILARITY["data_width"])
+    run_cocotb(kernel, "sim.jsd.tb_similarity_kernel", toplevel=name,
                parameters={"params": SIMILARITY, "runs": runs, "records": 6, "pause": 0.3,
                            "seed": 2, "data_width": 128})
 
 
-def test_default_similarity_kernel_converts_to_verilog():
-    from hw.jsd.kernel import JsdSimilarityKernel
-    from hw.vitis.top import to_verilog
-
-    text = to_verilog(JsdSimilarityKernel(pivots=2))
-    assert "module jsd_similarity(" in text
+def test_sim_backend_runs_both_kernels():
+    """The sim backend entry points (the same Verilator builds as the tests above): PQA records
+    of three genomes, then their JSDs with two pivots, equal to the golden model."""
+    files = [[text.encode("latin-1")] for text in genomes()[:2]] + [[b">x\nACGTTGCA\n"]]
+    records = build_pqas_sim(files, SMALL_PARAMS)
+    compare_records(records, [expected_record(tag, genome, SMALL_PARAMS)
+                              for tag, genome in enumerate(files)])
+    rows = jsd_rows_sim(records[:2], records, R=3, n=2, pivot_units=SIMILARITY["pivots"])
+    assert rows == [[jsd_fixed(p.pqa, r.pqa, "textbook", p.entropy, r.entropy)
+                     for p in records[:2]] for r in records]

@@ -201,7 +201,7 @@ class QueueBuilderLane(wiring.Component):
             m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
 
         # record: queues (each split into bus beats), then the trailer
-        queue_word = Cat(*(Cat(entry.value, entry.tag, Const(0, 32 - (32 - p.R)))
+        queue_word = Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
                            for entry in pqa.o.payload.entries))
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1

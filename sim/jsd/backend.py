@@ -16,28 +16,43 @@ from host.golden.jsd import JsdParams
 from host.layout.jsd import (JsdGeometry, PqaRecord, pack_record, run_genomes, unpack_results)
 from host.layout.sketch import pack_chunks, plan_blocks
 
-__all__ = ["build_pqas_sim", "jsd_rows_sim"]
+__all__ = ["build_pqas_sim", "jsd_rows_sim", "builder_kernel", "similarity_kernel"]
 
 
 def _toplevel(prefix: str, **values) -> str:
-    return prefix + "_" + "_".join(f"{key}{value:x}" if isinstance(value, int) else
-                                   f"{key}{value}" for key, value in values.items())
+    """One module name per geometry, so every run of a geometry reuses one Verilator build."""
+    return prefix + "_" + "_".join(f"{key}{value:x}" for key, value in values.items())
+
+
+def builder_kernel(params: JsdParams, lanes: int = 2, bytes_per_lane: int = 8):
+    """(QueueBuilderKernel, its Verilog module name) for the geometry of ``params``."""
+    from hw.jsd.kernel import QueueBuilderKernel
+
+    kwargs = dict(lanes=lanes, bytes_per_lane=bytes_per_lane, k=params.k, s=params.s,
+                  sample_seed=params.sample_seed, d=params.d, cw=params.cw, R=params.R,
+                  n=params.n)
+    name = _toplevel("jsd_build", t=lanes, b=bytes_per_lane, k=params.k, s=params.s,
+                     seed=params.sample_seed, d=params.d, cw=params.cw, r=params.R, n=params.n)
+    return QueueBuilderKernel(**kwargs, name=name), name
+
+
+def similarity_kernel(units: int, R: int, n: int, data_width: int = 128):
+    """(JsdSimilarityKernel, its Verilog module name) for V = ``units`` pivots."""
+    from hw.jsd.kernel import JsdSimilarityKernel
+
+    name = _toplevel("jsd_similarity", v=units, r=R, n=n, w=data_width)
+    return JsdSimilarityKernel(pivots=units, R=R, n=n, data_width=data_width, name=name), name
 
 
 def build_pqas_sim(genomes: list[list[bytes]], params: JsdParams = JsdParams(), *,
                    lanes: int = 2, bytes_per_lane: int = 8, max_chunk_bytes: int = 1 << 20,
                    simulator: str | None = None) -> list[PqaRecord]:
     """The queue-builder kernel's record of every genome (each a list of file contents)."""
-    from hw.jsd.kernel import QueueBuilderKernel
     from sim.runner import run_cocotb
 
     if not params.canonical:
         raise ValueError("the queue-builder kernel always uses canonical k-mers")
-    kwargs = dict(lanes=lanes, bytes_per_lane=bytes_per_lane, k=params.k, s=params.s,
-                  sample_seed=params.sample_seed, d=params.d, cw=params.cw, R=params.R,
-                  n=params.n)
-    name = _toplevel("jsd_build", **kwargs)
-    kernel = QueueBuilderKernel(**kwargs, name=name)
+    kernel, name = builder_kernel(params, lanes, bytes_per_lane)
     geometry = JsdGeometry(lanes, bytes_per_lane, params.R, params.n)
     blocks = plan_blocks(genomes, geometry.chunk_geometry)
     chunks = pack_chunks(blocks, geometry.chunk_geometry, max_chunk_bytes=max_chunk_bytes)
@@ -61,7 +76,6 @@ def jsd_rows_sim(pivots: list[PqaRecord], records: list[PqaRecord], R: int, n: i
                  mode: str = "textbook", *, pivot_units: int | None = None,
                  data_width: int = 128, simulator: str | None = None) -> list[list[int]]:
     """``rows[i][v]``: the similarity kernel's JSD (signed Q5.24) of record i with pivot v."""
-    from hw.jsd.kernel import JsdSimilarityKernel
     from sim.runner import run_cocotb
 
     if mode not in ("textbook", "counts"):
@@ -69,8 +83,7 @@ def jsd_rows_sim(pivots: list[PqaRecord], records: list[PqaRecord], R: int, n: i
     units = pivot_units or len(pivots)
     if not 1 <= len(pivots) <= units:
         raise ValueError(f"between 1 and {units} pivots per call, not {len(pivots)}")
-    name = _toplevel("jsd_similarity", v=units, r=R, n=n, w=data_width)
-    kernel = JsdSimilarityKernel(pivots=units, R=R, n=n, data_width=data_width, name=name)
+    kernel, name = similarity_kernel(units, R, n, data_width)
     geometry = JsdGeometry(data_width // 64, 8, R, n)
     with tempfile.TemporaryDirectory(prefix="jsd-sim-") as directory:
         base = pathlib.Path(directory)
