@@ -99,6 +99,8 @@ def _pick_simulator(requested: str | None) -> str:
 def to_verilog_text(design, toplevel: str) -> str:
     if isinstance(design, str):
         return design
+    from hw.vitis._yosys import ensure_yosys
+    ensure_yosys()
     from amaranth.back import verilog
     return verilog.convert(design, name=toplevel)
 

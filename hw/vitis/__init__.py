@@ -31,6 +31,9 @@ Writing a kernel::
 ``hw/kernels/checksum.py`` is a complete small example.
 """
 
+from ._yosys import ensure_yosys
+ensure_yosys()
+
 from .description import Arg, Bundle, KernelDesc, POINTER, SCALAR
 from .core import KernelCore, core_signature_members
 from .top import VitisKernel, to_verilog, top_port_names
