@@ -77,6 +77,7 @@ def main():
     keys = ("lut", "ff", "bram36", "uram", "dsp")
     total = dict.fromkeys(keys, 0)
     deepest = 0
+    failed = []
     with tempfile.TemporaryDirectory(prefix="sketch-resources-") as directory:
         if args.kernel:
             jobs = [("whole kernel (default)", 1, lambda: to_verilog(SketchKernel()), "sketch")]
@@ -87,7 +88,12 @@ def main():
         for name, scale, text, top in jobs:
             path = pathlib.Path(directory) / f"{top}.v"
             path.write_text(text())
-            report = yosys_report(path, top, family=args.family)
+            try:
+                report = yosys_report(path, top, family=args.family)
+            except RuntimeError as error:
+                print(f"| {name:42} | yosys failed: {str(error).splitlines()[0]}", flush=True)
+                failed.append(name)
+                continue
             res = report["resources"]
             deepest = max(deepest, report["logic_levels"] or 0)
             print(row(name, res, report["logic_levels"]), flush=True)
@@ -97,7 +103,8 @@ def main():
             if scale > 1:
                 print(row(f"  x {scale}", {key: res[key] * scale for key in keys}), flush=True)
     if not args.kernel and not wanted:
-        print(row("sum: 8 lanes + shared parts (no AXI)", total, deepest))
+        missing = f" (without {', '.join(failed)})" if failed else ""
+        print(row(f"sum: 8 lanes + shared parts{missing}", total, deepest))
     print(row(*JACC_FPGA))
     return 0
 

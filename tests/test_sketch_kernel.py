@@ -10,7 +10,7 @@ from hw.sketch.kernel import SketchKernel
 from sim.runner import run_cocotb
 from sim.sketch.golden import regression_genomes
 
-SMALL = dict(lanes=2, bytes_per_lane=8, k=21, p=10, w=4)
+SMALL = dict(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)   # 64-bit bus, 2 control beats
 
 
 def adversarial_genomes():
