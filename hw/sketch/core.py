@@ -119,6 +119,7 @@ class SketchCore(wiring.Component):
             writer.tag.eq(tags[current]),
             writer.z.eq(features.z),
             writer.nz.eq(features.nz),
+            writer.features_ready.eq(features.words == words),
         ]
         with m.If(writer.done):
             m.d.sync += self.records.eq(self.records + 1)

@@ -96,11 +96,14 @@ class FeatureUnit(wiring.Component):
     valid : In(1)
     z : Out(z_bits(p, w))
     nz : Out(32)
+    words : Out(p - 3)
+        Words included in ``z`` and ``nz`` since ``clear``.
 
-    ``z`` and ``nz`` include a word 2 cycles after it was presented; one word per cycle.
+    ``z``, ``nz`` and ``words`` include a word :attr:`latency` cycles after it was presented;
+    one word per cycle. The sum of a word's 16 terms is split over two registered levels.
     """
 
-    latency = 2
+    latency = 3
 
     def __init__(self, p: int = 14, w: int = 4):
         check_hll_params(p, w)
@@ -111,25 +114,37 @@ class FeatureUnit(wiring.Component):
             "valid": In(1),
             "z": Out(z_bits(p, w)),
             "nz": Out(32),
+            "words": Out(p - 3),
         })
 
     def elaborate(self, platform):
         m = Module()
         w = self._w
         top = (1 << w) - 1
-        word_z = Signal(top + 1 + 5)
-        word_nz = Signal(5)
-        word_valid = Signal()
         registers = [self.word[slot * w:(slot + 1) * w] for slot in range(REGISTERS_PER_WORD)]
+        group_z = [Signal(top + 1 + 2, name=f"group_z{g}") for g in range(4)]
+        group_nz = [Signal(3, name=f"group_nz{g}") for g in range(4)]
+        for g in range(4):
+            members = registers[4 * g:4 * g + 4]
+            m.d.sync += [
+                group_z[g].eq(sum(Const(1 << top, top + 1) >> r for r in members)),
+                group_nz[g].eq(sum((r == 0) for r in members)),
+            ]
+        word_z = Signal(top + 1 + 4)
+        word_nz = Signal(5)
+        group_valid = Signal()
+        word_valid = Signal()
         m.d.sync += [
-            word_z.eq(sum(Const(1 << top, top + 1) >> r for r in registers)),
-            word_nz.eq(sum((r == 0) for r in registers)),
-            word_valid.eq(self.valid & ~self.clear),
+            group_valid.eq(self.valid & ~self.clear),
+            word_valid.eq(group_valid & ~self.clear),
+            word_z.eq(sum(group_z)),
+            word_nz.eq(sum(group_nz)),
         ]
         with m.If(self.clear):
-            m.d.sync += [self.z.eq(0), self.nz.eq(0)]
+            m.d.sync += [self.z.eq(0), self.nz.eq(0), self.words.eq(0)]
         with m.Elif(word_valid):
-            m.d.sync += [self.z.eq(self.z + word_z), self.nz.eq(self.nz + word_nz)]
+            m.d.sync += [self.z.eq(self.z + word_z), self.nz.eq(self.nz + word_nz),
+                         self.words.eq(self.words + 1)]
         return m
 
 
@@ -146,7 +161,9 @@ class RecordWriter(wiring.Component):
     words : In(stream.Signature(16 w))
         The ``2^(p-4)`` merged words of one sketch, in register order.
     tag, z, nz : In
-        Sampled when the trailer is sent (after the last word was taken).
+        Sampled when the trailer is sent: after the last sketch beat left and ``features_ready``.
+    features_ready : In(1)
+        ``z`` and ``nz`` include every word of the sketch.
     o : Out(stream.Signature(bus_bits))
         Record beats; honours backpressure.
     busy : Out(1)
@@ -169,6 +186,7 @@ class RecordWriter(wiring.Component):
             "tag": In(32),
             "z": In(z_bits(p, w)),
             "nz": In(32),
+            "features_ready": In(1),
             "o": Out(stream.Signature(bus_bits)),
             "busy": Out(1),
             "done": Out(1),
@@ -205,8 +223,7 @@ class RecordWriter(wiring.Component):
                     last_beat_out.eq(trailer_left == 1),
                 ]
         with m.Elif(words_taken == total_words):
-            with m.If(fill == 0):
-                # every sketch beat has been handed over: the features are final
+            with m.If((fill == 0) & self.features_ready):
                 m.d.sync += [
                     trailer.eq(Cat(self.tag, self.nz, self.z)),
                     trailer_left.eq(trailer_beats),
