@@ -1,6 +1,7 @@
 """The ``jacc_similarity`` kernel under cocotb (Verilator). CI build: V=4, D=2, p=10, w=4 with
 23 sketches (related synthetic genomes, random, empty, saturated): the whole call plan of a
-full-matrix run and of a pruned run (h = 0.3) with random stalls on every AXI channel. The slow
+full-matrix run, of a pruned run (h = 0.3) with random stalls on every AXI channel, and of a
+full run over the first 22 sketches (the last call loads fewer than V / D pivot groups). The slow
 build (V=16, D=4, p=8, w=5: 8-bit register fields, 16-byte records, and groups shorter than the
 record write-out, so the stream stalls at group ends) runs 30 sketches.
 
@@ -32,6 +33,8 @@ CONFIGS = [pytest.param((4, 2, 10, 4, 16, 5, 0.3), id="V4-D2-p10-w4"),
 @pytest.fixture(scope="module", params=CONFIGS)
 def kernel_run(request, tmp_path_factory):
     v, d, p, w, genomes, randoms, threshold = request.param
+    # a sketch count whose last call has fewer than V / D pivot groups
+    partial = (genomes + randoms + 2 - 2) // v * v + 2
     params = HllParams(p, w)
     registers = sketch_set(genomes, randoms, params, seed=3)
     path = tmp_path_factory.mktemp("similarity")
@@ -40,7 +43,8 @@ def kernel_run(request, tmp_path_factory):
     run_cocotb(kernel, "sim.similarity.tb_kernel",
                parameters={"pivots": v, "streams": d, "p": p, "w": w,
                            "sketches": str(path / "sketches.npy"), "seed": 5,
-                           "runs": [[None, 0.0], [threshold, 0.3]],
+                           "runs": [[None, 0.0, None], [threshold, 0.3, None],
+                                    [None, 0.2, partial]],
                            "out": str(path / "report.json")})
     report = json.loads((path / "report.json").read_text())
     return registers, params, kernel, report
@@ -62,15 +66,18 @@ def _golden_record(sorted_registers, call, q, j, s, geometry):
 def _job(kernel_run, run):
     """The run's job (its plan) and the feature records the kernel wrote for each call."""
     registers, params, kernel, report = kernel_run
+    registers = registers[:report[run]["count"]]
     job = SimilarityJob(registers, params, kernel.geometry, report[run]["threshold"])
     assert len(report[run]["features"]) == len(job.calls)
-    return job, [bytes.fromhex(h) for h in report[run]["features"]]
+    return job, registers, [bytes.fromhex(h) for h in report[run]["features"]]
 
 
-@pytest.mark.parametrize("run", [0, 1])
+@pytest.mark.parametrize("run", [0, 1, 2])
 def test_every_record_equals_golden_union_features(kernel_run, run):
-    registers, geometry = kernel_run[0], kernel_run[2].geometry
-    job, features_of_calls = _job(kernel_run, run)
+    geometry = kernel_run[2].geometry
+    job, registers, features_of_calls = _job(kernel_run, run)
+    if run == 2:
+        assert job.calls[-1].pivot_groups < geometry.pivot_groups
     sorted_registers = [list(map(int, row)) for row in registers[job.order]]
     for call, records in zip(job.calls, features_of_calls):
         for q in range(call.groups):
@@ -84,10 +91,10 @@ def test_every_record_equals_golden_union_features(kernel_run, run):
                         f"{call}: group {q} pivot {j} slot {s}"
 
 
-@pytest.mark.parametrize("run", [0, 1])
+@pytest.mark.parametrize("run", [0, 1, 2])
 def test_host_flow_on_kernel_records_equals_all_pairs(kernel_run, run):
-    registers, params = kernel_run[:2]
-    job, features_of_calls = _job(kernel_run, run)
+    params = kernel_run[1]
+    job, registers, features_of_calls = _job(kernel_run, run)
     got = list(job.rows(features_of_calls))
     expected = list(all_pairs(registers, params, job.threshold))
     assert [r[0] for r in got] == [r[0] for r in expected]
@@ -98,8 +105,8 @@ def test_host_flow_on_kernel_records_equals_all_pairs(kernel_run, run):
 def test_pruning_keeps_every_pair_above_threshold(kernel_run):
     """Brute force with the golden estimator: every pair with J >= h is kept with its value,
     every other pair is absent."""
-    registers, params, kernel = kernel_run[:3]
-    job, features_of_calls = _job(kernel_run, 1)
+    params, kernel = kernel_run[1:3]
+    job, registers, features_of_calls = _job(kernel_run, 1)
     threshold = job.threshold
     kept = {frozenset((i, int(j))): v for i, js, values in job.rows(features_of_calls)
             for j, v in zip(js, values)}

@@ -1,7 +1,8 @@
 """cocotb test of the ``jacc_similarity`` kernel, driven over s_axi_control like XRT does.
 
 Parameters: ``pivots``, ``streams``, ``p``, ``w`` (the build), ``sketches`` (path of an .npy
-register array), ``runs`` = [[threshold or null, pause], ...], ``seed``, ``out`` (path of a JSON
+register array), ``runs`` = [[threshold or null, pause, sketch count or null], ...] (a count
+runs the plan of the first sketches only), ``seed``, ``out`` (path of a JSON
 file that receives, per run, the feature records of every call and the measured cycles).
 
 Every call of each run's plan (host.allpairs.SimilarityJob) is executed on the kernel; its
@@ -56,10 +57,10 @@ async def run_plans(dut):
     driver = KernelDriver(axil, similarity_desc(GEOMETRY.bus_bits), clk)
     registers = np.load(P["sketches"])
     report = []
-    for run, (threshold, pause) in enumerate(P["runs"]):
+    for run, (threshold, pause, count) in enumerate(P["runs"]):
         set_axi_ram_pauses(rd_ram, pause, SEED + run)
         set_axi_ram_pauses(wr_ram, pause, SEED + 100 + run)
-        job = SimilarityJob(registers, HLL, GEOMETRY, threshold)
+        job = SimilarityJob(registers[:count], HLL, GEOMETRY, threshold)
         assert SKETCH_BASE + len(job.buffer) <= FEATURE_BASE or not job.calls, "buffer too big"
         rd_ram.write(SKETCH_BASE, job.buffer)
         features, cycles = [], []
@@ -84,7 +85,7 @@ async def run_plans(dut):
             cycles.append({"groups": call.groups, "start_to_first_read": reads[0] - started,
                            "first_read_to_last_write": writes[-1] - reads[0] + 1,
                            "read_span": reads[-1] - reads[0] + 1})
-        report.append({"threshold": threshold, "pause": pause, "features": features,
+        report.append({"threshold": threshold, "pause": pause, "count": count, "features": features,
                        "cycles": cycles})
         dut._log.info("run %d (threshold %s, pause %s): %d calls, cycles %s", run, threshold,
                       pause, len(job.calls), [c["first_read_to_last_write"] for c in cycles])
