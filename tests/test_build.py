@@ -248,3 +248,60 @@ def test_resource_report(tmp_path, capsys):
     assert "LUT" in capsys.readouterr().out
     import bench.resources as br
     assert br.main([str(tmp_path)]) == 0
+
+
+TCL_STUB = r"""
+set ::calls {}
+proc rec {name args} { lappend ::calls [concat $name $args]; return "obj_$name" }
+foreach c {create_project add_files set_property update_compile_order close_project package_xo
+           current_fileset} {
+    proc $c args "rec $c {*}\$args"
+}
+namespace eval ipx {}
+foreach c {package_project unload_core edit_ip_in_project current_core remove_user_parameter
+           associate_bus_interfaces get_bus_interfaces add_bus_parameter add_memory_map
+           add_address_block add_register add_register_parameter create_xgui_files
+           update_checksums check_integrity save_core} {
+    proc ipx::$c args "rec ipx::$c {*}\$args"
+}
+proc ipx::get_bus_parameters args { return "" }
+proc ipx::get_user_parameters args { return {} }
+proc get_property args { return x }
+set argv [list xo/k.xo xcvu9p-flgb2104-2-i 250000000]
+source $::env(KSA_TCL)
+foreach c $::calls { puts $c }
+"""
+
+
+@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
+def test_package_tcl_runs_with_stubbed_vivado(built, tmp_path):
+    """The packaging Tcl runs (Vivado commands stubbed) and declares the kernel.xml registers."""
+    import os
+    import subprocess
+    out, kernels = built
+    stub = tmp_path / "stub.tcl"
+    stub.write_text(TCL_STUB)
+    for k in kernels:
+        kd = out / "kernels" / k
+        kx = parse_kernel_xml((kd / "kernel.xml").read_text())
+        tcl = kd / f"package_{kx['name']}.tcl"
+        res = subprocess.run(["tclsh", str(stub)], cwd=tmp_path, capture_output=True, text=True,
+                             env={**os.environ, "KSA_TCL": str(tcl)}, timeout=60)
+        assert res.returncode == 0, res.stderr
+        calls = res.stdout.splitlines()
+        regs, cur = {}, None
+        for c in calls:
+            if c.startswith("ipx::add_register "):
+                cur = c.split()[1]
+                regs[cur] = {}
+            elif cur and c.startswith("set_property address_offset "):
+                regs[cur]["offset"] = int(c.split()[2], 16)
+            elif cur and c.startswith("set_property size "):
+                regs[cur]["bits"] = int(c.split()[2])
+        assert regs["CTRL"]["offset"] == 0 and regs["IP_ISR"]["offset"] == 0xC
+        for a in kx["args"]:
+            assert regs[a["name"]] == {"offset": a["offset"], "bits": 8 * a["size"]}, a
+        buses = [c.split()[2] for c in calls if c.startswith("ipx::associate_bus_interfaces -busif")]
+        assert sorted(buses) == sorted([p for p in kx["ports"]])
+        pk = [c for c in calls if c.startswith("package_xo ")]
+        assert len(pk) == 1 and f"-kernel_name {kx['name']}" in pk[0] and "-kernel_xml" in pk[0]
