@@ -21,7 +21,6 @@ from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import Signal  # noqa: E402
 from amaranth.lib import data  # noqa: E402
 
-from hw.jsd.builder import BuilderParams, QueueBuilderLane  # noqa: E402
 from hw.jsd.countmin import CountMinRows  # noqa: E402
 from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
@@ -48,14 +47,14 @@ def part_verilog(component, name: str) -> str:
 
 
 def parts():
-    yield "murmur3_32 x 5 seeds", 1, lambda: Murmur3Hashes(range(5))
-    yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10)
-    yield "Count-Min rows 5 x 2^14 x 32", 1, lambda: CountMinRows(5, 14, 32, 32)
-    yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8)
-    yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12)
-    yield "builder lane", LANES, lambda: QueueBuilderLane(BuilderParams())
+    """(name, scale, build, part of a builder lane)."""
+    yield "murmur3_32 x 5 seeds", 1, lambda: Murmur3Hashes(range(5)), True
+    yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), True
+    yield "Count-Min rows 5 x 2^14 x 32", 1, lambda: CountMinRows(5, 14, 32, 32), True
+    yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), True
+    yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12), True
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
-        lambda: JsdSimilarityCore(SimilarityParams(pivots=1))
+        lambda: JsdSimilarityCore(SimilarityParams(pivots=1)), False
 
 
 def row(name, res, levels=""):
@@ -78,14 +77,15 @@ def main():
     print(f"|{'-' * 46}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 7}|{'-' * 7}|{'-' * 8}|")
     wanted = args.parts.split(",") if args.parts else None
     with tempfile.TemporaryDirectory(prefix="jsd-resources-") as directory:
-        jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")
-                for name, scale, build in parts()]
+        jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part", in_lane)
+                for name, scale, build, in_lane in parts()]
         if args.kernels:
             jobs += [("build kernel (default)", 1, lambda: to_verilog(QueueBuilderKernel()),
-                      "jsd_build"),
+                      "jsd_build", False),
                      ("similarity kernel (8 pivots)", 1,
-                      lambda: to_verilog(JsdSimilarityKernel()), "jsd_similarity")]
-        for name, scale, text, top in jobs:
+                      lambda: to_verilog(JsdSimilarityKernel()), "jsd_similarity", False)]
+        lane = {}
+        for name, scale, text, top, in_lane in jobs:
             if wanted and not any(w in name for w in wanted):
                 continue
             path = pathlib.Path(directory) / f"{top}.v"
@@ -93,10 +93,17 @@ def main():
             report = yosys_report(path, top, family=args.family)
             res = report["resources"]
             print(row(name, res, report["logic_levels"]), flush=True)
+            if in_lane:
+                for key, value in res.items():
+                    if isinstance(value, (int, float)):
+                        lane[key] = lane.get(key, 0) + value
             if scale > 1:
                 scaled = {key: value * scale for key, value in res.items()
                           if isinstance(value, (int, float))}
                 print(row(f"  x {scale}", scaled), flush=True)
+        if lane:
+            print(row("JSD parts of one builder lane (sum)", lane), flush=True)
+            print(row(f"  x {LANES} lanes", {key: value * LANES for key, value in lane.items()}))
     for name, lut, ff, dsp in THESIS_ROWS:
         print(f"| {name:44} | {lut:8} | {'':>8} | {'':>7} | {'':>5} | {dsp:5} | {'':>6} |")
     return 0
