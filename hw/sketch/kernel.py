@@ -20,6 +20,7 @@ from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore
 from ..vitis.description import Arg, Bundle, KernelDesc
 from .core import SketchCore
+from .params import check_k
 
 __all__ = ["sketch_desc", "SketchKernel"]
 
@@ -46,6 +47,7 @@ class SketchKernel(KernelCore):
 
     def __init__(self, lanes: int = 8, bytes_per_lane: int = 8, k: int = 31, p: int = 14,
                  w: int = 4, name: str = "sketch"):
+        check_k(k)   # before any component exists, so a bad k leaves no unused elaboratable
         self.geometry = SketchGeometry(lanes=lanes, bytes_per_lane=bytes_per_lane, p=p, w=w)
         self.data_width = 8 * self.geometry.bus_bytes
         if self.data_width & (self.data_width - 1) or not 32 <= self.data_width <= 1024:
