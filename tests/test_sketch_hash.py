@@ -4,7 +4,6 @@
 import random
 
 import pytest
-from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
 from host.golden.hashes import MASK64, fmix64

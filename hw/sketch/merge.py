@@ -171,7 +171,7 @@ class RecordWriter(wiring.Component):
     done : Out(1)
         Pulses in the cycle the last beat of a record is taken.
 
-    Throughput: one beat per ``bus_bits / 16 w`` words (one word per cycle in).
+    Throughput: one word per cycle in, one beat per ``bus_bits / 16 w`` cycles out.
     """
 
     def __init__(self, bus_bits: int, p: int = 14, w: int = 4):
@@ -213,6 +213,18 @@ class RecordWriter(wiring.Component):
             m.d.comb += self.done.eq(last_beat_out)
 
         beat_free = ~self.o.valid | self.o.ready
+        # a full beat leaves in the same cycle as the next word arrives: one word per cycle
+        emit = (fill == words_per_beat) & beat_free
+        take = self.words.valid & self.words.ready
+        m.d.comb += self.words.ready.eq((trailer_left == 0) & (words_taken != total_words)
+                                        & ((fill != words_per_beat) | emit))
+        with m.If(emit):
+            m.d.sync += [self.o.payload.eq(beat), self.o.valid.eq(1)]
+        with m.If(take):
+            m.d.sync += [beat.eq(Cat(beat[word_bits:], self.words.payload)),
+                         words_taken.eq(words_taken + 1)]
+        m.d.sync += fill.eq(fill - Mux(emit, words_per_beat, 0) + take)
+
         with m.If(trailer_left != 0):
             with m.If(beat_free):
                 m.d.sync += [
@@ -222,25 +234,11 @@ class RecordWriter(wiring.Component):
                     trailer_left.eq(trailer_left - 1),
                     last_beat_out.eq(trailer_left == 1),
                 ]
-        with m.Elif(words_taken == total_words):
-            with m.If((fill == 0) & self.features_ready):
-                m.d.sync += [
-                    trailer.eq(Cat(self.tag, self.nz, self.z)),
-                    trailer_left.eq(trailer_beats),
-                    words_taken.eq(0),
-                ]
-        with m.Elif(fill == words_per_beat):
-            with m.If(beat_free):
-                m.d.sync += [self.o.payload.eq(beat), self.o.valid.eq(1), fill.eq(0)]
-        with m.Else():
-            m.d.comb += self.words.ready.eq(1)
-            with m.If(self.words.valid):
-                m.d.sync += [
-                    beat.eq(Cat(beat[word_bits:], self.words.payload)),
-                    fill.eq(fill + 1),
-                    words_taken.eq(words_taken + 1),
-                ]
-        # the last word fills the last beat; hand it over before the trailer
-        with m.If((words_taken == total_words) & (fill == words_per_beat) & beat_free):
-            m.d.sync += [self.o.payload.eq(beat), self.o.valid.eq(1), fill.eq(0)]
+        with m.Elif((words_taken == total_words) & (fill == 0) & self.features_ready):
+            # every sketch beat has been handed over and the features include every word
+            m.d.sync += [
+                trailer.eq(Cat(self.tag, self.nz, self.z)),
+                trailer_left.eq(trailer_beats),
+                words_taken.eq(0),
+            ]
         return m
