@@ -6,7 +6,8 @@ import random
 
 import numpy as np
 
-from host.backends import get_backend
+from host.fast.hll import insert_kmers
+from host.fast.kmers import kmer_array
 from host.golden.hll import HllParams
 
 __all__ = ["genome_family", "sketch_set"]
@@ -48,9 +49,11 @@ def sketch_set(n_genomes: int, n_random: int, params: HllParams, seed: int = 1,
     """(n_genomes + n_random + 2) x m registers: genome sketches, random sketches of varied
     fill, one empty and one saturated sketch, in a shuffled order."""
     rng = random.Random(seed)
-    backend = get_backend("sw")
-    rows = [backend.sketch_hll([text], k, params, True)[0]
-            for text in genome_family(rng, n_genomes, length)]
+    rows = []
+    for text in genome_family(rng, n_genomes, length):
+        row = np.zeros(params.m, dtype=np.uint8)
+        insert_kmers(row, kmer_array(text, k, True), params)
+        rows.append(row)
     nprng = np.random.default_rng(seed)
     for _ in range(n_random):
         inserts = int(nprng.integers(0, 4 * params.m))
