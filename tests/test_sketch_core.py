@@ -18,7 +18,7 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
     rng = random.Random(seed)
     bus_bytes = core.bus_bits // 8
     outputs = []
-    stats = {"offered_streaming": 0, "taken": 0, "ending_cycles": 0}
+    stats = {"offered_streaming": 0, "taken": 0, "ending_cycles": 0, "stops": []}
 
     async def testbench(ctx):
         for chunk, records in calls:
@@ -34,7 +34,11 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
                 _, _, taken, out_valid, out_ready, payload, ending = await ctx.tick().sample(
                     core.i.ready, core.o.valid, core.o.ready, core.o.payload, core.ending_genome)
                 taken = taken and offer
-                stats["ending_cycles"] += ending
+                if ending and not stats["ending_cycles"]:
+                    stats["stops"].append(0)
+                if ending:
+                    stats["stops"][-1] += 1
+                stats["ending_cycles"] = ending
                 stats["offered_streaming"] += offer and not ending
                 stats["taken"] += taken
                 index += taken
@@ -50,7 +54,8 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
     return outputs, stats
 
 
-def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_bytes=400):
+def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_bytes=400,
+                     idle=0.2, backpressure=0.2):
     """Sketch ``genomes`` through :func:`run_genomes` with the simulated core as the kernel.
 
     The simulator cannot be called back from ``run_genomes``, so the calls are simulated first
@@ -60,10 +65,11 @@ def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_by
     calls = [(chunk, len(tags)) for chunk, tags in pack_chunks(
         plan_blocks(genomes, geometry, max_block_beats=max_block_beats), geometry,
         max_chunk_bytes=max_chunk_bytes)]
-    outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed)
+    outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed, idle, backpressure)
     replies = iter(outputs)
     records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
+    stats["insert_latency"] = core.insert_latency
     return records, stats, len(calls)
 
 
@@ -77,3 +83,18 @@ def test_core_matches_golden(lanes, bytes_per_lane, k):
                               for tag, files in enumerate(genomes)])
     # the input stops only while a genome ends: every beat offered otherwise is taken
     assert stats["taken"] == stats["offered_streaming"] > 0
+
+
+def test_core_genome_end_stop():
+    """Without output backpressure a genome end stops the input for the k-mers in flight, one
+    drain per sketch word and a few cycles of record trailer, whatever the genome length."""
+    geometry = SketchGeometry(lanes=1, bytes_per_lane=8, p=8, w=4)
+    genomes = [[b">g\n" + b"ACGTTGCA" * n] for n in (1, 10, 40)]
+    records, stats, _ = sketch_with_core(genomes, geometry, 31, seed=0, max_block_beats=1024,
+                                         idle=0.0, backpressure=0.0)
+    compare_records(records, [expected_record(tag, files, 31, geometry)
+                              for tag, files in enumerate(genomes)])
+    words = geometry.registers // 16
+    assert len(stats["stops"]) == len(genomes)
+    assert len(set(stats["stops"])) == 1
+    assert stats["stops"][0] <= stats["insert_latency"] + words + 16, stats["stops"]

@@ -70,6 +70,11 @@ class SketchCore(wiring.Component):
     def bus_bits(self) -> int:
         return self._bus_bits
 
+    @property
+    def insert_latency(self) -> int:
+        """Cycles from an input beat until its k-mers are in the partial sketches."""
+        return self._lane_units[0].insert_latency
+
     def elaborate(self, platform):
         m = Module()
         lanes, p, w = self._lanes, self._p, self._w
