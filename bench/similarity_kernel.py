@@ -133,7 +133,8 @@ def main(argv=None) -> None:
         r = model_run(pivots, args.n, args.threshold, args.start_latency,
                       args.call_overhead_us, clock)
         print(f"{pivots:>4} {r['calls']:>7} {r['first_call_cycles']:>14} {r['drain']:>6} "
-              f"{r['seconds']:>9.1f} {r['jaccard_per_s'] / 1e6:>12.1f} {r['peak_per_s'] / 1e6:>9.1f}")
+              f"{r['seconds']:>9.1f} {r['jaccard_per_s'] / 1e6:>12.1f} "
+              f"{r['peak_per_s'] / 1e6:>9.1f}")
     if args.threshold is not None:
         print("* N(N-1)/2 over the time of the pruned run (log-normal cardinalities, not RefSeq's)")
     j = JACC_FPGA
@@ -143,9 +144,11 @@ def main(argv=None) -> None:
     if args.yosys:
         res = yosys_resources((16, 80))
         u = res["unit"]
-        print(f"Yosys synth_xilinx (xcup): FeatureUnit (32 registers) {u['lut']} LUT, {u['ff']} FF, "
+        print(f"Yosys synth_xilinx (xcup): FeatureUnit (32 registers) {u['lut']} LUT, "
+              f"{u['ff']} FF, "
               f"{u['carry']} CARRY")
-        print(f"{'V':>4} {'LUT':>9} {'FF':>9} {'BRAM36':>7} {'CARRY':>7} {'shell LUT':>10} {'shell FF':>9}")
+        print(f"{'V':>4} {'LUT':>9} {'FF':>9} {'BRAM36':>7} {'CARRY':>7} {'shell LUT':>10} "
+              f"{'shell FF':>9}")
         for pivots in (16, 80):
             t, sh = res[pivots]["total"], res[pivots]["shell"]
             print(f"{pivots:>4} {t['lut']:>9} {t['ff']:>9} {t['bram36']:>7} {t['carry']:>7} "

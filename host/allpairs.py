@@ -1,4 +1,5 @@
-"""All-pairs Jaccard through the call plan of the JACC similarity kernel (docs/similarity_kernel.md).
+"""All-pairs Jaccard through the call plan of the JACC similarity kernel
+(docs/similarity_kernel.md).
 
 A :class:`SimilarityJob` sorts the sketches (by cardinality when pruning), packs the sketch buffer
 and plans the kernel calls (host.layout.similarity). Each call is then executed by a backend, a
@@ -126,7 +127,8 @@ class SimilarityJob:
         for rank in range(self.n):
             lo, hi = bounds[rank], bounds[rank + 1]
             expected = max(0, int(self.stops[rank]) - rank - 1)
-            if hi - lo != expected or not np.array_equal(t[lo:hi], np.arange(rank + 1, rank + 1 + expected)):
+            wanted = np.arange(rank + 1, rank + 1 + expected)
+            if hi - lo != expected or not np.array_equal(t[lo:hi], wanted):
                 raise RuntimeError(f"the call plan covers {hi - lo} partners of rank {rank}, "
                                    f"not the {expected} it must")
             partners, values = self.order[t[lo:hi]], j[lo:hi]

@@ -26,7 +26,8 @@ def _random_registers(rng, n, params):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"pivots": 6, "streams": 4}, r"pivots \(V\) must be a positive multiple of streams \(4\), not 6"),
+    ({"pivots": 6, "streams": 4},
+     r"pivots \(V\) must be a positive multiple of streams \(4\), not 6"),
     ({"streams": 3}, r"streams \(D\) must be a power of two with D \* 4 <= 512, not 3"),
     ({"p": 7}, r"p must be an integer from 8 to 18, not 7"),
     ({"w": 9}, r"w must be an integer from 4 to 8, not 9"),
@@ -76,7 +77,7 @@ def test_sketch_buffer_round_trip(v, d, p, w):
 
 def test_bad_sketch_buffers_are_named():
     g = SimilarityGeometry(4, 2, 8, 4)
-    with pytest.raises(ValueError, match=r"registers must be an n x 256 array, not shape \(3, 128\)"):
+    with pytest.raises(ValueError, match=r"must be an n x 256 array, not shape \(3, 128\)"):
         pack_sketches(np.zeros((3, 128), dtype=np.uint8), g)
     with pytest.raises(ValueError, match="a register exceeds the largest rank 15 of w = 4"):
         pack_sketches(np.full((1, 256), 16, dtype=np.uint8), g)
@@ -89,7 +90,8 @@ def test_feature_records_round_trip_and_layout():
     z = np.array([[[1 << 33, 5], [0, 77]]], dtype=object)
     nz = np.array([[[1 << 18, 0], [3, 4]]])
     data = pack_features(z, nz, g)
-    assert len(data) == 64 and data[:16] == (1 << 18).to_bytes(4, "little") + (1 << 33).to_bytes(12, "little")
+    assert len(data) == 64
+    assert data[:16] == (1 << 18).to_bytes(4, "little") + (1 << 33).to_bytes(12, "little")
     z2, nz2 = unpack_features(data, 1, g)
     assert z2.tolist() == z.tolist() and nz2.tolist() == nz.tolist()
 
@@ -127,7 +129,8 @@ def test_pruning_shortens_the_stream():
     for call in pruned:
         last = call.first_pivot + call.n_pivots - 1
         assert (call.first_group + call.groups) * 2 >= stops[last]
-        assert (call.first_group + call.groups - 1) * 2 < max(stops[last], (call.first_group + call.pivot_groups) * 2)
+        stream_start = (call.first_group + call.pivot_groups) * 2
+        assert (call.first_group + call.groups - 1) * 2 < max(stops[last], stream_start)
 
 
 def test_model_records_are_golden_union_features():
@@ -173,7 +176,8 @@ def test_tiny_sets(n):
 
 def test_job_rejects_mismatched_parameters_and_records():
     params = HllParams(8, 4)
-    with pytest.raises(ValueError, match="the sketches have p=8, w=4 but the kernel geometry has p=9, w=4"):
+    with pytest.raises(ValueError,
+                       match="the sketches have p=8, w=4 but the kernel geometry has p=9, w=4"):
         SimilarityJob(np.zeros((2, 256), dtype=np.uint8), params, SimilarityGeometry(4, 2, 9, 4))
     job = SimilarityJob(np.zeros((5, 256), dtype=np.uint8), params, SimilarityGeometry(4, 2, 8, 4))
     with pytest.raises(ValueError, match="0 feature blocks for 1 calls"):

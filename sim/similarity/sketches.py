@@ -35,7 +35,8 @@ def genome_family(rng: random.Random, count: int, length: int) -> list[bytes]:
     genomes = []
     for i in range(count):
         if i % 5 == 4:
-            sequence = bytearray(rng.choice(b"ACGT") for _ in range(rng.randint(length // 8, length)))
+            size = rng.randint(length // 8, length)
+            sequence = bytearray(rng.choice(b"ACGT") for _ in range(size))
         else:
             cut = rng.randint(length // 3, length)
             sequence = _mutate(rng, ancestor[:cut], rng.choice([0.0, 0.002, 0.01, 0.05, 0.2]))

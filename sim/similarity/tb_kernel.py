@@ -41,8 +41,9 @@ def _first_difference(got: bytes, expected: bytes) -> str:
     record = offset // g.record_bytes
     pivot, slot = divmod(record, g.streams)
     lo = group * g.record_block_bytes + record * g.record_bytes
-    return (f"byte {at}: group {group}, pivot {pivot}, slot {slot}: got "
-            f"{got[lo:lo + g.record_bytes].hex()} expected {expected[lo:lo + g.record_bytes].hex()}")
+    hi = lo + g.record_bytes
+    return (f"byte {at}: group {group}, pivot {pivot}, slot {slot}: got {got[lo:hi].hex()} "
+            f"expected {expected[lo:hi].hex()}")
 
 
 @cocotb.test()
@@ -75,7 +76,8 @@ async def run_plans(dut):
             await driver.wait_done(100 * (call.groups + 4) * GEOMETRY.beats_per_group + 20_000)
             got = wr_ram.read(FEATURE_BASE, size)
             expected = job.model_features(call)
-            assert got == expected, f"run {run} ({threshold=}), {call}: {_first_difference(got, expected)}"
+            assert got == expected, \
+                f"run {run} ({threshold=}), {call}: {_first_difference(got, expected)}"
             assert wr_ram.read(FEATURE_BASE + size, 256) == bytes([FILL]) * 256, \
                 f"run {run}, {call}: wrote past its records"
             reads, writes = monitors[0].r_cycles[r_start:], monitors[1].w_cycles[w_start:]
