@@ -106,7 +106,8 @@ def test_similarity_kernel_matches_golden():
 def test_sim_backend_runs_both_kernels():
     """The sim backend entry points (the same Verilator builds as the tests above): PQA records
     of three genomes, then their JSDs with two pivots, equal to the golden model."""
-    files = [[text.encode("latin-1")] for text in genomes()[:2]] + [[b">x\nACGTTGCA\n"]]
+    files = [[text.encode("latin-1") for text in genome] for genome in genomes()[:2]]
+    files.append([b">x\nACGTTGCA\n"])
     records = build_pqas_sim(files, SMALL_PARAMS)
     compare_records(records, [expected_record(tag, genome, SMALL_PARAMS)
                               for tag, genome in enumerate(files)])
