@@ -18,7 +18,8 @@ so key t's counter misses the writes of the ``read_latency`` keys before it. Sta
 row, the (index, new value) written in each of the last ``read_latency`` cycles and takes the
 most recent one whose index matches in place of the memory data. The new value written by the
 key one cycle ahead is fed back registered, so the same key every cycle costs nothing: the loop
-``forwarded value -> +1 -> min over rows -> select`` is the only single-cycle feedback path.
+``forwarded value -> pairwise compares (beside the +1) -> select`` is the only single-cycle
+feedback path; the minimum tree of the estimate is outside it.
 
 Latency 2 + ``read_latency`` cycles from ``i`` to ``o``; one key per cycle for every input
 sequence; no backpressure. ``clear`` zeroes every counter in 2^cw cycles (``busy`` is high
@@ -160,7 +161,13 @@ class CountMinCU(wiring.Component):
         m.d.comb += estimate.eq(minimum(incremented))
         for row, memory in enumerate(self.rows):
             write = memory.write_port()
-            conservative = incremented[row] == estimate
+            # v_r == min_s v_s, decided from the counters before the increment so that the
+            # comparisons run beside the adders instead of after a minimum tree: the two tests
+            # differ only for a saturated counter, whose value the write leaves unchanged
+            conservative = Signal(name=f"conservative_{row}")
+            m.d.comb += conservative.eq(Cat(currents[row] <= currents[other]
+                                            for other in range(self.depth) if other != row).all()
+                                        if self.depth > 1 else 1)
             new_value = Mux(conservative, incremented[row], currents[row])
             with m.If(self.busy):
                 m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
