@@ -1,9 +1,18 @@
-"""Compute backends behind the command line.
+"""Compute backends behind the command line; all give identical sketches and results.
 
-``sw`` is the fast vectorised model (host.fast), ``golden`` the pure-Python reference
-(host.golden; slow, for cross-checks). Both give identical sketches. Hardware backends (``sim``
-for RTL simulation, ``xrt`` for a card) plug in here with the same methods.
+* ``sw``: the fast vectorised model (host.fast), the default;
+* ``golden``: the pure-Python reference (host.golden; slow, for cross-checks);
+* ``sim``: the RTL kernels, generated Verilog simulated under cocotb (host.device.SimDevice);
+* ``xrt``: the kernels on a card through XRT (host.device.XrtDevice; needs ``--xclbin``);
+* ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
+
+Every backend takes whole genomes (each a list of file contents) and yields one result per
+genome in order: software backends genome by genome, hardware backends after packing many
+genomes into the lanes of each kernel call.
 """
+
+import os
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -18,22 +27,20 @@ class SoftwareBackend:
 
     name = "sw"
 
-    def sketch_hll(self, files: list[bytes], k: int, params: HllParams,
-                   canonical: bool) -> tuple[np.ndarray, int]:
-        """(registers, number of k-mers) of one genome."""
+    def sketch_hll(self, genomes: Iterable[list[bytes]], k: int, params: HllParams,
+                   canonical: bool) -> Iterator[np.ndarray]:
         from .fast.hll import insert_kmers
         from .fast.kmers import kmer_array
-        registers = np.zeros(params.m, dtype=np.uint8)
-        count = 0
-        for data in files:
-            words = kmer_array(data, k, canonical)
-            insert_kmers(registers, words, params)
-            count += words.size
-        return registers, count
+        for files in genomes:
+            registers = np.zeros(params.m, dtype=np.uint8)
+            for data in files:
+                insert_kmers(registers, kmer_array(data, k, canonical), params)
+            yield registers
 
-    def build_pqa(self, files: list[bytes], params):
+    def build_pqa(self, genomes: Iterable[list[bytes]], params) -> Iterator:
         from .fast.jsd import build_pqa_fast
-        return build_pqa_fast(files, params)
+        for files in genomes:
+            yield build_pqa_fast(files, params)
 
     def find_motifs(self, test_files: list[bytes], control_files: list[bytes], params):
         from .fast.motif import find_motifs_fast
@@ -45,28 +52,78 @@ class GoldenBackend:
 
     name = "golden"
 
-    def sketch_hll(self, files, k, params, canonical):
-        sketch = Hll(params)
-        count = 0
-        for kmer in genome_kmers(files, k, canonical_form=canonical):
-            sketch.insert_kmer(kmer)
-            count += 1
-        return np.array(sketch.registers, dtype=np.uint8), count
+    def sketch_hll(self, genomes, k, params, canonical):
+        for files in genomes:
+            sketch = Hll(params).update(genome_kmers(files, k, canonical_form=canonical))
+            yield np.array(sketch.registers, dtype=np.uint8)
 
-    def build_pqa(self, files, params):
-        from .golden.jsd import build_pqa
-        return build_pqa(genome_kmers(files, params.k, canonical_form=params.canonical), params)
+    def build_pqa(self, genomes, params):
+        from .golden.jsd import build_pqa_files
+        for files in genomes:
+            yield build_pqa_files(files, params)
 
     def find_motifs(self, test_files, control_files, params):
         from .golden.motif import find_motifs
         return find_motifs(test_files, control_files, params)
 
 
-BACKENDS = {"sw": SoftwareBackend, "golden": GoldenBackend}
+class KernelBackend:
+    """The hardware kernels on a host.device device, driven by host.drivers."""
+
+    def __init__(self, device, name: str):
+        self.device = device
+        self.name = name
+
+    def sketch_hll(self, genomes, k, params, canonical):
+        from .drivers import sketch_genomes
+        if not canonical:
+            raise ValueError("the sketch kernel hashes canonical k-mers; drop --no-canonical "
+                             "or use --backend sw")
+        yield from sketch_genomes(self.device, list(genomes), k, params)
+
+    def build_pqa(self, genomes, params):
+        from .drivers import build_pqas
+        yield from build_pqas(self.device, list(genomes), params)
+
+    def find_motifs(self, test_files, control_files, params):
+        from .drivers import find_motifs
+        return find_motifs(self.device, test_files, control_files, params)
+
+    def all_pairs(self, registers, params, threshold):
+        from .drivers import all_pairs
+        return all_pairs(self.device, registers, params, threshold)
 
 
-def get_backend(name: str):
+def _sim_backend() -> KernelBackend:
+    from .device import SimDevice
+    return KernelBackend(SimDevice(), "sim")
+
+
+def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
+    from .device import XrtDevice
+    xclbin = xclbin or os.environ.get("KMER_SKETCH_XCLBIN")
+    if not xclbin:
+        raise ValueError("the xrt backend needs the FPGA binary: --xclbin FILE (or "
+                         "KMER_SKETCH_XCLBIN); build it with python -m hw.build and v++")
+    return KernelBackend(XrtDevice(xclbin), "xrt")
+
+
+def _auto_backend(xclbin: str | None = None):
+    from .device import DeviceError
     try:
-        return BACKENDS[name]()
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}") from None
+        return _xrt_backend(xclbin)
+    except (DeviceError, ValueError):
+        return SoftwareBackend()
+
+
+BACKENDS = {"sw": SoftwareBackend, "golden": GoldenBackend, "sim": _sim_backend,
+            "xrt": _xrt_backend, "auto": _auto_backend}
+
+
+def get_backend(name: str, xclbin: str | None = None):
+    """The backend called ``name``; device errors surface as host.device.DeviceError."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if name in ("xrt", "auto"):
+        return BACKENDS[name](xclbin)
+    return BACKENDS[name]()

@@ -51,43 +51,41 @@ def _hll_params(args) -> dict:
             "hash": "fmix64"}
 
 
-def _sketch_bytes(files: list[bytes], params: dict, backend) -> tuple[np.ndarray, int]:
-    hll = HllParams(params["p"], params["w"])
-    return backend.sketch_hll(files, params["k"], hll, params["canonical"])
+def _backend(args):
+    return get_backend(args.backend, getattr(args, "xclbin", None))
 
 
-def _sketch_path(path: str, params: dict, backend_name: str) -> tuple[np.ndarray, int]:
+def _sketch_path(path: str, params: dict, backend_name: str) -> np.ndarray:
     """Sketch one genome file where this runs (a cluster worker reads the file itself)."""
-    return _sketch_bytes([read_sequence_file(path)], params, get_backend(backend_name))
+    hll = HllParams(params["p"], params["w"])
+    backend = get_backend(backend_name)
+    return next(backend.sketch_hll([[read_sequence_file(path)]], params["k"], hll,
+                                   params["canonical"]))
 
 
-def _sketch_sequences(paths: Sequence[str], params: dict, backend_name: str,
-                      executor=None) -> SketchSet:
-    m = HllParams(params["p"], params["w"]).m
+def _sketch_sequences(paths: Sequence[str], params: dict, args, executor=None) -> SketchSet:
+    hll = HllParams(params["p"], params["w"])
     progress = Progress(len(paths), "sketch")
     if executor is None or isinstance(executor, LocalExecutor):
-        backend = get_backend(backend_name)
-        results = (_sketch_bytes([data], params, backend)
-                   for _, data in read_genomes(paths, progress=progress))
+        genomes = ([data] for _, data in read_genomes(paths, progress=progress))
+        results = _backend(args).sketch_hll(genomes, params["k"], hll, params["canonical"])
     else:
-        results = executor.map_ordered(_sketch_path, paths, params, backend_name)
-    registers, counts = [], []
-    for sketch, count in results:
-        registers.append(sketch)
-        counts.append(count)
+        results = executor.map_ordered(_sketch_path, paths, params, args.backend)
+    registers = list(results)
     progress.close()
-    arrays = {"registers": np.stack(registers) if registers else np.zeros((0, m), dtype=np.uint8)}
+    arrays = {"registers": np.stack(registers) if registers
+              else np.zeros((0, hll.m), dtype=np.uint8)}
     return SketchSet(kind="hll", params=params, names=genome_names(paths),
-                     files=[[str(p)] for p in paths], kmers=counts, arrays=arrays,
+                     files=[[str(p)] for p in paths], arrays=arrays,
                      origin="the sequence files")
 
 
 def _command_sketch(args) -> None:
     with _executor(args) as executor:
         if args.kind == "pqa":
-            sketches = _pqa_sequences(args.files, _jsd_params(args), args.backend, executor)
+            sketches = _pqa_sequences(args.files, _jsd_params(args), args, executor)
         else:
-            sketches = _sketch_sequences(args.files, _hll_params(args), args.backend, executor)
+            sketches = _sketch_sequences(args.files, _hll_params(args), args, executor)
     write_sketches(args.output, sketches)
 
 
@@ -109,8 +107,12 @@ def _command_info(args) -> None:
         sketches = read_sketches(path)
         print(f"{path}: {len(sketches)} {sketches.kind} sketches, "
               + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
-        for name, files, count in zip(sketches.names, sketches.files, sketches.kmers):
-            print(f"  {name}\t{count} k-mers\t{','.join(files)}")
+        estimates = (cardinalities(sketches.arrays["registers"],
+                                   HllParams(sketches.params["p"], sketches.params["w"]))
+                     if sketches.kind == "hll" else [None] * len(sketches))
+        for name, files, estimate in zip(sketches.names, sketches.files, estimates):
+            size = f"~{estimate:.0f} distinct k-mers\t" if estimate is not None else ""
+            print(f"  {name}\t{size}{','.join(files)}")
 
 
 # -- dist ---------------------------------------------------------------------------------
@@ -121,7 +123,7 @@ def _load_inputs(paths: Sequence[str], args, executor) -> SketchSet:
     sequence_paths = [p for p in paths if not is_sketch_file(p)]
     sets = [read_sketches(p) for p in sketch_paths]
     if sequence_paths:
-        sets.append(_sketch_sequences(sequence_paths, _hll_params(args), args.backend, executor))
+        sets.append(_sketch_sequences(sequence_paths, _hll_params(args), args, executor))
     combined = merge(sets)
     if combined.kind != "hll":
         raise InputError(f"{combined.origin}: dist needs HLL sketches, not {combined.kind}")
@@ -141,15 +143,44 @@ def _command_dist(args) -> None:
         _write_dist(args, sketches, executor)
 
 
-def _write_dist(args, sketches: SketchSet, executor) -> None:
-    """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot."""
-    p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
+def _software_tiles(sketches: SketchSet, executor, threshold):
+    """(edge tiles, row tiles) computed on the host, in this process or on the cluster."""
+    p, w = sketches.params["p"], sketches.params["w"]
     registers = sketches.arrays["registers"]
-    names = sketches.names
-    n = len(names)
+    n = len(sketches)
     cards = cardinalities(registers, HllParams(p, w))
     shared_registers, shared_cards = executor.share(registers), executor.share(cards)
     tiles = [range(s, min(s + _ROWS_PER_TILE, n)) for s in range(0, n, _ROWS_PER_TILE)]
+    if threshold is not None:
+        return executor.map_ordered(edge_tile, tiles, shared_registers, shared_cards, p, w,
+                                    threshold), None
+    return None, zip(tiles, executor.map_ordered(row_tile, tiles, shared_registers,
+                                                 shared_cards, p, w))
+
+
+def _kernel_tiles(sketches: SketchSet, backend, threshold):
+    """(edge tiles, row tiles) from the similarity kernel's pairs (host.allpairs)."""
+    params = HllParams(sketches.params["p"], sketches.params["w"])
+    pairs = backend.all_pairs(sketches.arrays["registers"], params, threshold)
+    if threshold is not None:
+        return [list(pairs)], None
+    n = len(sketches)
+    matrix = np.eye(n)
+    for i, js, values in pairs:
+        matrix[i, js] = matrix[js, i] = values
+    return None, [(range(n), matrix)]
+
+
+def _write_dist(args, sketches: SketchSet, executor) -> None:
+    """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot."""
+    k = sketches.params["k"]
+    names = sketches.names
+    n = len(names)
+    backend = _backend(args) if args.backend in ("sim", "xrt") else None
+    if hasattr(backend, "all_pairs"):
+        edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args.threshold)
+    else:
+        edge_tiles, row_tiles = _software_tiles(sketches, executor, args.threshold)
     header = _parameter_header("dist", {**dict(sorted(sketches.params.items())),
                                         "metric": args.metric, "threshold": args.threshold})
 
@@ -160,8 +191,7 @@ def _write_dist(args, sketches: SketchSet, executor) -> None:
         if args.format == "edges":
             out.write(header + "\n")
             out.write(f"#genome_a\tgenome_b\t{args.metric}\n")
-            for tile in executor.map_ordered(edge_tile, tiles, shared_registers, shared_cards,
-                                             p, w, args.threshold):
+            for tile in edge_tiles:
                 for i, js, values in tile:
                     for j, v in zip(js.tolist(), value(values).tolist()):
                         out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
@@ -172,8 +202,7 @@ def _write_dist(args, sketches: SketchSet, executor) -> None:
         else:
             out.write(f"{n}\n")
         similarity = np.empty((n, n)) if args.plot else None
-        for tile, rows in zip(tiles, executor.map_ordered(row_tile, tiles, shared_registers,
-                                                          shared_cards, p, w)):
+        for tile, rows in row_tiles:
             if similarity is not None:
                 similarity[tile.start:tile.stop] = rows
             for i, row in zip(tile, rows):
@@ -200,25 +229,21 @@ def _jsd_engine_params(params: dict) -> JsdParams:
     return JsdParams(**{key: value for key, value in params.items() if key != "hash"})
 
 
-def _pqa_of_bytes(files: list[bytes], params: dict, backend) -> tuple[np.ndarray, np.ndarray]:
-    pqa = backend.build_pqa(files, _jsd_engine_params(params))
-    return pqa_to_arrays(pqa)
-
-
 def _pqa_of_path(path: str, params: dict, backend_name: str):
-    return _pqa_of_bytes([read_sequence_file(path)], params, get_backend(backend_name))
+    backend = get_backend(backend_name)
+    return pqa_to_arrays(next(backend.build_pqa([[read_sequence_file(path)]],
+                                                _jsd_engine_params(params))))
 
 
-def _pqa_sequences(paths: Sequence[str], params: dict, backend_name: str,
-                   executor=None) -> SketchSet:
+def _pqa_sequences(paths: Sequence[str], params: dict, args, executor=None) -> SketchSet:
     shape = (1 << params["R"], params["n"])
     progress = Progress(len(paths), "pqa")
     if executor is None or isinstance(executor, LocalExecutor):
-        backend = get_backend(backend_name)
-        results = (_pqa_of_bytes([data], params, backend)
-                   for _, data in read_genomes(paths, progress=progress))
+        genomes = ([data] for _, data in read_genomes(paths, progress=progress))
+        results = (pqa_to_arrays(pqa) for pqa in
+                   _backend(args).build_pqa(genomes, _jsd_engine_params(params)))
     else:
-        results = executor.map_ordered(_pqa_of_path, paths, params, backend_name)
+        results = executor.map_ordered(_pqa_of_path, paths, params, args.backend)
     tags, values = [], []
     for genome_tags, genome_values in results:
         tags.append(genome_tags)
@@ -229,7 +254,6 @@ def _pqa_sequences(paths: Sequence[str], params: dict, backend_name: str,
         return np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint32)
     return SketchSet(kind="pqa", params=params, names=genome_names(paths),
                      files=[[str(p)] for p in paths],
-                     kmers=[int((v > 0).sum()) for v in values],
                      arrays={"tags": stack(tags), "values": stack(values)},
                      origin="the sequence files")
 
@@ -240,7 +264,7 @@ def _command_jsd(args) -> None:
         sequence_paths = [p for p in args.inputs if not is_sketch_file(p)]
         sets = [read_sketches(p) for p in sketch_paths]
         if sequence_paths:
-            sets.append(_pqa_sequences(sequence_paths, _jsd_params(args), args.backend, executor))
+            sets.append(_pqa_sequences(sequence_paths, _jsd_params(args), args, executor))
         sketches = merge(sets)
         if sketches.kind != "pqa":
             raise InputError(f"{sketches.origin}: jsd needs PQA sketches (sketch --kind pqa), "
@@ -293,7 +317,7 @@ def _command_motifs(args) -> None:
                          canonical=args.canonical)
     test = [data for _, data in read_genomes(args.test)]
     control = [data for _, data in read_genomes(args.control)]
-    rows = get_backend(args.backend).find_motifs(test, control, params)
+    rows = _backend(args).find_motifs(test, control, params)
     header = _parameter_header("motifs", {
         "kmin": params.kmin, "kmax": params.kmax, "d": params.d, "cw": params.cw,
         "counter_bits": params.counter_bits, "thresholds": ",".join(map(str, params.thresholds)),
@@ -319,8 +343,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(sub):
         sub.add_argument("-o", "--output", required=True, help="output file")
-        sub.add_argument("--backend", choices=sorted(BACKENDS), default="sw",
-                         help="sw: fast software model (default); golden: pure-Python reference")
+        sub.add_argument("--backend", choices=list(BACKENDS), default="sw",
+                         help="sw: fast software model (default); golden: pure-Python "
+                              "reference; sim: the RTL kernels in simulation (small inputs); "
+                              "xrt: an FPGA card; auto: xrt if available, else sw")
+        sub.add_argument("--xclbin", default=None,
+                         help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1)")
 
     def cluster_options(sub):
         where = sub.add_mutually_exclusive_group()

@@ -84,31 +84,39 @@ class SimDevice:
         self.timeout_cycles = timeout_cycles
 
     def run(self, kernel, arguments: dict) -> RunResult:
+        return self.run_many(kernel, [arguments])[0]
+
+    def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
+        """Several calls in one simulation: kernel state carries over, as on a card."""
         from sim.runner import run_cocotb
         desc = kernel.desc
-        _check_arguments(desc, arguments)
         with tempfile.TemporaryDirectory(prefix=f"{desc.name}-run-") as directory:
             directory = pathlib.Path(directory)
-            plan = {}
-            for arg in desc.args:
-                value = arguments[arg.name]
-                if arg.kind == "scalar":
-                    plan[arg.name] = {"kind": "scalar", "value": int(value)}
-                    continue
-                path = directory / f"{arg.name}.bin"
-                if isinstance(value, Output):
-                    plan[arg.name] = {"kind": "out", "size": value.size, "path": str(path),
-                                      "bundle": arg.bundle}
-                else:
-                    path.write_bytes(_as_bytes(value))
-                    plan[arg.name] = {"kind": "in", "path": str(path), "bundle": arg.bundle}
+            plans = []
+            for index, arguments in enumerate(calls):
+                _check_arguments(desc, arguments)
+                plan = {}
+                for arg in desc.args:
+                    value = arguments[arg.name]
+                    if arg.kind == "scalar":
+                        plan[arg.name] = {"kind": "scalar", "value": int(value)}
+                        continue
+                    path = directory / f"{index}-{arg.name}.bin"
+                    if isinstance(value, Output):
+                        plan[arg.name] = {"kind": "out", "size": value.size, "path": str(path),
+                                          "bundle": arg.bundle}
+                    else:
+                        path.write_bytes(_as_bytes(value))
+                        plan[arg.name] = {"kind": "in", "path": str(path), "bundle": arg.bundle}
+                plans.append(plan)
             report = directory / "report.json"
             run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
-                       parameters={"arguments": plan, "report": str(report), "pause": self.pause,
+                       parameters={"calls": plans, "report": str(report), "pause": self.pause,
                                    "seed": self.seed, "timeout_cycles": self.timeout_cycles})
-            outputs = {name: pathlib.Path(spec["path"]).read_bytes()
-                       for name, spec in plan.items() if spec["kind"] == "out"}
-            return RunResult(outputs, json.loads(report.read_text())["cycles"])
+            cycles = json.loads(report.read_text())["cycles"]
+            return [RunResult({name: pathlib.Path(spec["path"]).read_bytes()
+                               for name, spec in plan.items() if spec["kind"] == "out"}, count)
+                    for plan, count in zip(plans, cycles)]
 
 
 class XrtDevice:
@@ -175,3 +183,6 @@ class XrtDevice:
             buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE, size, 0)
             result[name] = bytes(buffer.read(size, 0))
         return RunResult(result)
+
+    def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
+        return [self.run(kernel, arguments) for arguments in calls]

@@ -8,7 +8,7 @@ member         type                       content
 ``header``     uint8 (UTF-8 JSON)         ``format``, ``format_version``, ``tool_version``,
                                           ``kind`` (``hll`` or ``pqa``), ``params`` (every
                                           parameter that changes a sketch), ``genomes``: a
-                                          list of ``{name, files, kmers}``
+                                          list of ``{name, files}``
 ``registers``  uint8 [N, 2^p]             kind ``hll``: the registers of each genome
 ``tags``       uint32 [N, 2^R, n]         kind ``pqa``: entry tags, queue by queue
 ``values``     uint32 [N, 2^R, n]         kind ``pqa``: entry values (0 = empty)
@@ -44,7 +44,6 @@ class SketchSet:
     params: dict
     names: list[str] = field(default_factory=list)
     files: list[list[str]] = field(default_factory=list)
-    kmers: list[int] = field(default_factory=list)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     origin: str = "<memory>"
 
@@ -74,7 +73,6 @@ def merge(sets: list[SketchSet]) -> SketchSet:
         kind=first.kind, params=dict(first.params),
         names=[name for s in sets for name in s.names],
         files=[f for s in sets for f in s.files],
-        kmers=[n for s in sets for n in s.kmers],
         arrays={key: np.concatenate([s.arrays[key] for s in sets])
                 for key in _ARRAYS_OF_KIND[first.kind]},
         origin=first.origin)
@@ -84,8 +82,7 @@ def write_sketches(path, sketches: SketchSet) -> None:
     header = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "tool_version": __version__,
         "kind": sketches.kind, "params": sketches.params,
-        "genomes": [{"name": n, "files": f, "kmers": int(c)}
-                    for n, f, c in zip(sketches.names, sketches.files, sketches.kmers)],
+        "genomes": [{"name": n, "files": f} for n, f in zip(sketches.names, sketches.files)],
     }
     encoded = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
     with atomic_output(path, "wb") as file:
@@ -133,5 +130,5 @@ def read_sketches(path) -> SketchSet:
                 raise InputError(f"{path}: damaged sketch file ({key!r} holds "
                                  f"{arrays[key].shape[0]} sketches for {len(genomes)} genomes)")
     return SketchSet(kind=kind, params=params, names=[g["name"] for g in genomes],
-                     files=[g["files"] for g in genomes], kmers=[g["kmers"] for g in genomes],
+                     files=[g["files"] for g in genomes],
                      arrays=arrays, origin=str(path))

@@ -1,10 +1,11 @@
-"""cocotb module behind host.device.SimDevice: one kernel run on buffers read from files.
+"""cocotb module behind host.device.SimDevice: kernel calls on buffers read from files.
 
-Parameters (sim.runner.params): ``arguments`` {name: {"kind": "in"|"out"|"scalar", ...}},
-``report`` (a JSON file that receives the cycle count), ``pause`` (stall probability on every
-AXI channel), ``seed``, ``timeout_cycles``. Each m_axi bundle gets its own AxiRam; the buffers of
-a bundle are placed one after another at 4 KiB-aligned addresses from 0x1000 (0 stays unused so
-that a null pointer is never valid).
+Parameters (sim.runner.params): ``calls``, a list of {argument name: {"kind": "in"|"out"|"scalar",
+...}} run one after another in one simulation (the kernel keeps its state between calls, as a
+card does), ``report`` (a JSON file that receives the cycles of each call), ``pause`` (stall
+probability on every AXI channel), ``seed``, ``timeout_cycles``. Each m_axi bundle gets its own
+AxiRam; the buffers of a bundle are placed one after another at 4 KiB-aligned addresses from
+0x1000 (0 stays unused so that a null pointer is never valid).
 """
 
 import json
@@ -24,45 +25,20 @@ def _align(value: int) -> int:
     return -(-value // PAGE) * PAGE
 
 
-@cocotb.test()
-async def run_kernel(dut):
-    from hw.vitis.description import KernelDesc  # noqa: F401  (the desc comes from the DUT's name)
-    arguments = P["arguments"]
-    clk, rst_n = dut.ap_clk, dut.ap_rst_n
-
-    placement, sizes, contents = {}, {}, {}
-    for name, spec in arguments.items():
-        if spec["kind"] == "scalar":
-            continue
-        data = pathlib.Path(spec["path"]).read_bytes() if spec["kind"] == "in" else b""
-        size = spec["size"] if spec["kind"] == "out" else len(data)
-        bundle = spec["bundle"]
-        base = sizes.get(bundle, PAGE)
-        placement[name] = (bundle, base)
-        contents[name] = data
-        sizes[bundle] = _align(base + max(size, 1))
-
-    rams = {bundle: make_axi_ram(dut, f"m_axi_{bundle}", clk, rst_n, size=size,
-                                 pause=float(P.get("pause", 0.0)),
-                                 seed=int(P.get("seed", 1)) + i)
-            for i, (bundle, size) in enumerate(sorted(sizes.items()))}
-    axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
-    quiet_axi_logs()
-    await start_clock_reset(clk, rst_n)
-    for name, (bundle, base) in placement.items():
-        if contents[name]:
-            rams[bundle].write(base, contents[name])
-
-    values = {name: (placement[name][1] if spec["kind"] != "scalar" else spec["value"])
-              for name, spec in arguments.items()}
-    desc = _desc_of(dut, arguments)
-    driver = KernelDriver(axil, desc, clk)
-    cycles = await driver.run(timeout_cycles=int(P.get("timeout_cycles", 50_000_000)), **values)
-    for name, spec in arguments.items():
-        if spec["kind"] == "out":
-            bundle, base = placement[name]
-            pathlib.Path(spec["path"]).write_bytes(rams[bundle].read(base, spec["size"]))
-    pathlib.Path(P["report"]).write_text(json.dumps({"cycles": cycles}))
+def _place(calls):
+    """Addresses of every buffer of every call, and the RAM size each bundle needs."""
+    ends, placements = {}, []
+    for arguments in calls:
+        placement = {}
+        for name, spec in arguments.items():
+            if spec["kind"] == "scalar":
+                continue
+            size = spec["size"] if spec["kind"] == "out" else pathlib.Path(spec["path"]).stat().st_size
+            base = ends.get(spec["bundle"], PAGE)
+            placement[name] = (spec["bundle"], base)
+            ends[spec["bundle"]] = _align(base + max(size, 1))
+        placements.append(placement)
+    return placements, ends
 
 
 def _desc_of(dut, arguments):
@@ -72,3 +48,32 @@ def _desc_of(dut, arguments):
     args = [Arg(name, "scalar") if spec["kind"] == "scalar" else Arg(name, "pointer", spec["bundle"])
             for name, spec in arguments.items()]
     return KernelDesc(dut._name, args, [Bundle(b) for b in bundles])
+
+
+@cocotb.test()
+async def run_kernel(dut):
+    calls = P["calls"]
+    clk, rst_n = dut.ap_clk, dut.ap_rst_n
+    placements, sizes = _place(calls)
+    rams = {bundle: make_axi_ram(dut, f"m_axi_{bundle}", clk, rst_n, size=size,
+                                 pause=float(P.get("pause", 0.0)),
+                                 seed=int(P.get("seed", 1)) + i)
+            for i, (bundle, size) in enumerate(sorted(sizes.items()))}
+    axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
+    quiet_axi_logs()
+    await start_clock_reset(clk, rst_n)
+    cycles = []
+    for arguments, placement in zip(calls, placements):
+        for name, (bundle, base) in placement.items():
+            if arguments[name]["kind"] == "in":
+                rams[bundle].write(base, pathlib.Path(arguments[name]["path"]).read_bytes())
+        values = {name: placement[name][1] if spec["kind"] != "scalar" else spec["value"]
+                  for name, spec in arguments.items()}
+        driver = KernelDriver(axil, _desc_of(dut, arguments), clk)
+        cycles.append(await driver.run(timeout_cycles=int(P.get("timeout_cycles", 50_000_000)),
+                                       **values))
+        for name, spec in arguments.items():
+            if spec["kind"] == "out":
+                bundle, base = placement[name]
+                pathlib.Path(spec["path"]).write_bytes(rams[bundle].read(base, spec["size"]))
+    pathlib.Path(P["report"]).write_text(json.dumps({"cycles": cycles}))

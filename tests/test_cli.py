@@ -49,13 +49,12 @@ def test_sketch_then_dist_matches_golden(tmp_path, genomes):
     assert sketches.names == [p.name for p in genomes]
     assert sketches.params == {"k": 31, "p": 10, "w": 4, "canonical": True, "hash": "fmix64"}
     params = HllParams(10, 4)
-    for path, registers, count in zip(genomes, sketches.arrays["registers"], sketches.kmers):
+    for path, registers in zip(genomes, sketches.arrays["registers"]):
         data = path.read_bytes()
         if path.suffix == ".gz":
             data = gzip.decompress(data)
         golden = Hll(params).update(kmers(data, 31))
         assert registers.tolist() == golden.registers
-        assert count == sum(1 for _ in kmers(data, 31))
 
     matrix_path = tmp_path / "d.tsv"
     assert run("dist", out, "-o", matrix_path) == 0
@@ -169,7 +168,7 @@ def test_bad_input_is_named_and_nothing_is_written(tmp_path, genomes, capsys, mo
     status = run("sketch", genomes[0], bad, "-o", out)
     err = capsys.readouterr().err
     if problem == "empty_ok":
-        assert status == 0 and read_sketches(out).kmers[1] == 0
+        assert status == 0 and not read_sketches(out).arrays["registers"][1].any()
         return
     assert status == 2
     assert err.count("\n") == 1 and str(bad) in err and expected in err, err

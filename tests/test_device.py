@@ -35,3 +35,13 @@ def test_xrt_device_without_xrt_says_what_is_missing():
     else:
         with pytest.raises(DeviceError, match="no such xclbin"):
             XrtDevice("/nonexistent/kernels.xclbin")
+
+
+def test_sim_device_runs_several_calls_in_one_simulation():
+    device = SimDevice()
+    calls = [{"src": bytes([i]) * (100 + 70 * i), "n_bytes": 100 + 70 * i,
+              "dst": Output(100 + 70 * i), "res": Output(64)} for i in range(3)]
+    results = device.run_many(ChecksumKernel(data_width=512), calls)
+    for call, result in zip(calls, results):
+        assert result.outputs["dst"] == call["src"]
+        assert result.outputs["res"] == checksum_model(call["src"], 512)

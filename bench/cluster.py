@@ -1,0 +1,114 @@
+"""Dask scaling on this machine, and a model of a RefSeq run on an F1/Alveo cluster.
+
+    python bench/cluster.py [--genomes 24] [--bases 2000000]
+
+Part 1 measures `sketch` and `dist` (sw backend) in one process and on local Dask clusters of
+1 and 2 worker processes. Part 2 models a cluster of FPGA hosts for RefSeq (128,110 genomes,
+464.4 GiB gzip, 1.656e12 bases) from the kernels' measured cycles per beat and per call and the
+per-file I/O rate measured in the JACC-FPGA paper. Prints tables; asserts nothing.
+"""
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from host.cli import main as cli
+
+# -- RefSeq and the F1 host, from ../shared/reference/jacc_fpga_paper.md ----------------------
+REFSEQ_GENOMES = 128_110
+REFSEQ_BASES = 1_655_908_634_893
+REFSEQ_GZIP_BYTES = 464.4 * 2**30
+F1_DISK_BYTES_PER_S = 212 * 2**20          # gp3 cap of an f1.2xlarge (the paper's bottleneck)
+PAPER_SKETCH_S, PAPER_SIMILARITY_S = 2388, 85
+
+# -- our kernels, measured in simulation (bench/sketch_kernel.py, bench/similarity_kernel.py) --
+CLOCK_HZ = 250e6
+SKETCH_BYTES_PER_CYCLE = 64                # 1.00 cycle per 512-bit beat, all lanes busy
+SIMILARITY_PIVOTS, SIMILARITY_STREAMS = 80, 4
+SIMILARITY_CYCLES_PER_SKETCH = 128         # 2^14 x 4 bit = 64 Kibit over 512 bits/cycle
+
+
+def write_genomes(directory: Path, genomes: int, bases: int) -> list[str]:
+    rng = np.random.default_rng(7)
+    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, bases)]
+    paths = []
+    for i in range(genomes):
+        genome = base.copy()
+        mutate = rng.random(bases) < 0.002 * (i % 50)
+        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
+        path = directory / f"genome{i:03d}.fa"
+        text = genome.tobytes()
+        path.write_bytes(b">g\n" + b"\n".join(text[j:j + 80] for j in range(0, bases, 80)) + b"\n")
+        paths.append(str(path))
+    return paths
+
+
+def timed(arguments: list[str]) -> float:
+    start = time.perf_counter()
+    assert cli(arguments) == 0
+    return time.perf_counter() - start
+
+
+def measure(genomes: int, bases: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        paths = write_genomes(directory, genomes, bases)
+        sketch = str(directory / "all.sketch")
+        rows = []
+        for label, extra in (("1 process", []), ("Dask, 1 worker", ["--workers", "1"]),
+                             ("Dask, 2 workers", ["--workers", "2"])):
+            sketch_s = timed(["sketch", *paths, "-o", sketch, *extra])
+            dist_s = timed(["dist", sketch, "-o", str(directory / "d.tsv"), *extra])
+            rows.append((label, sketch_s, dist_s))
+    total_bases = genomes * bases
+    pairs = genomes * (genomes - 1) // 2
+    print(f"{genomes} genomes x {bases / 1e6:g} Mbase, sw backend, this machine (2 cores)")
+    print(f"{'run':<18} {'sketch s':>9} {'Mbase/s':>8} {'speed-up':>8} {'dist s':>8} "
+          f"{'pairs/s':>9} {'speed-up':>8}")
+    for label, sketch_s, dist_s in rows:
+        print(f"{label:<18} {sketch_s:>9.2f} {total_bases / sketch_s / 1e6:>8.1f} "
+              f"{rows[0][1] / sketch_s:>8.2f} {dist_s:>8.2f} {pairs / dist_s:>9.0f} "
+              f"{rows[0][2] / dist_s:>8.2f}")
+    print("(Dask times include starting the local cluster, about 2-4 s.)")
+
+
+def model() -> None:
+    pairs = REFSEQ_GENOMES * (REFSEQ_GENOMES - 1) / 2
+    kernel_sketch_s = REFSEQ_BASES * 1.04 / SKETCH_BYTES_PER_CYCLE / CLOCK_HZ  # ~4% headers, EOLs
+    io_s = REFSEQ_GZIP_BYTES / F1_DISK_BYTES_PER_S
+    call_cycles = SIMILARITY_CYCLES_PER_SKETCH
+    pivots_per_pass = SIMILARITY_PIVOTS
+    # each call compares V pivots with D streamed sketches every `call_cycles` cycles
+    jaccard_per_s = pivots_per_pass * SIMILARITY_STREAMS * CLOCK_HZ / call_cycles
+    similarity_s = pairs / jaccard_per_s
+    print()
+    print("Model: complete RefSeq (128,110 genomes, 464.4 GiB gzip), full matrix")
+    print(f"{'hosts':>5} {'sketch s':>9} {'bound':>8} {'similarity s':>12} {'total s':>8}")
+    for hosts in (1, 2, 4, 8, 16):
+        sketch_s = max(io_s, kernel_sketch_s) / hosts
+        bound = "disk" if io_s > kernel_sketch_s else "kernel"
+        print(f"{hosts:>5} {sketch_s:>9.0f} {bound:>8} {similarity_s / hosts:>12.1f} "
+              f"{sketch_s + similarity_s / hosts:>8.0f}")
+    print(f"JACC-FPGA (1 x f1.2xlarge): sketch {PAPER_SKETCH_S} s, similarity {PAPER_SIMILARITY_S} s")
+    print(f"assumptions: per-host disk {F1_DISK_BYTES_PER_S / 2**20:.0f} MiB/s (gp3 cap of the "
+          f"paper), kernel {SKETCH_BYTES_PER_CYCLE} B/cycle at {CLOCK_HZ / 1e6:.0f} MHz "
+          f"(= {kernel_sketch_s:.0f} s of kernel time for all of RefSeq on one card), "
+          f"similarity V={SIMILARITY_PIVOTS}, D={SIMILARITY_STREAMS}: "
+          f"{jaccard_per_s / 1e6:.0f} M Jaccard/s per card; row tiles split evenly over hosts; "
+          f"the sketches (1 GiB) are broadcast once.")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--genomes", type=int, default=24)
+    parser.add_argument("--bases", type=int, default=2_000_000)
+    args = parser.parse_args()
+    measure(args.genomes, args.bases)
+    model()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Kernel drivers: pack inputs, call a kernel on a host.device device, unpack the outputs.
+
+The packing, call sequence and unpacking are the layout modules' (host.layout.*), which the
+cocotb kernel tests use too; the device (SimDevice or XrtDevice) only moves bytes. Geometry
+(lanes, bus width, pivots) does not change results, only speed: simulation uses narrow kernels
+so that it stays quick, a card uses the geometry it was built with (hw.build defaults).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .device import Output
+from .golden.hll import HllParams
+
+__all__ = ["KernelGeometry", "sketch_genomes", "all_pairs", "build_pqas", "find_motifs"]
+
+
+@dataclass(frozen=True)
+class KernelGeometry:
+    """Build parameters of the kernels that do not change results."""
+
+    sketch_lanes: int = 8
+    sketch_bytes_per_lane: int = 8
+    pivots: int = 80
+    streams: int = 4
+    jsd_lanes: int = 8
+    jsd_bytes_per_lane: int = 8
+    similarity_data_width: int = 512
+    motif_data_width: int = 512
+
+
+#: Small kernels for RTL simulation (a 64- or 128-bit bus, few pivots): quick to build and run.
+SIM_GEOMETRY = KernelGeometry(sketch_lanes=2, sketch_bytes_per_lane=4, pivots=4, streams=2,
+                              jsd_lanes=2, jsd_bytes_per_lane=8, similarity_data_width=128)
+
+
+def _geometry(device) -> KernelGeometry:
+    return getattr(device, "geometry", None) or (
+        SIM_GEOMETRY if device.name == "sim" else KernelGeometry())
+
+
+def _run_chunked(device, kernel, chunks, record_bytes: int, extra: dict | None = None) -> list:
+    """One kernel call per (chunk, tags); the output buffer of each call."""
+    calls = [{"src": chunk, "n_bytes": len(chunk), "dst": Output(max(1, len(tags)) * record_bytes),
+              "n_records": len(tags), **(extra or {})} for chunk, tags in chunks]
+    return [result.outputs["dst"] for result in device.run_many(kernel, calls)]
+
+
+def sketch_genomes(device, genomes: list[list[bytes]], k: int,
+                   params: HllParams) -> list[np.ndarray]:
+    """HLL registers of every genome from the sketch-construction kernel."""
+    from hw.sketch.kernel import SketchKernel
+
+    from .layout.sketch import pack_chunks, plan_blocks, run_genomes
+    geometry = _geometry(device)
+    kernel = SketchKernel(lanes=geometry.sketch_lanes,
+                          bytes_per_lane=geometry.sketch_bytes_per_lane, k=k, p=params.p,
+                          w=params.w)
+    chunks = list(pack_chunks(plan_blocks(genomes, kernel.geometry), kernel.geometry))
+    outputs = iter(_run_chunked(device, kernel, chunks, kernel.geometry.record_bytes))
+    records = run_genomes(genomes, kernel.geometry, lambda chunk, count: next(outputs))
+    return [np.array(record.registers, dtype=np.uint8) for record in records]
+
+
+def all_pairs(device, registers: np.ndarray, params: HllParams, threshold: float | None):
+    """host.similarity.all_pairs, computed by the similarity kernel's calls (host.allpairs)."""
+    from hw.similarity.kernel import SimilarityKernel
+
+    from .allpairs import device_executor, run_all_pairs
+    geometry = _geometry(device)
+    kernel = SimilarityKernel(geometry.pivots, geometry.streams, params.p, params.w,
+                              geometry.similarity_data_width)
+    return run_all_pairs(registers, params, kernel.geometry, threshold,
+                         device_executor(device, kernel))
+
+
+def build_pqas(device, genomes: list[list[bytes]], params) -> list:
+    """The PQA of every genome from the queue-builder kernel (host.golden.pqa.Pqa objects)."""
+    from hw.jsd.kernel import QueueBuilderKernel
+
+    from .layout.jsd import run_genomes
+    from .layout.sketch import pack_chunks, plan_blocks
+    if not params.canonical:
+        raise ValueError("the queue-builder kernel uses canonical k-mers; drop --no-canonical "
+                         "or use --backend sw")
+    geometry = _geometry(device)
+    kernel = QueueBuilderKernel(lanes=geometry.jsd_lanes, bytes_per_lane=geometry.jsd_bytes_per_lane,
+                                k=params.k, s=params.s, sample_seed=params.sample_seed,
+                                d=params.d, cw=params.cw, R=params.R, n=params.n)
+    layout = kernel.geometry
+    chunks = list(pack_chunks(plan_blocks(genomes, layout.chunk_geometry), layout.chunk_geometry))
+    outputs = iter(_run_chunked(device, kernel, chunks, layout.record_bytes,
+                                {"update": int(params.update == "cm")}))
+    records = run_genomes(genomes, layout, lambda chunk, count: next(outputs))
+    return [record.pqa for record in records]
+
+
+def find_motifs(device, test_files: list[bytes], control_files: list[bytes], params) -> list:
+    """Emerging k-mers (host.golden.motif.MotifRow) from the motif kernel."""
+    from hw.motif.kernel import MotifKernel
+
+    from .layout.motif import (emerging_rows_from, pack_files, pack_thresholds, result_bytes,
+                               unpack_result)
+    width = _geometry(device).motif_data_width
+    kernel = MotifKernel(params, width)
+    test, control = pack_files(test_files), pack_files(control_files)
+    result = device.run(kernel, {
+        "test": test, "test_bytes": len(test), "control": control,
+        "control_bytes": len(control), "thresholds": pack_thresholds(params),
+        "growth_q8": params.growth_q8, "result": Output(result_bytes(params, width))})
+    return emerging_rows_from(unpack_result(result.outputs["result"], params, width))
