@@ -119,3 +119,17 @@ def test_builder_core_every_kmer_with_backpressure():
 def test_builder_rejects_a_fifo_shallower_than_the_front_end():
     with pytest.raises(ValueError, match="fifo_depth"):
         QueueBuilderCore(BuilderParams(lanes=2, bytes_per_lane=8, fifo_depth=8))
+
+
+def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse():
+    """s = 6: about one sampled k-mer in 8 beats per lane, so the lanes never fill their FIFOs
+    and the core takes one chunk beat per cycle; each genome end costs its lane a stop of the
+    pipeline flush, 2^R queue beats and the trailer."""
+    params = BuilderParams(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2,
+                           fifo_depth=32)
+    rng = random.Random(6)
+    genomes = [[b">g\n" + bytes(rng.choice(b"ACGT") for _ in range(1500)) + b"\n"]
+               for _ in range(4)]
+    stats = check_core(params, genomes, stall_probability=0.0, max_block_beats=64)
+    per_genome_end = 12 + (1 << params.R) + 1 + 8
+    assert stats["input_cycles"] <= stats["beats"] + len(genomes) * per_genome_end, stats
