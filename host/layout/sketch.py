@@ -12,6 +12,8 @@ function (the cocotb test's simulated kernel or the host driver's FPGA call).
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = ["SketchGeometry", "control_word", "Block", "plan_blocks", "pack_blocks",
            "pack_chunks", "SketchRecord", "unpack_records", "run_genomes"]
 
@@ -142,20 +144,30 @@ def plan_blocks(genomes: Sequence[Sequence[bytes]], geometry: SketchGeometry, *,
         blocks.append(Block(entries))
 
 
+def _block_beats(block: Block, geometry: SketchGeometry) -> int:
+    """Data beats of a block: its longest lane slot in whole beats."""
+    return max(-(-len(piece) // geometry.bytes_per_lane) for piece, *_ in block.lanes)
+
+
 def pack_blocks(blocks: Sequence[Block], geometry: SketchGeometry) -> bytes:
     """The chunk bytes of consecutive blocks."""
-    nbytes, bus = geometry.bytes_per_lane, geometry.bus_bytes
+    nbytes, bus, lanes = geometry.bytes_per_lane, geometry.bus_bytes, geometry.lanes
     out = bytearray()
     for block in blocks:
         control = b"".join(control_word(len(piece), end_of_file=eof, end_of_genome=eog,
                                         tag=tag).to_bytes(8, "little")
                            for piece, eof, eog, tag in block.lanes)
         out += control.ljust(geometry.control_beats * bus, b"\0")
-        beats = max(-(-len(piece) // nbytes) for piece, *_ in block.lanes)
-        slots = [piece.ljust(beats * nbytes, b"\0") for piece, *_ in block.lanes]
-        for beat in range(beats):
-            for slot in slots:
-                out += slot[beat * nbytes:(beat + 1) * nbytes]
+        beats = _block_beats(block, geometry)
+        # beat-major, lane-minor: beat j carries bytes [jB, (j+1)B) of every lane's slot
+        data = np.zeros((beats, lanes, nbytes), dtype=np.uint8)
+        for lane, (piece, *_) in enumerate(block.lanes):
+            slot = np.frombuffer(piece, dtype=np.uint8)
+            full = len(piece) // nbytes
+            data[:full, lane, :] = slot[:full * nbytes].reshape(full, nbytes)
+            if len(piece) % nbytes:
+                data[full, lane, :len(piece) % nbytes] = slot[full * nbytes:]
+        out += data.tobytes()
     return bytes(out)
 
 
@@ -167,7 +179,7 @@ def pack_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
     """
     chunks, current, size = [], [], 0
     for block in blocks:
-        block_bytes = len(pack_blocks([block], geometry))
+        block_bytes = (geometry.control_beats + _block_beats(block, geometry)) * geometry.bus_bytes
         if current and size + block_bytes > max_chunk_bytes:
             chunks.append(current)
             current, size = [], 0
