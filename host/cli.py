@@ -41,6 +41,12 @@ def _parameter_header(command: str, params: dict) -> str:
     return f"# kmer-sketch-accel {__version__} {command} {settings}"
 
 
+def _write_parameters_beside(output: str, header: str) -> None:
+    """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside it."""
+    with atomic_output(f"{output}.params") as sidecar:
+        sidecar.write(header + "\n")
+
+
 # -- sketch / merge / info ----------------------------------------------------------------
 
 def _hll_params(args) -> dict:
@@ -201,6 +207,7 @@ def _write_dist(args, sketches: SketchSet, executor) -> None:
             out.write("#genome\t" + "\t".join(names) + "\n")
         else:
             out.write(f"{n}\n")
+            _write_parameters_beside(args.output, header)
         similarity = np.empty((n, n)) if args.plot else None
         for tile, rows in row_tiles:
             if similarity is not None:
@@ -282,6 +289,7 @@ def _command_jsd(args) -> None:
                 out.write("#genome\t" + "\t".join(sketches.names) + "\n")
             else:
                 out.write(f"{n}\n")
+                _write_parameters_beside(args.output, header)
             for tile, rows in zip(tiles, executor.map_ordered(
                     jsd_row_tile, tiles, shared_pqas, shared_entropy, args.mode, args.arithmetic)):
                 for i, row in zip(tile, rows):

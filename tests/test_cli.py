@@ -84,6 +84,7 @@ def test_phylip_and_edges(tmp_path, genomes):
     assert run("dist", sketch, "-o", phylip, "--format", "phylip", "--metric", "mash") == 0
     lines = phylip.read_text().splitlines()
     assert lines[0] == "5" and len(lines) == 6
+    assert "k=31" in (tmp_path / "d.phy.params").read_text()
     assert all(float(v) == 0 for v in [lines[i + 1].split()[i + 1] for i in range(5)])
     edges = tmp_path / "d.edges"
     assert run("dist", sketch, "-o", edges, "--format", "edges", "--threshold", 0.6) == 0
