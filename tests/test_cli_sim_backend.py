@@ -56,8 +56,12 @@ def test_sketch_and_dist(tmp_path, small_genomes):
 
 
 def test_jsd(tmp_path, small_genomes):
-    run_both(tmp_path, "jsd", *small_genomes[:4], "--k", "15", "--s", "1", "--R", "4", "--n", "4",
-             "--cw", "8", "--d", "3")
+    options = ["--s", "1", "--R", "4", "--n", "4", "--cw", "8", "--d", "3"]
+    # every PQA entry (tag, value) of every genome, built by the queue-builder kernel
+    run_both(tmp_path, "sketch", "--kind", "pqa", *small_genomes, "--k", "15", *options)
+    run_both(tmp_path, "sketch", "--kind", "pqa", *small_genomes, "--k", "15", "--update", "cm",
+             *options)
+    run_both(tmp_path, "jsd", *small_genomes[:4], "--k", "15", *options)
 
 
 def test_motifs(tmp_path, small_genomes):
