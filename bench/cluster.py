@@ -1,6 +1,6 @@
 """Dask scaling on this machine, and a model of a RefSeq run on an F1/Alveo cluster.
 
-    python bench/cluster.py [--genomes 24] [--bases 2000000]
+    python bench/cluster.py [--genomes 24] [--bases 4000000] [--dist-genomes 400]
 
 Part 1 measures `sketch` and `dist` (sw backend) in one process and on local Dask clusters of
 1 and 2 worker processes. Part 2 models a cluster of FPGA hosts for RefSeq (128,110 genomes,
@@ -54,27 +54,53 @@ def timed(arguments: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(genomes: int, bases: int) -> None:
+def many_sketches(path: Path, genomes: int, p: int = 14) -> None:
+    """A sketch file of ``genomes`` random sets (10^4..10^6 k-mers) for the dist timing."""
+    from host.fast.hll import insert_kmers
+    from host.golden.hll import HllParams
+    from host.sketchfile import SketchSet, write_sketches
+    params = HllParams(p, 4)
+    rng = np.random.default_rng(8)
+    registers = np.zeros((genomes, params.m), dtype=np.uint8)
+    for row in registers:
+        insert_kmers(row, rng.integers(0, 2**64, int(rng.integers(10**4, 10**6)),
+                                       dtype=np.uint64), params)
+    write_sketches(path, SketchSet(
+        kind="hll", params={"k": 31, "p": p, "w": 4, "canonical": True, "hash": "fmix64"},
+        names=[f"g{i}" for i in range(genomes)], files=[[f"g{i}.fa"] for i in range(genomes)],
+        arrays={"registers": registers}))
+
+
+def measure(genomes: int, bases: int, dist_genomes: int) -> None:
+    from host.cluster import DaskExecutor
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         paths = write_genomes(directory, genomes, bases)
         sketch = str(directory / "all.sketch")
+        big = directory / "many.sketch"
+        many_sketches(big, dist_genomes)
         rows = []
-        for label, extra in (("1 process", []), ("Dask, 1 worker", ["--workers", "1"]),
-                             ("Dask, 2 workers", ["--workers", "2"])):
-            sketch_s = timed(["sketch", *paths, "-o", sketch, *extra])
-            dist_s = timed(["dist", sketch, "-o", str(directory / "d.tsv"), *extra])
-            rows.append((label, sketch_s, dist_s))
+        for workers in (None, 1, 2):
+            executor = DaskExecutor(workers=workers) if workers else None
+            extra = ["--cluster", executor.client.scheduler.address] if executor else []
+            try:
+                sketch_s = timed(["sketch", *paths, "-o", sketch, *extra])
+                dist_s = timed(["dist", str(big), "-o", str(directory / "d.tsv"), *extra])
+            finally:
+                if executor:
+                    executor.close()
+            rows.append((f"Dask, {workers} worker{'s' * (workers > 1)}" if workers
+                         else "1 process", sketch_s, dist_s))
     total_bases = genomes * bases
-    pairs = genomes * (genomes - 1) // 2
-    print(f"{genomes} genomes x {bases / 1e6:g} Mbase, sw backend, this machine (2 cores)")
+    pairs = dist_genomes * (dist_genomes - 1) // 2
+    print(f"sketch: {genomes} genomes x {bases / 1e6:g} Mbase; dist: {dist_genomes} sketches "
+          f"(p=14); sw backend on this machine (2 cores); clusters started before timing")
     print(f"{'run':<18} {'sketch s':>9} {'Mbase/s':>8} {'speed-up':>8} {'dist s':>8} "
           f"{'pairs/s':>9} {'speed-up':>8}")
     for label, sketch_s, dist_s in rows:
         print(f"{label:<18} {sketch_s:>9.2f} {total_bases / sketch_s / 1e6:>8.1f} "
               f"{rows[0][1] / sketch_s:>8.2f} {dist_s:>8.2f} {pairs / dist_s:>9.0f} "
               f"{rows[0][2] / dist_s:>8.2f}")
-    print("(Dask times include starting the local cluster, about 2-4 s.)")
 
 
 def model() -> None:
@@ -110,9 +136,10 @@ def model() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genomes", type=int, default=24)
-    parser.add_argument("--bases", type=int, default=2_000_000)
+    parser.add_argument("--bases", type=int, default=4_000_000)
+    parser.add_argument("--dist-genomes", type=int, default=400)
     args = parser.parse_args()
-    measure(args.genomes, args.bases)
+    measure(args.genomes, args.bases, args.dist_genomes)
     model()
 
 
