@@ -1,6 +1,7 @@
 """One device interface for every kernel: run a Vitis kernel on buffers and scalars.
 
-``device.run(kernel, arguments)`` takes a kernel (its Amaranth core or Vitis top, which carries
+``device.run(kernel, arguments)`` (and ``run_many``/``run_stream`` for a sequence of calls)
+takes a kernel (its Amaranth core or Vitis top, which carries
 the :class:`hw.vitis.description.KernelDesc` naming the arguments) and a dict from argument
 name to
 
@@ -22,6 +23,7 @@ kernel tests use, so the three devices cannot disagree on a byte:
 import json
 import pathlib
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +87,10 @@ class SimDevice:
 
     def run(self, kernel, arguments: dict) -> RunResult:
         return self.run_many(kernel, [arguments])[0]
+
+    def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
+        """The calls in order; a simulation needs them all before it starts."""
+        yield from self.run_many(kernel, list(calls))
 
     def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
         """Several calls in one simulation: kernel state carries over, as on a card."""
@@ -185,4 +191,10 @@ class XrtDevice:
         return RunResult(result)
 
     def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
-        return [self.run(kernel, arguments) for arguments in calls]
+        return list(self.run_stream(kernel, calls))
+
+    def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
+        """Each call as it comes: with host.drivers.prefetched, the next chunk is packed while
+        this one runs (pyxrt's wait releases the GIL)."""
+        for arguments in calls:
+            yield self.run(kernel, arguments)

@@ -6,6 +6,9 @@ cocotb kernel tests use too; the device (SimDevice or XrtDevice) only moves byte
 so that it stays quick, a card uses the geometry it was built with (hw.build defaults).
 """
 
+import queue
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,11 +43,50 @@ def _geometry(device) -> KernelGeometry:
         SIM_GEOMETRY if device.name == "sim" else KernelGeometry())
 
 
-def _run_chunked(device, kernel, chunks, record_bytes: int, extra: dict | None = None) -> list:
-    """One kernel call per (chunk, tags); the output buffer of each call."""
-    calls = [{"src": chunk, "n_bytes": len(chunk), "dst": Output(max(1, len(tags)) * record_bytes),
-              "n_records": len(tags), **(extra or {})} for chunk, tags in chunks]
-    return [result.outputs["dst"] for result in device.run_many(kernel, calls)]
+def prefetched(items: Iterable, depth: int = 2) -> Iterator:
+    """Yield ``items`` while a thread computes up to ``depth`` of the next ones (double
+    buffering: the next chunk is packed while the kernel works on this one)."""
+    buffer: queue.Queue = queue.Queue(maxsize=depth)
+    finished = object()
+
+    def produce():
+        try:
+            for item in items:
+                buffer.put((item, None))
+        except BaseException as error:  # re-raised in the consumer
+            buffer.put((None, error))
+        buffer.put((finished, None))
+
+    thread = threading.Thread(target=produce, name="packer", daemon=True)
+    thread.start()
+    while True:
+        item, error = buffer.get()
+        if error is not None:
+            raise error
+        if item is finished:
+            return
+        yield item
+
+
+def _chunked_records(device, kernel, chunks, record_bytes: int, unpack,
+                     extra: dict | None = None) -> dict:
+    """Run one kernel call per (chunk, tags) as the chunks are packed; records by genome tag."""
+    pending_tags: queue.SimpleQueue = queue.SimpleQueue()
+
+    def calls():
+        for chunk, tags in chunks:
+            pending_tags.put(tags)
+            yield {"src": chunk, "n_bytes": len(chunk), "n_records": len(tags),
+                   "dst": Output(max(1, len(tags)) * record_bytes), **(extra or {})}
+    records = {}
+    for result in device.run_stream(kernel, prefetched(calls())):
+        tags = pending_tags.get()
+        unpacked = unpack(result.outputs["dst"], len(tags))
+        if sorted(record.tag for record in unpacked) != sorted(tags):
+            raise ValueError(f"kernel {kernel.desc.name} returned records for genomes "
+                             f"{sorted(r.tag for r in unpacked)}, expected {sorted(tags)}")
+        records.update((record.tag, record) for record in unpacked)
+    return records
 
 
 def sketch_genomes(device, genomes: list[list[bytes]], k: int,
@@ -52,15 +94,16 @@ def sketch_genomes(device, genomes: list[list[bytes]], k: int,
     """HLL registers of every genome from the sketch-construction kernel."""
     from hw.sketch.kernel import SketchKernel
 
-    from .layout.sketch import pack_chunks, plan_blocks, run_genomes
+    from .layout.sketch import iter_chunks, plan_blocks, unpack_records
     geometry = _geometry(device)
     kernel = SketchKernel(lanes=geometry.sketch_lanes,
                           bytes_per_lane=geometry.sketch_bytes_per_lane, k=k, p=params.p,
                           w=params.w)
-    chunks = list(pack_chunks(plan_blocks(genomes, kernel.geometry), kernel.geometry))
-    outputs = iter(_run_chunked(device, kernel, chunks, kernel.geometry.record_bytes))
-    records = run_genomes(genomes, kernel.geometry, lambda chunk, count: next(outputs))
-    return [np.array(record.registers, dtype=np.uint8) for record in records]
+    layout = kernel.geometry
+    records = _chunked_records(device, kernel, iter_chunks(plan_blocks(genomes, layout), layout),
+                               layout.record_bytes,
+                               lambda data, count: unpack_records(data, count, layout))
+    return [np.array(records[tag].registers, dtype=np.uint8) for tag in range(len(genomes))]
 
 
 def all_pairs(device, registers: np.ndarray, params: HllParams, threshold: float | None):
@@ -79,8 +122,8 @@ def build_pqas(device, genomes: list[list[bytes]], params) -> list:
     """The PQA of every genome from the queue-builder kernel (host.golden.pqa.Pqa objects)."""
     from hw.jsd.kernel import QueueBuilderKernel
 
-    from .layout.jsd import run_genomes
-    from .layout.sketch import pack_chunks, plan_blocks
+    from .layout.jsd import unpack_records
+    from .layout.sketch import iter_chunks, plan_blocks
     if not params.canonical:
         raise ValueError("the queue-builder kernel uses canonical k-mers; drop --no-canonical "
                          "or use --backend sw")
@@ -89,11 +132,11 @@ def build_pqas(device, genomes: list[list[bytes]], params) -> list:
                                 k=params.k, s=params.s, sample_seed=params.sample_seed,
                                 d=params.d, cw=params.cw, R=params.R, n=params.n)
     layout = kernel.geometry
-    chunks = list(pack_chunks(plan_blocks(genomes, layout.chunk_geometry), layout.chunk_geometry))
-    outputs = iter(_run_chunked(device, kernel, chunks, layout.record_bytes,
-                                {"update": int(params.update == "cm")}))
-    records = run_genomes(genomes, layout, lambda chunk, count: next(outputs))
-    return [record.pqa for record in records]
+    chunks = iter_chunks(plan_blocks(genomes, layout.chunk_geometry), layout.chunk_geometry)
+    records = _chunked_records(device, kernel, chunks, layout.record_bytes,
+                               lambda data, count: unpack_records(data, count, layout),
+                               {"update": int(params.update == "cm")})
+    return [records[tag].pqa for tag in range(len(genomes))]
 
 
 def find_motifs(device, test_files: list[bytes], control_files: list[bytes], params) -> list:

@@ -45,3 +45,39 @@ def test_sim_device_runs_several_calls_in_one_simulation():
     for call, result in zip(calls, results):
         assert result.outputs["dst"] == call["src"]
         assert result.outputs["res"] == checksum_model(call["src"], 512)
+
+
+def test_prefetched_keeps_order_and_reraises():
+    from host.drivers import prefetched
+
+    assert list(prefetched(iter(range(100)), depth=2)) == list(range(100))
+
+    def failing():
+        yield 1
+        raise ValueError("packing failed")
+    items = prefetched(failing())
+    assert next(items) == 1
+    with pytest.raises(ValueError, match="packing failed"):
+        next(items)
+
+
+def test_stream_of_calls_packs_ahead_while_a_call_runs():
+    """A device that runs calls one by one (like XrtDevice) sees the next call already packed."""
+    import time
+
+    from host.drivers import prefetched
+    packed = []
+
+    def calls():
+        for index in range(4):
+            packed.append(index)
+            yield index
+
+    class OneByOne:
+        def run_stream(self, kernel, calls):
+            for call in calls:
+                time.sleep(0.05)   # the kernel runs; the packer thread works meanwhile
+                yield call, list(packed)
+    seen = list(OneByOne().run_stream(None, prefetched(calls(), depth=2)))
+    assert [call for call, _ in seen] == [0, 1, 2, 3]
+    assert len(seen[0][1]) >= 2, "the next chunk was not packed while the first call ran"

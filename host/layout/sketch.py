@@ -9,13 +9,13 @@ the genome's HyperLogLog sketch, then a trailer with the genome tag and the feat
 function (the cocotb test's simulated kernel or the host driver's FPGA call).
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["SketchGeometry", "control_word", "Block", "plan_blocks", "pack_blocks",
-           "pack_chunks", "SketchRecord", "unpack_records", "run_genomes"]
+           "iter_chunks", "pack_chunks", "SketchRecord", "unpack_records", "run_genomes"]
 
 COUNT_BITS = 24
 EOF_BIT = 24
@@ -171,24 +171,29 @@ def pack_blocks(blocks: Sequence[Block], geometry: SketchGeometry) -> bytes:
     return bytes(out)
 
 
-def pack_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
-                max_chunk_bytes: int = 64 << 20) -> list[tuple[bytes, list[int]]]:
-    """Group blocks into kernel calls: ``(chunk bytes, tags of the genomes ending in it)``.
+def iter_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
+                max_chunk_bytes: int = 64 << 20) -> Iterator[tuple[bytes, list[int]]]:
+    """Group blocks into kernel calls and pack each only when it is asked for:
+    ``(chunk bytes, tags of the genomes ending in it)``.
 
     A chunk holds whole blocks; a block larger than ``max_chunk_bytes`` gets a chunk alone.
     """
-    chunks, current, size = [], [], 0
+    current, size = [], 0
     for block in blocks:
         block_bytes = (geometry.control_beats + _block_beats(block, geometry)) * geometry.bus_bytes
         if current and size + block_bytes > max_chunk_bytes:
-            chunks.append(current)
+            yield pack_blocks(current, geometry), [t for b in current for t in b.genomes_ended]
             current, size = [], 0
         current.append(block)
         size += block_bytes
     if current:
-        chunks.append(current)
-    return [(pack_blocks(c, geometry), [tag for b in c for tag in b.genomes_ended])
-            for c in chunks]
+        yield pack_blocks(current, geometry), [t for b in current for t in b.genomes_ended]
+
+
+def pack_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
+                max_chunk_bytes: int = 64 << 20) -> list[tuple[bytes, list[int]]]:
+    """Every chunk of :func:`iter_chunks`, packed."""
+    return list(iter_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes))
 
 
 @dataclass
