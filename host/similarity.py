@@ -17,7 +17,10 @@ _ROW_BLOCK_REGISTERS = 1 << 24  # registers per vectorised block of unions (16 M
 
 
 def union_features(x: np.ndarray, ys: np.ndarray, params: HllParams) -> tuple[list[int], np.ndarray]:
-    """(Z, nz) of the unions of sketch ``x`` with each row of ``ys``; Z as exact ints."""
+    """(Z, nz) of the unions of sketch ``x`` with each row of ``ys``; Z as exact ints.
+
+    With ``x`` None the rows of ``ys`` are taken as unions already (the kernel model's use).
+    """
     unions = np.maximum(x[None, :], ys) if x is not None else ys
     return _features_of_rows(unions, params)
 
