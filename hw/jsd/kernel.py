@@ -31,6 +31,7 @@ from host.golden.jsd import SAMPLE_SEED
 from host.layout.jsd import JsdGeometry
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
+from ..vitis.chunk_kernel import ChunkKernel
 from ..vitis.core import KernelCore
 from ..vitis.description import Arg, Bundle, KernelDesc
 from .builder import BuilderParams, QueueBuilderCore
@@ -50,7 +51,7 @@ def queue_builder_desc(data_width: int = 512, name: str = "jsd_build") -> Kernel
     )
 
 
-class QueueBuilderKernel(KernelCore):
+class QueueBuilderKernel(ChunkKernel):
     """Chunks in, one PQA record per ended genome out (parameters: :class:`BuilderParams`)."""
 
     def __init__(self, lanes: int = 8, bytes_per_lane: int = 8, k: int = 31, s: int = 10,
@@ -65,59 +66,16 @@ class QueueBuilderKernel(KernelCore):
             raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {self.data_width} bits) "
                              "must be a power of two")
         self.core = QueueBuilderCore(self.params)
+        self.record_bytes = self.geometry.record_bytes
         super().__init__(queue_builder_desc(self.data_width, name))
 
-    def elaborate(self, platform):
-        m = Module()
-        dw = self.data_width
-        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
-        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
-        m.submodules.core = core = self.core
-        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
-        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
+    def core_quiet(self, core):
+        return core.idle
 
+    def on_start(self, m):
         update = Signal()
-        records_at_start = Signal(32)
-        read_sent = Signal()
-        write_sent = Signal()
-        m.d.comb += [
-            core.plain_update.eq(update),
-            core.i.valid.eq(reader.data.valid),
-            core.i.payload.eq(reader.data.payload.data),
-            reader.data.ready.eq(core.i.ready),
-            writer.data.valid.eq(core.o.valid),
-            writer.data.payload.eq(core.o.payload),
-            core.o.ready.eq(writer.data.ready),
-            reader.cmd.payload.addr.eq(self.args.src),
-            reader.cmd.payload.length.eq(self.args.n_bytes),
-            writer.cmd.payload.addr.eq(self.args.dst),
-            writer.cmd.payload.length.eq(self.args.n_records * self.geometry.record_bytes),
-        ]
-        with m.FSM():
-            with m.State("Idle"):
-                with m.If(self.start):
-                    m.d.sync += [
-                        update.eq(self.args.update[0]),
-                        records_at_start.eq(core.records),
-                        read_sent.eq(self.args.n_bytes == 0),
-                        write_sent.eq(self.args.n_records == 0),
-                    ]
-                    m.next = "Run"
-            with m.State("Run"):
-                m.d.comb += [reader.cmd.valid.eq(~read_sent), writer.cmd.valid.eq(~write_sent)]
-                with m.If(reader.cmd.valid & reader.cmd.ready):
-                    m.d.sync += read_sent.eq(1)
-                with m.If(writer.cmd.valid & writer.cmd.ready):
-                    m.d.sync += write_sent.eq(1)
-                finished = (read_sent & write_sent & reader.idle & ~reader.data.valid & core.idle
-                            & (core.records - records_at_start == self.args.n_records))
-                with m.If(finished):
-                    m.next = "Wait"
-            with m.State("Wait"):
-                with m.If(writer.idle):
-                    m.d.comb += self.done.eq(1)
-                    m.next = "Idle"
-        return m
+        m.d.comb += self.core.plain_update.eq(update)
+        return [update.eq(self.args.update[0])]
 
 
 #: the name hw/build.py registers for the JSD engine's build kernel

@@ -12,12 +12,9 @@ the lanes for the next call, so one genome can span any number of calls. The ker
 the chunk is consumed and the ``n_records`` records are written (B responses received).
 """
 
-from amaranth.hdl import Module, Signal
-
 from host.layout.sketch import SketchGeometry
 
-from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
-from ..vitis.core import KernelCore
+from ..vitis.chunk_kernel import ChunkKernel
 from ..vitis.description import Arg, Bundle, KernelDesc
 from .core import SketchCore
 from .params import check_k
@@ -34,7 +31,7 @@ def sketch_desc(data_width: int = 512, name: str = "sketch") -> KernelDesc:
     )
 
 
-class SketchKernel(KernelCore):
+class SketchKernel(ChunkKernel):
     """Chunks in, one HyperLogLog record per ended genome out (:class:`SketchCore`).
 
     Parameters
@@ -54,54 +51,8 @@ class SketchKernel(KernelCore):
             raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {self.data_width} bits) "
                              "must be a power of two from 32 to 1024")
         self.core = SketchCore(lanes=lanes, bytes_per_lane=bytes_per_lane, k=k, p=p, w=w)
+        self.record_bytes = self.geometry.record_bytes
         super().__init__(sketch_desc(self.data_width, name))
 
-    def elaborate(self, platform):
-        m = Module()
-        dw = self.data_width
-        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
-        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
-        m.submodules.core = core = self.core
-        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
-        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
-
-        records_at_start = Signal(32)
-        read_sent = Signal()
-        write_sent = Signal()
-        m.d.comb += [
-            core.i.valid.eq(reader.data.valid),
-            core.i.payload.eq(reader.data.payload.data),
-            reader.data.ready.eq(core.i.ready),
-            writer.data.valid.eq(core.o.valid),
-            writer.data.payload.eq(core.o.payload),
-            core.o.ready.eq(writer.data.ready),
-            reader.cmd.payload.addr.eq(self.args.src),
-            reader.cmd.payload.length.eq(self.args.n_bytes),
-            writer.cmd.payload.addr.eq(self.args.dst),
-            writer.cmd.payload.length.eq(self.args.n_records * self.geometry.record_bytes),
-        ]
-        with m.FSM():
-            with m.State("Idle"):
-                with m.If(self.start):
-                    m.d.sync += [
-                        records_at_start.eq(core.records),
-                        read_sent.eq(self.args.n_bytes == 0),
-                        write_sent.eq(self.args.n_records == 0),
-                    ]
-                    m.next = "Run"
-            with m.State("Run"):
-                m.d.comb += [reader.cmd.valid.eq(~read_sent), writer.cmd.valid.eq(~write_sent)]
-                with m.If(reader.cmd.valid & reader.cmd.ready):
-                    m.d.sync += read_sent.eq(1)
-                with m.If(writer.cmd.valid & writer.cmd.ready):
-                    m.d.sync += write_sent.eq(1)
-                finished = (read_sent & write_sent & reader.idle & ~reader.data.valid
-                            & ~core.ending_genome
-                            & (core.records - records_at_start == self.args.n_records))
-                with m.If(finished):
-                    m.next = "Wait"
-            with m.State("Wait"):
-                with m.If(writer.idle):
-                    m.d.comb += self.done.eq(1)
-                    m.next = "Idle"
-        return m
+    def core_quiet(self, core):
+        return ~core.ending_genome
