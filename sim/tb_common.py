@@ -13,7 +13,8 @@ from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
 __all__ = ["start_clock_reset", "random_pause", "set_axi_ram_pauses", "set_axil_master_pauses",
-           "make_axi_ram", "make_axil_master", "quiet_axi_logs", "CLOCK_PERIOD_NS"]
+           "make_axi_ram", "make_axil_master", "quiet_axi_logs", "start_two_memory_kernel",
+           "CLOCK_PERIOD_NS"]
 
 CLOCK_PERIOD_NS = 4   # 250 MHz, the F1/Alveo kernel clock
 
@@ -92,3 +93,16 @@ def make_axil_master(dut, prefix, clk, rst_n, pause=0.0, seed=0, reset_active_le
         getattr(m, lg).log.setLevel(logging.WARNING)
     set_axil_master_pauses(m, pause, seed)
     return m
+
+
+async def start_two_memory_kernel(dut, size, pause=0.0, seed=0):
+    """The usual bench of a gmem0-reads / gmem1-writes kernel: an AxiRam on each m_axi port and
+    an AXI-Lite master, all with ``pause`` stall probability, then clock and reset.
+    Returns (read RAM, write RAM, AXI-Lite master)."""
+    clk, rst_n = dut.ap_clk, dut.ap_rst_n
+    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=size, pause=pause, seed=seed)
+    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=size, pause=pause, seed=seed + 7)
+    axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=pause, seed=seed + 3)
+    quiet_axi_logs()
+    await start_clock_reset(clk, rst_n)
+    return rd_ram, wr_ram, axil

@@ -17,7 +17,7 @@ from hw.jsd.kernel import queue_builder_desc
 from sim.jsd.golden import compare_records, expected_record
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
-from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_clock_reset
+from sim.tb_common import start_two_memory_kernel
 from sim.tb_kernel import BurstMonitor
 
 P = params()
@@ -34,12 +34,8 @@ FILL = 0xA5
 
 @cocotb.test()
 async def test_records_match_golden(dut):
-    clk, rst_n = dut.ap_clk, dut.ap_rst_n
-    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED)
-    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED + 7)
-    axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=PAUSE, seed=SEED + 3)
-    quiet_axi_logs()
-    await start_clock_reset(clk, rst_n)
+    clk = dut.ap_clk
+    rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
     monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
     driver = KernelDriver(axil, queue_builder_desc(DW), clk)
     update = P.get("update", "cu")

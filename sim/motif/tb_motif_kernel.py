@@ -19,7 +19,7 @@ from host.layout.motif import (pack_files, pack_thresholds, result_bytes, unpack
 from hw.motif.kernel import motif_desc
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
-from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_clock_reset
+from sim.tb_common import start_two_memory_kernel
 from sim.tb_kernel import BurstMonitor
 
 P = params()
@@ -57,12 +57,8 @@ def count_bases(files):
 
 @cocotb.test()
 async def test_runs_match_golden(dut):
-    clk, rst_n = dut.ap_clk, dut.ap_rst_n
-    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED)
-    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=MEM, pause=PAUSE, seed=SEED + 7)
-    axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=PAUSE, seed=SEED + 3)
-    quiet_axi_logs()
-    await start_clock_reset(clk, rst_n)
+    clk = dut.ap_clk
+    rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
     monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
     driver = KernelDriver(axil, motif_desc(DW), clk)
 
