@@ -57,7 +57,7 @@ def timed(arguments: list[str]) -> float:
 def many_sketches(path: Path, genomes: int, p: int = 14) -> None:
     """A sketch file of ``genomes`` random sets (10^4..10^6 k-mers) for the dist timing."""
     from host.fast.hll import insert_kmers
-    from host.golden.hll import HllParams
+    from kmerspec.golden.hll import HllParams
     from host.sketchfile import SketchSet, write_sketches
     params = HllParams(p, 4)
     rng = np.random.default_rng(8)

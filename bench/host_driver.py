@@ -2,7 +2,7 @@
 
     python bench/host_driver.py [--pack-mbytes 64] [--sim-genomes 6]
 
-Packing: genomes are planned and packed into the sketch kernel's chunk layout (host.layout.sketch,
+Packing: genomes are planned and packed into the sketch kernel's chunk layout (kmerspec.layout.sketch,
 T=8 lanes x B=8 bytes, the F1 build) exactly as the xrt backend does before each call. Sim: small
 genomes are sketched by the RTL kernel through host.device.SimDevice (T=2, B=4, p=10), which
 reports the kernel cycles of every call; the cycles are converted to time at 250 MHz. Prints
@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from host.device import Output, SimDevice
-from host.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, unpack_records
+from kmerspec.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, unpack_records
 
 
 def genomes_of(total_bytes: int, count: int, rng: np.random.Generator) -> list[list[bytes]]:

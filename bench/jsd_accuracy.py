@@ -7,8 +7,8 @@ A family: one random ancestor with repeat families (elements copied 2..200 times
 counts are not all 1), descendants with point-mutation rates 0.1 % .. 20 % (each also carrying
 its own repeat copies), and an unrelated genome. Each descendant is compared with the ancestor.
 "exact" is the textbook JSD (base 2, equal-weight mixture) of the full canonical 31-mer count
-distributions; "sketch" is host.golden.jsd_between on the PQAs (float64 entropy) and "fixed" is
-the hardware unit's signed Q5.24 result (host.golden.entropy.jsd_fixed), i.e. what the RTL
+distributions; "sketch" is kmerspec.golden.jsd_between on the PQAs (float64 entropy) and "fixed" is
+the hardware unit's signed Q5.24 result (kmerspec.golden.entropy.jsd_fixed), i.e. what the RTL
 outputs. Prints a table and the RMSE per s; asserts nothing.
 """
 
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from host.fast.jsd import build_pqa_fast  # noqa: E402
 from host.fast.kmers import genome_kmer_array  # noqa: E402
-from host.golden.entropy import fixed_to_float, jsd_fixed  # noqa: E402
-from host.golden.jsd import JsdParams, jsd_between  # noqa: E402
+from kmerspec.golden.entropy import fixed_to_float, jsd_fixed  # noqa: E402
+from kmerspec.golden.jsd import JsdParams, jsd_between  # noqa: E402
 
 RATES = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from host.fast.kmers import genome_kmer_array  # noqa: E402
 from host.fast.motif import find_motifs_fast  # noqa: E402
-from host.golden.motif import MotifParams, kmer_string  # noqa: E402
+from kmerspec.golden.motif import MotifParams, kmer_string  # noqa: E402
 
 # thesis Table 3.3 divided by the number of test sequences (identical across its datasets)
 THESIS_THRESHOLD_FRACTION = {10: 0.0170, 11: 0.0142, 12: 0.0119, 13: 0.0074, 14: 0.0069}

@@ -21,7 +21,7 @@ from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import Signal  # noqa: E402
 from amaranth.lib import data  # noqa: E402
 
-from host.golden.motif import MotifParams  # noqa: E402
+from kmerspec.golden.motif import MotifParams  # noqa: E402
 from hw.motif.countmin import CountMinCU  # noqa: E402
 from hw.motif.kernel import MotifKernel  # noqa: E402
 from hw.motif.lane import MotifLane  # noqa: E402

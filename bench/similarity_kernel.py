@@ -4,7 +4,7 @@
                                       [--start-latency CYCLES] [--call-overhead-us US] [--yosys]
 
 For V in {16, 32, 64, 80, 128}, D = 4, p = 14, w = 4, the host plans the calls of an all-pairs
-run over N sketches (host.layout.similarity.plan_calls; with --threshold, over a log-normal
+run over N sketches (kmerspec.layout.similarity.plan_calls; with --threshold, over a log-normal
 cardinality spread like RefSeq's genome sizes) and each call is timed with the kernel's cycle model
 (hw.similarity.kernel.call_cycles_model), which the cocotb test checks cycle for cycle against the
 simulated RTL. ``--start-latency`` is ap_start to the first read beat (default: the value measured
@@ -28,7 +28,7 @@ from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import ClockSignal, Instance, Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 
-from host.layout.similarity import SimilarityGeometry, partner_stops, plan_calls  # noqa: E402
+from kmerspec.layout.similarity import SimilarityGeometry, partner_stops, plan_calls  # noqa: E402
 from hw.similarity.feature_unit import FeatureUnit  # noqa: E402
 from hw.similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
 

@@ -17,7 +17,7 @@ import numpy as np
 from host.backends import get_backend
 from host.cli import _sketch_sequences
 from host.fast.hll import insert_kmers
-from host.golden.hll import HllParams
+from kmerspec.golden.hll import HllParams
 from host.similarity import all_pairs
 
 PARAMS = {"k": 31, "p": 14, "w": 4, "canonical": True, "hash": "fmix64"}

@@ -1,3 +1,3 @@
-"""Host side of the k-mer sketch accelerator: golden model, fast backend, I/O, CLI."""
+"""Host side of the k-mer sketch accelerator: fast backend, I/O, sketch files, drivers, CLI."""
 
 __version__ = "0.1.0"

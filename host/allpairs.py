@@ -2,7 +2,7 @@
 (docs/similarity_kernel.md).
 
 A :class:`SimilarityJob` sorts the sketches (by cardinality when pruning), packs the sketch buffer
-and plans the kernel calls (host.layout.similarity). Each call is then executed by a backend, a
+and plans the kernel calls (kmerspec.layout.similarity). Each call is then executed by a backend, a
 function ``(sketch buffer, call) -> feature record bytes``: :func:`execute_model` is the software
 model (the ``sw`` backend), the cocotb test and the FPGA driver run the RTL kernel. The job turns
 the records into Jaccard values, row by row exactly as :func:`host.similarity.all_pairs` yields
@@ -14,8 +14,8 @@ from typing import TextIO
 
 import numpy as np
 
-from .golden.hll import HllParams
-from .layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
+from kmerspec.golden.hll import HllParams
+from kmerspec.layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
                                 pack_sketches, partner_stops, plan_calls, unpack_features,
                                 unpack_groups)
 from .similarity import cardinalities, estimates, union_features

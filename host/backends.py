@@ -1,7 +1,7 @@
 """Compute backends behind the command line; all give identical sketches and results.
 
 * ``sw``: the fast vectorised model (host.fast), the default;
-* ``golden``: the pure-Python reference (host.golden; slow, for cross-checks);
+* ``golden``: the pure-Python reference (kmerspec.golden; slow, for cross-checks);
 * ``sim``: the RTL kernels, generated Verilog simulated under cocotb (host.device.SimDevice);
 * ``xrt``: the kernels on a card through XRT (host.device.XrtDevice; needs ``--xclbin``);
 * ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .golden.hll import Hll, HllParams
-from .golden.parse import genome_kmers
+from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.parse import genome_kmers
 
 __all__ = ["BACKENDS", "get_backend"]
 
@@ -58,12 +58,12 @@ class GoldenBackend:
             yield np.array(sketch.registers, dtype=np.uint8)
 
     def build_pqa(self, genomes, params):
-        from .golden.jsd import build_pqa_files
+        from kmerspec.golden.jsd import build_pqa_files
         for files in genomes:
             yield build_pqa_files(files, params)
 
     def find_motifs(self, test_files, control_files, params):
-        from .golden.motif import find_motifs
+        from kmerspec.golden.motif import find_motifs
         return find_motifs(test_files, control_files, params)
 
 

@@ -16,9 +16,9 @@ import numpy as np
 from . import __version__
 from .backends import BACKENDS, get_backend
 from .fast.jsd import pqa_to_arrays
-from .golden.hll import HllParams
-from .golden.jsd import JsdParams
-from .golden.motif import MotifParams
+from kmerspec.golden.hll import HllParams
+from kmerspec.golden.jsd import JsdParams
+from kmerspec.golden.motif import MotifParams
 from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
 from .cluster import LocalExecutor, make_executor
 from .io import InputError, atomic_output, read_sequence_file

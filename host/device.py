@@ -11,7 +11,7 @@ name to
 
 It returns a :class:`RunResult` with the bytes of every output buffer and, where the device can
 count them, the kernel cycles from ap_start to ap_done. The kernel drivers (host.drivers) pack
-inputs and unpack outputs through the layout modules (host.layout.*), the same code the cocotb
+inputs and unpack outputs through the layout modules (kmerspec.layout.*), the same code the cocotb
 kernel tests use, so the three devices cannot disagree on a byte:
 
 * :class:`SimDevice`: the generated Verilog under Verilator (or Icarus) with cocotb, AXI memory

@@ -1,6 +1,6 @@
 """Kernel drivers: pack inputs, call a kernel on a host.device device, unpack the outputs.
 
-The packing, call sequence and unpacking are the layout modules' (host.layout.*), which the
+The packing, call sequence and unpacking are the layout modules' (kmerspec.layout.*), which the
 cocotb kernel tests use too; the device (SimDevice or XrtDevice) only moves bytes. Geometry
 (lanes, bus width, pivots) does not change results, only speed: simulation uses narrow kernels
 so that it stays quick, a card uses the geometry it was built with (hw.build defaults).
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .device import Output
-from .golden.hll import HllParams
+from kmerspec.golden.hll import HllParams
 
 __all__ = ["KernelGeometry", "sketch_genomes", "all_pairs", "build_pqas", "find_motifs"]
 
@@ -94,7 +94,7 @@ def sketch_genomes(device, genomes: list[list[bytes]], k: int,
     """HLL registers of every genome from the sketch-construction kernel."""
     from hw.sketch.kernel import SketchKernel
 
-    from .layout.sketch import iter_chunks, plan_blocks, unpack_records
+    from kmerspec.layout.sketch import iter_chunks, plan_blocks, unpack_records
     geometry = _geometry(device)
     kernel = SketchKernel(lanes=geometry.sketch_lanes,
                           bytes_per_lane=geometry.sketch_bytes_per_lane, k=k, p=params.p,
@@ -119,11 +119,11 @@ def all_pairs(device, registers: np.ndarray, params: HllParams, threshold: float
 
 
 def build_pqas(device, genomes: list[list[bytes]], params) -> list:
-    """The PQA of every genome from the queue-builder kernel (host.golden.pqa.Pqa objects)."""
+    """The PQA of every genome from the queue-builder kernel (kmerspec.golden.pqa.Pqa objects)."""
     from hw.jsd.kernel import QueueBuilderKernel
 
-    from .layout.jsd import unpack_records
-    from .layout.sketch import iter_chunks, plan_blocks
+    from kmerspec.layout.jsd import unpack_records
+    from kmerspec.layout.sketch import iter_chunks, plan_blocks
     if not params.canonical:
         raise ValueError("the queue-builder kernel uses canonical k-mers; drop --no-canonical "
                          "or use --backend sw")
@@ -140,10 +140,10 @@ def build_pqas(device, genomes: list[list[bytes]], params) -> list:
 
 
 def find_motifs(device, test_files: list[bytes], control_files: list[bytes], params) -> list:
-    """Emerging k-mers (host.golden.motif.MotifRow) from the motif kernel."""
+    """Emerging k-mers (kmerspec.golden.motif.MotifRow) from the motif kernel."""
     from hw.motif.kernel import MotifKernel
 
-    from .layout.motif import (emerging_rows_from, pack_files, pack_thresholds, result_bytes,
+    from kmerspec.layout.motif import (emerging_rows_from, pack_files, pack_thresholds, result_bytes,
                                unpack_result)
     width = _geometry(device).motif_data_width
     kernel = MotifKernel(params, width)

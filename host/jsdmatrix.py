@@ -1,14 +1,14 @@
 """Jensen-Shannon divergence between many genomes' PQAs (SPEC section 4), vectorised.
 
-The float64 path follows host.golden.entropy's definitions with numpy sums (equal to the golden
+The float64 path follows kmerspec.golden.entropy's definitions with numpy sums (equal to the golden
 float64 JSD to ~1e-12); the ``fixed`` path calls the bit-exact model of the hardware JSD unit,
 pair by pair, and reports its Q5.24 result in bits.
 """
 
 import numpy as np
 
-from .golden.entropy import FIXED_ONE, jsd_fixed, pqa_entropy_fixed
-from .golden.pqa import Pqa
+from kmerspec.golden.entropy import FIXED_ONE, jsd_fixed, pqa_entropy_fixed
+from kmerspec.golden.pqa import Pqa
 
 __all__ = ["PqaArrays", "entropies", "jsd_row_tile", "ARITHMETICS"]
 

@@ -2,14 +2,14 @@
 
 Cardinalities and union features are exact integers where they fit in int64 (w <= 5, which
 covers the defaults) and exact Python integers otherwise; estimates then follow the same
-float64 formula as host.golden.hll.
+float64 formula as kmerspec.golden.hll.
 """
 
 from collections.abc import Iterator
 
 import numpy as np
 
-from .golden.hll import HllParams, estimate_from_features
+from kmerspec.golden.hll import HllParams, estimate_from_features
 
 __all__ = ["union_features", "estimates", "jaccard_row", "all_pairs"]
 
@@ -40,7 +40,7 @@ def _features_of_rows(rows: np.ndarray, params: HllParams) -> tuple[list[int], n
 
 
 def estimates(z: list[int], nz: np.ndarray, params: HllParams) -> np.ndarray:
-    """Cardinality estimates, element for element equal to host.golden.hll.estimate_from_features."""
+    """Cardinality estimates, element for element equal to kmerspec.golden.hll.estimate_from_features."""
     return np.array([estimate_from_features(zi, int(ni), params) for zi, ni in zip(z, nz)],
                     dtype=np.float64)
 

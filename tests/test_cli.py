@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from host.cli import main
-from host.golden.hll import Hll, HllParams
-from host.golden.parse import kmers
+from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.parse import kmers
 from host.similarity import all_pairs
 from host.sketchfile import read_sketches
 from tests.genomes import random_genome_bytes

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from host.cli import main
-from host.golden.entropy import FIXED_ONE
-from host.golden.jsd import JsdParams, build_pqa_files, jsd_between, jsd_between_fixed
-from host.golden.motif import MotifParams, find_motifs
+from kmerspec.golden.entropy import FIXED_ONE
+from kmerspec.golden.jsd import JsdParams, build_pqa_files, jsd_between, jsd_between_fixed
+from kmerspec.golden.motif import MotifParams, find_motifs
 from host.sketchfile import read_sketches
 
 

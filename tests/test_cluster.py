@@ -13,7 +13,7 @@ import pytest
 from host.cli import main
 from host.cluster import DaskExecutor
 from host.fast.hll import insert_kmers
-from host.golden.hll import HllParams
+from kmerspec.golden.hll import HllParams
 from host.sketchfile import SketchSet, write_sketches
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

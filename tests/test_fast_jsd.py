@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from host.fast.hashing import murmur3_32_array
 from host.fast.jsd import build_pqa_fast, build_state_fast, pqa_from_arrays, pqa_to_arrays
 from host.fast.native import native
-from host.golden.countmin import CountMin
-from host.golden.hashes import murmur3_32
-from host.golden.jsd import JsdParams, build_pqa_files, build_state
-from host.golden.parse import genome_kmers
-from host.golden.pqa import Pqa
+from kmerspec.golden.countmin import CountMin
+from kmerspec.golden.hashes import murmur3_32
+from kmerspec.golden.jsd import JsdParams, build_pqa_files, build_state
+from kmerspec.golden.parse import genome_kmers
+from kmerspec.golden.pqa import Pqa
 
 MAX32 = (1 << 32) - 1
 # Mostly bases, with every byte class the parser cares about now and then.

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from host.fast.hashing import H3Tables
 from host.fast.motif import find_motifs_fast, run_engine_fast
 from host.fast.native import native
-from host.golden.hashes import h3, h3_seed_words
-from host.golden.motif import HeavyHitterStore, MotifParams, find_motifs, run_engine
+from kmerspec.golden.hashes import h3, h3_seed_words
+from kmerspec.golden.motif import HeavyHitterStore, MotifParams, find_motifs, run_engine
 from tests.test_fast_jsd import GENOME_BYTES
 
 

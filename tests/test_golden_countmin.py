@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.golden.countmin import CountMin, h3_row_indices, murmur3_row_indices
-from host.golden.hashes import h3_seed_words
+from kmerspec.golden.countmin import CountMin, h3_row_indices, murmur3_row_indices
+from kmerspec.golden.hashes import h3_seed_words
 
 
 def table_indices(table: dict[int, list[int]]):

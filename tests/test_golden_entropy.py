@@ -7,14 +7,14 @@ from fractions import Fraction
 
 import pytest
 
-from host.golden.entropy import (FIXED_ONE, entropy, entropy_fixed, fixed_to_float, jsd_fixed,
+from kmerspec.golden.entropy import (FIXED_ONE, entropy, entropy_fixed, fixed_to_float, jsd_fixed,
                                  jsd_from_pqas, mixture_counts)
-from host.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_LUT, LOG2_LUT_BITS, divide_fixed,
+from kmerspec.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_LUT, LOG2_LUT_BITS, divide_fixed,
                                     log2_fixed, reciprocal_fixed)
-from host.golden.pqa import Pqa
+from kmerspec.golden.pqa import Pqa
 
 MAX_VALUE = (1 << 32) - 1
-# The analytic bounds of host.golden.entropy (2 and 4 log2 errors); SPEC allows 1e-4 bits.
+# The analytic bounds of kmerspec.golden.entropy (2 and 4 log2 errors); SPEC allows 1e-4 bits.
 ENTROPY_BOUND = 3.1e-6
 JSD_BOUND = 6.2e-6
 

@@ -4,10 +4,10 @@ from collections import Counter
 
 import pytest
 
-from host.golden.hashes import murmur3_32
-from host.golden.jsd import (JsdParams, build_pqa, build_pqa_files, build_state, jsd_between,
+from kmerspec.golden.hashes import murmur3_32
+from kmerspec.golden.jsd import (JsdParams, build_pqa, build_pqa_files, build_state, jsd_between,
                              jsd_between_fixed, sampled)
-from host.golden.parse import genome_kmers
+from kmerspec.golden.parse import genome_kmers
 from tests.genomes import random_genome_bytes, random_sequence
 
 

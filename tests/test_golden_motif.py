@@ -6,10 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from host.golden.hashes import h3
-from host.golden.motif import (HeavyHitterStore, MotifParams, MotifRow, find_motifs, kmer_string,
+from kmerspec.golden.hashes import h3
+from kmerspec.golden.motif import (HeavyHitterStore, MotifParams, MotifRow, find_motifs, kmer_string,
                                run_engine)
-from host.golden.parse import genome_kmers, reverse_complement
+from kmerspec.golden.parse import genome_kmers, reverse_complement
 from tests.genomes import random_sequence
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from host.golden.parse import canonical, kmers, reverse_complement
+from kmerspec.golden.parse import canonical, kmers, reverse_complement
 from tests.genomes import ADVERSARIAL_TEXTS, random_genome_bytes, random_text
 
 COMPLEMENT = str.maketrans("ACGT", "TGCA")

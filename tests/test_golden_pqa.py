@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.golden.pqa import EMPTY, Pqa, queue_insert, union
+from kmerspec.golden.pqa import EMPTY, Pqa, queue_insert, union
 
 THESIS_QUEUE = [(11, 9), (22, 7), (33, 7), (44, 5), (55, 3), (66, 2), (77, 2), (88, 1)]
 

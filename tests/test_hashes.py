@@ -6,7 +6,7 @@ import mmh3
 import numpy as np
 
 from host.fast.hll import fmix64_array
-from host.golden.hashes import MASK64, fmix64, h3, h3_seed_words, murmur3_32
+from kmerspec.golden.hashes import MASK64, fmix64, h3, h3_seed_words, murmur3_32
 
 
 def test_murmur3_32_equals_mmh3():

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from host.fast.hll import features as fast_features
 from host.fast.hll import hll_ranks, insert_kmers, sketch_files
 from host.fast.kmers import kmer_array
-from host.golden.hll import Hll, HllParams, estimate, features, hll_rank, jaccard
-from host.golden.parse import kmers
+from kmerspec.golden.hll import Hll, HllParams, estimate, features, hll_rank, jaccard
+from kmerspec.golden.parse import kmers
 from host.similarity import all_pairs, cardinalities
 from tests.genomes import ADVERSARIAL_TEXTS, random_genome_bytes, random_text
 

@@ -7,9 +7,9 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.jsd import JsdParams
-from host.layout.jsd import JsdGeometry, unpack_records
-from host.layout.sketch import pack_chunks, plan_blocks
+from kmerspec.golden.jsd import JsdParams
+from kmerspec.layout.jsd import JsdGeometry, unpack_records
+from kmerspec.layout.sketch import pack_chunks, plan_blocks
 from hw.jsd.builder import BuilderParams, QueueBuilderCore
 from sim.jsd.golden import compare_records, expected_record, expected_state
 from tests.genomes import random_genome_bytes

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""log2, reciprocal and entropy units against the bit-exact model of host.golden.fixedpoint."""
+"""log2, reciprocal and entropy units against the bit-exact model of kmerspec.golden.fixedpoint."""
 
 import math
 import random
@@ -7,8 +7,8 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.entropy import entropy, entropy_fixed, fixed_to_float
-from host.golden.fixedpoint import LOG2_LUT_BITS, log2_fixed, reciprocal_fixed
+from kmerspec.golden.entropy import entropy, entropy_fixed, fixed_to_float
+from kmerspec.golden.fixedpoint import LOG2_LUT_BITS, log2_fixed, reciprocal_fixed
 from hw.jsd.entropy import EntropyUnit
 from hw.jsd.log2 import Log2Unit, ReciprocalUnit
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from host.golden.entropy import jsd_fixed
-from host.golden.jsd import JsdParams
+from kmerspec.golden.entropy import jsd_fixed
+from kmerspec.golden.jsd import JsdParams
 from hw.jsd.kernel import QueueBuilderKernel
 from sim.jsd.backend import build_pqas_sim, builder_kernel, jsd_rows_sim, similarity_kernel
 from sim.jsd.golden import compare_records, expected_record

@@ -1,12 +1,12 @@
 # amaranth: UnusedElaboratable=no
-"""PQA insert network and drain port against host.golden.pqa, including ties and hazards."""
+"""PQA insert network and drain port against kmerspec.golden.pqa, including ties and hazards."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.pqa import Pqa
+from kmerspec.golden.pqa import Pqa
 from hw.jsd.pqa import PqaInsert
 
 

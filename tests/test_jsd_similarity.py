@@ -1,15 +1,15 @@
 # amaranth: UnusedElaboratable=no
 """JSD similarity core in the Amaranth simulator: every pivot x streamed PQA JSD bit-exact to
-host.golden.entropy.jsd_fixed, textbook and counts modes, empty PQAs, shared and disjoint tags."""
+kmerspec.golden.entropy.jsd_fixed, textbook and counts modes, empty PQAs, shared and disjoint tags."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.entropy import jsd_fixed
-from host.golden.jsd import JsdParams
-from host.layout.jsd import JsdGeometry, pack_pqa, pack_trailer, unpack_results
+from kmerspec.golden.entropy import jsd_fixed
+from kmerspec.golden.jsd import JsdParams
+from kmerspec.layout.jsd import JsdGeometry, pack_pqa, pack_trailer, unpack_results
 from hw.jsd.similarity import JsdSimilarityCore, SimilarityParams
 from sim.jsd.golden import random_records
 

@@ -6,9 +6,9 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.countmin import CountMin
-from host.golden.hashes import murmur3_32
-from host.golden.jsd import SAMPLE_SEED
+from kmerspec.golden.countmin import CountMin
+from kmerspec.golden.hashes import murmur3_32
+from kmerspec.golden.jsd import SAMPLE_SEED
 from hw.jsd.countmin import CountMinRows
 from hw.jsd.murmur3 import Murmur3Hashes
 from hw.jsd.sampler import Sampler

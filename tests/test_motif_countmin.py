@@ -7,8 +7,8 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.countmin import CountMin, h3_row_indices
-from host.golden.hashes import h3, h3_seed_words
+from kmerspec.golden.countmin import CountMin, h3_row_indices
+from kmerspec.golden.hashes import h3, h3_seed_words
 from hw.motif.countmin import CountMinCU
 from hw.motif.h3 import H3Hash
 

@@ -1,14 +1,14 @@
 # amaranth: UnusedElaboratable=no
 """The all-k engine (window shift register, lanes, both passes, readback) against
-host.golden.motif: Count-Min counters, store ways and pointers, control counts."""
+kmerspec.golden.motif: Count-Min counters, store ways and pointers, control counts."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.motif import MotifParams, new_sketch, run_control_pass, run_test_pass
-from host.golden.parse import base_runs, genome_kmers
+from kmerspec.golden.motif import MotifParams, new_sketch, run_control_pass, run_test_pass
+from kmerspec.golden.parse import base_runs, genome_kmers
 from hw.motif.engine import MotifEngine
 from tests.test_motif_store import golden_state, rtl_row_state
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from host.golden.motif import MotifParams
+from kmerspec.golden.motif import MotifParams
 from hw.motif.kernel import MotifKernel
 from sim.motif.backend import kernel_toplevel
 from sim.runner import available_simulators, run_cocotb

@@ -1,4 +1,4 @@
-"""host/layout/motif.py: file packing keeps the k-mers of every file apart, the thresholds record,
+"""kmerspec/layout/motif.py: file packing keeps the k-mers of every file apart, the thresholds record,
 and result decoding with its error checks."""
 
 import struct
@@ -6,9 +6,9 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from host.golden.motif import MotifParams
-from host.golden.parse import genome_kmers
-from host.layout.motif import (ENTRY_BYTES, SUMMARY_MAGIC, emerging_rows_from, pack_files,
+from kmerspec.golden.motif import MotifParams
+from kmerspec.golden.parse import genome_kmers
+from kmerspec.layout.motif import (ENTRY_BYTES, SUMMARY_MAGIC, emerging_rows_from, pack_files,
                                pack_thresholds, result_bytes, unpack_result)
 
 LINES = st.sampled_from([b">h", b"@q", b"+", b"ACGT", b"acgtN", b"GG", b"", b"IIII", b"\r"])

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from host.golden.motif import MotifParams, find_motifs
+from kmerspec.golden.motif import MotifParams, find_motifs
 from sim.motif.backend import find_motifs_sim
 from sim.runner import available_simulators
 from tests.test_motif_kernel import GEOMETRY, chip_like

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""Heavy-hitter store against host.golden.motif.HeavyHitterStore, every way and pointer
+"""Heavy-hitter store against kmerspec.golden.motif.HeavyHitterStore, every way and pointer
 compared."""
 
 import random
@@ -7,8 +7,8 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.hashes import h3_seed_words
-from host.golden.motif import HeavyHitterStore as GoldenStore
+from kmerspec.golden.hashes import h3_seed_words
+from kmerspec.golden.motif import HeavyHitterStore as GoldenStore
 from hw.motif.store import HeavyHitterStore, StoreOp
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from host.allpairs import SimilarityJob, execute_model, run_all_pairs, write_similarity
-from host.golden.hll import HllParams, features
-from host.layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
+from kmerspec.golden.hll import HllParams, features
+from kmerspec.layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
                                     pack_sketches, partner_stops, plan_calls, unpack_features,
                                     unpack_groups)
 from host.similarity import all_pairs
@@ -134,7 +134,7 @@ def test_pruning_shortens_the_stream():
 
 
 def test_model_records_are_golden_union_features():
-    """A call's records straight from host.golden.hll.features, per the visibility rule."""
+    """A call's records straight from kmerspec.golden.hll.features, per the visibility rule."""
     g = SimilarityGeometry(4, 2, 8, 4)
     params = HllParams(8, 4)
     registers = _random_registers(np.random.default_rng(9), 11, params)

@@ -16,7 +16,7 @@ import pytest
 
 from host.allpairs import SimilarityJob, device_executor, run_all_pairs
 from host.device import SimDevice
-from host.golden.hll import HllParams, estimate, features, jaccard
+from kmerspec.golden.hll import HllParams, estimate, features, jaccard
 from host.similarity import all_pairs
 from hw.similarity import SimilarityKernel
 from hw.similarity.kernel import call_cycles_model

@@ -1,13 +1,13 @@
 # amaranth: UnusedElaboratable=no
 """Union + feature unit of the similarity kernel against the golden features (Amaranth simulator):
-every output equals host.golden.hll.features of the union, one slot pair per cycle."""
+every output equals kmerspec.golden.hll.features of the union, one slot pair per cycle."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.hll import HllParams, features
+from kmerspec.golden.hll import HllParams, features
 from hw.similarity import FeatureUnit
 
 

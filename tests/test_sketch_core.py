@@ -6,7 +6,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, run_genomes
+from kmerspec.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, run_genomes
 from hw.sketch.core import SketchCore
 from sim.sketch.golden import compare_records, expected_record, regression_genomes
 

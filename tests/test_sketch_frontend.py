@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""Lane parser and k-mer buffer against the golden parser (host/golden/parse.py)."""
+"""Lane parser and k-mer buffer against the golden parser (kmerspec/golden/parse.py)."""
 
 import random
 
@@ -7,7 +7,7 @@ import pytest
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
-from host.golden.parse import base_runs, kmers
+from kmerspec.golden.parse import base_runs, kmers
 from hw.sketch.kmer_buffer import KmerBuffer
 from hw.sketch.parser import ByteRole, LaneParser, LineState, line_step
 from sim.sketch.streams import SAMPLE_FILES, lane_beats, random_genome_file

@@ -6,9 +6,9 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.hashes import MASK64, fmix64
-from host.golden.hll import Hll, HllParams
-from host.golden.parse import canonical
+from kmerspec.golden.hashes import MASK64, fmix64
+from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.parse import canonical
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.fmix64 import FMIX64_C1, FMIX64_C2, Fmix64, partial_products
 from hw.sketch.hll_update import REGISTERS_PER_WORD, HllUpdate

@@ -1,10 +1,10 @@
-"""host/layout/sketch.py: geometry, control words, block planning, record decoding."""
+"""kmerspec/layout/sketch.py: geometry, control words, block planning, record decoding."""
 
 import random
 
 import pytest
 
-from host.layout.sketch import (SketchGeometry, control_word, pack_blocks, pack_chunks,
+from kmerspec.layout.sketch import (SketchGeometry, control_word, pack_blocks, pack_chunks,
                                 plan_blocks, unpack_records)
 
 

@@ -6,7 +6,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from host.golden.hll import HllParams, features
+from kmerspec.golden.hll import HllParams, features
 from hw.sketch.hll_update import REGISTERS_PER_WORD
 from hw.sketch.merge import FeatureUnit, MergeTree
 

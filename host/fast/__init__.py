@@ -1,2 +1,2 @@
 """Fast software backend: vectorised numpy (and compiled where order matters), bit-identical to
-the golden model in host.golden."""
+the golden model in kmerspec.golden."""

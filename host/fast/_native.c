@@ -1,5 +1,5 @@
 /*
- * The order-dependent inner loops of the fast backend, identical to host.golden:
+ * The order-dependent inner loops of the fast backend, identical to kmerspec.golden:
  * Count-Min insertion (conservative or plain, saturating), PQA insertion, and the
  * heavy-hitter store of the motif engine. Everything that can be vectorised (hashes,
  * sampling, thresholds, control counts) stays in numpy; these loops touch one key at a time
@@ -102,7 +102,7 @@ fail:
 }
 
 /* pqa_insert(tags u32[Q*n], values u32[Q*n], n, queues u32[N], in_tags u32[N],
- *            in_values u32[N]): the PQA insertions of host.golden.pqa.queue_insert, in order. */
+ *            in_values u32[N]): the PQA insertions of kmerspec.golden.pqa.queue_insert, in order. */
 static PyObject *pqa_insert(PyObject *self, PyObject *args)
 {
     PyObject *objects[5];
@@ -166,7 +166,7 @@ fail:
 
 /* store_record(kmers u64[S*W], values u32[S*W], valid u8[S*W], control u32[S*W],
  *              next_victim u32[S], ways, sets u32[N], words u64[N], estimates u32[N]):
- * the heavy-hitter store updates of host.golden.motif.HeavyHitterStore.record, in order. */
+ * the heavy-hitter store updates of kmerspec.golden.motif.HeavyHitterStore.record, in order. */
 static PyObject *store_record(PyObject *self, PyObject *args)
 {
     PyObject *objects[8];

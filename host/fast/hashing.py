@@ -1,4 +1,4 @@
-"""Vectorised murmur3_32 and H3 over uint64 k-mer words, identical to host.golden.hashes."""
+"""Vectorised murmur3_32 and H3 over uint64 k-mer words, identical to kmerspec.golden.hashes."""
 
 import numpy as np
 

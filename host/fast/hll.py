@@ -1,8 +1,8 @@
-"""Vectorised HyperLogLog sketching, register-identical to host.golden.hll."""
+"""Vectorised HyperLogLog sketching, register-identical to kmerspec.golden.hll."""
 
 import numpy as np
 
-from ..golden.hll import HllParams
+from kmerspec.golden.hll import HllParams
 from .kmers import kmer_array
 
 __all__ = ["fmix64_array", "hll_ranks", "insert_kmers", "sketch_files", "union", "features"]

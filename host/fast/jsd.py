@@ -1,4 +1,4 @@
-"""Fast JSD engine: the PQA (and Count-Min) of a genome, identical to host.golden.jsd.
+"""Fast JSD engine: the PQA (and Count-Min) of a genome, identical to kmerspec.golden.jsd.
 
 Sampling and all hashes are vectorised; the Count-Min and PQA insertions, which depend on the
 order of the sampled k-mers, run in the compiled loops of host/fast/_native.c.
@@ -6,9 +6,9 @@ order of the sampled k-mers, run in the compiled loops of host/fast/_native.c.
 
 import numpy as np
 
-from ..golden.countmin import CountMin
-from ..golden.jsd import COUNTER_BITS, JsdParams, JsdState, new_countmin
-from ..golden.pqa import Pqa
+from kmerspec.golden.countmin import CountMin
+from kmerspec.golden.jsd import COUNTER_BITS, JsdParams, JsdState, new_countmin
+from kmerspec.golden.pqa import Pqa
 from .hashing import murmur3_32_array
 from .kmers import kmer_array
 from .native import native
@@ -67,9 +67,9 @@ def build_state_fast(files: list[bytes], params: JsdParams = JsdParams()) -> Jsd
 
 
 def build_pqa_fast(files: list[bytes], params: JsdParams = JsdParams()) -> Pqa:
-    """The PQA of one genome (a host.golden.pqa.Pqa equal to host.golden.jsd.build_pqa_files).
+    """The PQA of one genome (a kmerspec.golden.pqa.Pqa equal to kmerspec.golden.jsd.build_pqa_files).
 
     ``pqa.queues[q][j]`` is the (tag, value) of entry j of queue q, sorted by value descending,
-    (0, 0) when empty; compare genomes with host.golden.jsd.jsd_between(pqa_p, pqa_q, mode).
+    (0, 0) when empty; compare genomes with kmerspec.golden.jsd.jsd_between(pqa_p, pqa_q, mode).
     """
     return build_state_fast(files, params).pqa

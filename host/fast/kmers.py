@@ -1,4 +1,4 @@
-"""Vectorised k-mer extraction, identical to host.golden.parse but at numpy speed.
+"""Vectorised k-mer extraction, identical to kmerspec.golden.parse but at numpy speed.
 
 The byte stream is classified in three vectorised steps and one loop over *lines* (never over
 bases or k-mers): the line loop carries the FASTA/FASTQ record state, which is sequential by
@@ -27,7 +27,7 @@ def _classify_lines(first_bytes: list[int]) -> tuple[list[bool], list[bool]]:
     """For each line (given its first non-CR byte, or -1 if empty): is it a sequence line, and
     is it a FASTQ sequence line (whose end ends the run)?
 
-    The record state machine of host.golden.parse.base_runs, one step per line.
+    The record state machine of kmerspec.golden.parse.base_runs, one step per line.
     """
     header_fasta, header_fastq = ord(">"), ord("@")
     is_sequence = [False] * len(first_bytes)
@@ -150,7 +150,7 @@ def kmers_from_codes(codes: np.ndarray, k: int, canonical: bool = True) -> np.nd
 
 
 def kmer_array(data: bytes, k: int, canonical: bool = True) -> np.ndarray:
-    """The k-mers of one file in stream order, as uint64 words (== host.golden.parse.kmers)."""
+    """The k-mers of one file in stream order, as uint64 words (== kmerspec.golden.parse.kmers)."""
     if not isinstance(k, int) or not 1 <= k <= 32:
         raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
     return kmers_from_codes(base_code_stream(data), k, canonical)

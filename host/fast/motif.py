@@ -1,4 +1,4 @@
-"""Fast emerging-motif engine, state-identical to host.golden.motif.
+"""Fast emerging-motif engine, state-identical to kmerspec.golden.motif.
 
 Per k: every H3 hash (Count-Min rows and store set index) is vectorised with byte tables; the
 conservative updates and the heavy-hitter store, which depend on order, run in the compiled
@@ -7,8 +7,8 @@ loops of host/fast/_native.c; the control pass is a vectorised exact count of th
 
 import numpy as np
 
-from ..golden.countmin import CountMin, h3_row_indices
-from ..golden.motif import (CONTROL_COUNT_BITS, HeavyHitterStore, MotifParams, MotifRow,
+from kmerspec.golden.countmin import CountMin, h3_row_indices
+from kmerspec.golden.motif import (CONTROL_COUNT_BITS, HeavyHitterStore, MotifParams, MotifRow,
                             MotifSketch, emerging_rows)
 from .hashing import H3Tables
 from .kmers import base_code_stream, kmers_from_codes
@@ -87,7 +87,7 @@ class _SketchArrays:
 
 def run_engine_fast(test_files: list[bytes], control_files: list[bytes],
                     params: MotifParams = MotifParams()) -> list[MotifSketch]:
-    """Both passes for every k; equal, state for state, to host.golden.motif.run_engine."""
+    """Both passes for every k; equal, state for state, to kmerspec.golden.motif.run_engine."""
     sketches = []
     test_codes = [base_code_stream(data) for data in test_files]  # parsed once for every k
     control_codes = [base_code_stream(data) for data in control_files]
@@ -106,6 +106,6 @@ def find_motifs_fast(test_files: list[bytes], control_files: list[bytes],
     """Emerging k-mers of the test files against the control files (bytes of FASTA/FASTQ).
 
     Returns MotifRow(k, k-mer string, test estimate, control count) per emerging k-mer, sorted
-    by k ascending, test estimate descending, then k-mer string; == host.golden.motif.find_motifs.
+    by k ascending, test estimate descending, then k-mer string; == kmerspec.golden.motif.find_motifs.
     """
     return emerging_rows(run_engine_fast(test_files, control_files, params), params)

@@ -14,14 +14,14 @@ Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the 
 k-mers average at most one per cycle each; a genome end costs that lane about 2^R record beats
 (plus the wait for 2^cw clear cycles, normally hidden) during which its FIFO fills.
 
-Record layout: host/layout/jsd.py (docs/jsd_kernels.md).
+Record layout: kmerspec/layout/jsd.py (docs/jsd_kernels.md).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from host.golden.jsd import SAMPLE_SEED
+from kmerspec.golden.jsd import SAMPLE_SEED
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer

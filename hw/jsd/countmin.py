@@ -5,7 +5,7 @@ one write port: a simple dual-port BRAM). An insertion reads its ``d`` counters 
 is accepted and computes and writes the new values in the next cycle, so only the write of the
 insertion directly before it is not yet visible in the memory: a per-row forwarding register
 (address, value, write enable) replaces the read value when the addresses match. The result is
-exactly the sequential model of ``host.golden.countmin.CountMin`` for every input sequence,
+exactly the sequential model of ``kmerspec.golden.countmin.CountMin`` for every input sequence,
 including the same key in every cycle.
 
 Update rule (golden model): ``v_r = min(C[r][i_r] + 1, 2^counter_bits - 1)``, ``e = min_r v_r``;

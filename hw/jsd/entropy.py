@@ -1,5 +1,5 @@
 """Entropy unit: H = log2 M - (sum m_i log2 m_i) / M of a stream of counts, bit-exact to
-``host.golden.entropy.entropy_fixed`` (formats in that module's docstring).
+``kmerspec.golden.entropy.entropy_fixed`` (formats in that module's docstring).
 
 P counts per beat (a whole PQA queue per cycle in the builder): P log2 units, P exact products
 m_i x log2 m_i, an adder tree and two exact accumulators (S and M). After the beat marked
@@ -14,7 +14,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from host.golden.fixedpoint import RECIP_FRAC_BITS
+from kmerspec.golden.fixedpoint import RECIP_FRAC_BITS
 from .log2 import Log2Unit, ReciprocalUnit, log2_output_bits
 from .params import check_int_range
 

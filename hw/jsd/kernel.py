@@ -2,9 +2,9 @@
 
 ``QueueBuilderKernel`` (``jsd_build``), host arguments (index: name, kind, bundle)::
 
-    0 src        pointer  m_axi_gmem0  chunk (host.layout.sketch chunk format, T lanes x B bytes)
+    0 src        pointer  m_axi_gmem0  chunk (kmerspec.layout.sketch chunk format, T lanes x B bytes)
     1 n_bytes    scalar                chunk bytes (a whole number of bus beats)
-    2 dst        pointer  m_axi_gmem1  receives n_records PQA records (host.layout.jsd)
+    2 dst        pointer  m_axi_gmem1  receives n_records PQA records (kmerspec.layout.jsd)
     3 n_records  scalar                genomes that end in this chunk
     4 update     scalar                0: conservative update "cu", 1: plain Count-Min "cm"
 
@@ -18,7 +18,7 @@ records are written.
     1 n_pivots  scalar                1 .. V
     2 pqas      pointer  m_axi_gmem0  n_pqas records compared with every pivot
     3 n_pqas    scalar
-    4 out       pointer  m_axi_gmem1  n_pqas result beats (host.layout.jsd.unpack_results)
+    4 out       pointer  m_axi_gmem1  n_pqas result beats (kmerspec.layout.jsd.unpack_results)
     5 mode      scalar                0: textbook JSD, 1: "counts" (pooled raw counts)
 
 Each record is read trailer first (two bursts), so the streamed PQA's total M is known before its
@@ -27,8 +27,8 @@ queues arrive.
 
 from amaranth.hdl import Module, Mux, Signal
 
-from host.golden.jsd import SAMPLE_SEED
-from host.layout.jsd import JsdGeometry
+from kmerspec.golden.jsd import SAMPLE_SEED
+from kmerspec.layout.jsd import JsdGeometry
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.chunk_kernel import ChunkKernel

@@ -1,5 +1,5 @@
 """Fixed-point log2 and reciprocal units of the entropy module, bit-exact to
-``host.golden.fixedpoint`` (formats in its docstring).
+``kmerspec.golden.fixedpoint`` (formats in its docstring).
 
 log2 (one per cycle, latency 3): leading-one position = integer part; the input shifted so its
 leading one sits at the top; the next 8 bits address a 257-word dual-port ROM (LUT[a], LUT[a+1]),
@@ -15,7 +15,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from host.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_INTERP_BITS, LOG2_LUT, LOG2_LUT_BITS,
+from kmerspec.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_INTERP_BITS, LOG2_LUT, LOG2_LUT_BITS,
                                     RECIP_FRAC_BITS, RECIP_LUT, RECIP_LUT_BITS)
 from .params import check_int_range
 

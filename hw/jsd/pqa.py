@@ -1,6 +1,6 @@
 """Priority Queue Array: one insertion per cycle into 2^R queues of n (tag, value) entries.
 
-Rules (``host.golden.pqa``): a queue is sorted by value, descending; value 0 is empty and never
+Rules (``kmerspec.golden.pqa``): a queue is sorted by value, descending; value 0 is empty and never
 matches. Insert (tag, e): the entry with this tag, else the last entry if e > its value, is taken
 out (else the insertion is discarded), and (tag, e) is put back after every remaining entry whose
 value is >= e. So every output slot j receives one of {slot j - 1, slot j, slot j + 1, the new

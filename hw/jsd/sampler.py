@@ -9,7 +9,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from host.golden.jsd import SAMPLE_SEED
+from kmerspec.golden.jsd import SAMPLE_SEED
 from .murmur3 import Murmur3Hashes
 from .params import check_int_range
 

@@ -4,10 +4,10 @@ Per pivot: the pivot's queues (n memories of 2^R entries, like :class:`PqaInsert
 network and an :class:`EntropyUnit` of 2n counts per beat. A streamed queue q meets pivot queue
 q: pivot entry i gets ``p_i * M_Q + q_j * M_P`` where q_j is the streamed entry of equal tag
 (0 if none); each streamed entry that matches no pivot entry gets ``q_j * M_P``. These are the
-textbook mixture counts of ``host.golden.entropy.mixture_counts`` (runtime mode "counts" uses
+textbook mixture counts of ``kmerspec.golden.entropy.mixture_counts`` (runtime mode "counts" uses
 multipliers 1, i.e. pooled counts). After the last queue, per pivot,
 ``JSD = H_mix - ((H_P + H_Q) >> 1)``, clamped to [0, 1] in textbook mode, 1 if exactly one
-PQA is empty and 0 if both are, exactly ``host.golden.entropy.jsd_fixed``. H_P and H_Q are the
+PQA is empty and 0 if both are, exactly ``kmerspec.golden.entropy.jsd_fixed``. H_P and H_Q are the
 entropies stored in the records' trailers by the queue builder.
 
 Input: records as written by the queue builder but with the trailer beat first (the kernel reads
@@ -22,7 +22,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from host.golden.entropy import FIXED_ONE
+from kmerspec.golden.entropy import FIXED_ONE
 from .entropy import ENTROPY_BITS, EntropyUnit
 from .params import check_int_range
 from .pqa import VALUE_BITS, entry_layout

@@ -1,6 +1,6 @@
 """Count-Min sketch with conservative update over H3 rows, one insertion per cycle (SPEC 4, 5).
 
-Sequential semantics (:class:`host.golden.countmin.CountMin`, update "cu"): for key x with row
+Sequential semantics (:class:`kmerspec.golden.countmin.CountMin`, update "cu"): for key x with row
 indices i_r, ``v_r = min(C[r][i_r] + 1, 2^counter_bits - 1)``, ``e = min_r v_r``, write ``v_r``
 where ``v_r == e``; the estimate of the insertion is e.
 

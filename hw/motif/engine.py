@@ -19,7 +19,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from host.golden.motif import MotifParams
+from kmerspec.golden.motif import MotifParams
 
 from .lane import MotifLane
 from .params import check_read_latency

@@ -2,7 +2,7 @@
 
 A beat (:func:`hw.axi.reader.ReadBeatLayout`: data, keep mask with the real bytes first, last)
 is shifted out ``bytes_per_cycle`` (B) bytes per cycle into a B-byte
-:class:`hw.sketch.parser.LaneParser`, which applies the line rules of ``host/golden/parse.py``.
+:class:`hw.sketch.parser.LaneParser`, which applies the line rules of ``kmerspec/golden/parse.py``.
 Each parsed group of B bytes becomes up to B base events (2-bit code, ``restart``: a break
 byte, or the end of the stream, came after the previous base), which wait in a FIFO; the output
 takes one base per cycle from it. The last byte of the beat marked ``last`` ends the stream

@@ -1,7 +1,7 @@
 """H3 hash unit: several H3 hashes of one key, one key per cycle (SPEC section 2).
 
 H3 of a key with seed matrix ``q`` is the XOR of the seed words ``q[i]`` selected by the set bits
-``i`` of the key (:func:`host.golden.hashes.h3`). The seed words are elaboration-time constants,
+``i`` of the key (:func:`kmerspec.golden.hashes.h3`). The seed words are elaboration-time constants,
 so output bit ``j`` is the XOR of the fixed subset of key bits whose seed word has bit ``j`` set:
 no AND stage and no seed registers, only a parity tree per output bit (about ``key_bits / 2``
 inputs, two LUT6 levels for 40-bit keys), followed by one register.
@@ -38,7 +38,7 @@ class H3Hash(wiring.Component):
         Width of every hash.
     seed_matrices : list of list of int
         One matrix per hash: ``key_bits`` seed words of ``out_bits`` bits (word i is selected by
-        key bit i), as :func:`host.golden.hashes.h3_seed_words` returns.
+        key bit i), as :func:`kmerspec.golden.hashes.h3_seed_words` returns.
 
     Members
     -------

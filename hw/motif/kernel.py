@@ -2,13 +2,13 @@
 
 Host arguments (index: name, kind, bundle)::
 
-    0 test           pointer  m_axi_gmem0  test set bytes (host.layout.motif.pack_files)
+    0 test           pointer  m_axi_gmem0  test set bytes (kmerspec.layout.motif.pack_files)
     1 test_bytes     scalar
     2 control        pointer  m_axi_gmem0  control set bytes
     3 control_bytes  scalar
     4 thresholds     pointer  m_axi_gmem0  64-byte record: u16 T_k at offset 2 (k - 1)
     5 growth_q8      scalar                g as unsigned Q8.8
-    6 result         pointer  m_axi_gmem1  store entries and summary (host.layout.motif)
+    6 result         pointer  m_axi_gmem1  store entries and summary (kmerspec.layout.motif)
 
 One run: read the thresholds; clear every sketch and store (2^cw cycles); test pass over the
 test bytes; control pass over the control bytes; write every store entry of every k with its
@@ -23,9 +23,9 @@ two bytes per base.
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
-from host.golden.hashes import H3_DEFAULT_SEED
-from host.golden.motif import MotifParams
-from host.layout.motif import ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, result_bytes
+from kmerspec.golden.hashes import H3_DEFAULT_SEED
+from kmerspec.golden.motif import MotifParams
+from kmerspec.layout.motif import ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, result_bytes
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore

@@ -3,8 +3,8 @@
 Test pass (``control_pass`` low): every window is inserted into the Count-Min; when the
 estimate e of the insertion is >= ``threshold`` (T_k, runtime), ``RECORD (x, e)`` goes to the
 store. Control pass (``control_pass`` high): every window goes to the store as ``COUNT x``;
-the Count-Min is untouched. This is :func:`host.golden.motif.run_test_pass` and
-:func:`~host.golden.motif.run_control_pass`, window for window.
+the Count-Min is untouched. This is :func:`kmerspec.golden.motif.run_test_pass` and
+:func:`~kmerspec.golden.motif.run_control_pass`, window for window.
 
 One window per cycle for every input, no backpressure. Latency to the store's last write:
 :attr:`test_latency` (test pass) or :attr:`control_latency` cycles. ``control_pass`` and
@@ -15,7 +15,7 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from host.golden.motif import MotifParams
+from kmerspec.golden.motif import MotifParams
 
 from .countmin import CountMinCU
 from .params import check_int, check_read_latency

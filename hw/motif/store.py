@@ -1,6 +1,6 @@
 """Heavy-hitter store: set-associative (k-mer, estimate, control count) table (SPEC section 5).
 
-Rules (:class:`host.golden.motif.HeavyHitterStore`): set = H3 of the k-mer; full tag compare.
+Rules (:class:`kmerspec.golden.motif.HeavyHitterStore`): set = H3 of the k-mer; full tag compare.
 ``RECORD (x, e)``: hit -> the way's value becomes e; miss with a free way -> the lowest free way
 gets (x, e, control count 0); miss in a full set -> the way at the set's round-robin pointer is
 replaced and the pointer advances (mod ways). ``COUNT x``: on a hit the way's control count

@@ -2,7 +2,7 @@
 
 Host arguments (index: name, kind, bundle)::
 
-    0 sketches      pointer  m_axi_gmem0   sketch buffer (host.layout.similarity.pack_sketches)
+    0 sketches      pointer  m_axi_gmem0   sketch buffer (kmerspec.layout.similarity.pack_sketches)
     1 features      pointer  m_axi_gmem1   receives (pivot_groups + stream_groups) record blocks
     2 first_group   scalar   -             first pivot group (group = D sketches)
     3 pivot_groups  scalar   -             pivot groups to load, 1 .. V / D
@@ -16,7 +16,7 @@ slot j with sketch s of the group, where pivot slot j counts as loaded from the 
 arrives onwards (the arriving slice bypasses its memory) and as an empty sketch before that or if
 its group is not loaded in this call. So the pivot-to-pivot pairs come out of the loading groups
 and the pivot x streamed pairs out of the others. The records of group q go to
-``features + q * record_block_bytes`` (layout: host.layout.similarity.pack_features,
+``features + q * record_block_bytes`` (layout: kmerspec.layout.similarity.pack_features,
 docs/similarity_kernel.md).
 
 Throughput: one sketch beat per cycle (D slices of D sketches, each against every pivot) while
@@ -31,7 +31,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
-from host.layout.similarity import CALL_ARGUMENTS, NZ_BITS, SimilarityGeometry
+from kmerspec.layout.similarity import CALL_ARGUMENTS, NZ_BITS, SimilarityGeometry
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore

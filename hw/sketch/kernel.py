@@ -2,7 +2,7 @@
 
 Host arguments (index: name, kind, bundle)::
 
-    0 src        pointer  m_axi_gmem0  chunk (host.layout.sketch: T lanes x B bytes, blocks)
+    0 src        pointer  m_axi_gmem0  chunk (kmerspec.layout.sketch: T lanes x B bytes, blocks)
     1 n_bytes    scalar                chunk bytes (a whole number of bus beats)
     2 dst        pointer  m_axi_gmem1  receives n_records sketch records back to back
     3 n_records  scalar                genomes that end in this chunk
@@ -12,7 +12,7 @@ the lanes for the next call, so one genome can span any number of calls. The ker
 the chunk is consumed and the ``n_records`` records are written (B responses received).
 """
 
-from host.layout.sketch import SketchGeometry
+from kmerspec.layout.sketch import SketchGeometry
 
 from ..vitis.chunk_kernel import ChunkKernel
 from ..vitis.description import Arg, Bundle, KernelDesc

@@ -1,6 +1,6 @@
 """Lane parser: classifies the bytes of one genome lane as base, skip or break (SPEC section 1).
 
-The line rules are exactly those of ``host/golden/parse.py`` (its docstring). They are a finite
+The line rules are exactly those of ``kmerspec/golden/parse.py`` (its docstring). They are a finite
 state machine over bytes with eleven states (:class:`LineState`). Running that machine over ``B``
 bytes in one clock would put ``B`` chained steps in the state feedback loop, so the parser runs
 it *speculatively*: a feed-forward pipeline computes, for every possible start state, the role of
@@ -8,11 +8,12 @@ each byte and the state after the beat; the only feedback is one 11-to-1 selecti
 state register. Each step is one lookup in a constant table indexed by {state, byte class}. That keeps the loop short for any ``B`` and the initiation interval at 1.
 """
 
-import enum as _py_enum
-
 from amaranth.hdl import Cat, Const, Module, Signal, Mux
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+
+from kmerspec.golden.line_machine import (BASE_CODES, ByteClass, ByteRole, LineState, line_step,
+                                         step_class)
 
 from .params import check_positive
 
@@ -20,103 +21,10 @@ __all__ = ["LineState", "ByteRole", "line_step", "lane_bytes_layout", "lane_role
            "LaneParser"]
 
 
-class LineState(_py_enum.IntEnum):
-    """Parser state between two bytes (``LS_*``: at a line start, ``IN_*``: inside a line)."""
-
-    LS_RECORD = 0       # at a record start (file start, after a header or a FASTQ quality line)
-    LS_SEQUENCE = 1     # at a line start after a FASTA sequence line
-    LS_FASTQ_SEQ = 2    # the next line is a FASTQ sequence line
-    LS_FASTQ_SEP = 3
-    LS_FASTQ_QUAL = 4
-    IN_SEQUENCE = 5
-    IN_HEADER = 6
-    IN_FASTQ_HEADER = 7
-    IN_FASTQ_SEQ = 8
-    IN_FASTQ_SEP = 9
-    IN_FASTQ_QUAL = 10
-
-
-class ByteRole(_py_enum.IntEnum):
-    SKIP = 0
-    BASE = 1
-    BREAK = 2
-
-
-class _ByteClass(_py_enum.IntEnum):
-    CR = 0
-    LF = 1
-    GT = 2
-    AT = 3
-    BASE = 4
-    OTHER = 5
-    INVALID = 6   # padding byte of the chunk: not part of the stream at all
-
-
-_BASE_CODES = {ord("A"): 0, ord("C"): 1, ord("G"): 2, ord("T"): 3,
-               ord("a"): 0, ord("c"): 1, ord("g"): 2, ord("t"): 3}
-
-_LINE_END = {
-    LineState.LS_RECORD: (LineState.LS_RECORD, ByteRole.SKIP),
-    LineState.LS_SEQUENCE: (LineState.LS_SEQUENCE, ByteRole.SKIP),
-    LineState.LS_FASTQ_SEQ: (LineState.LS_FASTQ_SEP, ByteRole.BREAK),
-    LineState.LS_FASTQ_SEP: (LineState.LS_FASTQ_QUAL, ByteRole.BREAK),
-    LineState.LS_FASTQ_QUAL: (LineState.LS_RECORD, ByteRole.BREAK),
-    LineState.IN_SEQUENCE: (LineState.LS_SEQUENCE, ByteRole.SKIP),
-    LineState.IN_HEADER: (LineState.LS_RECORD, ByteRole.BREAK),
-    LineState.IN_FASTQ_HEADER: (LineState.LS_FASTQ_SEQ, ByteRole.BREAK),
-    LineState.IN_FASTQ_SEQ: (LineState.LS_FASTQ_SEP, ByteRole.BREAK),
-    LineState.IN_FASTQ_SEP: (LineState.LS_FASTQ_QUAL, ByteRole.BREAK),
-    LineState.IN_FASTQ_QUAL: (LineState.LS_RECORD, ByteRole.BREAK),
-}
-
-
-def _step_class(state: LineState, byte_class: _ByteClass) -> tuple[LineState, ByteRole]:
-    if byte_class in (_ByteClass.CR, _ByteClass.INVALID):
-        return state, ByteRole.SKIP
-    if byte_class == _ByteClass.LF:
-        return _LINE_END[state]
-    is_base = byte_class == _ByteClass.BASE
-    base_role = ByteRole.BASE if is_base else ByteRole.BREAK
-    if state in (LineState.LS_RECORD, LineState.LS_SEQUENCE):
-        if byte_class == _ByteClass.GT:
-            return LineState.IN_HEADER, ByteRole.BREAK
-        if byte_class == _ByteClass.AT and state == LineState.LS_RECORD:
-            return LineState.IN_FASTQ_HEADER, ByteRole.BREAK
-        return LineState.IN_SEQUENCE, base_role
-    if state in (LineState.LS_FASTQ_SEQ, LineState.IN_FASTQ_SEQ):
-        return LineState.IN_FASTQ_SEQ, base_role
-    if state == LineState.IN_SEQUENCE:
-        return LineState.IN_SEQUENCE, base_role
-    if state == LineState.LS_FASTQ_SEP:
-        return LineState.IN_FASTQ_SEP, ByteRole.BREAK
-    if state == LineState.LS_FASTQ_QUAL:
-        return LineState.IN_FASTQ_QUAL, ByteRole.BREAK
-    return state, ByteRole.BREAK   # inside a header, separator or quality line
-
-
 _STATE_BITS = 4
 _CLASS_BITS = 3
 _ROLE_BITS = 2
 _STEP_BITS = _STATE_BITS + _ROLE_BITS
-
-
-def _classify(byte: int) -> _ByteClass:
-    if byte == 0x0D:
-        return _ByteClass.CR
-    if byte == 0x0A:
-        return _ByteClass.LF
-    if byte == ord(">"):
-        return _ByteClass.GT
-    if byte == ord("@"):
-        return _ByteClass.AT
-    if byte in _BASE_CODES:
-        return _ByteClass.BASE
-    return _ByteClass.OTHER
-
-
-def line_step(state: LineState, byte: int) -> tuple[LineState, ByteRole]:
-    """Software model of one parser step: (next state, role of ``byte``)."""
-    return _step_class(state, _classify(byte))
 
 
 def lane_bytes_layout(bytes_per_lane: int) -> data.StructLayout:
@@ -189,8 +97,8 @@ class LaneParser(wiring.Component):
         # the step table as one constant indexed by {state, class}: each step is a 7-input lookup
         step_table = 0
         for state in states:
-            for byte_class in _ByteClass:
-                target, role = _step_class(state, byte_class)
+            for byte_class in ByteClass:
+                target, role = step_class(state, byte_class)
                 entry = target | role << _STATE_BITS
                 step_table |= entry << (_STEP_BITS * (state << _CLASS_BITS | byte_class))
         step_table = Const(step_table, _STEP_BITS << (_STATE_BITS + _CLASS_BITS))
@@ -203,13 +111,13 @@ class LaneParser(wiring.Component):
         m.d.sync += [valid.eq(self.i.valid), eof.eq(self.i.payload.end_of_file)]
         for j in range(nbytes):
             byte = self.i.payload.bytes[8 * j:8 * j + 8]
-            byte_class = Mux(byte == 0x0D, _ByteClass.CR,
-                         Mux(byte == 0x0A, _ByteClass.LF,
-                         Mux(byte == ord(">"), _ByteClass.GT,
-                         Mux(byte == ord("@"), _ByteClass.AT,
-                         Mux(byte.matches(*_BASE_CODES), _ByteClass.BASE, _ByteClass.OTHER)))))
+            byte_class = Mux(byte == 0x0D, ByteClass.CR,
+                         Mux(byte == 0x0A, ByteClass.LF,
+                         Mux(byte == ord(">"), ByteClass.GT,
+                         Mux(byte == ord("@"), ByteClass.AT,
+                         Mux(byte.matches(*BASE_CODES), ByteClass.BASE, ByteClass.OTHER)))))
             m.d.sync += classes[j].eq(Mux(self.i.payload.byte_valid[j], byte_class,
-                                          _ByteClass.INVALID))
+                                          ByteClass.INVALID))
             # A, C, G, T (either case) have bits 2..1 = 00, 01, 11, 10: codes 0, 1, 2, 3
             code = Mux(byte[2], Cat(~byte[1], 1), Cat(byte[1], 0))
             m.d.sync += codes[2 * j:2 * j + 2].eq(code)

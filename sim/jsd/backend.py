@@ -1,6 +1,6 @@
 """The ``sim`` backend of the JSD engine: the RTL kernels simulated with cocotb on Verilator.
 
-:func:`build_pqas_sim` packs genomes into chunks with :mod:`host.layout.jsd` (as the FPGA driver
+:func:`build_pqas_sim` packs genomes into chunks with :mod:`kmerspec.layout.jsd` (as the FPGA driver
 does), runs the queue-builder kernel once per chunk and returns one :class:`PqaRecord` (PQA,
 Q5.24 entropy, total) per genome. :func:`jsd_rows_sim` runs the similarity kernel: the JSD
 (signed Q5.24) of each of up to V pivots with every record. Both build the kernel for the
@@ -12,9 +12,9 @@ x 8 bytes) unless told otherwise. Simulation is slow (about 10^4 cycles per seco
 import pathlib
 import tempfile
 
-from host.golden.jsd import JsdParams
-from host.layout.jsd import (JsdGeometry, PqaRecord, pack_record, run_genomes, unpack_results)
-from host.layout.sketch import pack_chunks, plan_blocks
+from kmerspec.golden.jsd import JsdParams
+from kmerspec.layout.jsd import (JsdGeometry, PqaRecord, pack_record, run_genomes, unpack_results)
+from kmerspec.layout.sketch import pack_chunks, plan_blocks
 
 __all__ = ["build_pqas_sim", "jsd_rows_sim", "builder_kernel", "similarity_kernel"]
 

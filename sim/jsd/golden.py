@@ -3,10 +3,10 @@ tests, the cocotb tests and the sim backend's self-checks)."""
 
 import random
 
-from host.golden.entropy import entropy_fixed
-from host.golden.jsd import JsdParams, build_pqa, build_state
-from host.golden.parse import genome_kmers
-from host.layout.jsd import PqaRecord
+from kmerspec.golden.entropy import entropy_fixed
+from kmerspec.golden.jsd import JsdParams, build_pqa, build_state
+from kmerspec.golden.parse import genome_kmers
+from kmerspec.layout.jsd import PqaRecord
 
 __all__ = ["expected_state", "expected_record", "compare_records", "random_records"]
 

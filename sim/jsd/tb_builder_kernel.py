@@ -10,9 +10,9 @@ latin-1 strings), ``update`` ("cu" | "cm"), ``max_chunk_bytes``, ``max_block_bea
 
 import cocotb
 
-from host.golden.jsd import JsdParams
-from host.layout.jsd import JsdGeometry, run_genomes
-from host.layout.sketch import pack_chunks, plan_blocks
+from kmerspec.golden.jsd import JsdParams
+from kmerspec.layout.jsd import JsdGeometry, run_genomes
+from kmerspec.layout.sketch import pack_chunks, plan_blocks
 from hw.jsd.kernel import queue_builder_desc
 from sim.jsd.golden import compare_records, expected_record
 from sim.kernel_driver import KernelDriver

@@ -1,5 +1,5 @@
 """cocotb test of the JSD similarity kernel on its generated Verilog: every JSD of every pivot
-with every streamed PQA equal to host.golden.entropy.jsd_fixed, in several runs on the same
+with every streamed PQA equal to kmerspec.golden.entropy.jsd_fixed, in several runs on the same
 kernel (pivot sets and modes change between runs).
 
 Parameters: ``params`` (JsdSimilarityKernel keyword arguments), ``runs`` = [{"pivots": [index,
@@ -9,8 +9,8 @@ Parameters: ``params`` (JsdSimilarityKernel keyword arguments), ``runs`` = [{"pi
 
 import cocotb
 
-from host.golden.entropy import jsd_fixed
-from host.layout.jsd import JsdGeometry, pack_record, unpack_results
+from kmerspec.golden.entropy import jsd_fixed
+from kmerspec.layout.jsd import JsdGeometry, pack_record, unpack_results
 from hw.jsd.kernel import similarity_desc
 from sim.jsd.golden import random_records
 from sim.kernel_driver import KernelDriver

@@ -1,6 +1,6 @@
 """The ``sim`` backend of the motif engine: the RTL kernel simulated with cocotb on Verilator.
 
-:func:`run_motif_kernel_sim` packs the inputs with :mod:`host.layout.motif` (as the FPGA driver
+:func:`run_motif_kernel_sim` packs the inputs with :mod:`kmerspec.layout.motif` (as the FPGA driver
 does), runs one kernel invocation on the generated Verilog, and unpacks the result buffer. The
 kernel is built for the geometry of ``params`` (k range, d, cw, counter bits, store shape, H3
 seed); thresholds and growth are runtime arguments. Simulation runs at roughly 10^4 cycles per
@@ -10,8 +10,8 @@ second for the default geometry, plus 2^cw cycles of clearing: use small inputs.
 import pathlib
 import tempfile
 
-from host.golden.motif import MotifParams, MotifRow
-from host.layout.motif import (MotifResult, emerging_rows_from, pack_files, pack_thresholds,
+from kmerspec.golden.motif import MotifParams, MotifRow
+from kmerspec.layout.motif import (MotifResult, emerging_rows_from, pack_files, pack_thresholds,
                                result_bytes, unpack_result)
 
 __all__ = ["run_motif_kernel_sim", "find_motifs_sim", "kernel_toplevel"]
@@ -45,7 +45,7 @@ def run_motif_kernel_sim(test_files: list[bytes], control_files: list[bytes],
 
 def find_motifs_sim(test_files: list[bytes], control_files: list[bytes],
                     params: MotifParams = MotifParams()) -> list[MotifRow]:
-    """Emerging k-mers as :func:`host.golden.motif.find_motifs` returns them, from the RTL."""
+    """Emerging k-mers as :func:`kmerspec.golden.motif.find_motifs` returns them, from the RTL."""
     return emerging_rows_from(run_motif_kernel_sim(test_files, control_files, params))
 
 

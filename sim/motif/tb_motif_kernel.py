@@ -1,6 +1,6 @@
 """cocotb test of the ``motif`` kernel on its generated Verilog, driven over s_axi_control like
 XRT does: every store entry (k-mer, estimate, control count, round-robin pointer, emerging flag)
-must equal host.golden.motif, run after run on the same kernel (so clearing is tested too).
+must equal kmerspec.golden.motif, run after run on the same kernel (so clearing is tested too).
 
 Parameters: ``params`` (MotifParams geometry), ``runs`` = [{"test": [file, ...], "control":
 [...], "thresholds": [...], "growth": g}] with files as latin-1 strings, ``pause`` (probability
@@ -12,9 +12,9 @@ import dataclasses
 
 import cocotb
 
-from host.golden.motif import MotifParams, run_engine, find_motifs
-from host.golden.parse import base_runs
-from host.layout.motif import (pack_files, pack_thresholds, result_bytes, unpack_result,
+from kmerspec.golden.motif import MotifParams, run_engine, find_motifs
+from kmerspec.golden.parse import base_runs
+from kmerspec.layout.motif import (pack_files, pack_thresholds, result_bytes, unpack_result,
                                emerging_rows_from)
 from hw.motif.kernel import motif_desc
 from sim.kernel_driver import KernelDriver

@@ -8,7 +8,7 @@ import numpy as np
 
 from host.fast.hll import insert_kmers
 from host.fast.kmers import kmer_array
-from host.golden.hll import HllParams
+from kmerspec.golden.hll import HllParams
 
 __all__ = ["genome_family", "sketch_set"]
 

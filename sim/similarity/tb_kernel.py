@@ -16,8 +16,8 @@ import cocotb
 import numpy as np
 
 from host.allpairs import SimilarityJob
-from host.golden.hll import HllParams
-from host.layout.similarity import SimilarityGeometry
+from kmerspec.golden.hll import HllParams
+from kmerspec.layout.similarity import SimilarityGeometry
 from hw.similarity.kernel import similarity_desc
 from sim.kernel_driver import KernelDriver
 from sim.runner import params

@@ -2,9 +2,9 @@
 
 import random
 
-from host.golden.hll import Hll, HllParams
-from host.golden.parse import genome_kmers
-from host.layout.sketch import SketchGeometry, SketchRecord
+from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.parse import genome_kmers
+from kmerspec.layout.sketch import SketchGeometry, SketchRecord
 
 from .streams import SAMPLE_FILES, random_genome_file
 

@@ -14,7 +14,7 @@ channel), ``seed``.
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from host.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, run_genomes
+from kmerspec.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, run_genomes
 from hw.sketch.kernel import sketch_desc
 from sim.kernel_driver import KernelDriver
 from sim.runner import params

@@ -91,7 +91,7 @@ def build_pqa_files(files: Iterable[bytes], params: JsdParams = JsdParams()) -> 
 def jsd_between(pqa_p: Pqa, pqa_q: Pqa, mode: str = "textbook") -> float:
     """float64 Jensen-Shannon divergence in bits; mode "textbook" (in [0, 1]) or "counts".
 
-    See host.golden.entropy for the definitions and the empty-PQA conventions.
+    See kmerspec.golden.entropy for the definitions and the empty-PQA conventions.
     """
     return jsd_from_pqas(pqa_p, pqa_q, mode)
 

@@ -1,6 +1,6 @@
 """Record layout of the JSD queue-builder kernel (docs/jsd_kernels.md), and chunk packing.
 
-Input chunks are those of the sketch kernel (host.layout.sketch: T lanes x B bytes, blocks with
+Input chunks are those of the sketch kernel (kmerspec.layout.sketch: T lanes x B bytes, blocks with
 control beats); only the lane geometry matters. The kernel answers each chunk with one record per
 genome that ended in it, in completion order (use the tag):
 
@@ -10,7 +10,7 @@ bytes                      content (little-endian)
 [0, 2^R n 8)               queue q at byte 8 n q: n entries of 8 bytes, slot 0 = largest
                            value; entry = value u32 (0 = empty), then tag u32 (h0 >> R)
 +0x00 u32                  genome tag
-+0x04 u32                  entropy, unsigned Q5.24 (host.golden.entropy.entropy_fixed)
++0x04 u32                  entropy, unsigned Q5.24 (kmerspec.golden.entropy.entropy_fixed)
 +0x08 u64                  M = sum of the PQA values
 +0x10 .. end of the beat   zero
 =========================  =================================================================
@@ -22,7 +22,7 @@ The trailer is one bus beat (8 T B bytes), so a record is 2^R n 8 + 8 T B bytes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from host.golden.pqa import Pqa
+from kmerspec.golden.pqa import Pqa
 from .sketch import SketchGeometry, pack_chunks, plan_blocks
 
 __all__ = ["JsdGeometry", "PqaRecord", "unpack_records", "pack_pqa", "pack_record",

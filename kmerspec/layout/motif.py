@@ -5,7 +5,7 @@ Inputs (gmem0):
 
 * test and control streams: the files of each set concatenated, with a separator after every
   file that puts the parser back at a record start with the run broken (:func:`pack_files`), so
-  that no k-mer spans two files, exactly as :func:`host.golden.parse.genome_kmers`.
+  that no k-mer spans two files, exactly as :func:`kmerspec.golden.parse.genome_kmers`.
 * thresholds record, 64 bytes: ``u16`` T_k for k = 1..32 at offset ``2 (k - 1)`` (little-endian;
   only kmin..kmax are read).
 
@@ -32,7 +32,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from host.golden.motif import MotifParams, MotifRow, kmer_string
+from kmerspec.golden.motif import MotifParams, MotifRow, kmer_string
 
 __all__ = ["ENTRY_BYTES", "SUMMARY_MAGIC", "THRESHOLDS_BYTES", "pack_files", "pack_thresholds",
            "result_bytes", "StoreEntry", "MotifResult", "unpack_result", "emerging_rows_from"]
@@ -42,7 +42,7 @@ SUMMARY_MAGIC = 0x31544F4D
 THRESHOLDS_BYTES = 64
 SUMMARY_BYTES = 64
 
-# parser states (hw.sketch.parser.LineState) at which the next file may start: a record start,
+# parser states (kmerspec.golden.line_machine.LineState) at which the next file may start: a record start,
 # or a line start in FASTA sequence (which still needs a header line to break the run)
 _LS_RECORD = 0
 _LS_SEQUENCE = 1
@@ -53,7 +53,7 @@ def pack_files(files: Sequence[bytes]) -> bytes:
     record: newlines until the parser is at a line start outside FASTQ, then ``>\\n`` if the
     file ended in FASTA sequence. Empty lines and headers yield no bases, so the k-mers are
     exactly those of the files parsed one by one."""
-    from hw.sketch.parser import line_step
+    from ..golden.line_machine import line_step
 
     chunks = []
     for data in files:

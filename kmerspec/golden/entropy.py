@@ -2,13 +2,13 @@
 
 Two arithmetics, same definitions:
 
-* ``entropy`` / ``jsd_between`` (in host.golden.jsd): float64, the reference.
+* ``entropy`` / ``jsd_between`` (in kmerspec.golden.jsd): float64, the reference.
 * ``entropy_fixed`` / ``jsd_fixed``: the bit-exact model of the hardware entropy and JSD units,
-  built on the LZC + LUT log2 and the Newton-Raphson reciprocal of host.golden.fixedpoint.
+  built on the LZC + LUT log2 and the Newton-Raphson reciprocal of kmerspec.golden.fixedpoint.
 
 Definitions. For non-negative integer counts m_i with M = sum m_i > 0:
 ``H = log2 M - (1/M) sum m_i log2 m_i`` (empty entries contribute 0; H = 0 when M = 0).
-JSD = H(mix) - (H(P) + H(Q)) / 2 over the PQA union (host.golden.pqa.union), where
+JSD = H(mix) - (H(P) + H(Q)) / 2 over the PQA union (kmerspec.golden.pqa.union), where
 
 * mode "textbook" (default): mix_i = p_i * M_Q + q_i * M_P, exact integers; this is the
   equal-weight mixture p_i/M_P + q_i/M_Q scaled by M_P * M_Q, so JSD is in [0, 1]. If exactly
@@ -32,7 +32,7 @@ JSD                signed Q5.24 in a 32-bit word: H_mix - ((H_P + H_Q) >> 1) (ar
                    shift); textbook mode clamps to [0, 2^24]
 =================  ===========================================================================
 
-Error against float64. Each log2 is off by -2.87e-6 .. +3.0e-8 (host.golden.fixedpoint), the
+Error against float64. Each log2 is off by -2.87e-6 .. +3.0e-8 (kmerspec.golden.fixedpoint), the
 reciprocal by < 1e-9 relative and each truncation by < 2^-24, so |H error| <= 2.87e-6 + 3e-8 +
 1e-7 (S/M <= 97) + 6e-8 < 3.1e-6 bits (log2 M against the weighted mean of the log2 m_i),
 and |JSD error| <= |H_mix error| + (|H_P error| + |H_Q error|) / 2 + 2^-25 < 6.2e-6 bits:
