@@ -1,37 +1,73 @@
 """Command line: ``python -m host {sketch,dist,merge,info,jsd,motifs} ...``.
 
-Errors in user input print one line naming the file and the problem, exit with status 2, and
-leave nothing at the output path.
+Every failure the user can cause prints one line ``error: <file or option>: <cause>`` and exits
+with status 2 (``--debug`` shows the traceback instead); a bug prints one line asking for
+``--debug`` and exits with 1. Outputs (side files and plots included) are written only when the
+command succeeds (host.io.Outputs): ``-o -`` is standard output, a FIFO or character device is
+written in place, a symlink is followed. Warnings (inputs without k-mers) are gathered into one
+line printed at the end of a successful run.
 """
 
 import argparse
 import contextlib
-from fractions import Fraction
+import os
+import stat
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
 from .backends import BACKENDS, get_backend
-from .fast.jsd import pqa_to_arrays
-from kmerspec.golden.hll import HllParams
-from kmerspec.golden.jsd import JsdParams
-from kmerspec.golden.motif import MotifParams
-from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
 from .cluster import LocalExecutor, make_executor
-from .io import InputError, atomic_output, read_sequence_file
-from .reader import Progress, read_genomes
-from .plot import plot_heatmap
+from .fast.jsd import pqa_to_arrays
+from .io import STDOUT, InputError, Outputs, output_transaction, read_sequence_file
+from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
+from .plot import plot_format, plot_heatmap
+from .progress import Progress, count_bases
+from .reader import read_genomes
 from .similarity import cardinalities, edge_tile, mash_distance, row_tile
-from .sketchfile import SketchSet, is_sketch_file, merge, read_sketches, write_sketches
+from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
+                         write_sketches)
+from kmerspec.golden.hll import HllParams
+from kmerspec.golden.jsd import SAMPLE_SEED, JsdParams
+from kmerspec.golden.motif import MotifParams
 
 __all__ = ["main", "build_parser", "genome_names"]
 
+_ROWS_PER_TILE = 32
+
+
+@dataclass
+class _Session:
+    """What one command run shares: its outputs, the terminal for progress, its warnings."""
+
+    outputs: Outputs
+    terminal: object
+    warnings: list[str] = field(default_factory=list)
+    backend: object = None
+
+    def progress(self, label: str, total: int, unit: str = "genomes") -> Progress:
+        return Progress(label, total, unit, stream=self.terminal)
+
 
 def genome_names(paths: Sequence[str]) -> list[str]:
-    """File names (without directories); the path as given where two file names collide."""
+    """File names (without directories); the path as given where two file names collide.
+
+    The same file given twice is refused: its two genomes would carry one name.
+    """
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = os.path.realpath(path)
+        if key in seen:
+            raise InputError(f"{path}: given twice as input (also as {seen[key]}); give each "
+                             f"genome once")
+        seen[key] = path
     names = [Path(p).name for p in paths]
     return [name if names.count(name) == 1 else str(p) for name, p in zip(names, paths)]
 
@@ -41,24 +77,132 @@ def _parameter_header(command: str, params: dict) -> str:
     return f"# kmer-sketch-accel {__version__} {command} {settings}"
 
 
-def _write_parameters_beside(output: str, header: str) -> None:
-    """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside it."""
-    with atomic_output(f"{output}.params") as sidecar:
-        sidecar.write(header + "\n")
+def _is_stream_target(path: str) -> bool:
+    """``-``, a FIFO or a device: no room beside it for a side file."""
+    if path == STDOUT:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
-# -- sketch / merge / info ----------------------------------------------------------------
-
-def _hll_params(args) -> dict:
-    HllParams(args.p, args.w)  # validates
-    if not 1 <= args.k <= 32:
-        raise InputError(f"--k must be from 1 to 32, not {args.k}")
-    return {"k": args.k, "p": args.p, "w": args.w, "canonical": not args.no_canonical,
-            "hash": "fmix64"}
+def _parameters_file(session: _Session, output: str):
+    """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside a regular
+    output file (none for standard output, a FIFO or a device)."""
+    return None if _is_stream_target(output) else session.outputs.open(f"{output}.params")
 
 
-def _backend(args):
-    return get_backend(args.backend, getattr(args, "xclbin", None))
+# -- parameters from options or from the sketch files given -------------------------------
+
+_HLL_DEFAULTS = {"k": 31, "p": 14, "w": 4}
+_JSD_DEFAULTS = {"k": 31, "s": 10, "sample_seed": SAMPLE_SEED, "d": 5, "cw": 14, "R": 12,
+                 "n": 8, "update": "cu"}
+
+
+def _option(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def _resolve_params(args, defaults: dict, hash_name: str, like: SketchSet | None) -> dict:
+    """Options given on the command line, else those of the sketch files given (``like``), else
+    the defaults; an option that contradicts the sketch files is refused."""
+    params = {}
+    given = {key: getattr(args, key) for key in defaults}
+    given["canonical"] = False if args.no_canonical else None
+    for key, value in given.items():
+        if like is None:
+            params[key] = (defaults.get(key, True) if value is None else value)
+            continue
+        stored = like.params.get(key)
+        if value is not None and value != stored:
+            shown = "--no-canonical" if key == "canonical" else f"{_option(key)} {value}"
+            raise InputError(f"{like.origin}: sketched with {key}={stored!r}, but {shown} was "
+                             f"given for the sequence files; drop the option or re-sketch")
+        params[key] = stored
+    params["hash"] = hash_name
+    return params
+
+
+def _hll_params(args, like: SketchSet | None = None) -> dict:
+    return _resolve_params(args, _HLL_DEFAULTS, "fmix64", like)
+
+
+def _jsd_params(args, like: SketchSet | None = None) -> dict:
+    params = _resolve_params(args, _JSD_DEFAULTS, "murmur3_32", like)
+    engine_params("pqa", params)  # validates
+    return params
+
+
+# -- backends and executors -----------------------------------------------------------------
+
+def _xclbin(args) -> str | None:
+    return getattr(args, "xclbin", None) or os.environ.get("KMER_SKETCH_XCLBIN")
+
+
+def _check_backend(args) -> None:
+    """Fail on a missing FPGA binary before any input is read (and before XRT is looked for)."""
+    xclbin = _xclbin(args)
+    if getattr(args, "backend", None) == "xrt" and xclbin and not Path(xclbin).is_file():
+        what = "is not a file" if Path(xclbin).exists() else "no such file"
+        raise InputError(f"{xclbin}: {what} (the --xclbin FPGA binary; build one with "
+                         f"python -m hw.build and v++)")
+
+
+def _backend(args, session: _Session):
+    if session.backend is None:
+        session.backend = get_backend(args.backend, _xclbin(args))
+    return session.backend
+
+
+@contextlib.contextmanager
+def _executor(args):
+    cluster, workers = getattr(args, "cluster", None), getattr(args, "workers", None)
+    try:
+        executor = make_executor(cluster, workers)
+    except RuntimeError as error:  # dask missing
+        raise InputError(str(error)) from None
+    except OSError as error:
+        raise InputError(f"--cluster {cluster}: cannot connect ({error})") from None
+    try:
+        yield executor
+    finally:
+        executor.close()
+
+
+# -- sketching sequence files ----------------------------------------------------------------
+
+def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque) -> Iterable[list]:
+    """Genomes for a backend; time spent waiting for the reader is not sketching time."""
+    source = read_genomes(paths)
+    while True:
+        with progress.waiting():
+            item = next(source, None)
+            if item is None:
+                return
+            bases.append(count_bases(item[1]))
+        yield [item[1]]
+
+
+def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> list:
+    done = []
+    for result in results:
+        done.append(result)
+        progress.advance(1, bases.popleft() if bases else 0)
+    progress.close()
+    return done
+
+
+def _warn_without_kmers(session: _Session, paths: Sequence[str], empty: Sequence[bool],
+                        what: str) -> None:
+    for path, is_empty in zip(paths, empty):
+        if is_empty:
+            try:
+                cause = "empty file, no k-mers" if os.path.getsize(path) == 0 else what
+            except OSError:
+                cause = what
+            session.warnings.append(f"{path}: {cause}")
 
 
 def _sketch_path(path: str, params: dict, backend_name: str) -> np.ndarray:
@@ -69,84 +213,146 @@ def _sketch_path(path: str, params: dict, backend_name: str) -> np.ndarray:
                                    params["canonical"]))
 
 
-def _sketch_sequences(paths: Sequence[str], params: dict, args, executor=None) -> SketchSet:
+def _sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
+                      session: _Session | None = None) -> SketchSet:
+    names = genome_names(paths)
     hll = HllParams(params["p"], params["w"])
-    progress = Progress(len(paths), "sketch")
+    progress = (session.progress("sketch", len(paths)) if session is not None
+                else Progress("sketch", len(paths), enabled=False))
+    bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
-        genomes = ([data] for _, data in read_genomes(paths, progress=progress))
-        results = _backend(args).sketch_hll(genomes, params["k"], hll, params["canonical"])
+        results = backend.sketch_hll(_timed_genomes(paths, progress, bases), params["k"], hll,
+                                     params["canonical"])
     else:
-        results = executor.map_ordered(_sketch_path, paths, params, args.backend)
-    registers = list(results)
-    progress.close()
+        results = executor.map_ordered(_sketch_path, paths, params, backend.name)
+    registers = _each_with_progress(results, progress, bases)
     arrays = {"registers": np.stack(registers) if registers
               else np.zeros((0, hll.m), dtype=np.uint8)}
-    return SketchSet(kind="hll", params=params, names=genome_names(paths),
+    if session is not None:
+        _warn_without_kmers(session, paths, [not r.any() for r in registers],
+                            f"no k-mer of length {params['k']}")
+    return SketchSet(kind="hll", params=params, names=names,
                      files=[[str(p)] for p in paths], arrays=arrays,
-                     origin="the sequence files")
+                     origin=_sequence_origin(paths), from_sequences=True)
 
 
-def _command_sketch(args) -> None:
-    with _executor(args) as executor:
-        if args.kind == "pqa":
-            sketches = _pqa_sequences(args.files, _jsd_params(args), args, executor)
+def _sequence_origin(paths: Sequence[str]) -> str:
+    shown = ", ".join(str(p) for p in paths[:3])
+    return f"the sequence files ({shown}{', ...' if len(paths) > 3 else ''})"
+
+
+def _pqa_of_path(path: str, params: dict, backend_name: str):
+    backend = get_backend(backend_name)
+    return pqa_to_arrays(next(backend.build_pqa([[read_sequence_file(path)]],
+                                                engine_params("pqa", params))))
+
+
+def _pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
+                   session: _Session) -> SketchSet:
+    names = genome_names(paths)
+    shape = (1 << params["R"], params["n"])
+    progress = session.progress("pqa", len(paths))
+    bases: deque = deque()
+    if executor is None or isinstance(executor, LocalExecutor):
+        results = (pqa_to_arrays(pqa) for pqa in backend.build_pqa(
+            _timed_genomes(paths, progress, bases), engine_params("pqa", params)))
+    else:
+        results = executor.map_ordered(_pqa_of_path, paths, params, backend.name)
+    done = _each_with_progress(results, progress, bases)
+    tags = [genome_tags for genome_tags, _ in done]
+    values = [genome_values for _, genome_values in done]
+    _warn_without_kmers(session, paths, [not v.any() for v in values],
+                        f"no sampled k-mer (k={params['k']}, s={params['s']})")
+
+    def stack(arrays):
+        return np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint32)
+    return SketchSet(kind="pqa", params=params, names=names,
+                     files=[[str(p)] for p in paths],
+                     arrays={"tags": stack(tags), "values": stack(values)},
+                     origin=_sequence_origin(paths), from_sequences=True)
+
+
+def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: _Session,
+                 executor) -> SketchSet:
+    """Sketch files are read; sequence files are sketched with the parameters of the sketch
+    files given, or with the command-line ones when there are none."""
+    sketch_paths = [p for p in paths if is_sketch_file(p)]
+    sequence_paths = [p for p in paths if not is_sketch_file(p)]
+    sets = [read_sketches(p) for p in sketch_paths]
+    for sketches in sets:
+        if sketches.kind != kind:
+            hint = " (sketch --kind pqa)" if kind == "pqa" else ""
+            raise InputError(f"{sketches.origin}: {command} needs {kind.upper()} sketches"
+                             f"{hint}, not {sketches.kind}")
+    like = merge(sets) if sets else None
+    if sequence_paths:
+        backend = _backend(args, session)
+        if kind == "hll":
+            sets.append(_sketch_sequences(sequence_paths, _hll_params(args, like), backend,
+                                          executor, session))
         else:
-            sketches = _sketch_sequences(args.files, _hll_params(args), args, executor)
-    write_sketches(args.output, sketches)
+            sets.append(_pqa_sequences(sequence_paths, _jsd_params(args, like), backend,
+                                       executor, session))
+    combined = merge(sets)
+    if not len(combined):
+        raise InputError(f"{combined.origin}: holds no genomes; nothing to compare")
+    return combined
 
 
-@contextlib.contextmanager
-def _executor(args):
-    executor = make_executor(getattr(args, "cluster", None), getattr(args, "workers", None))
-    try:
-        yield executor
-    finally:
-        executor.close()
+# -- sketch / merge / info --------------------------------------------------------------------
+
+def _command_sketch(args, session: _Session) -> None:
+    output = session.outputs.open(args.output, binary=True)
+    with _executor(args) as executor:
+        backend = _backend(args, session)
+        if args.kind == "pqa":
+            sketches = _pqa_sequences(args.files, _jsd_params(args), backend, executor, session)
+        else:
+            params = _hll_params(args)
+            engine_params("hll", params)
+            sketches = _sketch_sequences(args.files, params, backend, executor, session)
+    write_sketches(output, sketches)
 
 
-def _command_merge(args) -> None:
-    write_sketches(args.output, merge([read_sketches(p) for p in args.inputs]))
+def _command_merge(args, session: _Session) -> None:
+    output = session.outputs.open(args.output, binary=True)
+    write_sketches(output, merge([read_sketches(p) for p in args.inputs]))
 
 
-def _command_info(args) -> None:
+def _command_info(args, session: _Session) -> None:
+    lines = []
     for path in args.inputs:
         sketches = read_sketches(path)
-        print(f"{path}: {len(sketches)} {sketches.kind} sketches, "
-              + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
+        lines.append(f"{path}: {len(sketches)} {sketches.kind} sketches, "
+                     + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
         estimates = (cardinalities(sketches.arrays["registers"],
                                    HllParams(sketches.params["p"], sketches.params["w"]))
                      if sketches.kind == "hll" else [None] * len(sketches))
         for name, files, estimate in zip(sketches.names, sketches.files, estimates):
             size = f"~{estimate:.0f} distinct k-mers\t" if estimate is not None else ""
-            print(f"  {name}\t{size}{','.join(files)}")
+            lines.append(f"  {name}\t{size}{','.join(files)}")
+    output = session.outputs.open(STDOUT)
+    output.write("".join(line + "\n" for line in lines))
 
 
-# -- dist ---------------------------------------------------------------------------------
+# -- dist -------------------------------------------------------------------------------------
 
-def _load_inputs(paths: Sequence[str], args, executor) -> SketchSet:
-    """Sketch files are read; sequence files are sketched with the command-line parameters."""
-    sketch_paths = [p for p in paths if is_sketch_file(p)]
-    sequence_paths = [p for p in paths if not is_sketch_file(p)]
-    sets = [read_sketches(p) for p in sketch_paths]
-    if sequence_paths:
-        sets.append(_sketch_sequences(sequence_paths, _hll_params(args), args, executor))
-    combined = merge(sets)
-    if combined.kind != "hll":
-        raise InputError(f"{combined.origin}: dist needs HLL sketches, not {combined.kind}")
-    return combined
-
-
-_ROWS_PER_TILE = 32
-
-
-def _command_dist(args) -> None:
+def _command_dist(args, session: _Session) -> None:
     if args.threshold is not None and args.format != "edges":
-        raise InputError("--threshold gives sparse output: use it with --format edges")
+        raise InputError("--threshold: gives sparse output; use it with --format edges")
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise InputError(f"--threshold: must be a Jaccard value from 0 to 1, not {args.threshold}")
     if args.plot and args.format == "edges":
-        raise InputError("--plot draws the full matrix: use it with --format tsv or phylip")
+        raise InputError("--plot: draws the full matrix; use it with --format tsv or phylip")
+    output = session.outputs.open(args.output)
+    parameters = _parameters_file(session, args.output) if args.format == "phylip" else None
+    plot = None
+    if args.plot:
+        image_format = plot_format(args.plot)
+        plot = (session.outputs.open(args.plot, binary=True), image_format)
     with _executor(args) as executor:
-        sketches = _load_inputs(args.inputs, args, executor)
-        _write_dist(args, sketches, executor)
+        sketches = _load_inputs(args.inputs, "hll", "dist", args, session, executor)
+        _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 
 def _software_tiles(sketches: SketchSet, executor, threshold):
@@ -177,105 +383,65 @@ def _kernel_tiles(sketches: SketchSet, backend, threshold):
     return None, [(range(n), matrix)]
 
 
-def _write_dist(args, sketches: SketchSet, executor) -> None:
+def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, parameters,
+                plot) -> None:
     """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot."""
     k = sketches.params["k"]
     names = sketches.names
     n = len(names)
-    backend = _backend(args) if args.backend in ("sim", "xrt") else None
+    backend = _backend(args, session) if args.backend in ("sim", "xrt") else None
     if hasattr(backend, "all_pairs"):
         edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args.threshold)
     else:
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args.threshold)
     header = _parameter_header("dist", {**dict(sorted(sketches.params.items())),
                                         "metric": args.metric, "threshold": args.threshold})
+    progress = session.progress("dist", n, "rows")
 
     def value(j):
-        return mash_distance(j, k) if args.metric == "mash" else j
+        # + 0.0 turns the -0.0 of a Mash distance of identical sets into 0.0
+        return (mash_distance(j, k) if args.metric == "mash" else j) + 0.0
 
-    with atomic_output(args.output) as out:
-        if args.format == "edges":
-            out.write(header + "\n")
-            out.write(f"#genome_a\tgenome_b\t{args.metric}\n")
-            for tile in edge_tiles:
-                for i, js, values in tile:
-                    for j, v in zip(js.tolist(), value(values).tolist()):
-                        out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
-            return
-        if args.format == "tsv":
-            out.write(header + "\n")
-            out.write("#genome\t" + "\t".join(names) + "\n")
-        else:
-            out.write(f"{n}\n")
-            _write_parameters_beside(args.output, header)
-        similarity = np.empty((n, n)) if args.plot else None
-        for tile, rows in row_tiles:
-            if similarity is not None:
-                similarity[tile.start:tile.stop] = rows
-            for i, row in zip(tile, rows):
-                if args.format == "tsv":
-                    out.write(names[i] + "\t" + "\t".join(f"{v:.6g}" for v in value(row)) + "\n")
-                else:  # PHYLIP square distance matrix; Jaccard similarity becomes 1 - J
-                    distance = 1.0 - row if args.metric == "jaccard" else value(row)
-                    out.write(names[i] + " " + " ".join(f"{v:.6f}" for v in distance) + "\n")
-        if similarity is not None:
-            plot_heatmap(similarity, names, args.plot, f"Jaccard, k={k}")
-
-
-# -- jsd ----------------------------------------------------------------------------------
-
-def _jsd_params(args) -> dict:
-    params = {"k": args.k, "s": args.s, "sample_seed": args.sample_seed, "d": args.d,
-              "cw": args.cw, "R": args.R, "n": args.n, "update": args.update,
-              "canonical": not args.no_canonical, "hash": "murmur3_32"}
-    _jsd_engine_params(params)  # validates
-    return params
-
-
-def _jsd_engine_params(params: dict) -> JsdParams:
-    return JsdParams(**{key: value for key, value in params.items() if key != "hash"})
-
-
-def _pqa_of_path(path: str, params: dict, backend_name: str):
-    backend = get_backend(backend_name)
-    return pqa_to_arrays(next(backend.build_pqa([[read_sequence_file(path)]],
-                                                _jsd_engine_params(params))))
-
-
-def _pqa_sequences(paths: Sequence[str], params: dict, args, executor=None) -> SketchSet:
-    shape = (1 << params["R"], params["n"])
-    progress = Progress(len(paths), "pqa")
-    if executor is None or isinstance(executor, LocalExecutor):
-        genomes = ([data] for _, data in read_genomes(paths, progress=progress))
-        results = (pqa_to_arrays(pqa) for pqa in
-                   _backend(args).build_pqa(genomes, _jsd_engine_params(params)))
+    if args.format == "edges":
+        out.write(header + "\n")
+        out.write(f"#genome_a\tgenome_b\t{args.metric}\n")
+        for tile in edge_tiles:
+            for i, js, values in tile:
+                for j, v in zip(js.tolist(), value(values).tolist()):
+                    out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
+                progress.advance()
+        progress.close()
+        return
+    if args.format == "tsv":
+        out.write(header + "\n")
+        out.write("#genome\t" + "\t".join(names) + "\n")
     else:
-        results = executor.map_ordered(_pqa_of_path, paths, params, args.backend)
-    tags, values = [], []
-    for genome_tags, genome_values in results:
-        tags.append(genome_tags)
-        values.append(genome_values)
+        out.write(f"{n}\n")
+        if parameters is not None:
+            parameters.write(header + "\n")
+    similarity = np.empty((n, n)) if plot else None
+    for tile, rows in row_tiles:
+        if similarity is not None:
+            similarity[tile.start:tile.stop] = rows
+        for i, row in zip(tile, rows):
+            if args.format == "tsv":
+                out.write(names[i] + "\t" + "\t".join(f"{v:.6g}" for v in value(row)) + "\n")
+            else:  # PHYLIP square distance matrix; Jaccard similarity becomes 1 - J
+                distance = (1.0 - row + 0.0) if args.metric == "jaccard" else value(row)
+                out.write(names[i] + " " + " ".join(f"{v:.6f}" for v in distance) + "\n")
+        progress.advance(len(tile))
     progress.close()
-
-    def stack(arrays):
-        return np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint32)
-    return SketchSet(kind="pqa", params=params, names=genome_names(paths),
-                     files=[[str(p)] for p in paths],
-                     arrays={"tags": stack(tags), "values": stack(values)},
-                     origin="the sequence files")
+    if plot:
+        plot_heatmap(similarity, names, plot[0], plot[1], f"Jaccard, k={k}")
 
 
-def _command_jsd(args) -> None:
+# -- jsd --------------------------------------------------------------------------------------
+
+def _command_jsd(args, session: _Session) -> None:
+    out = session.outputs.open(args.output)
+    parameters = _parameters_file(session, args.output) if args.format == "phylip" else None
     with _executor(args) as executor:
-        sketch_paths = [p for p in args.inputs if is_sketch_file(p)]
-        sequence_paths = [p for p in args.inputs if not is_sketch_file(p)]
-        sets = [read_sketches(p) for p in sketch_paths]
-        if sequence_paths:
-            sets.append(_pqa_sequences(sequence_paths, _jsd_params(args), args, executor))
-        sketches = merge(sets)
-        if sketches.kind != "pqa":
-            raise InputError(f"{sketches.origin}: jsd needs PQA sketches (sketch --kind pqa), "
-                             f"not {sketches.kind}")
+        sketches = _load_inputs(args.inputs, "pqa", "jsd", args, session, executor)
         pqas = PqaArrays(sketches.arrays["tags"], sketches.arrays["values"])
         entropy = entropies(pqas)
         n = len(pqas)
@@ -283,22 +449,25 @@ def _command_jsd(args) -> None:
         header = _parameter_header("jsd", {**dict(sorted(sketches.params.items())),
                                            "mode": args.mode, "arithmetic": args.arithmetic})
         shared_pqas, shared_entropy = executor.share(pqas), executor.share(entropy)
-        with atomic_output(args.output) as out:
-            if args.format == "tsv":
-                out.write(header + "\n")
-                out.write("#genome\t" + "\t".join(sketches.names) + "\n")
-            else:
-                out.write(f"{n}\n")
-                _write_parameters_beside(args.output, header)
-            for tile, rows in zip(tiles, executor.map_ordered(
-                    jsd_row_tile, tiles, shared_pqas, shared_entropy, args.mode, args.arithmetic)):
-                for i, row in zip(tile, rows):
-                    separator, digits = ("\t", ".6g") if args.format == "tsv" else (" ", ".6f")
-                    out.write(sketches.names[i] + separator
-                              + separator.join(f"{v:{digits}}" for v in row) + "\n")
+        if args.format == "tsv":
+            out.write(header + "\n")
+            out.write("#genome\t" + "\t".join(sketches.names) + "\n")
+        else:
+            out.write(f"{n}\n")
+            if parameters is not None:
+                parameters.write(header + "\n")
+        progress = session.progress("jsd", n, "rows")
+        separator, digits = ("\t", ".6g") if args.format == "tsv" else (" ", ".6f")
+        for tile, rows in zip(tiles, executor.map_ordered(
+                jsd_row_tile, tiles, shared_pqas, shared_entropy, args.mode, args.arithmetic)):
+            for i, row in zip(tile, rows):
+                out.write(sketches.names[i] + separator
+                          + separator.join(f"{v + 0.0:{digits}}" for v in row) + "\n")
+            progress.advance(len(tile))
+        progress.close()
 
 
-# -- motifs -------------------------------------------------------------------------------
+# -- motifs -----------------------------------------------------------------------------------
 
 def _parse_thresholds(text: str, kmin: int, kmax: int) -> int | tuple[int, ...]:
     try:
@@ -314,155 +483,349 @@ def _parse_thresholds(text: str, kmin: int, kmax: int) -> int | tuple[int, ...]:
     return values
 
 
-def _command_motifs(args) -> None:
+def _read_motif_set(paths: Sequence[str], params: MotifParams, session: _Session,
+                    progress: Progress) -> list[bytes]:
+    from .fast.kmers import kmer_array
+    genome_names(paths)  # the same file twice is refused
+    files = []
+    for path, data in read_genomes(paths):
+        files.append(data)
+        progress.advance(1, count_bases(data), show_rate=False)
+        if kmer_array(data, params.kmin, params.canonical).size == 0:
+            _warn_without_kmers(session, [path], [True], f"no k-mer of length {params.kmin}")
+    return files
+
+
+def _command_motifs(args, session: _Session) -> None:
     try:
         growth = Fraction(args.growth)
-    except ValueError:
+    except (ValueError, ZeroDivisionError):
         raise InputError(f"--growth must be a number, not {args.growth!r}") from None
     params = MotifParams(kmin=args.kmin, kmax=args.kmax, d=args.d, cw=args.cw,
                          thresholds=_parse_thresholds(args.threshold, args.kmin, args.kmax),
                          growth=growth, store_sets=args.store_sets, store_ways=args.store_ways,
                          canonical=args.canonical)
-    test = [data for _, data in read_genomes(args.test)]
-    control = [data for _, data in read_genomes(args.control)]
-    rows = _backend(args).find_motifs(test, control, params)
+    out = session.outputs.open(args.output)
+    backend = _backend(args, session)
+    progress = session.progress("motifs: read", len(args.test) + len(args.control), "files")
+    test = _read_motif_set(args.test, params, session, progress)
+    control = _read_motif_set(args.control, params, session, progress)
+    progress.status(f"motifs: counting k = {params.kmin}..{params.kmax} in "
+                    f"{progress.bases / 1e6:.2f} Mbases")
+    rows = backend.find_motifs(test, control, params)
+    progress.status(f"motifs: {len(rows)} emerging k-mers, k = {params.kmin}..{params.kmax}, "
+                    f"{progress.bases / 1e6:.2f} Mbases in {progress.elapsed_seconds:.1f} s")
+    progress.close()
     header = _parameter_header("motifs", {
         "kmin": params.kmin, "kmax": params.kmax, "d": params.d, "cw": params.cw,
         "counter_bits": params.counter_bits, "thresholds": ",".join(map(str, params.thresholds)),
         "growth": str(growth), "store": f"{params.store_sets}x{params.store_ways}",
         "canonical": params.canonical, "h3_seed": hex(params.h3_seed)})
-    with atomic_output(args.output) as out:
-        out.write(header + "\n")
-        out.write(f"# test: {' '.join(args.test)}\n# control: {' '.join(args.control)}\n")
-        out.write("k\tkmer\ttest_estimate\tcontrol_count\n")
-        for row in rows:
-            out.write(f"{row.k}\t{row.kmer}\t{row.test_estimate}\t{row.control_count}\n")
+    out.write(header + "\n")
+    out.write(f"# test: {' '.join(args.test)}\n# control: {' '.join(args.control)}\n")
+    out.write("k\tkmer\ttest_estimate\tcontrol_count\n")
+    for row in rows:
+        out.write(f"{row.k}\t{row.kmer}\t{row.test_estimate}\t{row.control_count}\n")
 
 
-# -- parser ---------------------------------------------------------------------------------
+# -- parser -----------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line too: ``error: <what>: <cause> (see ... --help)``."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _ranged_int(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {value}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+_OUTPUT_HELP = ("output file; - is standard output. Written only if the command succeeds; a "
+                "symlink is followed (its target is replaced), a FIFO or device is written in "
+                "place, a regular file is replaced as a whole")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m host",
         description="k-mer sketching (HyperLogLog/Jaccard, Jensen-Shannon, emerging motifs) on "
-                    "an FPGA or its bit-exact software models.")
+                    "an FPGA or its bit-exact software models. Input is FASTA or FASTQ, plain or "
+                    "gzip, one genome per file, named by its file name (by its path where file "
+                    "names collide). Errors print one line and exit with status 2.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="show a traceback on errors (default: one line)")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def common(sub):
-        sub.add_argument("-o", "--output", required=True, help="output file")
+    def new_command(name, help_text, description=None):
+        sub = commands.add_parser(name, help=help_text, description=description or help_text)
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help="show a traceback on errors (default: one line)")
+        return sub
+
+    def output_option(sub):
+        sub.add_argument("-o", "--output", required=True, metavar="FILE", help=_OUTPUT_HELP)
+
+    def backend_options(sub):
         sub.add_argument("--backend", choices=list(BACKENDS), default="sw",
                          help="sw: fast software model (default); golden: pure-Python "
-                              "reference; sim: the RTL kernels in simulation (small inputs); "
+                              "reference; sim: the RTL kernels in simulation (small inputs; "
+                              "simulator output goes to a log file, named if it fails); "
                               "xrt: an FPGA card; auto: xrt if available, else sw")
-        sub.add_argument("--xclbin", default=None,
-                         help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1)")
+        sub.add_argument("--xclbin", default=None, metavar="FILE",
+                         help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1; "
+                              "default: $KMER_SKETCH_XCLBIN)")
 
     def cluster_options(sub):
         where = sub.add_mutually_exclusive_group()
         where.add_argument("--cluster", metavar="ADDRESS", default=None,
                            help="run on a Dask scheduler (tcp://host:8786); files must be "
-                                "readable by the workers")
-        where.add_argument("--workers", type=int, default=None, metavar="N",
-                           help="run on a local Dask cluster of N worker processes")
+                                "readable by the workers (default: this process)")
+        where.add_argument("--workers", type=_ranged_int(1, 4096), default=None, metavar="N",
+                           help="run on a local Dask cluster of N worker processes (default: "
+                                "this process)")
 
-    def hll_options(sub):
-        sub.add_argument("--k", type=int, default=31, help="k-mer length, 1..32 (default 31)")
-        sub.add_argument("--p", type=int, default=14, help="HLL index bits, 8..18 (default 14)")
-        sub.add_argument("--w", type=int, default=4, help="HLL register bits, 4..8 (default 4)")
-        sub.add_argument("--no-canonical", action="store_true",
-                         help="hash forward k-mers instead of canonical ones")
+    def ranged(group, key, low, high, text, like, defaults, **extra):
+        """An integer option whose default (None: not given) comes from ``defaults``."""
+        default = defaults[key]
+        shown = f"{default:#x}" if key == "sample_seed" else default
+        group.add_argument(_option(key), type=_ranged_int(low, high), default=None,
+                           help=f"{text}, {low}..{high} (default {shown}{like})", **extra)
 
-    def jsd_options(sub, with_k):
+    def k_and_strand(group, like, defaults):
+        ranged(group, "k", 1, 32, "k-mer length", like, defaults)
+        group.add_argument("--no-canonical", action="store_true", default=None,
+                           help=f"hash forward k-mers instead of canonical ones (default: "
+                                f"canonical{like})")
+
+    def hll_options(sub, from_sketches):
+        group = sub.add_argument_group("HyperLogLog sketches (SPEC 3)")
+        like = ", or that of the sketch files given" if from_sketches else ""
+        k_and_strand(group, like, _HLL_DEFAULTS)
+        ranged(group, "p", 8, 18, "HLL index bits", like, _HLL_DEFAULTS)
+        ranged(group, "w", 4, 8, "HLL register bits", like, _HLL_DEFAULTS)
+
+    def jsd_options(sub, with_k, from_sketches):
         group = sub.add_argument_group("JSD engine (SPEC 4)")
+        like = ", or that of the sketch files given" if from_sketches else ""
         if with_k:
-            group.add_argument("--k", type=int, default=31, help="k-mer length (default 31)")
-            group.add_argument("--no-canonical", action="store_true",
-                               help="forward k-mers instead of canonical ones")
-        group.add_argument("--s", type=int, default=10,
-                           help="sampling: keep k-mers whose hash has s low zero bits (default 10)")
-        group.add_argument("--sample-seed", type=lambda t: int(t, 0), default=0x5A4D5053)
-        group.add_argument("--d", type=int, default=5, help="Count-Min rows (default 5)")
-        group.add_argument("--cw", type=int, default=14, help="log2 counters per row (default 14)")
-        group.add_argument("--R", type=int, default=12, help="log2 PQA queues (default 12)")
-        group.add_argument("--n", type=int, default=8, help="entries per queue (default 8)")
-        group.add_argument("--update", choices=("cu", "cm"), default="cu",
-                           help="Count-Min update: conservative (default) or plain")
+            k_and_strand(group, like, _JSD_DEFAULTS)
+        ranged(group, "s", 0, 32, "sampling: keep k-mers whose hash has s low zero bits", like,
+               _JSD_DEFAULTS)
+        ranged(group, "sample_seed", 0, (1 << 32) - 1, "seed of the sampling hash, decimal or "
+               "0x hex", like, _JSD_DEFAULTS, metavar="SEED")
+        ranged(group, "d", 1, 16, "Count-Min rows", like, _JSD_DEFAULTS)
+        ranged(group, "cw", 1, 24, "log2 counters per Count-Min row", like, _JSD_DEFAULTS)
+        ranged(group, "R", 0, 24, "log2 PQA queues", like, _JSD_DEFAULTS)
+        ranged(group, "n", 1, 64, "entries per queue", like, _JSD_DEFAULTS)
+        group.add_argument("--update", choices=("cu", "cm"), default=None,
+                           help=f"Count-Min update: cu conservative or cm plain (default "
+                                f"cu{like})")
 
-    sketch = commands.add_parser("sketch", help="sketches of genomes (one per file)")
-    sketch.add_argument("files", nargs="+", help="FASTA/FASTQ files, plain or gzip")
+    sketch = new_command("sketch", "sketches of genomes (one per file)")
+    sketch.add_argument("files", nargs="+", metavar="FILE",
+                        help="FASTA/FASTQ files, plain or gzip; one genome per file")
     sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
                         help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
-    common(sketch)
-    hll_options(sketch)
-    jsd_options(sketch, with_k=False)
+    output_option(sketch)
+    backend_options(sketch)
+    hll_options(sketch, from_sketches=False)
+    jsd_options(sketch, with_k=False, from_sketches=False)
     cluster_options(sketch)
     sketch.set_defaults(run=_command_sketch)
 
-    dist = commands.add_parser("dist", help="all-pairs Jaccard from sketch or sequence files")
-    dist.add_argument("inputs", nargs="+", help="sketch files and/or FASTA/FASTQ files")
-    common(dist)
-    hll_options(dist)
-    cluster_options(dist)
-    dist.add_argument("--format", choices=("tsv", "phylip", "edges"), default="tsv")
+    def matrix_command(name, help_text, measure, kind, formats):
+        sub = new_command(name, help_text,
+                          f"{measure} from {kind} sketch files and/or FASTA/FASTQ files; "
+                          f"sequence files are sketched with the parameters of the sketch "
+                          f"files given, else with the options below.")
+        sub.add_argument("inputs", nargs="+", metavar="FILE",
+                         help=f"{kind} sketch files and/or FASTA/FASTQ files")
+        output_option(sub)
+        backend_options(sub)
+        sub.add_argument("--format", choices=formats, default="tsv",
+                         help="tsv: matrix with a parameter header (default); phylip: square "
+                              "matrix, parameters in OUTPUT.params (not written for -o -, a "
+                              "FIFO or a device)" + ("; edges: one line per pair kept by "
+                                                     "--threshold" if "edges" in formats else ""))
+        return sub
+
+    dist = matrix_command("dist", "all-pairs Jaccard from sketch or sequence files",
+                          "All-pairs Jaccard (or Mash distance)", "HLL",
+                          ("tsv", "phylip", "edges"))
     dist.add_argument("--metric", choices=("jaccard", "mash"), default="jaccard",
-                      help="jaccard similarity (default) or Mash distance")
+                      help="jaccard similarity (default; PHYLIP gets 1 - J) or Mash distance")
     dist.add_argument("--threshold", type=float, default=None,
-                      help="report only pairs with Jaccard >= h (pruned; needs --format edges)")
+                      help="report only pairs with Jaccard >= h, 0..1 (pruned; needs --format "
+                           "edges; default: none)")
     dist.add_argument("--plot", metavar="IMAGE", default=None,
-                      help="also draw a clustered heatmap of the Jaccard matrix (png, svg, pdf)")
+                      help="also draw a clustered heatmap of the Jaccard matrix; the suffix "
+                           "picks the format (png, svg, pdf, ...; default: no plot)")
+    hll_options(dist, from_sketches=True)
+    cluster_options(dist)
     dist.set_defaults(run=_command_dist)
 
-    jsd = commands.add_parser("jsd", help="all-pairs Jensen-Shannon divergence")
-    jsd.add_argument("inputs", nargs="+", help="PQA sketch files and/or FASTA/FASTQ files")
-    common(jsd)
-    jsd_options(jsd, with_k=True)
-    cluster_options(jsd)
-    jsd.add_argument("--format", choices=("tsv", "phylip"), default="tsv")
+    jsd = matrix_command("jsd", "all-pairs Jensen-Shannon divergence",
+                         "All-pairs Jensen-Shannon divergence", "PQA (sketch --kind pqa)",
+                         ("tsv", "phylip"))
     jsd.add_argument("--mode", choices=("textbook", "counts"), default="textbook",
                      help="textbook JSD in [0, 1] (default) or the thesis' pooled raw counts")
     jsd.add_argument("--arithmetic", choices=ARITHMETICS, default="float",
                      help="float64 (default) or the bit-exact fixed-point hardware JSD unit")
+    jsd_options(jsd, with_k=True, from_sketches=True)
+    cluster_options(jsd)
     jsd.set_defaults(run=_command_jsd)
 
-    motifs = commands.add_parser("motifs", help="emerging motifs: frequent in test, rare in control")
-    motifs.add_argument("--test", nargs="+", required=True, help="test set FASTA/FASTQ files")
-    motifs.add_argument("--control", nargs="+", required=True, help="control set files")
-    common(motifs)
-    motifs.add_argument("--kmin", type=int, default=10)
-    motifs.add_argument("--kmax", type=int, default=20)
+    motifs = new_command("motifs", "emerging motifs: frequent in test, rare in control")
+    motifs.add_argument("--test", nargs="+", required=True, metavar="FILE",
+                        help="test set FASTA/FASTQ files (k-mers counted together)")
+    motifs.add_argument("--control", nargs="+", required=True, metavar="FILE",
+                        help="control set FASTA/FASTQ files")
+    output_option(motifs)
+    backend_options(motifs)
+    motifs.add_argument("--kmin", type=_ranged_int(1, 32), default=10,
+                        help="shortest k-mer length, 1..32 (default %(default)s)")
+    motifs.add_argument("--kmax", type=_ranged_int(1, 32), default=20,
+                        help="longest k-mer length, kmin..32 (default %(default)s)")
     motifs.add_argument("--threshold", default="10",
-                        help="T_k: one value for every k, or kmax-kmin+1 comma-separated values")
+                        help="T_k: report k-mers estimated at least T_k times in the test set; "
+                             "one value for every k, or kmax-kmin+1 comma-separated values "
+                             "(default %(default)s)")
     motifs.add_argument("--growth", default="2",
-                        help="g: emerging iff estimate >= g * control count (multiple of 1/256)")
-    motifs.add_argument("--d", type=int, default=4, help="Count-Min rows per k (default 4)")
-    motifs.add_argument("--cw", type=int, default=14, help="log2 counters per row (default 14)")
-    motifs.add_argument("--store-sets", type=int, default=64)
-    motifs.add_argument("--store-ways", type=int, default=4)
+                        help="g: emerging iff estimate >= g * control count (a multiple of "
+                             "1/256; default %(default)s)")
+    motifs.add_argument("--d", type=_ranged_int(1, 16), default=4,
+                        help="Count-Min rows per k, 1..16 (default %(default)s)")
+    motifs.add_argument("--cw", type=_ranged_int(1, 24), default=14,
+                        help="log2 counters per row, 1..24 (default %(default)s)")
+    motifs.add_argument("--store-sets", type=_ranged_int(1, 1 << 16), default=64,
+                        help="sets of the heavy-hitter store per k, a power of two (default "
+                             "%(default)s)")
+    motifs.add_argument("--store-ways", type=_ranged_int(1, 64), default=4,
+                        help="ways of each heavy-hitter store set, 1..64 (default %(default)s)")
     motifs.add_argument("--canonical", action="store_true",
                         help="count canonical k-mers (default: strand-specific)")
     motifs.set_defaults(run=_command_motifs)
 
-    merge_cmd = commands.add_parser("merge", help="merge compatible sketch files")
-    merge_cmd.add_argument("inputs", nargs="+")
-    merge_cmd.add_argument("-o", "--output", required=True)
+    merge_cmd = new_command("merge", "merge compatible sketch files into one",
+                            "Merge sketch files made with equal parameters into one (genome "
+                            "names must differ).")
+    merge_cmd.add_argument("inputs", nargs="+", metavar="SKETCH",
+                           help="sketch files (from sketch or merge), all of one kind and "
+                                "parameters")
+    output_option(merge_cmd)
     merge_cmd.set_defaults(run=_command_merge)
 
-    info = commands.add_parser("info", help="print the parameters and genomes of sketch files")
-    info.add_argument("inputs", nargs="+")
+    info = new_command("info", "print the parameters and genomes of sketch files")
+    info.add_argument("inputs", nargs="+", metavar="SKETCH",
+                      help="sketch files; prints parameters, then per genome its name, "
+                           "estimated distinct k-mers (HLL) and source files")
     info.set_defaults(run=_command_info)
     return parser
+
+
+# -- running a command ------------------------------------------------------------------------
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+@contextlib.contextmanager
+def _simulator_log(args):
+    """With --backend sim, the simulator's output (Verilator warnings, build lines) goes to a
+    log file instead of the terminal; the log is kept and named only if the command fails.
+
+    Yields the stream progress lines go to (the terminal's standard error)."""
+    if getattr(args, "backend", None) != "sim":
+        yield sys.stderr
+        return
+    directory = Path(tempfile.gettempdir()) / "kmer-sketch-sim"
+    directory.mkdir(parents=True, exist_ok=True)
+    log_path = directory / f"host-{args.command}-{os.getpid()}.log"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    terminal = os.fdopen(os.dup(2), "w")
+    python_streams = sys.stdout, sys.stderr
+    with open(log_path, "w") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        sys.stdout = sys.stderr = log
+        try:
+            yield terminal
+        except Exception as error:
+            error.simulator_log = log_path
+            raise
+        else:
+            log_path.unlink(missing_ok=True)
+        finally:
+            log.flush()
+            sys.stdout, sys.stderr = python_streams
+            for fd, copy in saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
+            terminal.close()
+
+
+def _simulator_failure(error: BaseException) -> bool:
+    runner = sys.modules.get("sim.runner")
+    return runner is not None and isinstance(error, runner.CocotbFailure)
+
+
+def _error_message(error: BaseException) -> tuple[str, int]:
+    """The one line for ``error`` and the exit status (2: the user's to fix; 1: a bug)."""
+    from .device import DeviceError
+    log = getattr(error, "simulator_log", None)
+    if _simulator_failure(error):
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return f"--backend sim: the simulation failed ({_one_line(first)}); simulator output " \
+               f"in {log}", 2
+    if isinstance(error, (InputError, DeviceError, ValueError)):
+        message = _one_line(error)
+        return (f"{message} (simulator output in {log})" if log else message), 2
+    if isinstance(error, MemoryError):
+        return "out of memory (inputs or parameters too large for this machine)", 2
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror or _one_line(error)}", 2
+    return (f"internal error ({type(error).__name__}: {_one_line(error)}); rerun with --debug "
+            f"for the traceback and report it"), 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    session = None
     try:
-        args.run(args)
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        _check_backend(args)
+        with output_transaction() as outputs:
+            with _simulator_log(args) as terminal:
+                session = _Session(outputs, terminal)
+                args.run(args, session)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if args.debug:
+            raise
+        message, status = _error_message(error)
+        print(f"error: {message}", file=sys.stderr)
+        return status
+    if len(session.warnings) == 1:
+        print(f"warning: {_one_line(session.warnings[0])}", file=sys.stderr)
+    elif session.warnings:
+        print(f"warning: {len(session.warnings)} inputs have no k-mers: "
+              f"{_one_line('; '.join(session.warnings))}", file=sys.stderr)
     return 0

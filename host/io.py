@@ -1,19 +1,25 @@
 """Reading genomes and writing results safely.
 
 Every failure is an ``InputError`` whose message names the file and the problem in one line; the
-CLI prints it and exits non-zero. Outputs are written to a temporary file beside the target and
-renamed into place only when complete, so a failed run never leaves a half-written output.
+CLI prints it and exits with status 2. Outputs follow what users of Unix tools expect (``-`` is
+standard output, a FIFO or device is written in place, a symlink is followed) and are written only
+when the whole command succeeds, side files included (:class:`Outputs`).
 """
 
 import contextlib
 import gzip
+import io
 import os
+import shutil
+import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["InputError", "read_sequence_file", "genome_name", "atomic_output"]
+__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs",
+           "output_transaction", "atomic_output"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
@@ -40,20 +46,25 @@ def _check_format(path: Path, data: bytes) -> None:
                          f"expected '>' or '@')")
 
 
-def read_sequence_file(path: str | os.PathLike) -> bytes:
-    """The decompressed bytes of a FASTA/FASTQ file, plain or gzip (detected by its magic)."""
-    path = Path(path)
+def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
+    """The first ``size`` bytes of an input file (all by default); failures name the file."""
     try:
         with open(path, "rb") as file:
-            raw = file.read()
+            return file.read(size)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a FASTA/FASTQ file") from None
+        raise InputError(f"{path}: is a directory, expected {expected}") from None
     except PermissionError:
         raise InputError(f"{path}: permission denied") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def read_sequence_file(path: str | os.PathLike) -> bytes:
+    """The decompressed bytes of a FASTA/FASTQ file, plain or gzip (detected by its magic)."""
+    path = Path(path)
+    raw = read_input(path, "a FASTA/FASTQ file")
     if raw.startswith(_GZIP_MAGIC):
         try:
             raw = gzip.decompress(raw)
@@ -71,29 +82,179 @@ def genome_name(path: str | os.PathLike) -> str:
     return Path(path).name
 
 
+# -- outputs --------------------------------------------------------------------------------
+
+STDOUT = "-"
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
+def _strerror(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+class _PendingOutput:
+    """One output path of a command, its content held back until the command succeeds.
+
+    * ``-``: standard output, written at commit (binary refused on a terminal);
+    * an existing FIFO or character device: opened and written in place at commit;
+    * a symlink: followed, so its target is written and the link stays;
+    * anything else: a regular file, written to a temporary file beside its target and renamed
+      onto it at commit.
+
+    Content for the first two goes to an anonymous temporary file (in the system temp dir) until
+    then, so a failed command writes nothing anywhere.
+    """
+
+    def __init__(self, shown: str, binary: bool):
+        self.shown = shown
+        self.binary = binary
+        self._temporary: Path | None = None
+        if shown == STDOUT:
+            self.kind, self.target = "stdout", None
+            if binary and _stdout_is_terminal():
+                raise InputError(f"{shown}: this output is binary; refusing to write it to a "
+                                 f"terminal (redirect standard output, or give -o FILE)")
+            self._raw = tempfile.TemporaryFile()
+        else:
+            self.target = Path(os.path.realpath(shown))
+            self._raw = self._open_beside_target()
+        self.file = (self._raw if binary else
+                     io.TextIOWrapper(self._raw, encoding="utf-8", errors="surrogateescape",
+                                      newline="\n"))
+
+    def _open_beside_target(self):
+        target, shown = self.target, self.shown
+        try:
+            status = target.stat()
+        except FileNotFoundError:
+            status = None
+        except OSError as error:
+            raise InputError(f"{shown}: cannot use as output ({_strerror(error)})") from None
+        if status is not None and stat.S_ISDIR(status.st_mode):
+            raise InputError(f"{shown}: is a directory, expected an output file name")
+        if status is not None and (stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode)):
+            if not os.access(target, os.W_OK):
+                raise InputError(f"{shown}: permission denied")
+            self.kind = "stream"
+            return tempfile.TemporaryFile()
+        if status is not None and not stat.S_ISREG(status.st_mode):
+            raise InputError(f"{shown}: neither a regular file, a FIFO nor a character device; "
+                             f"refusing to replace it")
+        self.kind = "file"
+        self._mode = (stat.S_IMODE(status.st_mode) if status is not None
+                      else 0o666 & ~_current_umask())
+        directory = target.parent
+        if not directory.is_dir():
+            raise InputError(f"{shown}: no such directory {directory}")
+        try:
+            handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
+                                                 dir=directory)
+        except OSError as error:
+            raise InputError(f"{shown}: cannot create a file in {directory} "
+                             f"({_strerror(error)})") from None
+        self._temporary = Path(temporary)
+        return os.fdopen(handle, "w+b")
+
+    def commit(self) -> None:
+        self.file.flush()
+        if self.kind == "file":
+            self.file.close()
+            try:
+                os.chmod(self._temporary, self._mode)  # mkstemp made it private (0600)
+                os.replace(self._temporary, self.target)
+            except OSError as error:
+                raise InputError(f"{self.shown}: cannot write ({_strerror(error)})") from None
+            self._temporary = None
+            return
+        self._raw.seek(0)
+        try:
+            if self.kind == "stdout":
+                sys.stdout.flush()
+                shutil.copyfileobj(self._raw, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+            else:
+                with open(self.target, "wb") as stream:
+                    if self.binary and stream.isatty():
+                        raise InputError(f"{self.shown}: this output is binary; refusing to write "
+                                         f"it to a terminal")
+                    shutil.copyfileobj(self._raw, stream)
+        except OSError as error:
+            raise InputError(f"{self.shown}: cannot write ({_strerror(error)})") from None
+        finally:
+            self.file.close()
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.file.close()
+        if self._temporary is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._temporary)
+            self._temporary = None
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Outputs:
+    """Every output of one command, written only when the whole command succeeds.
+
+    ``open(path)`` checks the path at once (so a bad ``-o`` fails before any work) and returns a
+    file to write into; :func:`output_transaction` commits all of them at the end, or none.
+    """
+
+    def __init__(self):
+        self._pending: list[_PendingOutput] = []
+
+    def open(self, path: str | os.PathLike, binary: bool = False):
+        shown = os.fspath(path)
+        pending = _PendingOutput(shown, binary)
+        for other in self._pending:
+            same = (pending.kind == other.kind == "stdout"
+                    or (pending.target is not None and pending.target == other.target))
+            if same:
+                pending.discard()
+                raise InputError(f"{shown}: given for two outputs ({other.shown} is the other)")
+        self._pending.append(pending)
+        return pending.file
+
+    def commit(self) -> None:
+        # streams first: they are the ones that can still fail (a full device, a closed pipe)
+        pending = sorted(self._pending, key=lambda p: p.kind == "file")
+        try:
+            for output in pending:
+                output.commit()
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for output in self._pending:
+            output.discard()
+        self._pending = []
+
+
+@contextlib.contextmanager
+def output_transaction() -> Iterator[Outputs]:
+    """An :class:`Outputs` committed when the block succeeds and discarded when it raises."""
+    outputs = Outputs()
+    try:
+        yield outputs
+    except BaseException:
+        outputs.discard()
+        raise
+    outputs.commit()
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator:
-    """Open a temporary file beside ``path``; rename it onto ``path`` only if the block succeeds."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"{path}: output directory {directory} does not exist")
-    if path.is_dir():
-        raise InputError(f"{path}: output path is a directory")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial",
-                                         dir=directory)
-    try:
-        with os.fdopen(handle, mode) as file:
-            yield file
-        os.chmod(temporary, 0o666 & ~_current_umask())  # mkstemp made it private (0600)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+    """One output (see :class:`_PendingOutput`), written only if the block succeeds."""
+    with output_transaction() as outputs:
+        yield outputs.open(path, binary="b" in mode)

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from .io import InputError, atomic_output
+from .io import InputError
 
-__all__ = ["cluster_order", "plot_heatmap"]
+__all__ = ["cluster_order", "plot_format", "plot_heatmap"]
 
 
 def cluster_order(similarity: np.ndarray) -> list[int]:
@@ -20,14 +20,37 @@ def cluster_order(similarity: np.ndarray) -> list[int]:
     return leaves_list(linkage(squareform(distance, checks=False), method="average")).tolist()
 
 
-def plot_heatmap(similarity: np.ndarray, names: list[str], path, title: str) -> None:
+def _pyplot(path):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import scipy  # noqa: F401  (cluster_order needs it)
     except ImportError:
         raise InputError(f"{path}: plotting needs matplotlib and scipy "
                          f"(pip install 'kmer-sketch-accel[plot]')") from None
+    return plt
+
+
+def plot_format(path) -> str:
+    """The image format named by the suffix of ``path``; checked before any work is done."""
+    path = str(path)
+    if path == "-":
+        raise InputError("-: --plot needs a file name (its suffix picks the image format)")
+    plt = _pyplot(path)
+    suffix = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    if suffix not in formats:
+        raise InputError(f"{path}: unknown image format {suffix or '(no suffix)'!r}; use one of "
+                         f"{', '.join(sorted(formats))}")
+    return suffix
+
+
+def plot_heatmap(similarity: np.ndarray, names: list[str], file, image_format: str,
+                 title: str) -> None:
+    """Draw the heatmap into the open binary ``file`` in ``image_format`` (see plot_format)."""
+    plt = _pyplot(getattr(file, "name", "plot"))
     order = cluster_order(similarity)
     ordered = similarity[np.ix_(order, order)]
     size = min(4 + 0.18 * len(names), 40)
@@ -43,7 +66,5 @@ def plot_heatmap(similarity: np.ndarray, names: list[str], path, title: str) -> 
     axes.set_title(title)
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
     figure.tight_layout()
-    suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "png"
-    with atomic_output(path, "wb") as file:
-        figure.savefig(file, format=suffix, dpi=150)
+    figure.savefig(file, format=image_format, dpi=150)
     plt.close(figure)

@@ -15,30 +15,43 @@ member         type                       content
 =============  =========================  ==================================================
 
 Two sketch sets can be compared or merged only when kind and params are equal; the error names
-the parameter and both files.
+the parameter and both files. A genome name may occur once in a merged set; the error names both
+sources. Reading checks everything a later step relies on (parameters, array types and shapes),
+so a damaged or foreign file is refused with one line naming it, never half-used.
 """
 
 import json
+import os
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from .io import InputError, atomic_output
+from .io import InputError, atomic_output, read_input
+from kmerspec.golden.hll import HllParams
+from kmerspec.golden.jsd import JsdParams
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "SketchSet", "read_sketches", "write_sketches",
-           "is_sketch_file", "merge"]
+           "is_sketch_file", "merge", "engine_params"]
 
 FORMAT = "kmer-sketch-accel"
 FORMAT_VERSION = 1
 _ARRAYS_OF_KIND = {"hll": ("registers",), "pqa": ("tags", "values")}
+_HASH_OF_KIND = {"hll": "fmix64", "pqa": "murmur3_32"}
 _ZIP_MAGIC = b"PK\x03\x04"
+_SEQUENCE_STARTS = (b">", b"@", b"\x1f\x8b")  # FASTA, FASTQ, gzip
 
 
 @dataclass
 class SketchSet:
-    """Sketches of N genomes of one kind, made with one set of parameters."""
+    """Sketches of N genomes of one kind, made with one set of parameters.
+
+    ``origin`` names where the set came from in messages: the sketch file, or the sequence files
+    (``from_sequences``), whose genomes are then each named by their own file.
+    """
 
     kind: str
     params: dict
@@ -46,9 +59,16 @@ class SketchSet:
     files: list[list[str]] = field(default_factory=list)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     origin: str = "<memory>"
+    from_sequences: bool = False
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def source(self, index: int) -> str:
+        """Where genome ``index`` came from: its sequence file, or the sketch file."""
+        if self.from_sequences and self.files[index]:
+            return self.files[index][0]
+        return self.origin
 
     def check_compatible(self, other: "SketchSet") -> None:
         if self.kind != other.kind:
@@ -62,73 +82,144 @@ class SketchSet:
                                  f"parameters")
 
 
+def engine_params(kind: str, params: dict):
+    """The HllParams or JsdParams a set's params describe (ValueError/TypeError if invalid)."""
+    if kind == "hll":
+        k = params["k"]
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 32:
+            raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
+        if not isinstance(params["canonical"], bool):
+            raise ValueError(f"canonical must be true or false, not {params['canonical']!r}")
+        return HllParams(params["p"], params["w"])
+    return JsdParams(**{key: value for key, value in params.items() if key != "hash"})
+
+
 def merge(sets: list[SketchSet]) -> SketchSet:
-    """One set holding every genome of ``sets`` in order; all must be compatible."""
+    """One set holding every genome of ``sets`` in order; all must be compatible, and no genome
+    name may occur twice."""
     if not sets:
         raise ValueError("merge needs at least one sketch set")
     first = sets[0]
     for other in sets[1:]:
         first.check_compatible(other)
+    seen: dict[str, str] = {}
+    for sketches in sets:
+        for index, name in enumerate(sketches.names):
+            source = sketches.source(index)
+            if name in seen:
+                where = ("occurs twice (is the file given twice?)" if seen[name] == source
+                         else f"is also in {seen[name]}")
+                raise InputError(f"{source}: genome {name!r} {where}; give each genome once "
+                                 f"(genomes are named by file name, by path where file names "
+                                 f"collide)")
+            seen[name] = source
     return SketchSet(
         kind=first.kind, params=dict(first.params),
         names=[name for s in sets for name in s.names],
         files=[f for s in sets for f in s.files],
         arrays={key: np.concatenate([s.arrays[key] for s in sets])
                 for key in _ARRAYS_OF_KIND[first.kind]},
-        origin=first.origin)
+        origin=first.origin, from_sequences=all(s.from_sequences for s in sets))
 
 
-def write_sketches(path, sketches: SketchSet) -> None:
+def write_sketches(target, sketches: SketchSet) -> None:
+    """Write to ``target``: an open binary file (from host.io.Outputs) or a path."""
+    if not hasattr(target, "write"):
+        with atomic_output(target, "wb") as file:
+            write_sketches(file, sketches)
+        return
     header = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "tool_version": __version__,
         "kind": sketches.kind, "params": sketches.params,
         "genomes": [{"name": n, "files": f} for n, f in zip(sketches.names, sketches.files)],
     }
     encoded = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
-    with atomic_output(path, "wb") as file:
-        np.savez(file, header=encoded, **sketches.arrays)
+    np.savez(target, header=encoded, **sketches.arrays)
+
+
+def _first_bytes(path) -> bytes:
+    return read_input(path, "a sketch file", 4)
 
 
 def is_sketch_file(path) -> bool:
     """True if ``path`` starts like a sketch file (a zip archive), so it is not sequence."""
     try:
-        with open(path, "rb") as file:
-            return file.read(4) == _ZIP_MAGIC
-    except OSError:
+        return _first_bytes(Path(path)) == _ZIP_MAGIC
+    except InputError:
         return False
+
+
+def _is_list_of(value, kind) -> bool:
+    return isinstance(value, list) and all(isinstance(item, kind) for item in value)
+
+
+def _check_header(path: Path, header) -> tuple[str, dict, list[str], list[list[str]]]:
+    if not isinstance(header, dict):
+        raise InputError(f"{path}: damaged sketch header (not a JSON object)")
+    if header.get("format") != FORMAT or header.get("format_version") != FORMAT_VERSION:
+        raise InputError(f"{path}: unsupported sketch format {header.get('format')!r} "
+                         f"version {header.get('format_version')!r}")
+    kind, params, genomes = header.get("kind"), header.get("params"), header.get("genomes")
+    if kind not in _ARRAYS_OF_KIND:
+        raise InputError(f"{path}: unknown sketch kind {kind!r}")
+    if not isinstance(params, dict) or params.get("hash") != _HASH_OF_KIND[kind]:
+        raise InputError(f"{path}: damaged sketch header (parameters {params!r})")
+    try:
+        engine_params(kind, params)
+    except (KeyError, TypeError, ValueError) as error:
+        raise InputError(f"{path}: damaged sketch header (parameters: {error})") from None
+    if not (isinstance(genomes, list) and all(
+            isinstance(g, dict) and isinstance(g.get("name"), str)
+            and _is_list_of(g.get("files"), str) for g in genomes)):
+        raise InputError(f"{path}: damaged sketch header (genome list)")
+    return kind, params, [g["name"] for g in genomes], [g["files"] for g in genomes]
+
+
+def _expected_shape(kind: str, params: dict) -> tuple[tuple[int, ...], np.dtype]:
+    if kind == "hll":
+        return (1 << params["p"],), np.dtype(np.uint8)
+    return (1 << params["R"], params["n"]), np.dtype(np.uint32)
 
 
 def read_sketches(path) -> SketchSet:
     path = Path(path)
+    start = _first_bytes(path)
+    if start != _ZIP_MAGIC:
+        if not start:
+            raise InputError(f"{path}: empty file, not a sketch file")
+        if start.startswith(_SEQUENCE_STARTS):
+            raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
+                             f"python -m host sketch)")
+        raise InputError(f"{path}: not a sketch file (it does not start like one)")
     try:
-        archive = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: not a sketch file ({error})") from None
-    with archive:
-        if "header" not in archive.files:
-            raise InputError(f"{path}: not a sketch file (no header)")
-        try:
-            header = json.loads(archive["header"].tobytes().decode())
-            kind = header["kind"]
-            genomes = header["genomes"]
-            params = header["params"]
-        except (ValueError, KeyError, UnicodeDecodeError) as error:
-            raise InputError(f"{path}: damaged sketch header ({error})") from None
-        if header.get("format") != FORMAT or header.get("format_version") != FORMAT_VERSION:
-            raise InputError(f"{path}: unsupported sketch format {header.get('format')!r} "
-                             f"version {header.get('format_version')!r}")
-        if kind not in _ARRAYS_OF_KIND:
-            raise InputError(f"{path}: unknown sketch kind {kind!r}")
-        arrays = {}
-        for key in _ARRAYS_OF_KIND[kind]:
-            if key not in archive.files:
-                raise InputError(f"{path}: damaged sketch file (no {key!r} array)")
-            arrays[key] = archive[key]
-            if arrays[key].shape[0] != len(genomes):
-                raise InputError(f"{path}: damaged sketch file ({key!r} holds "
-                                 f"{arrays[key].shape[0]} sketches for {len(genomes)} genomes)")
-    return SketchSet(kind=kind, params=params, names=[g["name"] for g in genomes],
-                     files=[g["files"] for g in genomes],
-                     arrays=arrays, origin=str(path))
+        with np.load(path, allow_pickle=False) as archive:
+            if "header" not in archive.files:
+                raise InputError(f"{path}: not a sketch file (no header)")
+            try:
+                header = json.loads(archive["header"].tobytes().decode())
+            except (ValueError, UnicodeDecodeError) as error:
+                raise InputError(f"{path}: damaged sketch header ({error})") from None
+            kind, params, names, files = _check_header(path, header)
+            shape, dtype = _expected_shape(kind, params)
+            arrays = {}
+            for key in _ARRAYS_OF_KIND[kind]:
+                if key not in archive.files:
+                    raise InputError(f"{path}: damaged sketch file (no {key!r} array)")
+                array = archive[key]
+                if array.dtype != dtype or array.shape != (len(names), *shape):
+                    raise InputError(f"{path}: damaged sketch file ({key!r} is {array.dtype} "
+                                     f"{list(array.shape)}, expected {dtype} "
+                                     f"{[len(names), *shape]})")
+                arrays[key] = array
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, KeyError, OSError) as error:
+        raise InputError(f"{path}: damaged sketch file (cut short or corrupt: "
+                         f"{_one_line(error)})") from None
+    if kind == "hll" and arrays["registers"].size and \
+            int(arrays["registers"].max()) > HllParams(params["p"], params["w"]).max_rank:
+        raise InputError(f"{path}: damaged sketch file (a register exceeds 2^w - 1)")
+    return SketchSet(kind=kind, params=params, names=names, files=files, arrays=arrays,
+                     origin=os.fspath(path))
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__

@@ -1,0 +1,125 @@
+"""Progress of long host commands: one line on a terminal, silent in pipes and files.
+
+The line counts work *done* (genomes sketched, bases in them, matrix rows written), and the rate
+is bases over the time spent computing: time the consumer waits for input files (reading,
+decompressing) is measured with :meth:`Progress.waiting` and left out.
+"""
+
+import contextlib
+import sys
+import time
+
+import numpy as np
+
+from .fast.kmers import _classify_lines
+
+__all__ = ["Progress", "count_bases"]
+
+_NEWLINE, _CR = ord("\n"), ord("\r")
+_FASTA_HEADER, _FASTQ_HEADER = ord(">"), ord("@")
+
+
+def count_bases(data: bytes) -> int:
+    """Bytes on the sequence lines of a FASTA/FASTQ file (line ends excluded, CRLF included).
+
+    Line kinds follow the record rules of kmerspec.golden.parse (the line machine of
+    host.fast.kmers): ``>`` starts a FASTA header; ``@`` at a record start a four-line FASTQ
+    record whose second line is the sequence.
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if raw.size == 0:
+        return 0
+    newlines = np.flatnonzero(raw == _NEWLINE)
+    starts = np.concatenate(([0], newlines + 1))
+    ends = np.concatenate((newlines, [raw.size]))
+    lengths = ends - starts
+    first = np.full(starts.size, -1, dtype=np.int64)
+    non_empty = lengths > 0
+    first[non_empty] = raw[starts[non_empty]]
+    if (first == _FASTQ_HEADER).any():  # record state needed: one step per line
+        sequence = np.array(_classify_lines(first.tolist())[0], dtype=bool)
+    else:
+        sequence = first != _FASTA_HEADER
+    sequence &= non_empty
+    line_end_crs = np.count_nonzero(raw[ends[sequence] - 1] == _CR)  # CRLF line ends
+    return int(lengths[sequence].sum()) - line_end_crs
+
+
+class Progress:
+    """``label: 3/20 genomes, 15.2 Mbases, 28.1 Mbases/s`` redrawn in place on a terminal.
+
+    ``stream`` defaults to standard error; ``enabled`` to whether it is a terminal. Nothing is
+    written when disabled, so a piped run's standard error holds only warnings and errors.
+    """
+
+    def __init__(self, label: str, total: int, unit: str = "genomes", stream=None,
+                 enabled: bool | None = None):
+        self._stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            try:
+                enabled = self._stream.isatty()
+            except (AttributeError, ValueError):
+                enabled = False
+        self._enabled = enabled
+        self._label, self._total, self._unit = label, total, unit
+        self._done = 0
+        self._bases = 0
+        self._start = time.monotonic()
+        self._waited = 0.0
+        self._last_draw = 0.0
+        self._drawn = False
+
+    @contextlib.contextmanager
+    def waiting(self):
+        """Time in this block (waiting for input) is not computing time."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self._waited += time.monotonic() - start
+
+    @property
+    def elapsed_seconds(self) -> float:
+        return time.monotonic() - self._start
+
+    @property
+    def computing_seconds(self) -> float:
+        return max(self.elapsed_seconds - self._waited, 0.0)
+
+    @property
+    def bases(self) -> int:
+        return self._bases
+
+    def line(self, show_rate: bool = True) -> str:
+        text = f"{self._label}: {self._done}/{self._total} {self._unit}"
+        if self._bases:
+            text += f", {self._bases / 1e6:.2f} Mbases"
+            if show_rate:
+                rate = self._bases / max(self.computing_seconds, 1e-9) / 1e6
+                text += f", {rate:.1f} Mbases/s"
+        return text
+
+    def advance(self, done: int = 1, bases: int = 0, show_rate: bool = True) -> None:
+        """``done`` more genomes (rows, files) holding ``bases`` more bases are finished."""
+        self._done += done
+        self._bases += bases
+        now = time.monotonic()
+        if self._enabled and (now - self._last_draw > 0.2 or self._done == self._total):
+            self._last_draw = now
+            self._draw(self.line(show_rate))
+
+    def status(self, text: str) -> None:
+        """Replace the line with ``text`` (a step without a count, e.g. one long call)."""
+        if self._enabled:
+            self._draw(text)
+
+    def _draw(self, text: str) -> None:
+        self._stream.write("\r" + text + "\x1b[K")
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._enabled and self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False
