@@ -20,7 +20,7 @@ _FASTA_HEADER, _FASTQ_HEADER = ord(">"), ord("@")
 
 
 def count_bases(data: bytes) -> int:
-    """Bytes on the sequence lines of a FASTA/FASTQ file (line ends excluded, CRLF included).
+    """Bytes on the sequence lines of a FASTA/FASTQ file, line ends and CRs excluded.
 
     Line kinds follow the record rules of kmerspec.golden.parse (the line machine of
     host.fast.kmers): ``>`` starts a FASTA header; ``@`` at a record start a four-line FASTQ
@@ -36,13 +36,20 @@ def count_bases(data: bytes) -> int:
     first = np.full(starts.size, -1, dtype=np.int64)
     non_empty = lengths > 0
     first[non_empty] = raw[starts[non_empty]]
+    for line in np.flatnonzero(first == _CR):  # a line's kind is set by its first non-CR byte
+        content = raw[starts[line]:ends[line]]
+        content = content[content != _CR]
+        first[line] = content[0] if content.size else -1
     if (first == _FASTQ_HEADER).any():  # record state needed: one step per line
         sequence = np.array(_classify_lines(first.tolist())[0], dtype=bool)
     else:
         sequence = first != _FASTA_HEADER
     sequence &= non_empty
-    line_end_crs = np.count_nonzero(raw[ends[sequence] - 1] == _CR)  # CRLF line ends
-    return int(lengths[sequence].sum()) - line_end_crs
+    bases = int(lengths[sequence].sum())
+    if b"\r" in data:  # CRs are skipped wherever they are (CRLF files)
+        line_of_cr = np.searchsorted(starts, np.flatnonzero(raw == _CR), side="right") - 1
+        bases -= int(np.count_nonzero(sequence[line_of_cr]))
+    return bases
 
 
 class Progress:

@@ -34,6 +34,18 @@ def small_genomes(tmp_path_factory):
     return [str(p) for p in paths + [reads, empty]]
 
 
+def test_simulator_output_stays_off_the_terminal(tmp_path, small_genomes, capfd):
+    """Verilator's build lines and warnings, and cocotb's log, go to a log file that is
+    removed when the run succeeds; the terminal sees nothing (first here: it builds)."""
+    out = tmp_path / "sim.sketch"
+    assert main(["sketch", *small_genomes, "--p", "10", "--k", "21", "-o", str(out),
+                 "--backend", "sim"]) == 0
+    captured = capfd.readouterr()
+    # one warning line for the empty genome file, nothing from the simulator
+    assert captured.out == "" and captured.err.splitlines() == [
+        f"warning: {small_genomes[-1]}: empty file, no k-mers"]
+
+
 def run_both(tmp_path, command, *args):
     outputs = {}
     for backend in ("sw", "sim"):
