@@ -42,3 +42,22 @@ def random_genome_bytes(rng: random.Random, records: int = 3, length: int = 300,
 def random_text(rng: random.Random, length: int) -> bytes:
     """Unstructured bytes biased towards the characters the parser cares about."""
     return random_sequence(rng, length, b"ACGTacgtN\n\n\r>@+-")
+
+
+def write_related_genomes(directory, count: int, length: int, step: float, seed: int,
+                          prefix: str = "g"):
+    """``count`` FASTA files ``{prefix}{i}.fa``: one random base sequence with a fraction
+    ``step * i`` of its bases redrawn in genome i (so similarity falls with i)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    letters = np.frombuffer(b"ACGT", np.uint8)
+    base = letters[rng.integers(0, 4, length)]
+    paths = []
+    for i in range(count):
+        genome = base.copy()
+        mutate = rng.random(genome.size) < step * i
+        genome[mutate] = letters[rng.integers(0, 4, mutate.sum())]
+        path = directory / f"{prefix}{i}.fa"
+        path.write_bytes(b">%s%d\n%s\n" % (prefix.encode(), i, genome.tobytes()))
+        paths.append(path)
+    return paths

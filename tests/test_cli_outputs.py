@@ -12,28 +12,18 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from host.cli import build_parser, main
 from host.sketchfile import read_sketches
+from tests.genomes import write_related_genomes
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
 def genomes(tmp_path):
-    rng = np.random.default_rng(18)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 8000)]
-    paths = []
-    for i in range(3):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.02 * i
-        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
-        path = tmp_path / f"g{i}.fa"
-        path.write_bytes(b">g%d\n%s\n" % (i, genome.tobytes()))
-        paths.append(path)
-    return paths
+    return write_related_genomes(tmp_path, count=3, length=8000, step=0.02, seed=18)
 
 
 def run(*args):
