@@ -764,7 +764,11 @@ def _simulator_log(args):
         try:
             yield terminal
         except Exception as error:
-            error.simulator_log = log_path
+            log.flush()
+            if log_path.stat().st_size:
+                error.simulator_log = log_path
+            else:
+                log_path.unlink(missing_ok=True)
             raise
         else:
             log_path.unlink(missing_ok=True)

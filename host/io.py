@@ -184,6 +184,8 @@ class _PendingOutput:
                                          f"it to a terminal")
                     shutil.copyfileobj(self._raw, stream)
         except OSError as error:
+            if self.kind == "stdout" and isinstance(error, BrokenPipeError):
+                _silence_stdout()  # the reader has gone: no second error when Python exits
             raise InputError(f"{self.shown}: cannot write ({_strerror(error)})") from None
         finally:
             self.file.close()
@@ -195,6 +197,13 @@ class _PendingOutput:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._temporary)
             self._temporary = None
+
+
+def _silence_stdout() -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _stdout_is_terminal() -> bool:
