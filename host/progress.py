@@ -11,45 +11,97 @@ import time
 
 import numpy as np
 
-from .fast.kmers import _classify_lines
-
-__all__ = ["Progress", "count_bases"]
+__all__ = ["Progress", "BaseCounter", "count_bases"]
 
 _NEWLINE, _CR = ord("\n"), ord("\r")
 _FASTA_HEADER, _FASTQ_HEADER = ord(">"), ord("@")
 
 
-def count_bases(data: bytes) -> int:
-    """Bytes on the sequence lines of a FASTA/FASTQ file, line ends and CRs excluded.
+class BaseCounter:
+    """Bases of a FASTA/FASTQ text fed block by block (a streamed file): the bytes on its
+    sequence lines, line ends and CRs excluded, whatever the block boundaries.
 
-    Line kinds follow the record rules of kmerspec.golden.parse (the line machine of
-    host.fast.kmers): ``>`` starts a FASTA header; ``@`` at a record start a four-line FASTQ
-    record whose second line is the sequence.
+    Line kinds follow the record rules of kmerspec.golden.parse: ``>`` starts a FASTA header;
+    ``@`` at a record start a four-line FASTQ record whose second line is the sequence. The
+    state between blocks is the unfinished last line and the record state.
     """
-    raw = np.frombuffer(data, dtype=np.uint8)
-    if raw.size == 0:
-        return 0
-    newlines = np.flatnonzero(raw == _NEWLINE)
-    starts = np.concatenate(([0], newlines + 1))
-    ends = np.concatenate((newlines, [raw.size]))
-    lengths = ends - starts
-    first = np.full(starts.size, -1, dtype=np.int64)
-    non_empty = lengths > 0
-    first[non_empty] = raw[starts[non_empty]]
-    for line in np.flatnonzero(first == _CR):  # a line's kind is set by its first non-CR byte
-        content = raw[starts[line]:ends[line]]
-        content = content[content != _CR]
-        first[line] = content[0] if content.size else -1
-    if (first == _FASTQ_HEADER).any():  # record state needed: one step per line
-        sequence = np.array(_classify_lines(first.tolist())[0], dtype=bool)
-    else:
-        sequence = first != _FASTA_HEADER
-    sequence &= non_empty
-    bases = int(lengths[sequence].sum())
-    if b"\r" in data:  # CRs are skipped wherever they are (CRLF files)
-        line_of_cr = np.searchsorted(starts, np.flatnonzero(raw == _CR), side="right") - 1
-        bases -= int(np.count_nonzero(sequence[line_of_cr]))
-    return bases
+
+    def __init__(self):
+        self.bases = 0
+        self._unfinished = b""
+        self._at_record_start = True
+        self._fastq_line = 0  # 0 outside FASTQ; 1 sequence, 2 separator, 3 quality line next
+
+    def feed(self, block: bytes) -> int:
+        """Count the lines ``block`` completes; returns the bases they add."""
+        data = self._unfinished + block if self._unfinished else block
+        complete = data.rfind(b"\n") + 1
+        self._unfinished = bytes(data[complete:])
+        return self._count(data[:complete])
+
+    def finish(self) -> int:
+        """Count the last line (a file need not end with a newline)."""
+        last, self._unfinished = self._unfinished, b""
+        return self._count(last)
+
+    def _count(self, data: bytes) -> int:
+        raw = np.frombuffer(data, dtype=np.uint8)
+        if raw.size == 0:
+            return 0
+        newlines = np.flatnonzero(raw == _NEWLINE)
+        starts = np.concatenate(([0], newlines + 1))
+        ends = np.concatenate((newlines, [raw.size]))
+        if starts[-1] == raw.size:  # data ends with a newline: no line after it
+            starts, ends = starts[:-1], ends[:-1]
+        first = np.full(starts.size, -1, dtype=np.int64)
+        non_empty = ends > starts
+        first[non_empty] = raw[starts[non_empty]]
+        for line in np.flatnonzero(first == _CR):  # a line's kind is set by its first non-CR byte
+            content = raw[starts[line]:ends[line]]
+            content = content[content != _CR]
+            first[line] = content[0] if content.size else -1
+        if self._fastq_line == 0 and not (first == _FASTQ_HEADER).any():
+            sequence = (first != _FASTA_HEADER) & (first >= 0)
+            kinds = first[first >= 0]
+            if kinds.size:
+                self._at_record_start = bool(kinds[-1] == _FASTA_HEADER)
+        else:
+            sequence = self._step_lines(first.tolist())
+        bases = int((ends - starts)[sequence].sum())
+        if b"\r" in data:  # CRs are skipped wherever they are (CRLF files)
+            line_of_cr = np.searchsorted(starts, np.flatnonzero(raw == _CR), side="right") - 1
+            bases -= int(np.count_nonzero(sequence[line_of_cr]))
+        self.bases += bases
+        return bases
+
+    def _step_lines(self, first_bytes: list[int]) -> np.ndarray:
+        """The record state machine, one step per line (for text with FASTQ records)."""
+        sequence = np.zeros(len(first_bytes), dtype=bool)
+        at_record_start, fastq_line = self._at_record_start, self._fastq_line
+        for line, byte in enumerate(first_bytes):
+            if fastq_line:
+                sequence[line] = fastq_line == 1
+                fastq_line = (fastq_line + 1) % 4
+                at_record_start = fastq_line == 0
+            elif byte < 0:
+                continue
+            elif byte == _FASTA_HEADER:
+                at_record_start = True
+            elif byte == _FASTQ_HEADER and at_record_start:
+                fastq_line = 1
+            else:
+                sequence[line] = True
+                at_record_start = False
+        self._at_record_start, self._fastq_line = at_record_start, fastq_line
+        return sequence
+
+
+def count_bases(data: bytes) -> int:
+    """Bases of a whole FASTA/FASTQ text (see :class:`BaseCounter`)."""
+    counter = BaseCounter()
+    counter.feed(data)
+    counter.finish()
+    return counter.bases
 
 
 class Progress:

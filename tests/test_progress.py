@@ -7,7 +7,7 @@ import numpy as np
 
 from host import cli
 from host.io import Outputs
-from host.progress import Progress, count_bases
+from host.progress import BaseCounter, Progress, count_bases
 from kmerspec.golden.line_machine import ByteClass, LineState, classify, step_class
 from tests.genomes import ADVERSARIAL_TEXTS, random_genome_bytes
 
@@ -36,6 +36,21 @@ def test_count_bases_equals_the_line_machine():
     texts += [b"\r>h\r\nAC\rGT\n", b"@r\r\n\rAC\n+\nII\n", b">a\n\r\r\nACGT"]
     for text in texts:
         assert count_bases(text) == bases_by_line_machine(text), text
+
+
+def test_base_counter_is_exact_across_any_block_boundaries():
+    rng = random.Random(19)
+    texts = list(ADVERSARIAL_TEXTS) + [random_genome_bytes(rng, fastq=fastq)
+                                       for fastq in (False, True)]
+    texts.append(b"".join(texts))
+    for text in texts:
+        expected = bases_by_line_machine(text)
+        for _ in range(20):
+            cuts = sorted(rng.randint(0, len(text)) for _ in range(rng.randint(1, 6)))
+            counter = BaseCounter()
+            added = sum(counter.feed(text[a:b]) for a, b in zip([0, *cuts], [*cuts, len(text)]))
+            added += counter.finish()
+            assert counter.bases == added == expected, (text, cuts)
 
 
 def test_rate_leaves_out_waiting(monkeypatch):
