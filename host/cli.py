@@ -11,7 +11,6 @@ line printed at the end of a successful run.
 import argparse
 import contextlib
 import os
-import stat
 import sys
 import tempfile
 from collections import deque
@@ -26,7 +25,8 @@ from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
 from .fast.jsd import pqa_to_arrays
-from .io import STDOUT, InputError, Outputs, output_transaction, read_sequence_file
+from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
+                 writes_in_place)
 from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
@@ -77,28 +77,17 @@ def _parameter_header(command: str, params: dict) -> str:
     return f"# kmer-sketch-accel {__version__} {command} {settings}"
 
 
-def _is_stream_target(path: str) -> bool:
-    """``-``, a FIFO or a device: no room beside it for a side file."""
-    if path == STDOUT:
-        return True
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
-
-
 def _parameters_file(session: _Session, output: str):
     """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside a regular
     output file (none for standard output, a FIFO or a device)."""
-    return None if _is_stream_target(output) else session.outputs.open(f"{output}.params")
+    return None if writes_in_place(output) else session.outputs.open(f"{output}.params")
 
 
 # -- parameters from options or from the sketch files given -------------------------------
 
-_HLL_DEFAULTS = {"k": 31, "p": 14, "w": 4}
+_HLL_DEFAULTS = {"k": 31, "p": 14, "w": 4, "canonical": True}
 _JSD_DEFAULTS = {"k": 31, "s": 10, "sample_seed": SAMPLE_SEED, "d": 5, "cw": 14, "R": 12,
-                 "n": 8, "update": "cu"}
+                 "n": 8, "update": "cu", "canonical": True}
 
 
 def _option(key: str) -> str:
@@ -109,11 +98,11 @@ def _resolve_params(args, defaults: dict, hash_name: str, like: SketchSet | None
     """Options given on the command line, else those of the sketch files given (``like``), else
     the defaults; an option that contradicts the sketch files is refused."""
     params = {}
-    given = {key: getattr(args, key) for key in defaults}
-    given["canonical"] = False if args.no_canonical else None
+    given = {key: getattr(args, key) for key in defaults if key != "canonical"}
+    given["canonical"] = False if args.no_canonical else None  # --no-canonical given or not
     for key, value in given.items():
         if like is None:
-            params[key] = (defaults.get(key, True) if value is None else value)
+            params[key] = defaults[key] if value is None else value
             continue
         stored = like.params.get(key)
         if value is not None and value != stored:

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs",
+__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs", "writes_in_place",
            "output_transaction", "atomic_output"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -204,6 +204,18 @@ def _silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+def writes_in_place(path: str | os.PathLike) -> bool:
+    """True for ``-``, a FIFO or a character device: outputs written as a stream, with no
+    directory of their own for side files."""
+    if os.fspath(path) == STDOUT:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
 def _stdout_is_terminal() -> bool:
