@@ -132,8 +132,9 @@ def _xclbin(args) -> str | None:
 
 def _check_backend(args) -> None:
     """Fail on a missing FPGA binary before any input is read (and before XRT is looked for)."""
-    xclbin = _xclbin(args)
-    if getattr(args, "backend", None) == "xrt" and xclbin and not Path(xclbin).is_file():
+    backend = getattr(args, "backend", None)
+    xclbin = _xclbin(args) if backend == "xrt" else getattr(args, "xclbin", None)
+    if backend in ("xrt", "auto") and xclbin and not Path(xclbin).is_file():
         what = "is not a file" if Path(xclbin).exists() else "no such file"
         raise InputError(f"{xclbin}: {what} (the --xclbin FPGA binary; build one with "
                          f"python -m hw.build and v++)")

@@ -183,6 +183,9 @@ def test_missing_pyxrt_with_a_missing_binary_names_the_binary(tmp_path, genomes,
     assert run("sketch", genomes[0], "--backend", "xrt", "--xclbin", "/nonexistent.xclbin",
                "-o", out) == 2
     assert one_error_line(capsys).startswith("error: /nonexistent.xclbin: no such file")
+    assert run("sketch", genomes[0], "--backend", "auto", "--xclbin", "/nonexistent.xclbin",
+               "-o", out) == 2  # an explicit binary that is missing is no reason to fall back
+    assert one_error_line(capsys).startswith("error: /nonexistent.xclbin: no such file")
     assert not out.exists()
     binary = tmp_path / "k.xclbin"
     binary.write_bytes(b"xclbin2\0")
