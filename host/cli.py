@@ -35,7 +35,7 @@ from .similarity import cardinalities, edge_tile, mash_distance, row_tile
 from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
                          write_sketches)
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.jsd import SAMPLE_SEED, JsdParams
+from kmerspec.golden.jsd import SAMPLE_SEED
 from kmerspec.golden.motif import MotifParams
 
 __all__ = ["main", "build_parser", "genome_names"]

@@ -18,8 +18,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs", "writes_in_place",
-           "output_transaction", "atomic_output"]
+__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs",
+           "writes_in_place", "output_transaction", "atomic_output"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16

@@ -73,7 +73,7 @@ def test_fifo_is_written_in_place(tmp_path, genomes):
     fifo = tmp_path / "d.fifo"
     os.mkfifo(fifo)
     received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
     reader.start()
     try:
         assert run("dist", *genomes, "-o", fifo) == 0

@@ -2,7 +2,6 @@
 bundled examples, and the set-up line works as root without sudo and as a user with sudo."""
 
 import glob
-import os
 import re
 import shlex
 import shutil
