@@ -2,7 +2,7 @@
 
     python bench/host_driver.py [--pack-mbytes 64] [--sim-genomes 6]
 
-Packing: genomes are planned and packed into the sketch kernel's chunk layout (kmerspec.layout.sketch,
+Packing: genomes are planned and packed into the sketch kernel's chunk layout (kmerspec.chunks,
 T=8 lanes x B=8 bytes, the F1 build) exactly as the xrt backend does before each call. Sim: small
 genomes are sketched by the RTL kernel through host.device.SimDevice (T=2, B=4, p=10), which
 reports the kernel cycles of every call; the cycles are converted to time at 250 MHz. Prints
@@ -15,7 +15,8 @@ import time
 import numpy as np
 
 from host.device import Output, SimDevice
-from kmerspec.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, unpack_records
+from kmerspec.chunks import pack_chunks, plan_blocks
+from kmerspec.kernels.jacc_sketch import Params, unpack_records
 
 
 def genomes_of(total_bytes: int, count: int, rng: np.random.Generator) -> list[list[bytes]]:
@@ -28,7 +29,7 @@ def genomes_of(total_bytes: int, count: int, rng: np.random.Generator) -> list[l
 
 
 def bench_packing(megabytes: int) -> None:
-    geometry = SketchGeometry()  # T=8, B=8: the 512-bit build for F1/Alveo
+    geometry = Params()  # T=8, B=8: the 512-bit build for F1/Alveo
     genomes = genomes_of(megabytes << 20, 16, np.random.default_rng(1))
     total = sum(len(f) for g in genomes for f in g)
     start = time.perf_counter()
@@ -43,9 +44,7 @@ def bench_packing(megabytes: int) -> None:
 
 
 def bench_sim(genomes_count: int) -> None:
-    from hw.sketch.kernel import SketchKernel
-    kernel = SketchKernel(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)
-    geometry = kernel.geometry
+    geometry = kernel = Params(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)
     genomes = genomes_of(genomes_count * 6000, genomes_count, np.random.default_rng(2))
     total = sum(len(f) for g in genomes for f in g)
     chunks = list(pack_chunks(plan_blocks(genomes, geometry), geometry, max_chunk_bytes=8192))

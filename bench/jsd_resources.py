@@ -27,7 +27,8 @@ from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
 from hw.jsd.murmur3 import Murmur3Hashes  # noqa: E402
 from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.sampler import Sampler  # noqa: E402
-from hw.jsd.similarity import JsdSimilarityCore, SimilarityParams  # noqa: E402
+from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
+from kmerspec.kernels import jsd_similarity  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 
@@ -54,7 +55,7 @@ def parts():
     yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), True
     yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12), True
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
-        lambda: JsdSimilarityCore(SimilarityParams(pivots=1)), False
+        lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), False
 
 
 def row(name, res, levels=""):
@@ -81,7 +82,7 @@ def main():
                 for name, scale, build, in_lane in parts()]
         if args.kernels:
             jobs += [("build kernel (default)", 1, lambda: to_verilog(QueueBuilderKernel()),
-                      "jsd_build", False),
+                      "jsd_builder", False),
                      ("similarity kernel (8 pivots)", 1,
                       lambda: to_verilog(JsdSimilarityKernel()), "jsd_similarity", False)]
         lane = {}

@@ -72,7 +72,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="motif-resources-") as directory:
         for name, build in parts(params, args.kernel):
             top = "motif" if build is None else "part"
-            text = to_verilog(MotifKernel(params)) if build is None else \
+            text = to_verilog(MotifKernel()) if build is None else \
                 part_verilog(build(), top)
             path = pathlib.Path(directory) / f"{top}.v"
             path.write_text(text)

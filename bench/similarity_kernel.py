@@ -4,8 +4,8 @@
                                       [--start-latency CYCLES] [--call-overhead-us US] [--yosys]
 
 For V in {16, 32, 64, 80, 128}, D = 4, p = 14, w = 4, the host plans the calls of an all-pairs
-run over N sketches (kmerspec.layout.similarity.plan_calls; with --threshold, over a log-normal
-cardinality spread like RefSeq's genome sizes) and each call is timed with the kernel's cycle model
+run over N sketches (kmerspec.kernels.jacc_similarity.plan_calls; with --threshold, over a
+log-normal cardinality spread like RefSeq's genome sizes) and each call is timed with the kernel's cycle model
 (hw.similarity.kernel.call_cycles_model), which the cocotb test checks cycle for cycle against the
 simulated RTL. ``--start-latency`` is ap_start to the first read beat (default: the value measured
 in simulation against an ideal memory; DDR adds about 100 cycles); ``--call-overhead-us`` adds a
@@ -28,7 +28,7 @@ from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import ClockSignal, Instance, Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 
-from kmerspec.layout.similarity import SimilarityGeometry, partner_stops, plan_calls  # noqa: E402
+from kmerspec.kernels.jacc_similarity import Params, partner_stops, plan_calls  # noqa: E402
 from hw.similarity.feature_unit import FeatureUnit  # noqa: E402
 from hw.similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
 
@@ -46,7 +46,7 @@ def refseq_like_cardinalities(n: int, seed: int = 1) -> np.ndarray:
 
 def model_run(pivots: int, n: int, threshold: float | None, start_latency: int,
               call_overhead_us: float, clock_hz: float) -> dict:
-    g = SimilarityGeometry(pivots, 4, 14, 4)
+    g = Params(pivots, 4, 14, 4)
     stops = partner_stops(refseq_like_cardinalities(n), threshold) if threshold else None
     calls = plan_calls(n, g, stops)
     cycles = [call_cycles_model(g, c.groups, start_latency) for c in calls]
@@ -102,7 +102,7 @@ def yosys_resources(pivots_list) -> dict:
     kernel_module.FeatureUnit = _BlackBoxUnit
     try:
         for pivots in pivots_list:
-            kernel = kernel_module.SimilarityKernel(pivots, 4, 14, 4)
+            kernel = kernel_module.SimilarityKernel(Params(pivots, 4, 14, 4))
             text = to_verilog(kernel) + _unit_blackbox_verilog(unit)
             shell = _synthesize(text, kernel.desc.name)
             units = pivots * 4

@@ -81,7 +81,8 @@ def main():
     failed = []
     with tempfile.TemporaryDirectory(prefix="sketch-resources-") as directory:
         if args.kernel:
-            jobs = [("whole kernel (default)", 1, lambda: to_verilog(SketchKernel()), "sketch")]
+            jobs = [("whole kernel (default)", 1, lambda: to_verilog(SketchKernel()),
+                     "jacc_sketch")]
         else:
             jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")
                     for name, scale, build in parts()

@@ -2,8 +2,8 @@
 (docs/similarity_kernel.md).
 
 A :class:`SimilarityJob` sorts the sketches (by cardinality when pruning), packs the sketch buffer
-and plans the kernel calls (kmerspec.layout.similarity). Each call is then executed by a backend, a
-function ``(sketch buffer, call) -> feature record bytes``: :func:`execute_model` is the software
+and plans the kernel calls (kmerspec.kernels.jacc_similarity). Each call is then executed by a
+backend, a function ``(sketch buffer, call) -> feature record bytes``: :func:`execute_model` is the software
 model (the ``sw`` backend), the cocotb test and the FPGA driver run the RTL kernel. The job turns
 the records into Jaccard values, row by row exactly as :func:`host.similarity.all_pairs` yields
 them, and :func:`write_similarity` writes full (TSV, PHYLIP) or sparse (edges) output.
@@ -15,9 +15,11 @@ from typing import TextIO
 import numpy as np
 
 from kmerspec.golden.hll import HllParams
-from kmerspec.layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
-                                pack_sketches, partner_stops, plan_calls, unpack_features,
-                                unpack_groups)
+from kmerspec.kernels.jacc_similarity import (KernelCall, call_pairs, pack_features,
+                                              pack_sketches, partner_stops, plan_calls,
+                                              unpack_features, unpack_groups)
+from kmerspec.kernels.jacc_similarity import Params as JaccSimilarityParams
+
 from .similarity import cardinalities, estimates, union_features
 
 __all__ = ["SimilarityJob", "execute_model", "device_executor", "run_all_pairs",
@@ -26,14 +28,14 @@ __all__ = ["SimilarityJob", "execute_model", "device_executor", "run_all_pairs",
 Executor = Callable[[bytes, KernelCall], bytes]
 
 
-def _visible_pivots(call: KernelCall, group: int, geometry: SimilarityGeometry) -> np.ndarray:
+def _visible_pivots(call: KernelCall, group: int, geometry: JaccSimilarityParams) -> np.ndarray:
     """Pivot slots holding a sketch while group ``group`` of the call streams: the slots of pivot
     groups already loaded or loading now; the others count as empty sketches."""
     pivot_group = np.arange(geometry.pivots) // geometry.streams
     return (pivot_group <= group) & (pivot_group < call.pivot_groups)
 
 
-def execute_model(buffer: bytes, call: KernelCall, geometry: SimilarityGeometry) -> bytes:
+def execute_model(buffer: bytes, call: KernelCall, geometry: JaccSimilarityParams) -> bytes:
     """The feature records the kernel writes for ``call`` on sketch ``buffer`` (software model)."""
     g = geometry
     params = HllParams(g.p, g.w)
@@ -53,10 +55,11 @@ def execute_model(buffer: bytes, call: KernelCall, geometry: SimilarityGeometry)
 
 
 def device_executor(device, kernel) -> Executor:
-    """Run calls on a host.device device (SimDevice, XrtDevice) with ``kernel`` (a
-    hw.similarity.SimilarityKernel): the sketch buffer is uploaded with every call."""
+    """Run calls on a host.device device (SimDevice, XrtDevice) with ``kernel`` (the
+    kmerspec.kernels.jacc_similarity.Params of the kernel): the sketch buffer is uploaded with
+    every call."""
     from .device import Output
-    geometry = kernel.geometry
+    geometry = kernel
 
     def execute(buffer: bytes, call: KernelCall) -> bytes:
         size = call.groups * geometry.record_block_bytes
@@ -73,12 +76,12 @@ class SimilarityJob:
     ----------
     registers : (n, m) uint8 array, one sketch per row
     params : HllParams (must match the geometry's p and w)
-    geometry : SimilarityGeometry of the kernel
+    geometry : JaccSimilarityParams of the kernel
     threshold : None for the full upper triangle, else h in (0, 1]: sketches are sorted by
         ascending cardinality (stable) and pruned by |Y| <= |X| / h.
     """
 
-    def __init__(self, registers: np.ndarray, params: HllParams, geometry: SimilarityGeometry,
+    def __init__(self, registers: np.ndarray, params: HllParams, geometry: JaccSimilarityParams,
                  threshold: float | None = None):
         if (params.p, params.w) != (geometry.p, geometry.w):
             raise ValueError(f"the sketches have p={params.p}, w={params.w} but the kernel "
@@ -138,7 +141,7 @@ class SimilarityJob:
             yield int(self.order[rank]), partners, values
 
 
-def run_all_pairs(registers: np.ndarray, params: HllParams, geometry: SimilarityGeometry,
+def run_all_pairs(registers: np.ndarray, params: HllParams, geometry: JaccSimilarityParams,
                   threshold: float | None = None, execute: Executor | None = None
                   ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """All-pairs Jaccard rows through the kernel plan; ``execute`` runs one call (default: the

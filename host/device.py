@@ -1,9 +1,9 @@
 """One device interface for every kernel: run a Vitis kernel on buffers and scalars.
 
 ``device.run(kernel, arguments)`` (and ``run_many``/``run_stream`` for a sequence of calls)
-takes a kernel (its Amaranth core or Vitis top, which carries
-the :class:`hw.vitis.description.KernelDesc` naming the arguments) and a dict from argument
-name to
+takes a kernel, named by its Params (kmerspec.kernels.<kernel>.Params, whose ``desc``, a
+:class:`kmerspec.interface.KernelDesc`, names the arguments; SimDevice also takes an RTL kernel
+object of hw/), and a dict from argument name to
 
 * ``bytes``/``bytearray``/numpy array: an input buffer, copied to device memory;
 * :class:`Output` ``(size)``: an output buffer of ``size`` bytes, read back after the run;
@@ -11,13 +11,16 @@ name to
 
 It returns a :class:`RunResult` with the bytes of every output buffer and, where the device can
 count them, the kernel cycles from ap_start to ap_done. The kernel drivers (host.drivers) pack
-inputs and unpack outputs through the layout modules (kmerspec.layout.*), the same code the cocotb
-kernel tests use, so the three devices cannot disagree on a byte:
+inputs and unpack outputs through the contract modules (kmerspec.kernels.*), the same code the
+cocotb kernel tests use, so the devices cannot disagree on a byte:
 
 * :class:`SimDevice`: the generated Verilog under Verilator (or Icarus) with cocotb, AXI memory
   models behind every m_axi port and XRT's register protocol on s_axi_control;
 * :class:`XrtDevice`: a real card through XRT's Python bindings (pyxrt), buffers allocated in the
   memory bank each m_axi port is connected to.
+
+This is the one module of host/ that reaches into hw/ and sim/ (inside :class:`SimDevice` only:
+it builds the RTL kernel from its Params and simulates it); driving a card needs neither.
 """
 
 import json
@@ -94,7 +97,11 @@ class SimDevice:
 
     def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
         """Several calls in one simulation: kernel state carries over, as on a card."""
+        from hw.build import kernel_for
+        from kmerspec.kernels import KernelParams
         from sim.runner import run_cocotb
+        if isinstance(kernel, KernelParams):
+            kernel = kernel_for(kernel)
         desc = kernel.desc
         with tempfile.TemporaryDirectory(prefix=f"{desc.name}-run-") as directory:
             directory = pathlib.Path(directory)

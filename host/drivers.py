@@ -1,46 +1,43 @@
 """Kernel drivers: pack inputs, call a kernel on a host.device device, unpack the outputs.
 
-The packing, call sequence and unpacking are the layout modules' (kmerspec.layout.*), which the
-cocotb kernel tests use too; the device (SimDevice or XrtDevice) only moves bytes. Geometry
-(lanes, bus width, pivots) does not change results, only speed: simulation uses narrow kernels
-so that it stays quick, a card uses the geometry it was built with (hw.build defaults).
+A kernel is named by its contract, the Params of kmerspec.kernels.<kernel>: its ``desc`` names
+the host arguments, and the layout functions of the same module pack and unpack them (the cocotb
+kernel tests use them too); the device (SimDevice or XrtDevice) only moves bytes, so this module
+needs no Amaranth. Geometry (lanes, bus width, pivots) does not change results, only speed:
+simulation uses narrow kernels so that it stays quick, a card uses the geometry it was built with
+(the Params defaults, which hw.build builds, unless the device carries a ``geometry``).
 """
 
 import queue
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
-from .device import Output
+from kmerspec.chunks import iter_chunks, plan_blocks
 from kmerspec.golden.hll import HllParams
+from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
 
-__all__ = ["KernelGeometry", "sketch_genomes", "all_pairs", "build_pqas", "find_motifs"]
+from .device import Output
 
-
-@dataclass(frozen=True)
-class KernelGeometry:
-    """Build parameters of the kernels that do not change results."""
-
-    sketch_lanes: int = 8
-    sketch_bytes_per_lane: int = 8
-    pivots: int = 80
-    streams: int = 4
-    jsd_lanes: int = 8
-    jsd_bytes_per_lane: int = 8
-    similarity_data_width: int = 512
-    motif_data_width: int = 512
-
+__all__ = ["SIM_GEOMETRY", "sketch_genomes", "all_pairs", "build_pqas", "find_motifs"]
 
 #: Small kernels for RTL simulation (a 64- or 128-bit bus, few pivots): quick to build and run.
-SIM_GEOMETRY = KernelGeometry(sketch_lanes=2, sketch_bytes_per_lane=4, pivots=4, streams=2,
-                              jsd_lanes=2, jsd_bytes_per_lane=8, similarity_data_width=128)
+#: Kernel name -> Params fields that differ from the defaults; the other fields follow the run.
+SIM_GEOMETRY = {
+    "jacc_sketch": {"lanes": 2, "bytes_per_lane": 4},
+    "jacc_similarity": {"pivots": 4, "streams": 2, "data_width": 128},
+    "jsd_builder": {"lanes": 2, "bytes_per_lane": 8},
+    "motif": {},
+}
 
 
-def _geometry(device) -> KernelGeometry:
-    return getattr(device, "geometry", None) or (
-        SIM_GEOMETRY if device.name == "sim" else KernelGeometry())
+def _geometry(device, kernel: str) -> dict:
+    """The geometry fields of ``kernel`` on ``device``: its own ``geometry`` mapping (a card
+    built with non-default Params), else SIM_GEOMETRY in simulation, else the defaults."""
+    geometry = getattr(device, "geometry", None) or (
+        SIM_GEOMETRY if device.name == "sim" else {})
+    return dict(geometry.get(kernel, {}))
 
 
 def prefetched(items: Iterable, depth: int = 2) -> Iterator:
@@ -91,65 +88,40 @@ def _chunked_records(device, kernel, chunks, record_bytes: int, unpack,
 
 def sketch_genomes(device, genomes: list[list[bytes]], k: int,
                    params: HllParams) -> list[np.ndarray]:
-    """HLL registers of every genome from the sketch-construction kernel."""
-    from hw.sketch.kernel import SketchKernel
-
-    from kmerspec.layout.sketch import iter_chunks, plan_blocks, unpack_records
-    geometry = _geometry(device)
-    kernel = SketchKernel(lanes=geometry.sketch_lanes,
-                          bytes_per_lane=geometry.sketch_bytes_per_lane, k=k, p=params.p,
-                          w=params.w)
-    layout = kernel.geometry
-    records = _chunked_records(device, kernel, iter_chunks(plan_blocks(genomes, layout), layout),
-                               layout.record_bytes,
-                               lambda data, count: unpack_records(data, count, layout))
+    """HLL registers of every genome from the JACC sketch kernel."""
+    kernel = jacc_sketch.Params(k=k, p=params.p, w=params.w,
+                                **_geometry(device, jacc_sketch.Params.KERNEL))
+    records = _chunked_records(device, kernel, iter_chunks(plan_blocks(genomes, kernel), kernel),
+                               kernel.record_bytes,
+                               lambda data, count: jacc_sketch.unpack_records(data, count, kernel))
     return [np.array(records[tag].registers, dtype=np.uint8) for tag in range(len(genomes))]
 
 
 def all_pairs(device, registers: np.ndarray, params: HllParams, threshold: float | None):
-    """host.similarity.all_pairs, computed by the similarity kernel's calls (host.allpairs)."""
-    from hw.similarity.kernel import SimilarityKernel
-
+    """host.similarity.all_pairs, computed by the JACC similarity kernel's calls (host.allpairs)."""
     from .allpairs import device_executor, run_all_pairs
-    geometry = _geometry(device)
-    kernel = SimilarityKernel(geometry.pivots, geometry.streams, params.p, params.w,
-                              geometry.similarity_data_width)
-    return run_all_pairs(registers, params, kernel.geometry, threshold,
-                         device_executor(device, kernel))
+    kernel = jacc_similarity.Params(p=params.p, w=params.w,
+                                    **_geometry(device, jacc_similarity.Params.KERNEL))
+    return run_all_pairs(registers, params, kernel, threshold, device_executor(device, kernel))
 
 
 def build_pqas(device, genomes: list[list[bytes]], params) -> list:
-    """The PQA of every genome from the queue-builder kernel (kmerspec.golden.pqa.Pqa objects)."""
-    from hw.jsd.kernel import QueueBuilderKernel
-
-    from kmerspec.layout.jsd import unpack_records
-    from kmerspec.layout.sketch import iter_chunks, plan_blocks
-    if not params.canonical:
-        raise ValueError("the queue-builder kernel uses canonical k-mers; drop --no-canonical "
-                         "or use --backend sw")
-    geometry = _geometry(device)
-    kernel = QueueBuilderKernel(lanes=geometry.jsd_lanes, bytes_per_lane=geometry.jsd_bytes_per_lane,
-                                k=params.k, s=params.s, sample_seed=params.sample_seed,
-                                d=params.d, cw=params.cw, R=params.R, n=params.n)
-    layout = kernel.geometry
-    chunks = iter_chunks(plan_blocks(genomes, layout.chunk_geometry), layout.chunk_geometry)
-    records = _chunked_records(device, kernel, chunks, layout.record_bytes,
-                               lambda data, count: unpack_records(data, count, layout),
+    """The PQA of every genome from the JSD queue-builder kernel (kmerspec.golden.pqa.Pqa)."""
+    kernel = jsd_builder.Params.for_algorithm(params,
+                                              **_geometry(device, jsd_builder.Params.KERNEL))
+    chunks = iter_chunks(plan_blocks(genomes, kernel), kernel)
+    records = _chunked_records(device, kernel, chunks, kernel.record_bytes,
+                               lambda data, count: jsd_builder.unpack_records(data, count, kernel),
                                {"update": int(params.update == "cm")})
     return [records[tag].pqa for tag in range(len(genomes))]
 
 
 def find_motifs(device, test_files: list[bytes], control_files: list[bytes], params) -> list:
     """Emerging k-mers (kmerspec.golden.motif.MotifRow) from the motif kernel."""
-    from hw.motif.kernel import MotifKernel
-
-    from kmerspec.layout.motif import (emerging_rows_from, pack_files, pack_thresholds, result_bytes,
-                               unpack_result)
-    width = _geometry(device).motif_data_width
-    kernel = MotifKernel(params, width)
-    test, control = pack_files(test_files), pack_files(control_files)
+    kernel = motif.Params.for_algorithm(params, **_geometry(device, motif.Params.KERNEL))
+    test, control = motif.pack_files(test_files), motif.pack_files(control_files)
     result = device.run(kernel, {
         "test": test, "test_bytes": len(test), "control": control,
-        "control_bytes": len(control), "thresholds": pack_thresholds(params),
-        "growth_q8": params.growth_q8, "result": Output(result_bytes(params, width))})
-    return emerging_rows_from(unpack_result(result.outputs["result"], params, width))
+        "control_bytes": len(control), "thresholds": motif.pack_thresholds(params),
+        "growth_q8": params.growth_q8, "result": Output(motif.result_bytes(kernel))})
+    return motif.emerging_rows_from(motif.unpack_result(result.outputs["result"], kernel))

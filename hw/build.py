@@ -1,6 +1,6 @@
 """Generate everything Vitis needs to build the kernels for a board.
 
-    python -m hw.build --board f1 [--kernels sketch,similarity,jsd,motif] [-o DIR]
+    python -m hw.build --board f1 [--kernels jacc_sketch,jacc_similarity,jsd_builder,...] [-o DIR]
                        [--config FILE] [--require-tools] [-P KERNEL.PARAM=VALUE ...]
                        [--resources] [--list]
 
@@ -15,23 +15,28 @@ is missing are printed and the exit status is 0 (non-zero with ``--require-tools
 Config file (TOML), every key optional, command-line options win::
 
     board = "f1"                     # or boards = ["f1", "u250"]
-    kernels = ["sketch", "jsd"]
+    kernels = ["jacc_sketch", "jsd_builder"]
     out = "build/hw"
     platform = "xilinx_aws-vu9p-f1_shell-v04261818_201920_3"   # instead of the board's default
     resources = true
 
-    [params.sketch]                  # constructor arguments of the kernel class
+    [params.jacc_sketch]             # fields of the kernel's Params (kmerspec/kernels/)
     p = 14
     [banks.checksum]                 # bundle -> memory bank (tag or index); default round-robin
     gmem0 = "DDR[1]"
     [compute_units]                  # CUs per kernel (default 1)
-    sketch = 2
+    jacc_sketch = 2
+
+Kernel names (registry keys = Vitis kernel names): ``jacc_sketch``, ``jacc_similarity``,
+``jsd_builder``, ``jsd_similarity``, ``motif`` and the ``checksum`` example. The names of
+earlier versions are accepted as aliases (:data:`ALIASES`): ``sketch`` (jacc_sketch),
+``similarity`` (jacc_similarity) and ``jsd`` (jsd_builder).
 """
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
-import inspect
 import json
 import os
 import pathlib
@@ -42,17 +47,21 @@ import tomllib
 
 from .vitis.boards import BoardError, list_boards, load_board
 
-__all__ = ["KERNELS", "EXAMPLES", "main", "build", "resolve_kernel", "KernelUnavailable"]
+__all__ = ["KERNELS", "ALIASES", "EXAMPLES", "main", "build", "resolve_kernel", "kernel_for",
+           "canonical_name", "KernelUnavailable"]
 
-#: Kernel registry: name -> "module:Class".  The class builds a KernelCore (or a VitisKernel).
+#: Kernel registry: name -> "module:Class".  The class builds a KernelCore (or a VitisKernel)
+#: from its ``Params`` (class attribute; kmerspec/kernels/<name>.py for the project kernels).
 KERNELS = {
     "checksum": "hw.kernels.checksum:ChecksumKernel",
-    "sketch": "hw.sketch.kernel:SketchKernel",
-    "similarity": "hw.similarity.kernel:SimilarityKernel",
-    "jsd": "hw.jsd.kernel:QueueBuilderKernel",          # per-genome PQA builder
-    "jsd_similarity": "hw.jsd.kernel:JsdSimilarityKernel",  # pairwise JSD of PQAs
+    "jacc_sketch": "hw.sketch.kernel:SketchKernel",               # HLL sketch per genome
+    "jacc_similarity": "hw.similarity.kernel:SimilarityKernel",   # all-pairs HLL features
+    "jsd_builder": "hw.jsd.kernel:QueueBuilderKernel",            # PQA per genome
+    "jsd_similarity": "hw.jsd.kernel:JsdSimilarityKernel",        # pairwise JSD of PQAs
     "motif": "hw.motif.kernel:MotifKernel",
 }
+#: Names of earlier versions, still accepted wherever a kernel name is: old name -> name.
+ALIASES = {"sketch": "jacc_sketch", "similarity": "jacc_similarity", "jsd": "jsd_builder"}
 #: Infrastructure examples: buildable by name, not part of the default kernel list.
 EXAMPLES = {"checksum"}
 
@@ -63,8 +72,14 @@ class KernelUnavailable(Exception):
     pass
 
 
+def canonical_name(name):
+    """``name`` with an alias (:data:`ALIASES`) replaced by the kernel's name."""
+    return ALIASES.get(name, name)
+
+
 def resolve_kernel(name):
     """The kernel class registered as ``name``; :class:`KernelUnavailable` with a readable reason."""
+    name = canonical_name(name)
     if name not in KERNELS:
         raise KernelUnavailable(f"unknown kernel {name!r} (known: {', '.join(KERNELS)})")
     modname, clsname = KERNELS[name].split(":")
@@ -95,13 +110,14 @@ def available_kernels():
     return out
 
 
+def kernel_for(params):
+    """The RTL kernel for a kernel's Params (``params.KERNEL`` names it)."""
+    return resolve_kernel(params.KERNEL)(params)
+
+
 def kernel_params(cls):
-    """``{name: default}`` of the kernel class's constructor keyword arguments."""
-    out = {}
-    for p in inspect.signature(cls).parameters.values():
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty:
-            out[p.name] = p.default
-    return out
+    """``{name: default}`` of the fields of the kernel class's ``Params``."""
+    return {field.name: field.default for field in dataclasses.fields(cls.Params)}
 
 
 def _convert(value, default):
@@ -129,7 +145,7 @@ def instantiate(name, cls, params):
             raise ValueError(f"kernel {name!r} has no parameter {k!r} "
                              f"(parameters: {', '.join(known) or 'none'})")
         kwargs[k] = _convert(v, known[k])
-    obj = cls(**kwargs)
+    obj = cls(cls.Params(**kwargs))
     top = obj if isinstance(obj, VitisKernel) else VitisKernel(obj)
     return top, {**known, **kwargs}
 
@@ -228,15 +244,16 @@ def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platf
     """Generate (and, with the tools present, run) the build.  Returns ``(status, summary)``."""
     from .vitis.link import bank_assignment, link_cfg
     params = params or {}
-    banks = banks or {}
-    cus = cus or {}
+    banks = {canonical_name(k): v for k, v in (banks or {}).items()}
+    cus = {canonical_name(k): v for k, v in (cus or {}).items()}
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     board_objs = [load_board(b) for b in boards]
 
     kernels = []
     problems = []
-    for name in kernel_names:
+    params = {canonical_name(k): v for k, v in params.items()}
+    for name in map(canonical_name, kernel_names):
         try:
             cls = resolve_kernel(name)
         except KernelUnavailable as e:
@@ -352,7 +369,8 @@ def _parser():
     p.add_argument("-o", "--out", help="output directory (default build/hw)")
     p.add_argument("--config", help="TOML file with board, kernels, params, banks, ...")
     p.add_argument("-P", "--param", action="append", default=[], metavar="KERNEL.NAME=VALUE",
-                   help="kernel constructor parameter, e.g. -P sketch.p=14 (repeatable)")
+                   help="kernel build parameter (a field of its Params), e.g. -P jacc_sketch.p=14 "
+                   "(repeatable)")
     p.add_argument("--platform", help="Vitis platform instead of the board's default")
     p.add_argument("--resources", action="store_true",
                    help="Yosys resource/logic-depth report per kernel (slow: minutes)")
@@ -392,9 +410,9 @@ def main(argv=None):
         boards = cfg.get("boards") or ([cfg["board"]] if "board" in cfg else ["f1"])
 
     if args.kernels:
-        names = [k for k in args.kernels.split(",") if k]
+        names = [canonical_name(k) for k in args.kernels.split(",") if k]
     elif "kernels" in cfg:
-        names = list(cfg["kernels"])
+        names = [canonical_name(k) for k in cfg["kernels"]]
     else:
         names = [k for k in available_kernels() if k not in EXAMPLES]
         if not names:
@@ -409,7 +427,8 @@ def main(argv=None):
         except ValueError:
             print(f"error: -P expects KERNEL.NAME=VALUE, got {item!r}", file=sys.stderr)
             return 2
-        params.setdefault(kname, {})[pname] = value
+        params.setdefault(canonical_name(kname), {})[pname] = value
+    params = {canonical_name(k): v for k, v in params.items()}
     for kname in params:
         if kname not in KERNELS:
             print(f"error: parameters for unknown kernel {kname!r}", file=sys.stderr)

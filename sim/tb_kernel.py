@@ -15,7 +15,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, ReadOnly
 from sim.runner import params
 from sim.tb_common import start_clock_reset, make_axil_master, make_axi_ram, set_axi_ram_pauses
 from sim.kernel_driver import KernelDriver
-from hw.axi.regmap import GIE, IER, ISR
+from kmerspec.regmap import GIE, IER, ISR
 
 P = params()
 KERNEL = P.get("kernel", "checksum")
@@ -33,8 +33,8 @@ FILL = 0xA5
 
 def make_desc():
     if KERNEL == "checksum":
-        from hw.kernels.checksum import checksum_desc
-        return checksum_desc(DW)
+        from hw.kernels.checksum import ChecksumParams
+        return ChecksumParams(DW).desc
     from sim.harness import CopyKernel
     return CopyKernel(DW).desc
 

@@ -6,14 +6,14 @@ import random
 import pytest
 
 from host.device import DeviceError, Output, SimDevice, XrtDevice
-from hw.kernels.checksum import ChecksumKernel, checksum_model
+from hw.kernels.checksum import ChecksumParams, checksum_model
 
 
 def test_sim_device_runs_a_kernel_with_backpressure():
     rng = random.Random(2)
     data = bytes(rng.getrandbits(8) for _ in range(5000))
     device = SimDevice(pause=0.3, seed=4)
-    result = device.run(ChecksumKernel(data_width=512), {
+    result = device.run(ChecksumParams(data_width=512), {
         "src": data, "n_bytes": len(data), "dst": Output(len(data)), "res": Output(64)})
     assert result.outputs["dst"] == data
     assert result.outputs["res"] == checksum_model(data, 512)
@@ -22,7 +22,7 @@ def test_sim_device_runs_a_kernel_with_backpressure():
 
 def test_arguments_are_checked():
     with pytest.raises(DeviceError, match=r"arguments \['res'\] missing, \['extra'\] unknown"):
-        SimDevice().run(ChecksumKernel(), {"src": b"", "n_bytes": 0, "dst": Output(1),
+        SimDevice().run(ChecksumParams(), {"src": b"", "n_bytes": 0, "dst": Output(1),
                                            "extra": 1})
 
 
@@ -41,7 +41,7 @@ def test_sim_device_runs_several_calls_in_one_simulation():
     device = SimDevice()
     calls = [{"src": bytes([i]) * (100 + 70 * i), "n_bytes": 100 + 70 * i,
               "dst": Output(100 + 70 * i), "res": Output(64)} for i in range(3)]
-    results = device.run_many(ChecksumKernel(data_width=512), calls)
+    results = device.run_many(ChecksumParams(data_width=512), calls)
     for call, result in zip(calls, results):
         assert result.outputs["dst"] == call["src"]
         assert result.outputs["res"] == checksum_model(call["src"], 512)

@@ -2,27 +2,27 @@
 """Queue-builder core (chunk beats -> PQA records) in the Amaranth simulator vs the golden model,
 including the Count-Min counters of every lane at every genome end."""
 
+import dataclasses
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from kmerspec.golden.jsd import JsdParams
-from kmerspec.layout.jsd import JsdGeometry, unpack_records
-from kmerspec.layout.sketch import pack_chunks, plan_blocks
-from hw.jsd.builder import BuilderParams, QueueBuilderCore
+from kmerspec.chunks import pack_chunks, plan_blocks
+from kmerspec.kernels.jsd_builder import Params, unpack_records
+from hw.jsd.builder import QueueBuilderCore
 from sim.jsd.golden import compare_records, expected_record, expected_state
 from tests.genomes import random_genome_bytes
 
 
-def run_core(params: BuilderParams, genomes, update="cu", stall_probability=0.2, seed=0,
+def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0,
              max_block_beats=6):
     """Run every genome through the core; return (records, Count-Min snapshots per tag,
     input beats, cycles)."""
     rng = random.Random(seed)
-    geometry = JsdGeometry(params.lanes, params.bytes_per_lane, params.R, params.n)
-    blocks = plan_blocks(genomes, geometry.chunk_geometry, max_block_beats=max_block_beats)
-    chunks = pack_chunks(blocks, geometry.chunk_geometry)
+    geometry = params
+    blocks = plan_blocks(genomes, geometry, max_block_beats=max_block_beats)
+    chunks = pack_chunks(blocks, geometry)
     dut = QueueBuilderCore(params)
     bus_bytes = geometry.bus_bytes
     output = bytearray()
@@ -77,10 +77,9 @@ def run_core(params: BuilderParams, genomes, update="cu", stall_probability=0.2,
     return unpack_records(bytes(output), count, geometry), snapshots, stats
 
 
-def check_core(params: BuilderParams, genomes, update="cu", **kwargs):
+def check_core(params: Params, genomes, update="cu", **kwargs):
     records, snapshots, stats = run_core(params, genomes, update, **kwargs)
-    golden = JsdParams(k=params.k, s=params.s, sample_seed=params.sample_seed, d=params.d,
-                       cw=params.cw, R=params.R, n=params.n, update=update)
+    golden = dataclasses.replace(params.algorithm, update=update)
     by_tag = {record.tag: record for record in records}
     assert sorted(by_tag) == list(range(len(genomes)))
     compare_records([by_tag[t] for t in range(len(genomes))],
@@ -103,30 +102,27 @@ def small_genomes(seed, count, length):
 
 @pytest.mark.parametrize("update", ["cu", "cm"])
 def test_builder_core_sampled(update):
-    params = BuilderParams(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2,
-                           fifo_depth=32)
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=32)
     check_core(params, small_genomes(1, 4, 150), update)
 
 
 def test_builder_core_every_kmer_with_backpressure():
     """s = 0: up to 8 k-mers per beat per lane against one insertion per cycle: the FIFO and
     the hold must lose nothing; 4 entries per queue, a queue spans two 128-bit beats."""
-    params = BuilderParams(lanes=2, bytes_per_lane=8, k=5, s=0, d=2, cw=3, R=2, n=4,
-                           fifo_depth=32)
+    params = Params(lanes=2, bytes_per_lane=8, k=5, s=0, d=2, cw=3, R=2, n=4, fifo_depth=32)
     check_core(params, small_genomes(2, 3, 120), stall_probability=0.4)
 
 
 def test_builder_rejects_a_fifo_shallower_than_the_front_end():
     with pytest.raises(ValueError, match="fifo_depth"):
-        QueueBuilderCore(BuilderParams(lanes=2, bytes_per_lane=8, fifo_depth=8))
+        QueueBuilderCore(Params(lanes=2, bytes_per_lane=8, fifo_depth=8))
 
 
 def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse():
     """s = 6: about one sampled k-mer in 8 beats per lane, so the lanes never fill their FIFOs
     and the core takes one chunk beat per cycle; each genome end costs its lane a stop of the
     pipeline flush, 2^R queue beats and the trailer."""
-    params = BuilderParams(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2,
-                           fifo_depth=32)
+    params = Params(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2, fifo_depth=32)
     rng = random.Random(6)
     genomes = [[b">g\n" + bytes(rng.choice(b"ACGT") for _ in range(1500)) + b"\n"]
                for _ in range(4)]

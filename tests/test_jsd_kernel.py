@@ -8,16 +8,17 @@ import pytest
 
 from kmerspec.golden.entropy import jsd_fixed
 from kmerspec.golden.jsd import JsdParams
-from hw.jsd.kernel import QueueBuilderKernel
-from sim.jsd.backend import build_pqas_sim, builder_kernel, jsd_rows_sim, similarity_kernel
+from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel
+from kmerspec.kernels import jsd_builder, jsd_similarity
+from sim.jsd.backend import build_pqas_sim, jsd_rows_sim
 from sim.jsd.golden import compare_records, expected_record
-from sim.runner import available_simulators, run_cocotb
+from sim.runner import available_simulators, run_kernel_bench
 from tests.genomes import random_genome_bytes
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
-SMALL = dict(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2)
 SMALL_PARAMS = JsdParams(k=7, s=1, d=3, cw=4, R=3, n=2)
+SMALL = jsd_builder.Params.for_algorithm(SMALL_PARAMS, lanes=2, bytes_per_lane=8)
 
 
 def genomes():
@@ -36,11 +37,9 @@ def genomes():
 @pytest.mark.slow
 @pytest.mark.parametrize("update,pause", [("cu", 0.0), ("cm", 0.3)])
 def test_builder_kernel_matches_golden(update, pause):
-    kernel, name = builder_kernel(SMALL_PARAMS, SMALL["lanes"], SMALL["bytes_per_lane"])
-    run_cocotb(kernel, "sim.jsd.tb_builder_kernel", toplevel=name,
-               parameters={"params": SMALL, "genomes": genomes(), "update": update,
-                           "pause": pause, "seed": 5, "max_chunk_bytes": 1024,
-                           "max_block_beats": 8, "data_width": 128})
+    run_kernel_bench(SMALL, "sim.jsd.tb_builder_kernel",
+                     {"genomes": genomes(), "update": update, "pause": pause, "seed": 5,
+                      "max_chunk_bytes": 1024, "max_block_beats": 8})
 
 
 def test_default_geometry_converts_to_verilog():
@@ -53,7 +52,6 @@ def test_default_geometry_converts_to_verilog():
 
     from hw.jsd.countmin import CountMinRows
     from hw.jsd.entropy import EntropyUnit
-    from hw.jsd.kernel import JsdSimilarityKernel
     from hw.jsd.murmur3 import Murmur3Hashes
     from hw.jsd.pqa import PqaInsert
     from hw.jsd.sampler import Sampler
@@ -65,7 +63,7 @@ def test_default_geometry_converts_to_verilog():
                  for _, _, value in part.signature.flatten(part)
                  if isinstance(value, (Signal, data.View))]
         assert "module part(" in verilog.convert(part, name="part", ports=ports)
-    text = to_verilog(JsdSimilarityKernel(pivots=1))
+    text = to_verilog(JsdSimilarityKernel(jsd_similarity.Params(pivots=1)))
     assert "module jsd_similarity(" in text
     for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
                  "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
@@ -75,31 +73,27 @@ def test_default_geometry_converts_to_verilog():
 @pytest.mark.slow
 def test_full_default_kernels_convert_to_verilog():
     """T = 8 lanes x 8 bytes (512-bit bus) and 8 pivots: slow (eight lane parsers)."""
-    from hw.jsd.kernel import JsdSimilarityKernel
     from hw.vitis.top import to_verilog
 
-    assert "module jsd_build(" in to_verilog(QueueBuilderKernel())
+    assert "module jsd_builder(" in to_verilog(QueueBuilderKernel())
     assert "module jsd_similarity(" in to_verilog(JsdSimilarityKernel())
 
 
 def test_builder_kernel_rejects_bad_parameters():
     with pytest.raises(ValueError, match="cw"):
-        QueueBuilderKernel(cw=0)
+        jsd_builder.Params(cw=0)
     with pytest.raises(ValueError, match="queue"):
-        QueueBuilderKernel(n=4)  # 256-bit queues on a 512-bit bus
+        jsd_builder.Params(n=4)  # 256-bit queues on a 512-bit bus
 
 
-SIMILARITY = dict(pivots=3, R=3, n=2, data_width=128)
+SIMILARITY = jsd_similarity.Params(pivots=3, R=3, n=2, data_width=128)
 
 
 def test_similarity_kernel_matches_golden():
     runs = [{"pivots": [0, 1, 6], "pqas": [0, 1, 2, 3, 4, 5, 6], "mode": "textbook"},
             {"pivots": [2, 3], "pqas": [5, 2, 6, 0], "mode": "counts"}]
-    kernel, name = similarity_kernel(SIMILARITY["pivots"], SIMILARITY["R"], SIMILARITY["n"],
-                                     SIMILARITY["data_width"])
-    run_cocotb(kernel, "sim.jsd.tb_similarity_kernel", toplevel=name,
-               parameters={"params": SIMILARITY, "runs": runs, "records": 6, "pause": 0.3,
-                           "seed": 2, "data_width": 128})
+    run_kernel_bench(SIMILARITY, "sim.jsd.tb_similarity_kernel",
+                     {"runs": runs, "records": 6, "pause": 0.3, "seed": 2})
 
 
 @pytest.mark.slow  # the builder kernel's Verilator build, see above
@@ -111,6 +105,6 @@ def test_sim_backend_runs_both_kernels():
     records = build_pqas_sim(files, SMALL_PARAMS)
     compare_records(records, [expected_record(tag, genome, SMALL_PARAMS)
                               for tag, genome in enumerate(files)])
-    rows = jsd_rows_sim(records[:2], records, R=3, n=2, pivot_units=SIMILARITY["pivots"])
+    rows = jsd_rows_sim(records[:2], records, R=3, n=2, pivot_units=SIMILARITY.pivots)
     assert rows == [[jsd_fixed(p.pqa, r.pqa, "textbook", p.entropy, r.entropy)
                      for p in records[:2]] for r in records]

@@ -9,8 +9,9 @@ from amaranth.sim import Simulator
 
 from kmerspec.golden.entropy import jsd_fixed
 from kmerspec.golden.jsd import JsdParams
-from kmerspec.layout.jsd import JsdGeometry, pack_pqa, pack_trailer, unpack_results
-from hw.jsd.similarity import JsdSimilarityCore, SimilarityParams
+from kmerspec.kernels.jsd_builder import pack_pqa, pack_trailer
+from kmerspec.kernels.jsd_similarity import Params, unpack_results
+from hw.jsd.similarity import JsdSimilarityCore
 from sim.jsd.golden import random_records
 
 
@@ -18,9 +19,9 @@ def make_records(params: JsdParams, count, seed):
     return random_records(params.R, params.n, count, seed)
 
 
-def run_similarity(sp: SimilarityParams, pivots, streamed, counts_mode, stall=0.2, seed=0):
+def run_similarity(sp: Params, pivots, streamed, counts_mode, stall=0.2, seed=0):
     rng = random.Random(seed)
-    geometry = JsdGeometry(lanes=sp.bus_bits // 64, bytes_per_lane=8, R=sp.R, n=sp.n)
+    geometry = sp
     beats = []
     for record in pivots + streamed:
         data = pack_trailer(record, geometry) + pack_pqa(record.pqa)
@@ -71,7 +72,7 @@ def run_similarity(sp: SimilarityParams, pivots, streamed, counts_mode, stall=0.
 def test_similarity_core_matches_jsd_fixed(mode):
     params = JsdParams(k=9, s=0, d=3, cw=5, R=2, n=2)
     records = make_records(params, 6, seed=3)
-    sp = SimilarityParams(pivots=3, R=2, n=2, bus_bits=128)
+    sp = Params(pivots=3, R=2, n=2, data_width=128)
     pivots = [records[0], records[1], records[-1]]   # the empty PQA is a pivot too
     streamed = records
     results, _, _ = run_similarity(sp, pivots, streamed, mode == "counts")
@@ -86,7 +87,7 @@ def test_similarity_core_fewer_pivots_than_units_and_two_beat_queues():
     read 0; one queue per two input beats."""
     params = JsdParams(k=9, s=0, d=3, cw=6, R=3, n=4)
     records = make_records(params, 4, seed=8)
-    sp = SimilarityParams(pivots=4, R=3, n=4, bus_bits=128)
+    sp = Params(pivots=4, R=3, n=4, data_width=128)
     pivots = records[:2]
     results, cycles, beat_count = run_similarity(sp, pivots, records, False, stall=0.0)
     for row, record in zip(results, records):
@@ -98,6 +99,6 @@ def test_similarity_core_fewer_pivots_than_units_and_two_beat_queues():
 
 def test_similarity_params_are_checked():
     with pytest.raises(ValueError, match="pivots"):
-        SimilarityParams(pivots=17, bus_bits=512)
+        Params(pivots=17, data_width=512)
     with pytest.raises(ValueError, match="queue"):
-        SimilarityParams(n=4, bus_bits=512)
+        Params(n=4, data_width=512)

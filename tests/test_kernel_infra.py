@@ -5,7 +5,7 @@ burst reader/writer (1 beat/cycle, 4 KiB crossings, unaligned lengths, 256-beat 
 import pytest
 
 from hw.axi import RegArg
-from hw.kernels.checksum import ChecksumKernel, checksum_desc
+from hw.kernels.checksum import ChecksumKernel, ChecksumParams
 from hw.vitis import VitisKernel
 from hw.vitis.kernel_xml import kernel_xml, parse_kernel_xml
 from sim.harness import ControlHarness, CopyKernel
@@ -22,7 +22,7 @@ def _regs_from_kernel_xml(desc):
 def test_control_regmap_matches_kernel_xml():
     """Offsets come from the generated kernel.xml; the cocotb test writes/reads every one of them
     over AXI-Lite and checks what the RTL register (and the snapshot at start) holds."""
-    regs, parsed = _regs_from_kernel_xml(checksum_desc())
+    regs, parsed = _regs_from_kernel_xml(ChecksumParams().desc)
     assert [r[2] for r in regs] == [0x10, 0x18, 0x20, 0x28]
     reg_args = [RegArg(n, w) for n, w, _ in regs]
     run_cocotb(ControlHarness(reg_args), "sim.tb_control", toplevel="ctl_harness",

@@ -7,7 +7,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from kmerspec.layout.motif import pack_files
+from kmerspec.kernels.motif import pack_files
 from hw.motif.frontend import BaseFrontEnd
 from tests.test_motif_engine import base_events, random_fasta
 

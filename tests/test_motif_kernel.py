@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from kmerspec.golden.motif import MotifParams
 from hw.motif.kernel import MotifKernel
-from sim.motif.backend import kernel_toplevel
-from sim.runner import available_simulators, run_cocotb
+from kmerspec.golden.motif import MotifParams
+from kmerspec.kernels.motif import Params
+from sim.runner import available_simulators, run_kernel_bench
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
@@ -54,10 +54,8 @@ def runs():
 
 @pytest.mark.parametrize("pause", [0.0, 0.3])
 def test_motif_kernel_matches_golden(pause):
-    run_cocotb(MotifKernel(MotifParams(**GEOMETRY)), "sim.motif.tb_motif_kernel",
-               toplevel=kernel_toplevel(MotifParams(**GEOMETRY)),
-               parameters={"params": GEOMETRY, "runs": runs(), "pause": pause, "seed": 3,
-                           "max_overhead_cycles": 64})
+    run_kernel_bench(Params(**GEOMETRY), "sim.motif.tb_motif_kernel",
+                     {"runs": runs(), "pause": pause, "seed": 3, "max_overhead_cycles": 64})
 
 
 def test_default_kernel_converts_to_verilog():
@@ -74,8 +72,8 @@ def test_default_kernel_converts_to_verilog():
 
 def test_kernel_rejects_bad_parameters():
     with pytest.raises(ValueError, match="counter_bits"):
-        MotifKernel(counter_bits=20)
+        Params(counter_bits=20)
     with pytest.raises(ValueError, match="data_width"):
-        MotifKernel(data_width=256)
+        Params(data_width=256)
     with pytest.raises(ValueError, match="canonical"):
-        MotifKernel(MotifParams(canonical=True))
+        Params.for_algorithm(MotifParams(canonical=True))

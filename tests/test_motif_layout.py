@@ -1,4 +1,4 @@
-"""kmerspec/layout/motif.py: file packing keeps the k-mers of every file apart, the thresholds record,
+"""kmerspec/kernels/motif.py: file packing keeps the k-mers of every file apart, the thresholds record,
 and result decoding with its error checks."""
 
 import struct
@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from kmerspec.golden.motif import MotifParams
 from kmerspec.golden.parse import genome_kmers
-from kmerspec.layout.motif import (ENTRY_BYTES, SUMMARY_MAGIC, emerging_rows_from, pack_files,
-                               pack_thresholds, result_bytes, unpack_result)
+from kmerspec.kernels.motif import (ENTRY_BYTES, SUMMARY_MAGIC, Params, emerging_rows_from,
+                                    pack_files, pack_thresholds, result_bytes, unpack_result)
 
 LINES = st.sampled_from([b">h", b"@q", b"+", b"ACGT", b"acgtN", b"GG", b"", b"IIII", b"\r"])
 FILES = st.lists(st.lists(LINES, max_size=8).map(b"\n".join), min_size=1, max_size=4)
@@ -50,7 +50,7 @@ def _result(params, entries):
 
 
 def test_unpack_result():
-    params = MotifParams(kmin=3, kmax=4, store_sets=2, store_ways=3)
+    params = Params(kmin=3, kmax=4, store_sets=2, store_ways=3)
     assert result_bytes(params) == 192 + 64
     buffer = _result(params, {(1, 1, 2): (0b00011011, 9, 3, 1, 4),
                               (0, 0, 0): (0b000110, 5, 1, 0, 7)})
@@ -65,11 +65,11 @@ def test_unpack_result():
 
 
 def test_unpack_result_errors():
-    params = MotifParams(kmin=3, kmax=4, store_sets=2, store_ways=3)
+    params = Params(kmin=3, kmax=4, store_sets=2, store_ways=3)
     buffer = _result(params, {})
     with pytest.raises(ValueError, match="expected 256"):
         unpack_result(buffer[:100], params)
     with pytest.raises(ValueError, match="magic"):
         unpack_result(bytes(len(buffer)), params)
     with pytest.raises(ValueError, match="built for"):
-        unpack_result(buffer, MotifParams(kmin=4, kmax=5, store_sets=2, store_ways=3))
+        unpack_result(buffer, Params(kmin=4, kmax=5, store_sets=2, store_ways=3))

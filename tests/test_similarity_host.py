@@ -1,4 +1,4 @@
-"""Host side of the similarity kernel: geometry checks, the byte layouts of the sketch buffer and
+"""Host side of the JACC similarity kernel: Params checks, the byte layouts of the sketch buffer and
 the feature records, the call plan (every wanted pair exactly once, N not a multiple of V or D,
 pruning), and the software model through the whole host flow against host.similarity.all_pairs."""
 
@@ -9,9 +9,9 @@ import pytest
 
 from host.allpairs import SimilarityJob, execute_model, run_all_pairs, write_similarity
 from kmerspec.golden.hll import HllParams, features
-from kmerspec.layout.similarity import (KernelCall, SimilarityGeometry, call_pairs, pack_features,
-                                    pack_sketches, partner_stops, plan_calls, unpack_features,
-                                    unpack_groups)
+from kmerspec.kernels.jacc_similarity import (KernelCall, Params, call_pairs, pack_features,
+                                              pack_sketches, partner_stops, plan_calls,
+                                              unpack_features, unpack_groups)
 from host.similarity import all_pairs
 from sim.similarity.sketches import sketch_set
 
@@ -32,27 +32,27 @@ def _random_registers(rng, n, params):
     ({"p": 7}, r"p must be an integer from 8 to 18, not 7"),
     ({"w": 9}, r"w must be an integer from 4 to 8, not 9"),
     ({"pivots": 256, "streams": 256, "p": 8}, r"streams \(D\) must be a power of two"),
-    ({"pivots": 1, "streams": 1, "p": 8, "bus_bits": 2048},
+    ({"pivots": 1, "streams": 1, "p": 8, "data_width": 2048},
      r"a sketch \(1024 bits\) is smaller than a slot \(2048 bits\)"),
 ])
 def test_geometry_rejects_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        SimilarityGeometry(**kwargs)
+        Params(**kwargs)
 
 
 def test_geometry_of_the_jacc_fpga_build():
-    g = SimilarityGeometry(80, 4, 14, 4)
+    g = Params(80, 4, 14, 4)
     assert (g.slot_bits, g.registers_per_slot, g.beats_per_group) == (128, 32, 512)
     assert (g.group_bytes, g.record_bytes, g.record_beats, g.record_block_bytes) == \
         (32768, 8, 40, 2560)
-    assert SimilarityGeometry(4, 2, 18, 4).record_bytes == 16     # Z has 34 bits
-    assert SimilarityGeometry(4, 2, 14, 5).field_bits == 8
+    assert Params(4, 2, 18, 4).record_bytes == 16     # Z has 34 bits
+    assert Params(4, 2, 14, 5).field_bits == 8
 
 
 def test_sketch_buffer_byte_layout():
     """The documented table: beat b of group g, slot s = registers [b R, (b+1) R) of sketch
     g D + s; two 4-bit registers per byte, the lower index in the low nibble."""
-    g = SimilarityGeometry(2, 2, 8, 4)           # R = 64 registers per 256-bit slot, 4 beats
+    g = Params(2, 2, 8, 4)           # R = 64 registers per 256-bit slot, 4 beats
     registers = np.zeros((3, 256), dtype=np.uint8)
     registers[0, 0], registers[0, 1] = 3, 5
     registers[1, 64] = 7                          # beat 1, slot 1
@@ -67,7 +67,7 @@ def test_sketch_buffer_byte_layout():
 
 @pytest.mark.parametrize("v, d, p, w", [(4, 2, 8, 4), (8, 4, 10, 5), (2, 1, 8, 8), (4, 4, 9, 4)])
 def test_sketch_buffer_round_trip(v, d, p, w):
-    g = SimilarityGeometry(v, d, p, w)
+    g = Params(v, d, p, w)
     rng = np.random.default_rng(p * 10 + w)
     registers = _random_registers(rng, 7, HllParams(p, w))
     groups = unpack_groups(pack_sketches(registers, g), 0, -(-7 // d), g)
@@ -76,7 +76,7 @@ def test_sketch_buffer_round_trip(v, d, p, w):
 
 
 def test_bad_sketch_buffers_are_named():
-    g = SimilarityGeometry(4, 2, 8, 4)
+    g = Params(4, 2, 8, 4)
     with pytest.raises(ValueError, match=r"must be an n x 256 array, not shape \(3, 128\)"):
         pack_sketches(np.zeros((3, 128), dtype=np.uint8), g)
     with pytest.raises(ValueError, match="a register exceeds the largest rank 15 of w = 4"):
@@ -86,7 +86,7 @@ def test_bad_sketch_buffers_are_named():
 
 
 def test_feature_records_round_trip_and_layout():
-    g = SimilarityGeometry(2, 2, 18, 4)            # 16-byte records: Z needs 34 bits
+    g = Params(2, 2, 18, 4)            # 16-byte records: Z needs 34 bits
     z = np.array([[[1 << 33, 5], [0, 77]]], dtype=object)
     nz = np.array([[[1 << 18, 0], [3, 4]]])
     data = pack_features(z, nz, g)
@@ -104,7 +104,7 @@ def _wanted(n, stops):
 @pytest.mark.parametrize("v, d", [(4, 2), (8, 4), (2, 2), (6, 2), (1, 1)])
 @pytest.mark.parametrize("threshold", [None, 0.5])
 def test_plan_covers_every_pair_once(n, v, d, threshold):
-    g = SimilarityGeometry(v, d, 8, 4)
+    g = Params(v, d, 8, 4)
     cards = np.sort(np.random.default_rng(n).uniform(0, 100, n))
     cards[: n // 4] = 0.0                           # empty sketches too
     stops = partner_stops(cards, threshold)
@@ -119,7 +119,7 @@ def test_plan_covers_every_pair_once(n, v, d, threshold):
 
 
 def test_pruning_shortens_the_stream():
-    g = SimilarityGeometry(4, 2, 8, 4)
+    g = Params(4, 2, 8, 4)
     cards = np.geomspace(10, 10000, 40)
     full = plan_calls(40, g, partner_stops(cards, None))
     pruned = plan_calls(40, g, partner_stops(cards, 0.5))
@@ -135,7 +135,7 @@ def test_pruning_shortens_the_stream():
 
 def test_model_records_are_golden_union_features():
     """A call's records straight from kmerspec.golden.hll.features, per the visibility rule."""
-    g = SimilarityGeometry(4, 2, 8, 4)
+    g = Params(4, 2, 8, 4)
     params = HllParams(8, 4)
     registers = _random_registers(np.random.default_rng(9), 11, params)
     buffer = pack_sketches(registers, g)
@@ -156,7 +156,7 @@ def test_model_records_are_golden_union_features():
 def test_sw_backend_equals_all_pairs(v, d, p, w, threshold):
     params = HllParams(p, w)
     registers = sketch_set(14, 5, params, seed=p + w, length=2000)
-    got = list(run_all_pairs(registers, params, SimilarityGeometry(v, d, p, w), threshold))
+    got = list(run_all_pairs(registers, params, Params(v, d, p, w), threshold))
     expected = list(all_pairs(registers, params, threshold))
     assert len(got) == len(expected)
     for (i, js, values), (ei, ejs, evalues) in zip(got, expected):
@@ -169,7 +169,7 @@ def test_sw_backend_equals_all_pairs(v, d, p, w, threshold):
 def test_tiny_sets(n):
     params = HllParams(8, 4)
     registers = _random_registers(np.random.default_rng(n), n, params)
-    got = list(run_all_pairs(registers, params, SimilarityGeometry(4, 2, 8, 4)))
+    got = list(run_all_pairs(registers, params, Params(4, 2, 8, 4)))
     assert [(i, js.tolist(), v.tolist()) for i, js, v in got] == \
         [(i, js.tolist(), v.tolist()) for i, js, v in all_pairs(registers, params)]
 
@@ -178,8 +178,8 @@ def test_job_rejects_mismatched_parameters_and_records():
     params = HllParams(8, 4)
     with pytest.raises(ValueError,
                        match="the sketches have p=8, w=4 but the kernel geometry has p=9, w=4"):
-        SimilarityJob(np.zeros((2, 256), dtype=np.uint8), params, SimilarityGeometry(4, 2, 9, 4))
-    job = SimilarityJob(np.zeros((5, 256), dtype=np.uint8), params, SimilarityGeometry(4, 2, 8, 4))
+        SimilarityJob(np.zeros((2, 256), dtype=np.uint8), params, Params(4, 2, 9, 4))
+    job = SimilarityJob(np.zeros((5, 256), dtype=np.uint8), params, Params(4, 2, 8, 4))
     with pytest.raises(ValueError, match="0 feature blocks for 1 calls"):
         list(job.rows([]))
 
@@ -188,7 +188,7 @@ def test_write_similarity_formats():
     params = HllParams(8, 4)
     registers = sketch_set(8, 0, params, seed=4, length=1500)
     names = [f"g{i}" for i in range(len(registers))]
-    g = SimilarityGeometry(4, 2, 8, 4)
+    g = Params(4, 2, 8, 4)
     outputs = {}
     for fmt in ("tsv", "phylip", "edges"):
         out = io.StringIO()

@@ -20,7 +20,8 @@ from kmerspec.golden.hll import HllParams, estimate, features, jaccard
 from host.similarity import all_pairs
 from hw.similarity import SimilarityKernel
 from hw.similarity.kernel import call_cycles_model
-from sim.runner import available_simulators, run_cocotb
+from kmerspec.kernels.jacc_similarity import Params
+from sim.runner import available_simulators, run_kernel_bench
 from sim.similarity.sketches import sketch_set
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
@@ -39,13 +40,11 @@ def kernel_run(request, tmp_path_factory):
     registers = sketch_set(genomes, randoms, params, seed=3)
     path = tmp_path_factory.mktemp("similarity")
     np.save(path / "sketches.npy", registers)
-    kernel = SimilarityKernel(v, d, p, w)
-    run_cocotb(kernel, "sim.similarity.tb_kernel",
-               parameters={"pivots": v, "streams": d, "p": p, "w": w,
-                           "sketches": str(path / "sketches.npy"), "seed": 5,
-                           "runs": [[None, 0.0, None], [threshold, 0.3, None],
-                                    [None, 0.2, partial]],
-                           "out": str(path / "report.json")})
+    kernel = SimilarityKernel(Params(v, d, p, w))
+    run_kernel_bench(kernel.params, "sim.similarity.tb_kernel",
+                     {"sketches": str(path / "sketches.npy"), "seed": 5,
+                      "runs": [[None, 0.0, None], [threshold, 0.3, None], [None, 0.2, partial]],
+                      "out": str(path / "report.json")})
     report = json.loads((path / "report.json").read_text())
     return registers, params, kernel, report
 
@@ -67,14 +66,14 @@ def _job(kernel_run, run):
     """The run's job (its plan) and the feature records the kernel wrote for each call."""
     registers, params, kernel, report = kernel_run
     registers = registers[:report[run]["count"]]
-    job = SimilarityJob(registers, params, kernel.geometry, report[run]["threshold"])
+    job = SimilarityJob(registers, params, kernel.params, report[run]["threshold"])
     assert len(report[run]["features"]) == len(job.calls)
     return job, registers, [bytes.fromhex(h) for h in report[run]["features"]]
 
 
 @pytest.mark.parametrize("run", [0, 1, 2])
 def test_every_record_equals_golden_union_features(kernel_run, run):
-    geometry = kernel_run[2].geometry
+    geometry = kernel_run[2].params
     job, registers, features_of_calls = _job(kernel_run, run)
     if run == 2:
         assert job.calls[-1].pivot_groups < geometry.pivot_groups
@@ -126,10 +125,10 @@ def test_pruning_keeps_every_pair_above_threshold(kernel_run):
                 assert pair not in kept
     assert above >= 5, "the sketch set must have pairs above the threshold"
     pruned_groups = sum(c.groups for c in job.calls)
-    full_groups = sum(c.groups for c in SimilarityJob(registers, params, kernel.geometry).calls)
+    full_groups = sum(c.groups for c in SimilarityJob(registers, params, kernel.params).calls)
     assert pruned_groups <= full_groups
     largest_pivot_stops = [job.stops[c.first_pivot + c.n_pivots - 1] for c in job.calls]
-    if min(largest_pivot_stops) <= n - kernel.geometry.streams:
+    if min(largest_pivot_stops) <= n - kernel.params.streams:
         assert pruned_groups < full_groups, "pruning must shorten the streams"
 
 
@@ -138,7 +137,7 @@ def test_one_beat_per_cycle_and_call_cycles(kernel_run):
     the previous group's records when groups are shorter than the pipeline plus the record
     write-out; the measured cycles of every call equal the cycle model the benchmark uses."""
     registers, params, kernel, report = kernel_run
-    geometry = kernel.geometry
+    geometry = kernel.params
     calls = report[0]["cycles"]   # the run without stalls
     start_latency = calls[0]["start_to_first_read"]
     assert start_latency < 20
@@ -158,9 +157,9 @@ def test_host_flow_through_sim_device():
     generated Verilog under cocotb, random stalls) and gives exactly host.similarity.all_pairs."""
     params = HllParams(10, 4)
     registers = sketch_set(3, 0, params, seed=8)      # 5 sketches: one call
-    kernel = SimilarityKernel(4, 2, 10, 4)
+    kernel = Params(4, 2, 10, 4)
     execute = device_executor(SimDevice(pause=0.2, seed=3), kernel)
-    got = list(run_all_pairs(registers, params, kernel.geometry, None, execute))
+    got = list(run_all_pairs(registers, params, kernel, None, execute))
     expected = list(all_pairs(registers, params))
     assert [(i, js.tolist(), v.tolist()) for i, js, v in got] == \
         [(i, js.tolist(), v.tolist()) for i, js, v in expected]

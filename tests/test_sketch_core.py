@@ -6,7 +6,8 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from kmerspec.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, run_genomes
+from kmerspec.chunks import pack_chunks, plan_blocks
+from kmerspec.kernels.jacc_sketch import Params, run_genomes
 from hw.sketch.core import SketchCore
 from sim.sketch.golden import compare_records, expected_record, regression_genomes
 
@@ -75,7 +76,7 @@ def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_by
 
 @pytest.mark.parametrize("lanes,bytes_per_lane,k", [(2, 4, 7), (1, 8, 31)])
 def test_core_matches_golden(lanes, bytes_per_lane, k):
-    geometry = SketchGeometry(lanes=lanes, bytes_per_lane=bytes_per_lane, p=8, w=4)
+    geometry = Params(lanes=lanes, bytes_per_lane=bytes_per_lane, p=8, w=4)
     genomes = regression_genomes(seed=lanes, count=6, scale=150)
     records, stats, calls = sketch_with_core(genomes, geometry, k, seed=lanes)
     assert calls > 1, "the genomes should span several kernel calls"
@@ -88,7 +89,7 @@ def test_core_matches_golden(lanes, bytes_per_lane, k):
 def test_core_genome_end_stop():
     """Without output backpressure a genome end stops the input for the k-mers in flight, one
     drain per sketch word and a few cycles of record trailer, whatever the genome length."""
-    geometry = SketchGeometry(lanes=1, bytes_per_lane=8, p=8, w=4)
+    geometry = Params(lanes=1, bytes_per_lane=8, p=8, w=4)
     genomes = [[b">g\n" + b"ACGTTGCA" * n] for n in (1, 10, 40)]
     records, stats, _ = sketch_with_core(genomes, geometry, 31, seed=0, max_block_beats=1024,
                                          idle=0.0, backpressure=0.0)

@@ -7,10 +7,11 @@ import random
 import pytest
 
 from hw.sketch.kernel import SketchKernel
-from sim.runner import run_cocotb
+from kmerspec.kernels.jacc_sketch import Params
+from sim.runner import run_kernel_bench
 from sim.sketch.golden import regression_genomes
 
-SMALL = dict(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)   # 64-bit bus, 2 control beats
+SMALL = Params(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)   # 64-bit bus, 2 control beats
 
 
 def adversarial_genomes():
@@ -27,13 +28,9 @@ def genomes():
 
 @pytest.mark.parametrize("pause", [0.0, 0.3])
 def test_sketch_kernel_matches_golden(pause):
-    run_cocotb(SketchKernel(**SMALL, name="sketch_small"), "sim.sketch.tb_sketch_kernel",
-               toplevel="sketch_small",
-               parameters={"params": dict(SMALL, name="sketch_small"),
-                           "genomes": [[f.decode("latin-1") for f in files]
-                                       for files in genomes()],
-                           "pause": pause, "seed": 5, "max_chunk_bytes": 2048,
-                           "max_block_beats": 16})
+    run_kernel_bench(SMALL, "sim.sketch.tb_sketch_kernel",
+                     {"genomes": [[f.decode("latin-1") for f in files] for files in genomes()],
+                      "pause": pause, "seed": 5, "max_chunk_bytes": 2048, "max_block_beats": 16})
 
 
 def test_default_kernel_converts_to_verilog():
@@ -41,7 +38,7 @@ def test_default_kernel_converts_to_verilog():
     from hw.vitis.top import to_verilog
 
     text = to_verilog(SketchKernel())
-    assert "module sketch(" in text
+    assert "module jacc_sketch(" in text
     for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
                  "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
         assert port in text
@@ -49,8 +46,8 @@ def test_default_kernel_converts_to_verilog():
 
 def test_kernel_rejects_bad_parameters():
     with pytest.raises(ValueError, match=r"^k must be an integer from 1 to 32, not 0$"):
-        SketchKernel(k=0)
+        Params(k=0)
     with pytest.raises(ValueError, match=r"must be a power of two from 32 to 1024$"):
-        SketchKernel(lanes=3)
+        Params(lanes=3)
     with pytest.raises(ValueError, match=r"^p must be an integer from 8 to 18, not 19$"):
-        SketchKernel(p=19)
+        Params(p=19)

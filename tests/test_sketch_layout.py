@@ -1,19 +1,29 @@
-"""kmerspec/layout/sketch.py: geometry, control words, block planning, record decoding."""
+"""kmerspec/kernels/jacc_sketch.py and kmerspec/chunks.py: the kernel's Params, control words,
+block planning, record decoding."""
 
 import random
+from dataclasses import dataclass
 
 import pytest
 
-from kmerspec.layout.sketch import (SketchGeometry, control_word, pack_blocks, pack_chunks,
-                                plan_blocks, unpack_records)
+from kmerspec.chunks import ChunkLanes, control_word, pack_blocks, pack_chunks, plan_blocks
+from kmerspec.kernels.jacc_sketch import Params, unpack_records
+
+
+@dataclass(frozen=True)
+class ThreeLanes(ChunkLanes):
+    """A lane geometry no kernel is built with (a 192-bit bus): the chunk format allows any."""
+
+    lanes: int = 3
+    bytes_per_lane: int = 8
 
 
 def test_default_geometry():
-    geometry = SketchGeometry()
+    geometry = Params()
     assert (geometry.bus_bytes, geometry.control_beats) == (64, 1)
     assert (geometry.sketch_bytes, geometry.trailer_bytes, geometry.record_bytes) == \
         (8192, 64, 8256)
-    assert SketchGeometry(lanes=2, bytes_per_lane=4, p=8).control_beats == 2
+    assert Params(lanes=2, bytes_per_lane=4, p=8).control_beats == 2
 
 
 def test_control_word_fields():
@@ -22,12 +32,12 @@ def test_control_word_fields():
     with pytest.raises(ValueError, match=r"^count must be from 0 to 16777215, not 16777216$"):
         control_word(1 << 24)
     with pytest.raises(ValueError, match=r"^p must be an integer from 8 to 18, not 7$"):
-        SketchGeometry(p=7)
+        Params(p=7)
 
 
 def test_plan_blocks_reassembles_every_genome():
     rng = random.Random(4)
-    geometry = SketchGeometry(lanes=3, bytes_per_lane=8, p=8)
+    geometry = ThreeLanes()
     genomes = [[bytes(rng.randrange(256) for _ in range(rng.randint(0, 90)))
                 for _ in range(rng.randint(0, 3))] for _ in range(11)]
     streams = {tag: [b""] for tag in range(len(genomes))}
@@ -51,7 +61,7 @@ def test_plan_blocks_reassembles_every_genome():
 
 
 def test_unpack_records():
-    geometry = SketchGeometry(lanes=2, bytes_per_lane=4, p=8, w=4)
+    geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
     registers = [j % 16 for j in range(256)]
     sketch = bytes((registers[2 * i] | registers[2 * i + 1] << 4) for i in range(128))
     trailer = (7).to_bytes(4, "little") + (3).to_bytes(4, "little") + (99).to_bytes(8, "little")

@@ -1,8 +1,9 @@
 """AXI plumbing shared by every kernel: signatures, the ap_ctrl_hs control block, burst reader and
 writer.  One topic per module."""
 
+from kmerspec.regmap import RegArg, ArgSlot, layout_args
+
 from .signature import Axi4Signature, AxiLiteSignature
-from .regmap import RegArg, ArgSlot, layout_args
 from .lite_control import AxiLiteControl
 from .burst import BurstSplitter, CommandLayout
 from .reader import AxiBurstReader, ReadBeatLayout

@@ -1,4 +1,5 @@
-"""AXI4-Lite slave implementing the Vitis ap_ctrl_hs control register map (see :mod:`hw.axi.regmap`).
+"""AXI4-Lite slave implementing the Vitis ap_ctrl_hs control register map (see
+:mod:`kmerspec.regmap`).
 
 Core-side handshake (simpler than raw ap_ctrl_hs; this block does the ap_ctrl_hs bookkeeping):
 
@@ -21,8 +22,9 @@ from amaranth import *
 from amaranth.lib import wiring, data
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.regmap import CTRL, GIE, IER, ISR, CONTROL_ADDR_WIDTH, layout_args
+
 from .signature import AxiLiteSignature, AXI_RESP_OKAY
-from .regmap import (CTRL, GIE, IER, ISR, CONTROL_ADDR_WIDTH, layout_args)
 
 __all__ = ["AxiLiteControl"]
 
@@ -32,7 +34,7 @@ class AxiLiteControl(wiring.Component):
 
     Parameters
     ----------
-    args : sequence of :class:`hw.axi.regmap.RegArg` (or anything with ``name`` and ``width``)
+    args : sequence of :class:`kmerspec.regmap.RegArg` (or anything with ``name`` and ``width``)
         Arguments in host order.
 
     Members

@@ -14,14 +14,15 @@ Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the 
 k-mers average at most one per cycle each; a genome end costs that lane about 2^R record beats
 (plus the wait for 2^cw clear cycles, normally hidden) during which its FIFO fills.
 
-Record layout: kmerspec/layout/jsd.py (docs/jsd_kernels.md).
+Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from kmerspec.golden.jsd import SAMPLE_SEED
+from kmerspec.kernels.jsd_builder import Params
+
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer
@@ -29,48 +30,11 @@ from hw.sketch.parser import LaneParser, lane_bytes_layout
 from .countmin import CountMinRows
 from .entropy import EntropyUnit
 from .murmur3 import Murmur3Hashes
-from .params import check_int_range
 from .pqa import PqaInsert
 from .sampler import Sampler, kmer_beat_layout
 from .serializer import Serializer
 
-__all__ = ["BuilderParams", "record_beat_layout", "QueueBuilderLane", "QueueBuilderCore"]
-
-ENTRY_BITS = 64
-
-
-class BuilderParams:
-    """Build-time parameters of the queue builder, checked once (messages name the parameter)."""
-
-    def __init__(self, *, lanes=8, bytes_per_lane=8, k=31, s=10, sample_seed=SAMPLE_SEED, d=5,
-                 cw=14, R=12, n=8, fifo_depth=64):
-        check_int_range("lanes", lanes, 1, 64)
-        check_int_range("bytes_per_lane", bytes_per_lane, 1, 64)
-        check_int_range("k", k, 1, 32)
-        check_int_range("s", s, 0, 32)
-        check_int_range("sample_seed", sample_seed, 0, (1 << 32) - 1)
-        check_int_range("d", d, 1, 16)
-        check_int_range("cw", cw, 1, 24)
-        check_int_range("R", R, 1, 20)
-        check_int_range("n", n, 1, 64)
-        check_int_range("fifo_depth", fifo_depth, 4, 4096)
-        self.lanes, self.bytes_per_lane, self.k, self.s = lanes, bytes_per_lane, k, s
-        self.sample_seed, self.d, self.cw, self.R, self.n = sample_seed, d, cw, R, n
-        self.fifo_depth = fifo_depth
-        if self.bus_bits < 128:
-            raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {self.bus_bits} bits) must "
-                             "be at least 128 bits for the record trailer")
-        if (n * ENTRY_BITS) % self.bus_bits:
-            raise ValueError(f"a queue (n x 64 = {n * ENTRY_BITS} bits) must be a whole number "
-                             f"of bus beats ({self.bus_bits} bits)")
-
-    @property
-    def bus_bits(self) -> int:
-        return 8 * self.lanes * self.bytes_per_lane
-
-    @property
-    def beats_per_queue(self) -> int:
-        return self.n * ENTRY_BITS // self.bus_bits
+__all__ = ["record_beat_layout", "QueueBuilderLane", "QueueBuilderCore"]
 
 
 def record_beat_layout(bus_bits: int) -> data.StructLayout:
@@ -98,7 +62,7 @@ class QueueBuilderLane(wiring.Component):
         No beat and no record in flight (the genome state may continue in the next chunk).
     """
 
-    def __init__(self, params: BuilderParams):
+    def __init__(self, params: Params):
         self.params = params
         self.parser = LaneParser(params.bytes_per_lane)
         self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
@@ -116,7 +80,7 @@ class QueueBuilderLane(wiring.Component):
             "tag": In(32),
             "plain_update": In(1),
             "full": Out(1),
-            "o": Out(stream.Signature(record_beat_layout(params.bus_bits))),
+            "o": Out(stream.Signature(record_beat_layout(params.data_width))),
             "idle": Out(1),
         })
 
@@ -225,7 +189,7 @@ class QueueBuilderLane(wiring.Component):
                 move = self.o.ready & entropy.i.ready
                 m.d.comb += [
                     self.o.valid.eq(pqa.o.valid & entropy.i.ready),
-                    self.o.payload.data.eq(queue_word.word_select(piece, p.bus_bits)),
+                    self.o.payload.data.eq(queue_word.word_select(piece, p.data_width)),
                     pqa.o.ready.eq(move & final_piece),
                     entropy.i.valid.eq(pqa.o.valid & move & final_piece),
                     entropy.i.payload.last.eq(pqa.o.payload.last),
@@ -267,12 +231,12 @@ class QueueBuilderCore(wiring.Component):
         Records delivered since reset (wraps).
     """
 
-    def __init__(self, params: BuilderParams):
+    def __init__(self, params: Params):
         self.params = params
         self.lane_units = [QueueBuilderLane(params) for _ in range(params.lanes)]
         super().__init__({
-            "i": In(stream.Signature(params.bus_bits)),
-            "o": Out(stream.Signature(params.bus_bits)),
+            "i": In(stream.Signature(params.data_width)),
+            "o": Out(stream.Signature(params.data_width)),
             "plain_update": In(1),
             "idle": Out(1),
             "records": Out(32),

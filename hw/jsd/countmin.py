@@ -17,7 +17,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .params import check_int_range
+from kmerspec.params import check_int
+
 
 __all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinRows"]
 
@@ -65,10 +66,10 @@ class CountMinRows(wiring.Component):
 
     def __init__(self, depth: int = 5, width_bits: int = 14, counter_bits: int = 32,
                  key_bits: int = 32):
-        check_int_range("depth", depth, 1, 16)
-        check_int_range("width_bits", width_bits, 1, 24)
-        check_int_range("counter_bits", counter_bits, 1, 32)
-        check_int_range("key_bits", key_bits, 0, 1024)
+        check_int("depth", depth, 1, 16)
+        check_int("width_bits", width_bits, 1, 24)
+        check_int("counter_bits", counter_bits, 1, 32)
+        check_int("key_bits", key_bits, 0, 1024)
         self.depth = depth
         self.width_bits = width_bits
         self.counter_bits = counter_bits

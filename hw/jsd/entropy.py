@@ -15,8 +15,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.fixedpoint import RECIP_FRAC_BITS
+from kmerspec.params import check_int
+
 from .log2 import Log2Unit, ReciprocalUnit, log2_output_bits
-from .params import check_int_range
 
 __all__ = ["counts_layout", "entropy_layout", "EntropyUnit", "ENTROPY_BITS"]
 
@@ -52,9 +53,9 @@ class EntropyUnit(wiring.Component):
     """
 
     def __init__(self, count_bits: int = 32, counts_per_beat: int = 8, max_beats_bits: int = 12):
-        check_int_range("count_bits", count_bits, 1, 112)
-        check_int_range("counts_per_beat", counts_per_beat, 1, 64)
-        check_int_range("max_beats_bits", max_beats_bits, 0, 32)
+        check_int("count_bits", count_bits, 1, 112)
+        check_int("counts_per_beat", counts_per_beat, 1, 64)
+        check_int("max_beats_bits", max_beats_bits, 0, 32)
         self.count_bits = count_bits
         self.counts_per_beat = counts_per_beat
         sum_bits = max_beats_bits + (counts_per_beat - 1).bit_length()

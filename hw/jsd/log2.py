@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_INTERP_BITS, LOG2_LUT, LOG2_LUT_BITS,
                                     RECIP_FRAC_BITS, RECIP_LUT, RECIP_LUT_BITS)
-from .params import check_int_range
+from kmerspec.params import check_int
 
 __all__ = ["Log2Unit", "ReciprocalUnit", "log2_output_bits", "leading_one", "normalise"]
 
@@ -76,8 +76,8 @@ class Log2Unit(wiring.Component):
     latency = 3
 
     def __init__(self, input_bits: int = 32, tag_bits: int = 0):
-        check_int_range("input_bits", input_bits, 1, 128)
-        check_int_range("tag_bits", tag_bits, 0, 4096)
+        check_int("input_bits", input_bits, 1, 128)
+        check_int("tag_bits", tag_bits, 0, 4096)
         self.input_bits = input_bits
         self.output_bits = log2_output_bits(input_bits)
         self.tag_bits = tag_bits
@@ -146,7 +146,7 @@ class ReciprocalUnit(wiring.Component):
     latency = 6
 
     def __init__(self, input_bits: int = 48):
-        check_int_range("input_bits", input_bits, 1, 128)
+        check_int("input_bits", input_bits, 1, 128)
         self.input_bits = input_bits
         super().__init__({
             "i": In(stream.Signature(input_bits, always_ready=True)),

@@ -11,7 +11,8 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .params import check_int_range
+from kmerspec.params import check_int
+
 
 __all__ = ["MURMUR3_C1", "MURMUR3_C2", "Murmur3Hashes", "hashes_layout"]
 
@@ -57,7 +58,7 @@ class Murmur3Hashes(wiring.Component):
         if not seeds:
             raise ValueError("seeds must name at least one seed, not an empty sequence")
         for seed in seeds:
-            check_int_range("seed", seed, 0, (1 << 32) - 1)
+            check_int("seed", seed, 0, (1 << 32) - 1)
         self._seeds = seeds
         super().__init__({
             "i": In(stream.Signature(64, always_ready=True)),

@@ -25,7 +25,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .params import check_int_range
+from kmerspec.params import check_int
+
 
 __all__ = ["entry_layout", "queue_layout", "insert_layout", "PqaInsert", "VALUE_BITS"]
 
@@ -74,8 +75,8 @@ class PqaInsert(wiring.Component):
     latency = 2
 
     def __init__(self, R: int = 12, n: int = 8):
-        check_int_range("R", R, 1, 20)
-        check_int_range("n", n, 1, 64)
+        check_int("R", R, 1, 20)
+        check_int("n", n, 1, 64)
         self.R = R
         self.n = n
         super().__init__({

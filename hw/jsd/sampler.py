@@ -10,8 +10,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.jsd import SAMPLE_SEED
+from kmerspec.params import check_int
+
 from .murmur3 import Murmur3Hashes
-from .params import check_int_range
 
 __all__ = ["kmer_beat_layout", "Sampler"]
 
@@ -50,9 +51,9 @@ class Sampler(wiring.Component):
     latency = Murmur3Hashes.latency
 
     def __init__(self, kmers_per_beat: int = 8, s: int = 10, sample_seed: int = SAMPLE_SEED):
-        check_int_range("kmers_per_beat", kmers_per_beat, 1, 64)
-        check_int_range("s", s, 0, 32)
-        check_int_range("sample_seed", sample_seed, 0, (1 << 32) - 1)
+        check_int("kmers_per_beat", kmers_per_beat, 1, 64)
+        check_int("s", s, 0, 32)
+        check_int("sample_seed", sample_seed, 0, (1 << 32) - 1)
         self._kmers_per_beat = kmers_per_beat
         self._s = s
         self._sample_seed = sample_seed

@@ -11,7 +11,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .params import check_int_range
+from kmerspec.params import check_int
+
 from .sampler import kmer_beat_layout
 
 __all__ = ["token_layout", "Serializer"]
@@ -33,7 +34,7 @@ class Serializer(wiring.Component):
     """
 
     def __init__(self, kmers_per_beat: int = 8):
-        check_int_range("kmers_per_beat", kmers_per_beat, 1, 64)
+        check_int("kmers_per_beat", kmers_per_beat, 1, 64)
         self._kmers_per_beat = kmers_per_beat
         super().__init__({
             "i": In(stream.Signature(kmer_beat_layout(kmers_per_beat))),

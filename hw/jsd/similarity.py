@@ -23,38 +23,14 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.entropy import FIXED_ONE
+from kmerspec.kernels.jsd_similarity import Params
+
 from .entropy import ENTROPY_BITS, EntropyUnit
-from .params import check_int_range
 from .pqa import VALUE_BITS, entry_layout
 
-__all__ = ["JsdSimilarityCore", "SimilarityParams"]
+__all__ = ["JsdSimilarityCore"]
 
 ENTRY_BITS = 64
-
-
-class SimilarityParams:
-    def __init__(self, *, pivots=4, R=12, n=8, bus_bits=512):
-        check_int_range("pivots", pivots, 1, 64)
-        check_int_range("R", R, 1, 20)
-        check_int_range("n", n, 1, 64)
-        check_int_range("bus_bits", bus_bits, 128, 4096)
-        if (n * ENTRY_BITS) % bus_bits:
-            raise ValueError(f"a queue (n x 64 = {n * ENTRY_BITS} bits) must be a whole number "
-                             f"of bus beats ({bus_bits} bits)")
-        if 32 * pivots > bus_bits:
-            raise ValueError(f"pivots must be at most bus_bits / 32 = {bus_bits // 32} (one "
-                             f"result beat per record), not {pivots}")
-        self.pivots, self.R, self.n, self.bus_bits = pivots, R, n, bus_bits
-        self.total_bits = VALUE_BITS + R + max(0, (n - 1).bit_length())
-        self.mixture_bits = VALUE_BITS + self.total_bits + 1
-
-    @property
-    def beats_per_queue(self) -> int:
-        return self.n * ENTRY_BITS // self.bus_bits
-
-    @property
-    def beats_per_record(self) -> int:
-        return 1 + (1 << self.R) * self.beats_per_queue
 
 
 class JsdSimilarityCore(wiring.Component):
@@ -70,20 +46,23 @@ class JsdSimilarityCore(wiring.Component):
     busy : Out(1)
     """
 
-    def __init__(self, params: SimilarityParams):
+    def __init__(self, params: Params):
         self.params = params
         p = params
+        #: widths of a PQA total M and of a textbook mixture count p_i M_Q + q_j M_P
+        self.total_bits = VALUE_BITS + p.R + max(0, (p.n - 1).bit_length())
+        self.mixture_bits = VALUE_BITS + self.total_bits + 1
         self.pivot_slots = [[Memory(shape=entry_layout(p.R), depth=1 << p.R, init=[])
                              for _ in range(p.n)] for _ in range(p.pivots)]
-        self.entropy_units = [EntropyUnit(p.mixture_bits, 2 * p.n, p.R)
+        self.entropy_units = [EntropyUnit(self.mixture_bits, 2 * p.n, p.R)
                               for _ in range(p.pivots)]
         super().__init__({
             "start": In(1),
             "n_pivots": In(range(p.pivots + 1)),
             "n_pqas": In(32),
             "counts_mode": In(1),
-            "i": In(stream.Signature(p.bus_bits)),
-            "o": Out(stream.Signature(p.bus_bits)),
+            "i": In(stream.Signature(p.data_width)),
+            "o": Out(stream.Signature(p.data_width)),
             "busy": Out(1),
         })
 
@@ -106,13 +85,13 @@ class JsdSimilarityCore(wiring.Component):
         header_entropy = Signal(ENTROPY_BITS)
         header_total = Signal(64)
         pivot_entropy = Signal(data.ArrayLayout(ENTROPY_BITS, V))
-        pivot_total = Signal(data.ArrayLayout(p.total_bits, V))
+        pivot_total = Signal(data.ArrayLayout(self.total_bits, V))
         waiting = Signal()         # the streamed record's entropies are being finished
 
         accept = self.i.valid & self.i.ready
         m.d.comb += self.i.ready.eq(self.busy & ~waiting
                                     & Cat(*(u.i.ready for u in self.entropy_units)).all())
-        pieces = [Signal(self.params.bus_bits, name=f"piece{j}")
+        pieces = [Signal(self.params.data_width, name=f"piece{j}")
                   for j in range(p.beats_per_queue - 1)]
         m.d.comb += assembled.eq(Cat(*pieces, self.i.payload))
         m.d.sync += [queue_valid.eq(0), record_done.eq(0)]
@@ -172,7 +151,7 @@ class JsdSimilarityCore(wiring.Component):
         streamed1 = [Signal(entry_layout(R), name=f"streamed1_{j}") for j in range(n)]
         m.d.sync += [compare1.eq(compare), last1.eq(queue_last)]
         m.d.sync += [a.eq(b) for a, b in zip(streamed1, streamed)]
-        stream_total = Signal(p.total_bits)
+        stream_total = Signal(self.total_bits)
         m.d.comb += stream_total.eq(header_total)
         results = []
         for v in range(V):
@@ -198,7 +177,7 @@ class JsdSimilarityCore(wiring.Component):
                 counts.append(pe.value * scale_pivot + partner * scale_stream)
             for j, se in enumerate(streamed1):
                 counts.append(Mux(matched_stream[j], 0, se.value) * scale_stream)
-            registered = [Signal(p.mixture_bits, name=f"mix{v}_{c}") for c in range(2 * n)]
+            registered = [Signal(self.mixture_bits, name=f"mix{v}_{c}") for c in range(2 * n)]
             valid2, last2 = Signal(name=f"mix_valid{v}"), Signal(name=f"mix_last{v}")
             m.d.sync += [r.eq(c) for r, c in zip(registered, counts)]
             m.d.sync += [valid2.eq(compare1), last2.eq(last1)]

@@ -20,26 +20,41 @@ The record needs ``data_width >= 256``.  :func:`checksum_model` is the reference
 """
 
 import struct
+from dataclasses import dataclass
 
 from amaranth import *
 from amaranth.lib import wiring
 
+from kmerspec.interface import Arg, KernelDesc, gmem_bundles
+from kmerspec.kernels import KernelParams
+
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore
-from ..vitis.description import Arg, Bundle, KernelDesc
 
-__all__ = ["ChecksumKernel", "checksum_desc", "checksum_model", "RESULT_MAGIC"]
+__all__ = ["ChecksumKernel", "ChecksumParams", "checksum_model", "RESULT_MAGIC"]
 
 RESULT_MAGIC = 0x314B5343
 
 
-def checksum_desc(data_width=512, name="checksum"):
-    return KernelDesc(
-        name=name,
-        args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
-              Arg("dst", "pointer", "gmem1"), Arg("res", "pointer", "gmem1")],
-        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
-    )
+@dataclass(frozen=True)
+class ChecksumParams(KernelParams):
+    """The infrastructure example's one build parameter: the bus width (>= 256 bits)."""
+
+    KERNEL = "checksum"
+
+    data_width: int = 512
+
+    def __post_init__(self):
+        if self.data_width < 256:
+            raise ValueError("checksum needs data_width >= 256")
+
+    @property
+    def desc(self) -> KernelDesc:
+        return KernelDesc(
+            name=self.KERNEL,
+            args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
+                  Arg("dst", "pointer", "gmem1"), Arg("res", "pointer", "gmem1")],
+            bundles=gmem_bundles(self.data_width))
 
 
 def checksum_model(data: bytes, data_width=512):
@@ -59,11 +74,12 @@ def checksum_model(data: bytes, data_width=512):
 class ChecksumKernel(KernelCore):
     """Reads ``n_bytes`` from ``src``, copies them to ``dst`` and writes a result record to ``res``."""
 
-    def __init__(self, data_width=512):
-        if data_width < 256:
-            raise ValueError("checksum needs data_width >= 256")
-        self.data_width = data_width
-        super().__init__(checksum_desc(data_width))
+    Params = ChecksumParams
+
+    def __init__(self, params: ChecksumParams = ChecksumParams()):
+        self.params = params
+        self.data_width = params.data_width
+        super().__init__(params.desc)
 
     def elaborate(self, platform):
         m = Module()

@@ -31,8 +31,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import READ_LATENCY, check_int
+
 from .h3 import H3Hash
-from .params import check_int, check_read_latency
 
 __all__ = ["CountMinCU", "minimum"]
 
@@ -84,7 +85,7 @@ class CountMinCU(wiring.Component):
         self._key_bits = key_bits
         self._cw = cw
         self._counter_bits = counter_bits
-        self._read_latency = check_read_latency(read_latency)
+        self._read_latency = READ_LATENCY.check(read_latency)
         self._hash = H3Hash(key_bits, cw, seed_matrices)
         self.rows = [Memory(shape=unsigned(counter_bits), depth=1 << cw, init=[])
                      for _ in seed_matrices]

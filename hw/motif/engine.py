@@ -20,9 +20,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.motif import MotifParams
+from kmerspec.params import READ_LATENCY
 
 from .lane import MotifLane
-from .params import check_read_latency
 from .store import set_layout
 
 __all__ = ["base_layout", "MotifEngine"]
@@ -53,7 +53,7 @@ class MotifEngine(wiring.Component):
         if params.canonical:
             raise ValueError("params.canonical: the motif RTL is strand-specific; "
                              "canonical=True is not implemented")
-        check_read_latency(read_latency)
+        READ_LATENCY.check(read_latency)
         self._params = params
         self.lanes = [MotifLane(k, params, read_latency=read_latency) for k in params.ks]
         self.row_layout = set_layout(64, params.counter_bits, params.store_ways)

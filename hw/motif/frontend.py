@@ -20,11 +20,12 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import check_int
+
 from hw.axi.reader import ReadBeatLayout
 from hw.sketch.parser import LaneParser
 
 from .engine import base_layout
-from .params import check_int
 
 __all__ = ["BaseFrontEnd"]
 

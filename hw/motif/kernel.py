@@ -1,14 +1,6 @@
 """``motif``: the emerging-motif Vitis RTL kernel (SPEC sections 5 and 6; docs/motif_kernel.md).
 
-Host arguments (index: name, kind, bundle)::
-
-    0 test           pointer  m_axi_gmem0  test set bytes (kmerspec.layout.motif.pack_files)
-    1 test_bytes     scalar
-    2 control        pointer  m_axi_gmem0  control set bytes
-    3 control_bytes  scalar
-    4 thresholds     pointer  m_axi_gmem0  64-byte record: u16 T_k at offset 2 (k - 1)
-    5 growth_q8      scalar                g as unsigned Q8.8
-    6 result         pointer  m_axi_gmem1  store entries and summary (kmerspec.layout.motif)
+Host arguments and layouts: kmerspec/kernels/motif.py.
 
 One run: read the thresholds; clear every sketch and store (2^cw cycles); test pass over the
 test bytes; control pass over the control bytes; write every store entry of every k with its
@@ -23,64 +15,36 @@ two bytes per base.
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data
 
-from kmerspec.golden.hashes import H3_DEFAULT_SEED
-from kmerspec.golden.motif import MotifParams
-from kmerspec.layout.motif import ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, result_bytes
+from kmerspec.kernels.motif import (ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, Params,
+                                   result_bytes)
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore
-from ..vitis.description import Arg, Bundle, KernelDesc
 from .engine import MotifEngine
 from .frontend import BaseFrontEnd
-from .params import check_read_latency
 
-__all__ = ["MotifKernel", "motif_desc"]
-
-
-def motif_desc(data_width: int = 512, name: str = "motif") -> KernelDesc:
-    return KernelDesc(
-        name=name,
-        args=[Arg("test", "pointer", "gmem0"), Arg("test_bytes", "scalar"),
-              Arg("control", "pointer", "gmem0"), Arg("control_bytes", "scalar"),
-              Arg("thresholds", "pointer", "gmem0"), Arg("growth_q8", "scalar"),
-              Arg("result", "pointer", "gmem1")],
-        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
-    )
+__all__ = ["MotifKernel"]
 
 
 class MotifKernel(KernelCore):
     """The emerging-motif kernel.
 
-    The geometry is ``params`` (a :class:`MotifParams`; its thresholds and growth are runtime
-    arguments and ignored here) or, without it, the keyword arguments (what ``python -m hw.build
-    -P motif.cw=12`` sets). ``read_latency`` 2 uses the counter BRAM's output register.
-    ``bytes_per_cycle`` is the front end's parser width (:class:`BaseFrontEnd`).
+    Parameters
+    ----------
+    params : kmerspec.kernels.motif.Params
+        The SPEC 5 sketch and store geometry, the counter BRAM ``read_latency`` (2 uses its
+        output register), the front end's parser width ``bytes_per_cycle``
+        (:class:`BaseFrontEnd`) and ``data_width``. Thresholds and growth are runtime arguments.
     """
 
-    def __init__(self, params: MotifParams | None = None, data_width: int = 512, *,
-                 kmin: int = 10, kmax: int = 20, d: int = 4, cw: int = 14,
-                 counter_bits: int = 16, store_sets: int = 64, store_ways: int = 4,
-                 h3_seed: int = H3_DEFAULT_SEED, read_latency: int = 1, bytes_per_cycle: int = 2,
-                 name: str = "motif"):
-        if params is None:
-            params = MotifParams(kmin=kmin, kmax=kmax, d=d, cw=cw, counter_bits=counter_bits,
-                                 store_sets=store_sets, store_ways=store_ways, h3_seed=h3_seed)
-        if not isinstance(params, MotifParams):
-            raise TypeError(f"params must be a MotifParams, not {params!r}")
-        if params.canonical:
-            raise ValueError("params.canonical: the motif RTL is strand-specific; "
-                             "canonical=True is not implemented")
-        if params.counter_bits > 16:
-            raise ValueError(f"counter_bits must be at most 16 for the kernel's u16 fields, "
-                             f"not {params.counter_bits}")
-        if data_width not in (512, 1024):
-            raise ValueError(f"data_width must be 512 or 1024, not {data_width!r}")
-        check_read_latency(read_latency)
+    Params = Params
+
+    def __init__(self, params: Params = Params()):
         self.params = params
-        self.data_width = data_width
-        self._engine = MotifEngine(params, read_latency=read_latency)
-        self._front_end = BaseFrontEnd(data_width, bytes_per_cycle)
-        super().__init__(motif_desc(data_width, name))
+        self.data_width = params.data_width
+        self._engine = MotifEngine(params.algorithm, read_latency=params.read_latency)
+        self._front_end = BaseFrontEnd(params.data_width, params.bytes_per_cycle)
+        super().__init__(params.desc)
 
     def elaborate(self, platform):
         m = Module()
@@ -167,7 +131,7 @@ class MotifKernel(KernelCore):
         m.d.comb += [reader.cmd.payload.addr.eq(self.args.thresholds),
                      reader.cmd.payload.length.eq(THRESHOLDS_BYTES),
                      writer.cmd.payload.addr.eq(self.args.result),
-                     writer.cmd.payload.length.eq(result_bytes(params, dw))]
+                     writer.cmd.payload.length.eq(result_bytes(params))]
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):

@@ -16,9 +16,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.motif import MotifParams
+from kmerspec.params import READ_LATENCY, check_int
 
 from .countmin import CountMinCU
-from .params import check_int, check_read_latency
 from .store import HeavyHitterStore, StoreOp, set_layout
 
 __all__ = ["MotifLane"]
@@ -48,7 +48,7 @@ class MotifLane(wiring.Component):
         if params.canonical:
             raise ValueError("params.canonical: the motif RTL is strand-specific; "
                              "canonical=True is not implemented")
-        check_read_latency(read_latency)
+        READ_LATENCY.check(read_latency)
         self._k = k
         self._params = params
         key_bits = 2 * k

@@ -27,8 +27,9 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import check_int
+
 from .h3 import H3Hash
-from .params import check_int
 
 __all__ = ["StoreOp", "CONTROL_COUNT_BITS", "entry_layout", "set_layout", "store_op_layout",
            "HeavyHitterStore"]

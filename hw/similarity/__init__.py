@@ -2,6 +2,6 @@
 (docs/similarity_kernel.md)."""
 
 from .feature_unit import FeatureUnit
-from .kernel import SimilarityKernel, similarity_desc
+from .kernel import SimilarityKernel
 
-__all__ = ["FeatureUnit", "SimilarityKernel", "similarity_desc"]
+__all__ = ["FeatureUnit", "SimilarityKernel"]

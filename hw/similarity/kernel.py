@@ -1,12 +1,7 @@
-"""``jacc_similarity``: the all-pairs HyperLogLog similarity kernel of JACC-FPGA (SPEC 3, 6).
+"""``jacc_similarity``: the all-pairs HyperLogLog similarity kernel of JACC-FPGA (SPEC 3, 6;
+docs/similarity_kernel.md).
 
-Host arguments (index: name, kind, bundle)::
-
-    0 sketches      pointer  m_axi_gmem0   sketch buffer (kmerspec.layout.similarity.pack_sketches)
-    1 features      pointer  m_axi_gmem1   receives (pivot_groups + stream_groups) record blocks
-    2 first_group   scalar   -             first pivot group (group = D sketches)
-    3 pivot_groups  scalar   -             pivot groups to load, 1 .. V / D
-    4 stream_groups scalar   -             groups streamed after the pivots
+Host arguments and layouts: kmerspec/kernels/jacc_similarity.py.
 
 A call reads groups ``first_group .. first_group + pivot_groups + stream_groups - 1`` in one
 sequence, one ``group_bytes`` read command per group. The first ``pivot_groups`` groups are also
@@ -16,7 +11,7 @@ slot j with sketch s of the group, where pivot slot j counts as loaded from the 
 arrives onwards (the arriving slice bypasses its memory) and as an empty sketch before that or if
 its group is not loaded in this call. So the pivot-to-pivot pairs come out of the loading groups
 and the pivot x streamed pairs out of the others. The records of group q go to
-``features + q * record_block_bytes`` (layout: kmerspec.layout.similarity.pack_features,
+``features + q * record_block_bytes`` (layout: kmerspec.kernels.jacc_similarity.pack_features,
 docs/similarity_kernel.md).
 
 Throughput: one sketch beat per cycle (D slices of D sketches, each against every pivot) while
@@ -31,27 +26,13 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
-from kmerspec.layout.similarity import CALL_ARGUMENTS, NZ_BITS, SimilarityGeometry
+from kmerspec.kernels.jacc_similarity import NZ_BITS, Params
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore
-from ..vitis.description import Arg, Bundle, KernelDesc
 from .feature_unit import FeatureUnit, feature_unit_latency
 
-__all__ = ["SimilarityKernel", "similarity_desc", "call_cycles_model", "drain_cycles",
-           "group_period", "KERNEL_NAME"]
-
-KERNEL_NAME = "jacc_similarity"
-
-
-def similarity_desc(data_width: int = 512, name: str = KERNEL_NAME) -> KernelDesc:
-    sketches, features, *scalars = CALL_ARGUMENTS
-    return KernelDesc(
-        name=name,
-        args=[Arg(sketches, "pointer", "gmem0"), Arg(features, "pointer", "gmem1")]
-        + [Arg(s, "scalar") for s in scalars],
-        bundles=[Bundle("gmem0", data_width=data_width), Bundle("gmem1", data_width=data_width)],
-    )
+__all__ = ["SimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
 
 
 class SimilarityKernel(KernelCore):
@@ -59,33 +40,33 @@ class SimilarityKernel(KernelCore):
 
     Parameters
     ----------
-    pivots : V, a multiple of D
-    streams : D, a power of two
-    p, w : HyperLogLog parameters of the sketches
-    data_width : bus width of both m_axi ports
+    params : kmerspec.kernels.jacc_similarity.Params
+        pivots V (a multiple of D), streams D (a power of two), p, w, and data_width, the bus
+        width of both m_axi ports.
     """
 
-    def __init__(self, pivots: int = 80, streams: int = 4, p: int = 14, w: int = 4,
-                 data_width: int = 512):
-        self.geometry = SimilarityGeometry(pivots, streams, p, w, data_width)
-        self.data_width = data_width
-        super().__init__(similarity_desc(data_width))
+    Params = Params
+
+    def __init__(self, params: Params = Params()):
+        self.params = params
+        self.data_width = params.data_width
+        super().__init__(params.desc)
 
     @property
     def unit_latency(self) -> int:
-        return feature_unit_latency(self.geometry.registers_per_slot)
+        return feature_unit_latency(self.params.registers_per_slot)
 
     @property
     def drain_cycles(self) -> int:
-        return drain_cycles(self.geometry)
+        return drain_cycles(self.params)
 
     @property
     def group_period(self) -> int:
-        return group_period(self.geometry)
+        return group_period(self.params)
 
     def elaborate(self, platform):
         m = Module()
-        g = self.geometry
+        g = self.params
         args = self.args
         beats, slot_bits, nstreams = g.beats_per_group, g.slot_bits, g.streams
         record_bits = g.record_bytes * 8
@@ -224,21 +205,21 @@ class SimilarityKernel(KernelCore):
         return m
 
 
-def drain_cycles(geometry: SimilarityGeometry) -> int:
+def drain_cycles(params: Params) -> int:
     """Cycles from the last beat of a group to the last beat of its records (writer never
     stalled): the memory/visibility stage, the unit, the snapshot, the record beats."""
-    return feature_unit_latency(geometry.registers_per_slot) + 1 + geometry.record_beats
+    return feature_unit_latency(params.registers_per_slot) + 1 + params.record_beats
 
 
-def group_period(geometry: SimilarityGeometry) -> int:
+def group_period(params: Params) -> int:
     """Cycles between the ends of consecutive groups when the memory never stalls."""
-    return max(geometry.beats_per_group, drain_cycles(geometry) + 1)
+    return max(params.beats_per_group, drain_cycles(params) + 1)
 
 
-def call_cycles_model(geometry: SimilarityGeometry, groups: int, start_latency: int = 0) -> int:
+def call_cycles_model(params: Params, groups: int, start_latency: int = 0) -> int:
     """Cycles of a call of ``groups`` groups: ``start_latency`` (ap_start to the first read beat:
     command, address and memory latency), then the stream, then the drain of the last group."""
     if groups == 0:
         return start_latency
-    beats = geometry.beats_per_group + (groups - 1) * group_period(geometry)
-    return start_latency + beats + drain_cycles(geometry)
+    beats = params.beats_per_group + (groups - 1) * group_period(params)
+    return start_latency + beats + drain_cycles(params)

@@ -4,7 +4,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .params import check_k
+from kmerspec.params import K
+
 
 __all__ = ["kmer_layout", "Canonicalizer"]
 
@@ -38,7 +39,7 @@ class Canonicalizer(wiring.Component):
     latency = 2
 
     def __init__(self, k: int = 31):
-        check_k(k)
+        K.check(k)
         self._k = k
         super().__init__({
             "i": In(stream.Signature(kmer_layout(), always_ready=True)),

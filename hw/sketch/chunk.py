@@ -14,7 +14,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .params import check_positive
+from kmerspec.params import check_positive
+
 from .parser import lane_bytes_layout
 
 __all__ = ["COUNT_BITS", "EOF_BIT", "EOG_BIT", "TAG_LSB", "control_beats", "ChunkDecoder"]

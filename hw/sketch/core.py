@@ -15,11 +15,12 @@ from amaranth.hdl import Const, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import K, P, W, check_positive
+
 from .chunk import ChunkDecoder
 from .hll_update import REGISTERS_PER_WORD
 from .lane import SketchLane
 from .merge import FeatureUnit, RecordWriter
-from .params import check_hll_params, check_k, check_positive
 
 __all__ = ["SketchCore"]
 
@@ -52,8 +53,9 @@ class SketchCore(wiring.Component):
                  w: int = 4):
         check_positive("lanes", lanes)
         check_positive("bytes_per_lane", bytes_per_lane)
-        check_k(k)
-        check_hll_params(p, w)
+        K.check(k)
+        P.check(p)
+        W.check(w)
         self._lanes, self._bytes_per_lane, self._k, self._p, self._w = lanes, bytes_per_lane, k, p, w
         self._bus_bits = 8 * lanes * bytes_per_lane
         self._writer = RecordWriter(self._bus_bits, p, w)

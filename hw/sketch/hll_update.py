@@ -12,8 +12,9 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import P, W
+
 from .canonical import kmer_layout
-from .params import check_hll_params
 
 __all__ = ["REGISTERS_PER_WORD", "hash_index_rank", "HllUpdate"]
 
@@ -60,7 +61,8 @@ class HllUpdate(wiring.Component):
     latency = 3
 
     def __init__(self, p: int = 14, w: int = 4):
-        check_hll_params(p, w)
+        P.check(p)
+        W.check(w)
         self._p, self._w = p, w
         super().__init__({
             "i": In(stream.Signature(kmer_layout(), always_ready=True)),

@@ -11,7 +11,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .params import check_k, check_positive
+from kmerspec.params import K, check_positive
+
 from .parser import lane_roles_layout
 
 __all__ = ["kmers_layout", "KmerBuffer"]
@@ -49,7 +50,7 @@ class KmerBuffer(wiring.Component):
 
     def __init__(self, bytes_per_lane: int = 8, k: int = 31):
         check_positive("bytes_per_lane", bytes_per_lane)
-        check_k(k)
+        K.check(k)
         self._bytes_per_lane = bytes_per_lane
         self._k = k
         super().__init__({

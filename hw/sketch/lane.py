@@ -9,12 +9,13 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import K, P, W, check_positive
+
 from .canonical import Canonicalizer
 from .fmix64 import Fmix64
 from .hll_update import REGISTERS_PER_WORD, HllUpdate
 from .kmer_buffer import KmerBuffer
 from .merge import MergeTree
-from .params import check_hll_params, check_k, check_positive
 from .parser import LaneParser, lane_bytes_layout
 
 __all__ = ["SketchLane"]
@@ -38,8 +39,9 @@ class SketchLane(wiring.Component):
 
     def __init__(self, *, bytes_per_lane: int = 8, k: int = 31, p: int = 14, w: int = 4):
         check_positive("bytes_per_lane", bytes_per_lane)
-        check_k(k)
-        check_hll_params(p, w)
+        K.check(k)
+        P.check(p)
+        W.check(w)
         self._bytes_per_lane, self._k, self._p, self._w = bytes_per_lane, k, p, w
         self._parser = LaneParser(bytes_per_lane)
         self._buffer = KmerBuffer(bytes_per_lane, k)

@@ -4,15 +4,16 @@ A lane's ``B`` partial sketches are drained word by word (16 registers per word)
 :class:`MergeTree` takes the register-wise max, the :class:`FeatureUnit` accumulates the exact
 features ``Z = sum 2^(W - r)`` and ``nz``, and the :class:`RecordWriter` packs the merged words
 into bus beats followed by a trailer holding the genome tag and the features. The record layout
-is documented in docs/sketch_kernel.md and packed/unpacked by kmerspec/layout/sketch.py.
+is documented in docs/sketch_kernel.md and packed/unpacked by kmerspec/kernels/jacc_sketch.py.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import P, W, check_positive
+
 from .hll_update import REGISTERS_PER_WORD
-from .params import check_hll_params, check_positive
 
 __all__ = ["z_bits", "trailer_bits", "MergeTree", "FeatureUnit", "RecordWriter"]
 
@@ -51,7 +52,7 @@ class MergeTree(wiring.Component):
 
     def __init__(self, ways: int, w: int = 4):
         check_positive("ways", ways)
-        check_hll_params(14, w)
+        W.check(w)
         self._ways, self._w = ways, w
         super().__init__({
             "words": In(data.ArrayLayout(REGISTERS_PER_WORD * w, ways)),
@@ -106,7 +107,8 @@ class FeatureUnit(wiring.Component):
     latency = 3
 
     def __init__(self, p: int = 14, w: int = 4):
-        check_hll_params(p, w)
+        P.check(p)
+        W.check(w)
         self._p, self._w = p, w
         super().__init__({
             "clear": In(1),
@@ -175,7 +177,8 @@ class RecordWriter(wiring.Component):
     """
 
     def __init__(self, bus_bits: int, p: int = 14, w: int = 4):
-        check_hll_params(p, w)
+        P.check(p)
+        W.check(w)
         word_bits = REGISTERS_PER_WORD * w
         if not isinstance(bus_bits, int) or bus_bits < 64 or bus_bits % word_bits:
             raise ValueError(f"bus_bits must be a multiple of 64 and of 16 w = {word_bits}, "

@@ -14,8 +14,8 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.line_machine import (BASE_CODES, ByteClass, ByteRole, LineState, line_step,
                                          step_class)
+from kmerspec.params import check_positive
 
-from .params import check_positive
 
 __all__ = ["LineState", "ByteRole", "line_step", "lane_bytes_layout", "lane_roles_layout",
            "LaneParser"]
@@ -45,7 +45,6 @@ def lane_roles_layout(bytes_per_lane: int) -> data.StructLayout:
         "is_break": bytes_per_lane,
         "end_of_file": 1,
     })
-
 
 
 class LaneParser(wiring.Component):

@@ -21,7 +21,7 @@ from amaranth import *
 from amaranth.lib import wiring, data
 from amaranth.lib.wiring import In, Out
 
-from .description import KernelDesc
+from .description import KernelDesc, bundle_signature
 
 __all__ = ["KernelCore", "core_signature_members"]
 
@@ -30,7 +30,7 @@ def core_signature_members(desc: KernelDesc):
     layout = data.StructLayout({a.name: a.width for a in desc.args} or {"_none": 1})
     members = {"start": In(1), "args": In(layout), "done": Out(1)}
     for b in desc.bundles:
-        members[b.port] = Out(b.signature)
+        members[b.port] = Out(bundle_signature(b))
     return members
 
 

@@ -3,12 +3,12 @@
 Format as in the Vitis RTL kernel examples (root versionMajor 1 / versionMinor 6): one
 ``s_axi_control`` slave port, one ``m_axi_<bundle>`` master port per bundle (``dataWidth`` = AXI
 data bits), and one ``<arg>`` per host argument with ``id`` = host index, ``offset``/``size`` from
-:func:`hw.axi.regmap.layout_args`, ``addressQualifier`` 1 for pointers and 0 for scalars.
+:func:`kmerspec.regmap.layout_args`, ``addressQualifier`` 1 for pointers and 0 for scalars.
 """
 
 import xml.etree.ElementTree as ET
 
-from ..axi.regmap import CONTROL_ADDR_WIDTH
+from kmerspec.regmap import CONTROL_ADDR_WIDTH
 from .description import KernelDesc, POINTER
 
 __all__ = ["kernel_xml", "parse_kernel_xml"]

@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..axi.lite_control import AxiLiteControl
 from ..axi.signature import AxiLiteSignature
-from .description import KernelDesc
+from .description import KernelDesc, bundle_signature
 
 __all__ = ["VitisKernel", "to_verilog", "top_port_names"]
 
@@ -39,7 +39,7 @@ def _top_members(desc: KernelDesc):
     for k, (flow, shape) in _flat("s_axi_control", lite, flip=True).items():
         members[k] = (In if flow == In else Out, shape)
     for b in desc.bundles:
-        for k, (flow, shape) in _flat(b.port, b.signature, flip=False).items():
+        for k, (flow, shape) in _flat(b.port, bundle_signature(b), flip=False).items():
             members[k] = (In if flow == In else Out, shape)
     return members
 

@@ -2,6 +2,8 @@
 
 import random
 
+from ..params import H3_SEED
+
 __all__ = ["MASK32", "MASK64", "fmix64", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
 
 MASK32 = (1 << 32) - 1
@@ -43,7 +45,7 @@ def murmur3_32(word: int, seed: int) -> int:
     return h
 
 
-H3_DEFAULT_SEED = 0x4D4F5449  # "MOTI"
+H3_DEFAULT_SEED = H3_SEED.default
 
 
 def h3_seed_words(key_bits: int, out_bits: int, row: int, seed: int = H3_DEFAULT_SEED) -> list[int]:

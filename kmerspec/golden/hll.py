@@ -4,6 +4,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..params import P, W, check_fields
 from .hashes import fmix64
 
 __all__ = ["HllParams", "Hll", "hll_rank", "features", "estimate", "jaccard", "estimate_from_features"]
@@ -13,14 +14,11 @@ __all__ = ["HllParams", "Hll", "hll_rank", "features", "estimate", "jaccard", "e
 class HllParams:
     """HyperLogLog parameters: ``p`` index bits (m = 2^p registers), ``w``-bit registers."""
 
-    p: int = 14
-    w: int = 4
+    p: int = P.default
+    w: int = W.default
 
     def __post_init__(self):
-        if not isinstance(self.p, int) or not 8 <= self.p <= 18:
-            raise ValueError(f"p must be an integer from 8 to 18, not {self.p!r}")
-        if not isinstance(self.w, int) or not 4 <= self.w <= 8:
-            raise ValueError(f"w must be an integer from 4 to 8, not {self.w!r}")
+        check_fields(self, (P, W))
 
     @property
     def m(self) -> int:

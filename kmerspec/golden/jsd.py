@@ -10,6 +10,7 @@ rest. ``jsd_between`` compares two PQAs.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .. import params
 from .countmin import UPDATES, CountMin, murmur3_row_indices
 from .entropy import jsd_fixed, jsd_from_pqas
 from .hashes import murmur3_32
@@ -20,30 +21,29 @@ __all__ = ["JsdParams", "JsdState", "sampled", "new_countmin", "build_state", "b
            "build_pqa_files", "jsd_between", "jsd_between_fixed", "COUNTER_BITS", "SAMPLE_SEED"]
 
 COUNTER_BITS = 32
-SAMPLE_SEED = 0x5A4D5053
+SAMPLE_SEED = params.SAMPLE_SEED.default
+
+#: The algorithm parameters of SPEC 4 (``update`` and ``canonical`` are checked by JsdParams).
+FIELDS = (params.K, params.SAMPLE_BITS, params.SAMPLE_SEED, params.JSD_DEPTH,
+          params.CM_WIDTH_BITS, params.PQA_QUEUE_BITS, params.PQA_SLOTS)
 
 
 @dataclass(frozen=True)
 class JsdParams:
     """Parameters of the JSD engine; all are build-time generics except ``update``."""
 
-    k: int = 31
-    s: int = 10
+    k: int = params.K.default
+    s: int = params.SAMPLE_BITS.default
     sample_seed: int = SAMPLE_SEED
-    d: int = 5
-    cw: int = 14
-    R: int = 12
-    n: int = 8
+    d: int = params.JSD_DEPTH.default
+    cw: int = params.CM_WIDTH_BITS.default
+    R: int = params.PQA_QUEUE_BITS.default
+    n: int = params.PQA_SLOTS.default
     update: str = "cu"
     canonical: bool = True
 
     def __post_init__(self):
-        checks = (("k", 1, 32), ("s", 0, 32), ("sample_seed", 0, (1 << 32) - 1), ("d", 1, 16),
-                  ("cw", 1, 24), ("R", 0, 24), ("n", 1, 64))
-        for name, low, high in checks:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer from {low} to {high}, not {value!r}")
+        params.check_fields(self, FIELDS)
         if self.update not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES}, not {self.update!r}")
         if not isinstance(self.canonical, bool):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
+from .. import params
 from .countmin import CountMin, h3_row_indices
 from .hashes import H3_DEFAULT_SEED, h3, h3_seed_words
 from .parse import genome_kmers
@@ -41,6 +42,20 @@ __all__ = ["MotifParams", "MotifRow", "HeavyHitterStore", "MotifSketch", "STORE_
 STORE_H3_ROW = 255  # the row number of the store's set-index H3 matrix (CM rows are 0..d-1)
 CONTROL_COUNT_BITS = 32
 GROWTH_FRACTION_BITS = 8
+
+#: The build parameters of SPEC 5 (thresholds and growth are runtime registers).
+FIELDS = (params.MOTIF_KMIN, params.MOTIF_KMAX, params.MOTIF_DEPTH, params.CM_WIDTH_BITS,
+          params.MOTIF_COUNTER_BITS, params.H3_SEED, params.STORE_SETS, params.STORE_WAYS)
+
+
+def check_geometry(p) -> None:
+    """Check the build parameters of SPEC 5 on ``p`` (a MotifParams or the motif kernel's
+    Params): each field's range, kmin <= kmax, and a power-of-two number of store sets."""
+    params.check_fields(p, FIELDS)
+    if p.kmin > p.kmax:
+        raise ValueError(f"kmin must not exceed kmax, not kmin={p.kmin} kmax={p.kmax}")
+    if p.store_sets & (p.store_sets - 1):
+        raise ValueError(f"store_sets must be a power of two, not {p.store_sets!r}")
 
 
 @dataclass(frozen=True)
@@ -54,30 +69,20 @@ class MotifParams:
     ``growth``: g, an int, float or Fraction that is a multiple of 1/256 (runtime register).
     """
 
-    kmin: int = 10
-    kmax: int = 20
-    d: int = 4
-    cw: int = 14
-    counter_bits: int = 16
+    kmin: int = params.MOTIF_KMIN.default
+    kmax: int = params.MOTIF_KMAX.default
+    d: int = params.MOTIF_DEPTH.default
+    cw: int = params.CM_WIDTH_BITS.default
+    counter_bits: int = params.MOTIF_COUNTER_BITS.default
     h3_seed: int = H3_DEFAULT_SEED
     thresholds: int | tuple[int, ...] = 10
     growth: int | float | Fraction = 2
-    store_sets: int = 64
-    store_ways: int = 4
+    store_sets: int = params.STORE_SETS.default
+    store_ways: int = params.STORE_WAYS.default
     canonical: bool = False
 
     def __post_init__(self):
-        checks = (("kmin", 1, 32), ("kmax", 1, 32), ("d", 1, 16), ("cw", 1, 24),
-                  ("counter_bits", 1, 32), ("h3_seed", 0, (1 << 64) - 1),
-                  ("store_sets", 1, 1 << 16), ("store_ways", 1, 64))
-        for name, low, high in checks:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer from {low} to {high}, not {value!r}")
-        if self.kmin > self.kmax:
-            raise ValueError(f"kmin must not exceed kmax, not kmin={self.kmin} kmax={self.kmax}")
-        if self.store_sets & (self.store_sets - 1):
-            raise ValueError(f"store_sets must be a power of two, not {self.store_sets!r}")
+        check_geometry(self)
         thresholds = self.thresholds
         if isinstance(thresholds, int) and not isinstance(thresholds, bool):
             thresholds = (thresholds,) * len(self.ks)

@@ -1,6 +1,6 @@
 """The ``sim`` backend of the JSD engine: the RTL kernels simulated with cocotb on Verilator.
 
-:func:`build_pqas_sim` packs genomes into chunks with :mod:`kmerspec.layout.jsd` (as the FPGA driver
+:func:`build_pqas_sim` packs genomes into chunks with :mod:`kmerspec.chunks` (as the FPGA driver
 does), runs the queue-builder kernel once per chunk and returns one :class:`PqaRecord` (PQA,
 Q5.24 entropy, total) per genome. :func:`jsd_rows_sim` runs the similarity kernel: the JSD
 (signed Q5.24) of each of up to V pivots with every record. Both build the kernel for the
@@ -12,36 +12,31 @@ x 8 bytes) unless told otherwise. Simulation is slow (about 10^4 cycles per seco
 import pathlib
 import tempfile
 
+from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.golden.jsd import JsdParams
-from kmerspec.layout.jsd import (JsdGeometry, PqaRecord, pack_record, run_genomes, unpack_results)
-from kmerspec.layout.sketch import pack_chunks, plan_blocks
+from kmerspec.kernels import jsd_builder, jsd_similarity
+from kmerspec.kernels.jsd_builder import PqaRecord, pack_record, run_genomes
+from kmerspec.kernels.jsd_similarity import unpack_results
 
 __all__ = ["build_pqas_sim", "jsd_rows_sim", "builder_kernel", "similarity_kernel"]
-
-
-def _toplevel(prefix: str, **values) -> str:
-    """One module name per geometry, so every run of a geometry reuses one Verilator build."""
-    return prefix + "_" + "_".join(f"{key}{value:x}" for key, value in values.items())
 
 
 def builder_kernel(params: JsdParams, lanes: int = 2, bytes_per_lane: int = 8):
     """(QueueBuilderKernel, its Verilog module name) for the geometry of ``params``."""
     from hw.jsd.kernel import QueueBuilderKernel
 
-    kwargs = dict(lanes=lanes, bytes_per_lane=bytes_per_lane, k=params.k, s=params.s,
-                  sample_seed=params.sample_seed, d=params.d, cw=params.cw, R=params.R,
-                  n=params.n)
-    name = _toplevel("jsd_build", t=lanes, b=bytes_per_lane, k=params.k, s=params.s,
-                     seed=params.sample_seed, d=params.d, cw=params.cw, r=params.R, n=params.n)
-    return QueueBuilderKernel(**kwargs, name=name), name
+    kernel = QueueBuilderKernel(jsd_builder.Params.for_algorithm(
+        params, lanes=lanes, bytes_per_lane=bytes_per_lane))
+    return kernel, kernel.desc.name
 
 
 def similarity_kernel(units: int, R: int, n: int, data_width: int = 128):
     """(JsdSimilarityKernel, its Verilog module name) for V = ``units`` pivots."""
     from hw.jsd.kernel import JsdSimilarityKernel
 
-    name = _toplevel("jsd_similarity", v=units, r=R, n=n, w=data_width)
-    return JsdSimilarityKernel(pivots=units, R=R, n=n, data_width=data_width, name=name), name
+    kernel = JsdSimilarityKernel(jsd_similarity.Params(pivots=units, R=R, n=n,
+                                                       data_width=data_width))
+    return kernel, kernel.desc.name
 
 
 def build_pqas_sim(genomes: list[list[bytes]], params: JsdParams = JsdParams(), *,
@@ -50,12 +45,10 @@ def build_pqas_sim(genomes: list[list[bytes]], params: JsdParams = JsdParams(), 
     """The queue-builder kernel's record of every genome (each a list of file contents)."""
     from sim.runner import run_cocotb
 
-    if not params.canonical:
-        raise ValueError("the queue-builder kernel always uses canonical k-mers")
     kernel, name = builder_kernel(params, lanes, bytes_per_lane)
-    geometry = JsdGeometry(lanes, bytes_per_lane, params.R, params.n)
-    blocks = plan_blocks(genomes, geometry.chunk_geometry)
-    chunks = pack_chunks(blocks, geometry.chunk_geometry, max_chunk_bytes=max_chunk_bytes)
+    geometry = kernel.params
+    blocks = plan_blocks(genomes, geometry)
+    chunks = pack_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes)
     with tempfile.TemporaryDirectory(prefix="jsd-sim-") as directory:
         calls = []
         for index, (chunk, tags) in enumerate(chunks):
@@ -65,7 +58,7 @@ def build_pqas_sim(genomes: list[list[bytes]], params: JsdParams = JsdParams(), 
                           "record_bytes": geometry.record_bytes,
                           "update": int(params.update == "cm"), "out": str(path) + ".out"})
         run_cocotb(kernel, "sim.jsd.tb_run", toplevel=name, simulator=simulator,
-                   parameters={"kernel": "build", "data_width": geometry.bus_bytes * 8,
+                   parameters={"kernel": "build", "params": geometry.to_dict(),
                                "calls": calls})
         outputs = iter(pathlib.Path(call["out"]).read_bytes() for call in calls)
         return run_genomes(genomes, geometry, lambda chunk, count: next(outputs),
@@ -84,7 +77,7 @@ def jsd_rows_sim(pivots: list[PqaRecord], records: list[PqaRecord], R: int, n: i
     if not 1 <= len(pivots) <= units:
         raise ValueError(f"between 1 and {units} pivots per call, not {len(pivots)}")
     kernel, name = similarity_kernel(units, R, n, data_width)
-    geometry = JsdGeometry(data_width // 64, 8, R, n)
+    geometry = kernel.params
     with tempfile.TemporaryDirectory(prefix="jsd-sim-") as directory:
         base = pathlib.Path(directory)
         (base / "pivots").write_bytes(b"".join(pack_record(r, geometry) for r in pivots))
@@ -94,7 +87,7 @@ def jsd_rows_sim(pivots: list[PqaRecord], records: list[PqaRecord], R: int, n: i
                 "mode": int(mode == "counts"), "out_bytes": len(records) * geometry.bus_bytes,
                 "out": str(base / "out")}
         run_cocotb(kernel, "sim.jsd.tb_run", toplevel=name, simulator=simulator,
-                   parameters={"kernel": "similarity", "data_width": data_width,
+                   parameters={"kernel": "similarity", "params": geometry.to_dict(),
                                "calls": [call]})
         rows = unpack_results((base / "out").read_bytes(), len(records), units, geometry)
     return [row[:len(pivots)] for row in rows]

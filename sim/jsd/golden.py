@@ -6,7 +6,7 @@ import random
 from kmerspec.golden.entropy import entropy_fixed
 from kmerspec.golden.jsd import JsdParams, build_pqa, build_state
 from kmerspec.golden.parse import genome_kmers
-from kmerspec.layout.jsd import PqaRecord
+from kmerspec.kernels.jsd_builder import PqaRecord
 
 __all__ = ["expected_state", "expected_record", "compare_records", "random_records"]
 

@@ -3,17 +3,18 @@ s_axi_control like XRT does: every PQA entry, the entropy and the total of every
 equal the golden model, over several chunks on the same kernel (genomes that span chunks keep
 their state, ended genomes must have been cleared).
 
-Parameters: ``params`` (QueueBuilderKernel keyword arguments), ``genomes`` (lists of files as
+Parameters: ``params`` (the kernel's Params, ``kmerspec.kernels.jsd_builder.Params.to_dict``), ``genomes`` (lists of files as
 latin-1 strings), ``update`` ("cu" | "cm"), ``max_chunk_bytes``, ``max_block_beats``,
 ``pause`` (probability of a stall on every AXI channel), ``seed``.
 """
 
+import dataclasses
+
 import cocotb
 
-from kmerspec.golden.jsd import JsdParams
-from kmerspec.layout.jsd import JsdGeometry, run_genomes
-from kmerspec.layout.sketch import pack_chunks, plan_blocks
-from hw.jsd.kernel import queue_builder_desc
+from kmerspec.chunks import pack_chunks, plan_blocks
+from kmerspec.kernels import params_from_dict
+from kmerspec.kernels.jsd_builder import run_genomes
 from sim.jsd.golden import compare_records, expected_record
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
@@ -21,9 +22,8 @@ from sim.tb_common import start_two_memory_kernel
 from sim.tb_kernel import BurstMonitor
 
 P = params()
-KP = P["params"]
-GEOMETRY = JsdGeometry(KP["lanes"], KP["bytes_per_lane"], KP["R"], KP["n"])
-DW = 8 * GEOMETRY.bus_bytes
+GEOMETRY = params_from_dict(P["params"])
+DW = GEOMETRY.data_width
 PAUSE = float(P.get("pause", 0.0))
 SEED = int(P.get("seed", 0))
 MEM = 1 << 22
@@ -37,23 +37,23 @@ async def test_records_match_golden(dut):
     clk = dut.ap_clk
     rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
     monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
-    driver = KernelDriver(axil, queue_builder_desc(DW), clk)
+    driver = KernelDriver(axil, GEOMETRY.desc, clk)
     update = P.get("update", "cu")
     genomes = [[text.encode("latin-1") for text in files] for files in P["genomes"]]
     calls = []
 
     # each chunk is one kernel run; the outputs are then decoded by the host's own run_genomes
     outputs = []
-    blocks = plan_blocks(genomes, GEOMETRY.chunk_geometry,
+    blocks = plan_blocks(genomes, GEOMETRY,
                          max_block_beats=int(P.get("max_block_beats", 64)))
-    for chunk, tags in pack_chunks(blocks, GEOMETRY.chunk_geometry,
+    for chunk, tags in pack_chunks(blocks, GEOMETRY,
                                    max_chunk_bytes=int(P.get("max_chunk_bytes", 1 << 20))):
         size = len(tags) * GEOMETRY.record_bytes
         rd_ram.write(SRC_BASE, chunk)
         wr_ram.write(DST_BASE, bytes([FILL]) * (size + 256))
         cycles = await driver.run(
             timeout_cycles=40 * len(chunk) + (len(tags) + 2) * (8 * GEOMETRY.record_bytes
-                                                                 + (64 << KP["cw"])) + 20_000,
+                                                                 + (64 << GEOMETRY.cw)) + 20_000,
             src=SRC_BASE, n_bytes=len(chunk), dst=DST_BASE, n_records=len(tags),
             update=int(update == "cm"))
         assert wr_ram.read(DST_BASE + size, 256) == bytes([FILL]) * 256, "wrote past the end"
@@ -66,8 +66,7 @@ async def test_records_match_golden(dut):
     records = run_genomes(genomes, GEOMETRY, lambda chunk, count: next(replay),
                           max_block_beats=int(P.get("max_block_beats", 64)),
                           max_chunk_bytes=int(P.get("max_chunk_bytes", 1 << 20)))
-    golden = JsdParams(k=KP["k"], s=KP["s"], d=KP["d"], cw=KP["cw"], R=KP["R"], n=KP["n"],
-                       update=update)
+    golden = dataclasses.replace(GEOMETRY.algorithm, update=update)
     compare_records(records, [expected_record(tag, files, golden)
                               for tag, files in enumerate(genomes)])
     assert len(calls) >= 2, "the test should span several chunks"

@@ -1,7 +1,7 @@
 """cocotb driver behind the ``sim`` backend of the JSD engine: runs a list of kernel calls whose
 inputs are files written by :mod:`sim.jsd.backend` and writes each output buffer to a file.
 
-Parameters: ``kernel`` ("build" | "similarity"), ``data_width``, ``calls``: for "build"
+Parameters: ``kernel`` ("build" | "similarity"), ``params`` (the kernel's Params.to_dict()), ``calls``: for "build"
 {"chunk": path, "n_records": int, "record_bytes": int, "update": 0|1, "out": path}; for
 "similarity" {"pivots": path, "n_pivots": int, "pqas": path, "n_pqas": int, "mode": 0|1,
 "out_bytes": int, "out": path}.
@@ -11,13 +11,14 @@ import pathlib
 
 import cocotb
 
-from hw.jsd.kernel import queue_builder_desc, similarity_desc
+from kmerspec.kernels import params_from_dict
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
 from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_clock_reset
 
 P = params()
-DW = int(P["data_width"])
+KERNEL = params_from_dict(P["params"])
+DW = KERNEL.data_width
 TIMEOUT = int(P.get("timeout_cycles", 50_000_000))
 
 
@@ -33,7 +34,7 @@ async def run_calls(dut):
     quiet_axi_logs()
     await start_clock_reset(clk, rst_n)
     build = P["kernel"] == "build"
-    driver = KernelDriver(axil, queue_builder_desc(DW) if build else similarity_desc(DW), clk)
+    driver = KernelDriver(axil, KERNEL.desc, clk)
     for call in P["calls"]:
         if build:
             chunk = pathlib.Path(call["chunk"]).read_bytes()

@@ -2,7 +2,7 @@
 with every streamed PQA equal to kmerspec.golden.entropy.jsd_fixed, in several runs on the same
 kernel (pivot sets and modes change between runs).
 
-Parameters: ``params`` (JsdSimilarityKernel keyword arguments), ``runs`` = [{"pivots": [index,
+Parameters: ``params`` (``kmerspec.kernels.jsd_similarity.Params.to_dict()``), ``runs`` = [{"pivots": [index,
 ...], "pqas": [index, ...], "mode": "textbook" | "counts"}] over the records of
 :func:`sim.jsd.golden.random_records` (``records``, ``seed``), ``pause``.
 """
@@ -10,8 +10,9 @@ Parameters: ``params`` (JsdSimilarityKernel keyword arguments), ``runs`` = [{"pi
 import cocotb
 
 from kmerspec.golden.entropy import jsd_fixed
-from kmerspec.layout.jsd import JsdGeometry, pack_record, unpack_results
-from hw.jsd.kernel import similarity_desc
+from kmerspec.kernels import params_from_dict
+from kmerspec.kernels.jsd_builder import pack_record
+from kmerspec.kernels.jsd_similarity import unpack_results
 from sim.jsd.golden import random_records
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
@@ -19,9 +20,8 @@ from sim.tb_common import start_two_memory_kernel
 from sim.tb_kernel import BurstMonitor
 
 P = params()
-KP = P["params"]
-DW = KP["data_width"]
-GEOMETRY = JsdGeometry(DW // 64, 8, KP["R"], KP["n"])
+GEOMETRY = params_from_dict(P["params"])
+DW = GEOMETRY.data_width
 PAUSE = float(P.get("pause", 0.0))
 SEED = int(P.get("seed", 0))
 MEM = 1 << 22
@@ -36,8 +36,8 @@ async def test_jsd_matches_golden(dut):
     clk = dut.ap_clk
     rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
     monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
-    driver = KernelDriver(axil, similarity_desc(DW), clk)
-    records = random_records(KP["R"], KP["n"], int(P.get("records", 6)), SEED)
+    driver = KernelDriver(axil, GEOMETRY.desc, clk)
+    records = random_records(GEOMETRY.R, GEOMETRY.n, int(P.get("records", 6)), SEED)
 
     for number, run in enumerate(P["runs"]):
         pivots = [records[i] for i in run["pivots"]]
@@ -52,10 +52,10 @@ async def test_jsd_matches_golden(dut):
                                   n_pqas=len(pqas), out=OUT_BASE,
                                   mode=int(run["mode"] == "counts"))
         assert wr_ram.read(OUT_BASE + size, 256) == bytes([FILL]) * 256, "wrote past the end"
-        got = unpack_results(wr_ram.read(OUT_BASE, size), len(pqas), KP["pivots"], GEOMETRY)
+        got = unpack_results(wr_ram.read(OUT_BASE, size), len(pqas), GEOMETRY.pivots, GEOMETRY)
         for row, record in zip(got, pqas):
             expected = [jsd_fixed(p.pqa, record.pqa, run["mode"], p.entropy, record.entropy)
-                        for p in pivots] + [0] * (KP["pivots"] - len(pivots))
+                        for p in pivots] + [0] * (GEOMETRY.pivots - len(pivots))
             assert row == expected, f"run {number}, PQA {record.tag}: {row} != {expected}"
         dut._log.info("run %d: %d pivots x %d PQAs (%d input beats) in %d cycles", number,
                       len(pivots), len(pqas), beats, cycles)

@@ -1,6 +1,6 @@
 """The ``sim`` backend of the motif engine: the RTL kernel simulated with cocotb on Verilator.
 
-:func:`run_motif_kernel_sim` packs the inputs with :mod:`kmerspec.layout.motif` (as the FPGA driver
+:func:`run_motif_kernel_sim` packs the inputs with :mod:`kmerspec.kernels.motif` (as the FPGA driver
 does), runs one kernel invocation on the generated Verilog, and unpacks the result buffer. The
 kernel is built for the geometry of ``params`` (k range, d, cw, counter bits, store shape, H3
 seed); thresholds and growth are runtime arguments. Simulation runs at roughly 10^4 cycles per
@@ -11,10 +11,11 @@ import pathlib
 import tempfile
 
 from kmerspec.golden.motif import MotifParams, MotifRow
-from kmerspec.layout.motif import (MotifResult, emerging_rows_from, pack_files, pack_thresholds,
-                               result_bytes, unpack_result)
+from kmerspec.kernels import motif
+from kmerspec.kernels.motif import (MotifResult, emerging_rows_from, pack_files, pack_thresholds,
+                                    result_bytes, unpack_result)
 
-__all__ = ["run_motif_kernel_sim", "find_motifs_sim", "kernel_toplevel"]
+__all__ = ["run_motif_kernel_sim", "find_motifs_sim"]
 
 
 def run_motif_kernel_sim(test_files: list[bytes], control_files: list[bytes],
@@ -24,23 +25,23 @@ def run_motif_kernel_sim(test_files: list[bytes], control_files: list[bytes],
     from hw.motif.kernel import MotifKernel
     from sim.runner import run_cocotb
 
-    kernel = MotifKernel(params, data_width)
-    size = result_bytes(params, data_width)
+    contract = motif.Params.for_algorithm(params, data_width=data_width)
+    kernel = MotifKernel(contract)
+    size = result_bytes(contract)
     with tempfile.TemporaryDirectory(prefix="motif-sim-") as directory:
         paths = {name: pathlib.Path(directory) / name
                  for name in ("test", "control", "thresholds", "result")}
         paths["test"].write_bytes(pack_files(test_files))
         paths["control"].write_bytes(pack_files(control_files))
         paths["thresholds"].write_bytes(pack_thresholds(params))
-        run_cocotb(kernel, "sim.motif.tb_motif_run", toplevel=kernel_toplevel(params),
-                   simulator=simulator,
+        run_cocotb(kernel, "sim.motif.tb_motif_run", simulator=simulator,
                    parameters={"test_path": str(paths["test"]),
                                "control_path": str(paths["control"]),
                                "thresholds_path": str(paths["thresholds"]),
                                "result_path": str(paths["result"]),
                                "growth_q8": params.growth_q8, "result_bytes": size,
-                               "clear_cycles": 1 << params.cw, "data_width": data_width})
-        return unpack_result(paths["result"].read_bytes(), params, data_width)
+                               "clear_cycles": 1 << params.cw, "params": contract.to_dict()})
+        return unpack_result(paths["result"].read_bytes(), contract)
 
 
 def find_motifs_sim(test_files: list[bytes], control_files: list[bytes],
@@ -48,9 +49,3 @@ def find_motifs_sim(test_files: list[bytes], control_files: list[bytes],
     """Emerging k-mers as :func:`kmerspec.golden.motif.find_motifs` returns them, from the RTL."""
     return emerging_rows_from(run_motif_kernel_sim(test_files, control_files, params))
 
-
-def kernel_toplevel(params: MotifParams) -> str:
-    """The Verilog module name of a simulated kernel: one per geometry, so that every test of
-    the same geometry reuses one Verilator build."""
-    return (f"motif_k{params.kmin}_{params.kmax}_d{params.d}_w{params.cw}_c{params.counter_bits}"
-            f"_s{params.store_sets}x{params.store_ways}_h{params.h3_seed:x}")

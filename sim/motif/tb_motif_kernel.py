@@ -2,7 +2,7 @@
 XRT does: every store entry (k-mer, estimate, control count, round-robin pointer, emerging flag)
 must equal kmerspec.golden.motif, run after run on the same kernel (so clearing is tested too).
 
-Parameters: ``params`` (MotifParams geometry), ``runs`` = [{"test": [file, ...], "control":
+Parameters: ``params`` (``kmerspec.kernels.motif.Params.to_dict()``), ``runs`` = [{"test": [file, ...], "control":
 [...], "thresholds": [...], "growth": g}] with files as latin-1 strings, ``pause`` (probability
 of a stall on every AXI channel), ``seed``, ``max_overhead_cycles`` (throughput bound, only
 checked without pauses); a run may give ``min_windows_per_cycle``.
@@ -12,19 +12,19 @@ import dataclasses
 
 import cocotb
 
-from kmerspec.golden.motif import MotifParams, run_engine, find_motifs
+from kmerspec.golden.motif import find_motifs, run_engine
 from kmerspec.golden.parse import base_runs
-from kmerspec.layout.motif import (pack_files, pack_thresholds, result_bytes, unpack_result,
-                               emerging_rows_from)
-from hw.motif.kernel import motif_desc
+from kmerspec.kernels import params_from_dict
+from kmerspec.kernels.motif import (emerging_rows_from, pack_files, pack_thresholds, result_bytes,
+                                    unpack_result)
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
 from sim.tb_common import start_two_memory_kernel
 from sim.tb_kernel import BurstMonitor
 
 P = params()
-GEOMETRY = MotifParams(**P.get("params", {}))
-DW = 512
+KERNEL = params_from_dict(P["params"])
+GEOMETRY = KERNEL.algorithm
 PAUSE = float(P.get("pause", 0.0))
 SEED = int(P.get("seed", 0))
 MEM = 1 << 20
@@ -60,7 +60,7 @@ async def test_runs_match_golden(dut):
     clk = dut.ap_clk
     rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
     monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
-    driver = KernelDriver(axil, motif_desc(DW), clk)
+    driver = KernelDriver(axil, KERNEL.desc, clk)
 
     for number, run in enumerate(P["runs"]):
         test_files = [text.encode("latin-1") for text in run["test"]]
@@ -71,7 +71,7 @@ async def test_runs_match_golden(dut):
         rd_ram.write(TEST_BASE, test_bytes)
         rd_ram.write(CONTROL_BASE, control_bytes)
         rd_ram.write(THRESHOLDS_BASE, pack_thresholds(run_params))
-        size = result_bytes(run_params, DW)
+        size = result_bytes(KERNEL)
         wr_ram.write(RESULT_BASE, bytes([FILL]) * (size + 256))
         cycles = await driver.run(
             timeout_cycles=20 * (len(test_bytes) + len(control_bytes)) + (40 << GEOMETRY.cw)
@@ -81,7 +81,7 @@ async def test_runs_match_golden(dut):
             growth_q8=run_params.growth_q8, result=RESULT_BASE)
         buffer = wr_ram.read(RESULT_BASE, size)
         assert wr_ram.read(RESULT_BASE + size, 256) == bytes([FILL]) * 256, "wrote past the end"
-        result = unpack_result(buffer, run_params, DW)
+        result = unpack_result(buffer, KERNEL)
 
         expected = golden_entries(run_engine(test_files, control_files, run_params), run_params)
         got = {(e.k, e.set_index, e.way): (e.valid, e.word, e.estimate, e.control_count,

@@ -6,7 +6,7 @@ import pathlib
 
 import cocotb
 
-from hw.motif.kernel import motif_desc
+from kmerspec.kernels import params_from_dict
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
 from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_clock_reset
@@ -37,7 +37,7 @@ async def run_kernel(dut):
     rd_ram.write(TEST_BASE, test)
     rd_ram.write(control_base, control)
     rd_ram.write(thresholds_base, thresholds)
-    driver = KernelDriver(axil, motif_desc(int(P.get("data_width", 512))), clk)
+    driver = KernelDriver(axil, params_from_dict(P["params"]).desc, clk)
     await driver.run(timeout_cycles=4 * (len(test) + len(control)) + int(P["clear_cycles"])
                      + 100_000,
                      test=TEST_BASE, test_bytes=len(test), control=control_base,

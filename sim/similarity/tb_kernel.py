@@ -1,6 +1,6 @@
 """cocotb test of the ``jacc_similarity`` kernel, driven over s_axi_control like XRT does.
 
-Parameters: ``pivots``, ``streams``, ``p``, ``w`` (the build), ``sketches`` (path of an .npy
+Parameters: ``params`` (``kmerspec.kernels.jacc_similarity.Params.to_dict()``), ``sketches`` (path of an .npy
 register array), ``runs`` = [[threshold or null, pause, sketch count or null], ...] (a count
 runs the plan of the first sketches only), ``seed``, ``out`` (path of a JSON
 file that receives, per run, the feature records of every call and the measured cycles).
@@ -17,16 +17,15 @@ import numpy as np
 
 from host.allpairs import SimilarityJob
 from kmerspec.golden.hll import HllParams
-from kmerspec.layout.similarity import SimilarityGeometry
-from hw.similarity.kernel import similarity_desc
+from kmerspec.kernels import params_from_dict
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
 from sim.tb_common import make_axi_ram, make_axil_master, set_axi_ram_pauses, start_clock_reset
 from sim.tb_kernel import BurstMonitor
 
 P = params()
-GEOMETRY = SimilarityGeometry(P["pivots"], P["streams"], P["p"], P["w"])
-HLL = HllParams(P["p"], P["w"])
+GEOMETRY = params_from_dict(P["params"])
+HLL = HllParams(GEOMETRY.p, GEOMETRY.w)
 SEED = int(P.get("seed", 0))
 MEM = 1 << 20
 SKETCH_BASE = 0x1000
@@ -55,7 +54,7 @@ async def run_plans(dut):
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
     await start_clock_reset(clk, rst_n)
     monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
-    driver = KernelDriver(axil, similarity_desc(GEOMETRY.bus_bits), clk)
+    driver = KernelDriver(axil, GEOMETRY.desc, clk)
     registers = np.load(P["sketches"])
     report = []
     for run, (threshold, pause, count) in enumerate(P["runs"]):

@@ -4,14 +4,14 @@ import random
 
 from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.parse import genome_kmers
-from kmerspec.layout.sketch import SketchGeometry, SketchRecord
+from kmerspec.kernels.jacc_sketch import Params, SketchRecord
 
 from .streams import SAMPLE_FILES, random_genome_file
 
 __all__ = ["expected_record", "regression_genomes", "compare_records"]
 
 
-def expected_record(tag: int, files, k: int, geometry: SketchGeometry) -> SketchRecord:
+def expected_record(tag: int, files, k: int, geometry: Params) -> SketchRecord:
     sketch = Hll(HllParams(geometry.p, geometry.w)).update(genome_kmers(files, k))
     z, nz = sketch.features()
     return SketchRecord(tag=tag, registers=sketch.registers, z=z, nz=nz)

@@ -6,7 +6,7 @@ Measures, from the R channel of m_axi_gmem0 and the core's ``ending_genome`` fla
 input beat while streaming (every cycle the memory offers a beat and no genome is ending must
 take it), and the length of every genome-end stop.
 
-Parameters: ``params`` (SketchKernel keyword arguments), ``genomes`` (lists of files as latin-1
+Parameters: ``params`` (``kmerspec.kernels.jacc_sketch.Params.to_dict()``), ``genomes`` (lists of files as latin-1
 strings), ``max_chunk_bytes``, ``max_block_beats``, ``pause`` (stall probability on every AXI
 channel), ``seed``.
 """
@@ -14,17 +14,17 @@ channel), ``seed``.
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from kmerspec.layout.sketch import SketchGeometry, pack_chunks, plan_blocks, run_genomes
-from hw.sketch.kernel import sketch_desc
+from kmerspec.chunks import pack_chunks, plan_blocks
+from kmerspec.kernels import params_from_dict
+from kmerspec.kernels.jacc_sketch import run_genomes
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
 from sim.sketch.golden import compare_records, expected_record
 from sim.tb_common import start_two_memory_kernel
 
 P = params()
-KP = P["params"]
-GEOMETRY = SketchGeometry(KP["lanes"], KP["bytes_per_lane"], KP["p"], KP["w"])
-DW = 8 * GEOMETRY.bus_bytes
+GEOMETRY = params_from_dict(P["params"])
+DW = GEOMETRY.data_width
 PAUSE = float(P.get("pause", 0.0))
 SEED = int(P.get("seed", 0))
 MEM = 1 << 22
@@ -81,7 +81,7 @@ async def test_records_match_golden(dut):
     clk = dut.ap_clk
     rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
     monitor = ThroughputMonitor(dut)
-    driver = KernelDriver(axil, sketch_desc(DW, KP.get("name", "sketch")), clk)
+    driver = KernelDriver(axil, GEOMETRY.desc, clk)
     genomes = [[text.encode("latin-1") for text in files] for files in P["genomes"]]
     max_block_beats = int(P.get("max_block_beats", 64))
     max_chunk_bytes = int(P.get("max_chunk_bytes", 1 << 20))
@@ -105,7 +105,7 @@ async def test_records_match_golden(dut):
     replay = iter(outputs)
     records = run_genomes(genomes, GEOMETRY, lambda chunk, count: next(replay),
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
-    compare_records(records, [expected_record(tag, files, KP["k"], GEOMETRY)
+    compare_records(records, [expected_record(tag, files, GEOMETRY.k, GEOMETRY)
                               for tag, files in enumerate(genomes)])
     assert len(chunks) >= 2, "the test should span several chunks"
     assert not monitor.errors, monitor.errors[:5]

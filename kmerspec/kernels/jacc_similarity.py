@@ -1,4 +1,13 @@
-"""Layouts and call plan of the JACC all-pairs similarity kernel (docs/similarity_kernel.md).
+"""Contract of the JACC all-pairs similarity kernel ``jacc_similarity`` (SPEC 3 and 6;
+docs/similarity_kernel.md): its Params, host arguments, layouts and call plan.
+
+Host arguments (index: name, kind, bundle)::
+
+    0 sketches      pointer  m_axi_gmem0   sketch buffer (:func:`pack_sketches`)
+    1 features      pointer  m_axi_gmem1   receives (pivot_groups + stream_groups) record blocks
+    2 first_group   scalar   -             first pivot group (group = D sketches)
+    3 pivot_groups  scalar   -             pivot groups to load, 1 .. V / D
+    4 stream_groups scalar   -             groups streamed after the pivots
 
 The host uploads the sketches, sorted, in *groups* of ``D`` sketches interleaved slot by slot so
 that one bus beat carries one slice of each of the ``D`` sketches of a group. The kernel holds
@@ -15,10 +24,12 @@ from functools import cached_property
 import numpy as np
 
 from ..golden.hll import HllParams
+from ..interface import Arg, KernelDesc, gmem_bundles
+from ..params import DATA_WIDTH, JACC_PIVOTS, JACC_STREAMS, P, W, check_fields
+from . import KernelParams
 
-__all__ = ["SimilarityGeometry", "pack_sketches", "unpack_groups", "pack_features",
-           "unpack_features", "KernelCall", "partner_stops", "plan_calls", "call_pairs",
-           "CALL_ARGUMENTS"]
+__all__ = ["Params", "pack_sketches", "unpack_groups", "pack_features", "unpack_features",
+           "KernelCall", "partner_stops", "plan_calls", "call_pairs", "CALL_ARGUMENTS"]
 
 CALL_ARGUMENTS = ("sketches", "features", "first_group", "pivot_groups", "stream_groups")
 NZ_BITS = 32
@@ -29,33 +40,45 @@ def _power_of_two(value) -> bool:
 
 
 @dataclass(frozen=True)
-class SimilarityGeometry:
-    """Build parameters that fix the layouts: pivots V, streamed sketches per beat D, HLL p, w.
+class Params(KernelParams):
+    """Build parameters: pivots V (a multiple of D), streamed sketches per beat D (a power of
+    two), HLL ``p`` and ``w``, and the bus width ``data_width`` of both m_axi ports.
 
     Registers sit in ``field_bits``-wide fields (4 for w = 4, 8 for w = 5..8), value in the low
-    ``w`` bits. A beat has D slots of ``slot_bits = bus_bits / D``; a sketch takes
+    ``w`` bits. A beat has D slots of ``slot_bits = data_width / D``; a sketch takes
     ``beats_per_group`` beats, one slot in each.
     """
 
-    pivots: int = 80
-    streams: int = 4
-    p: int = 14
-    w: int = 4
-    bus_bits: int = 512
+    KERNEL = "jacc_similarity"
+
+    pivots: int = JACC_PIVOTS.default
+    streams: int = JACC_STREAMS.default
+    p: int = P.default
+    w: int = W.default
+    data_width: int = DATA_WIDTH.default
 
     def __post_init__(self):
-        self.hll   # validates p and w
-        if not _power_of_two(self.bus_bits) or self.bus_bits < 64:
-            raise ValueError(f"bus_bits must be a power of two >= 64, not {self.bus_bits!r}")
-        if not _power_of_two(self.streams) or self.streams > self.bus_bits // self.field_bits:
+        check_fields(self, (JACC_PIVOTS, JACC_STREAMS, P, W))
+        if not _power_of_two(self.data_width) or self.data_width < 64:
+            raise ValueError(f"data_width must be a power of two >= 64, not {self.data_width!r}")
+        if not _power_of_two(self.streams) or self.streams > self.data_width // self.field_bits:
             raise ValueError(f"streams (D) must be a power of two with D * {self.field_bits} <= "
-                             f"{self.bus_bits}, not {self.streams!r}")
+                             f"{self.data_width}, not {self.streams!r}")
         if not isinstance(self.pivots, int) or self.pivots < 1 or self.pivots % self.streams:
             raise ValueError(f"pivots (V) must be a positive multiple of streams "
                              f"({self.streams}), not {self.pivots!r}")
         if self.m * self.field_bits < self.slot_bits:
             raise ValueError(f"a sketch ({self.m * self.field_bits} bits) is smaller than a "
                              f"slot ({self.slot_bits} bits): lower streams (D)")
+
+    @property
+    def desc(self) -> KernelDesc:
+        sketches, features, *scalars = CALL_ARGUMENTS
+        return KernelDesc(
+            name=self.KERNEL,
+            args=[Arg(sketches, "pointer", "gmem0"), Arg(features, "pointer", "gmem1")]
+            + [Arg(name, "scalar") for name in scalars],
+            bundles=gmem_bundles(self.data_width))
 
     @cached_property
     def hll(self) -> HllParams:
@@ -75,7 +98,7 @@ class SimilarityGeometry:
 
     @property
     def slot_bits(self) -> int:
-        return self.bus_bits // self.streams
+        return self.data_width // self.streams
 
     @property
     def registers_per_slot(self) -> int:
@@ -87,7 +110,7 @@ class SimilarityGeometry:
 
     @property
     def beat_bytes(self) -> int:
-        return self.bus_bits // 8
+        return self.data_width // 8
 
     @property
     def group_bytes(self) -> int:
@@ -125,11 +148,11 @@ class SimilarityGeometry:
         return self.record_beats * self.beat_bytes
 
 
-def _groups_of(count: int, geometry: SimilarityGeometry) -> int:
+def _groups_of(count: int, geometry: Params) -> int:
     return -(-count // geometry.streams)
 
 
-def pack_sketches(registers: np.ndarray, geometry: SimilarityGeometry) -> bytes:
+def pack_sketches(registers: np.ndarray, geometry: Params) -> bytes:
     """The sketch buffer: rows of ``registers`` (n x m, in upload order) in groups of D, padded
     with empty sketches to whole groups. Beat b of group g, slot s holds registers
     [b R, (b+1) R) of sketch g D + s (R = registers_per_slot), register i of the slot at bits
@@ -152,7 +175,7 @@ def pack_sketches(registers: np.ndarray, geometry: SimilarityGeometry) -> bytes:
 
 
 def unpack_groups(buffer: bytes, first_group: int, count: int,
-                  geometry: SimilarityGeometry) -> np.ndarray:
+                  geometry: Params) -> np.ndarray:
     """Registers of groups [first_group, first_group + count) of a sketch buffer: an array
     (count, D, m) of uint8, the inverse of :func:`pack_sketches`."""
     g = geometry
@@ -170,7 +193,7 @@ def unpack_groups(buffer: bytes, first_group: int, count: int,
     return fields.transpose(0, 2, 1, 3).reshape(count, g.streams, g.m)
 
 
-def pack_features(z: np.ndarray, nz: np.ndarray, geometry: SimilarityGeometry) -> bytes:
+def pack_features(z: np.ndarray, nz: np.ndarray, geometry: Params) -> bytes:
     """Feature records of whole groups: ``z`` and ``nz`` of shape (groups, V, D). Record
     (j, s) of group q sits at byte q record_block_bytes + (j D + s) record_bytes: nz as u32
     little-endian, then Z little-endian in the remaining record_bytes - 4 bytes."""
@@ -189,7 +212,7 @@ def pack_features(z: np.ndarray, nz: np.ndarray, geometry: SimilarityGeometry) -
 
 
 def unpack_features(records: bytes, groups: int,
-                    geometry: SimilarityGeometry) -> tuple[np.ndarray, np.ndarray]:
+                    geometry: Params) -> tuple[np.ndarray, np.ndarray]:
     """(Z, nz) arrays of shape (groups, V, D) from feature records (Z as Python ints)."""
     g = geometry
     if len(records) < groups * g.record_block_bytes:
@@ -241,7 +264,7 @@ def partner_stops(sorted_cards: np.ndarray, threshold: float | None) -> np.ndarr
     return np.searchsorted(cards, limits, side="right").astype(np.int64)
 
 
-def plan_calls(n: int, geometry: SimilarityGeometry, stops: np.ndarray | None = None
+def plan_calls(n: int, geometry: Params, stops: np.ndarray | None = None
                ) -> list[KernelCall]:
     """Kernel calls covering every pair (r, t), r < t < stops[r], of n sorted sketches.
 
@@ -263,7 +286,7 @@ def plan_calls(n: int, geometry: SimilarityGeometry, stops: np.ndarray | None = 
     return calls
 
 
-def call_pairs(call: KernelCall, n: int, geometry: SimilarityGeometry,
+def call_pairs(call: KernelCall, n: int, geometry: Params,
                stops: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """The wanted records of a call: arrays (r, t, q, j, s): record (j, s) of the call's group q
     holds the union of ranks r < t, with t < stops[r]."""

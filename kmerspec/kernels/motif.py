@@ -1,5 +1,16 @@
-"""In-memory layouts of the emerging-motif kernel (docs/motif_kernel.md), packed and unpacked here
-for both the cocotb kernel test and the host driver.
+"""Contract of the emerging-motif kernel ``motif`` (SPEC 5 and 6; docs/motif_kernel.md): its
+Params, host arguments and memory layouts, packed and unpacked here for both the cocotb kernel
+test and the host driver.
+
+Host arguments (index: name, kind, bundle)::
+
+    0 test           pointer  m_axi_gmem0  test set bytes (:func:`pack_files`)
+    1 test_bytes     scalar
+    2 control        pointer  m_axi_gmem0  control set bytes
+    3 control_bytes  scalar
+    4 thresholds     pointer  m_axi_gmem0  64-byte record: u16 T_k at offset 2 (k - 1)
+    5 growth_q8      scalar                g as unsigned Q8.8
+    6 result         pointer  m_axi_gmem1  store entries and summary (:func:`unpack_result`)
 
 Inputs (gmem0):
 
@@ -32,10 +43,16 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kmerspec.golden.motif import MotifParams, MotifRow, kmer_string
+from .. import params as spec
+from ..golden.line_machine import line_step
+from ..golden.motif import FIELDS as ALGORITHM_FIELDS
+from ..golden.motif import MotifParams, MotifRow, check_geometry, kmer_string
+from ..interface import Arg, KernelDesc, gmem_bundles
+from . import KernelParams
 
-__all__ = ["ENTRY_BYTES", "SUMMARY_MAGIC", "THRESHOLDS_BYTES", "pack_files", "pack_thresholds",
-           "result_bytes", "StoreEntry", "MotifResult", "unpack_result", "emerging_rows_from"]
+__all__ = ["Params", "ENTRY_BYTES", "SUMMARY_MAGIC", "THRESHOLDS_BYTES", "pack_files",
+           "pack_thresholds", "result_bytes", "StoreEntry", "MotifResult", "unpack_result",
+           "emerging_rows_from"]
 
 ENTRY_BYTES = 16
 SUMMARY_MAGIC = 0x31544F4D
@@ -48,13 +65,76 @@ _LS_RECORD = 0
 _LS_SEQUENCE = 1
 
 
+@dataclass(frozen=True)
+class Params(KernelParams):
+    """Build parameters: the SPEC 5 sketch and store geometry (kmin..kmax, d, cw, counter_bits
+    <= 16 for the kernel's u16 fields, h3_seed, store_sets, store_ways), the counter memories'
+    ``read_latency`` (2 uses the BRAM output register), the front end's ``bytes_per_cycle`` and
+    the bus width ``data_width`` (512 or 1024). Thresholds and growth are runtime arguments."""
+
+    KERNEL = "motif"
+
+    kmin: int = spec.MOTIF_KMIN.default
+    kmax: int = spec.MOTIF_KMAX.default
+    d: int = spec.MOTIF_DEPTH.default
+    cw: int = spec.CM_WIDTH_BITS.default
+    counter_bits: int = spec.MOTIF_COUNTER_BITS.default
+    h3_seed: int = spec.H3_SEED.default
+    store_sets: int = spec.STORE_SETS.default
+    store_ways: int = spec.STORE_WAYS.default
+    read_latency: int = spec.READ_LATENCY.default
+    bytes_per_cycle: int = spec.BYTES_PER_CYCLE.default
+    data_width: int = spec.DATA_WIDTH.default
+
+    def __post_init__(self):
+        check_geometry(self)
+        spec.check_fields(self, (spec.READ_LATENCY, spec.BYTES_PER_CYCLE))
+        if self.counter_bits > 16:
+            raise ValueError(f"counter_bits must be at most 16 for the kernel's u16 fields, "
+                             f"not {self.counter_bits}")
+        if self.data_width not in (512, 1024):
+            raise ValueError(f"data_width must be 512 or 1024, not {self.data_width!r}")
+
+    @classmethod
+    def for_algorithm(cls, algorithm: MotifParams, **hardware) -> "Params":
+        """The kernel for the SPEC 5 parameters ``algorithm`` (whose thresholds and growth are
+        runtime arguments), with ``hardware`` (read_latency, bytes_per_cycle, data_width) as
+        given or default."""
+        if algorithm.canonical:
+            raise ValueError("canonical: the motif kernel is strand-specific; canonical=True "
+                             "is not implemented")
+        return cls(**{f.name: getattr(algorithm, f.name) for f in ALGORITHM_FIELDS}, **hardware)
+
+    @property
+    def algorithm(self) -> MotifParams:
+        """The SPEC 5 parameters of this kernel; thresholds (here 1) and growth are runtime."""
+        return MotifParams(**{f.name: getattr(self, f.name) for f in ALGORITHM_FIELDS},
+                           thresholds=1)
+
+    @property
+    def desc(self) -> KernelDesc:
+        return KernelDesc(
+            name=self.KERNEL,
+            args=[Arg("test", "pointer", "gmem0"), Arg("test_bytes", "scalar"),
+                  Arg("control", "pointer", "gmem0"), Arg("control_bytes", "scalar"),
+                  Arg("thresholds", "pointer", "gmem0"), Arg("growth_q8", "scalar"),
+                  Arg("result", "pointer", "gmem1")],
+            bundles=gmem_bundles(self.data_width))
+
+    @property
+    def ks(self) -> range:
+        return range(self.kmin, self.kmax + 1)
+
+    @property
+    def set_bits(self) -> int:
+        return self.store_sets.bit_length() - 1
+
+
 def pack_files(files: Sequence[bytes]) -> bytes:
     """One byte stream for a set of files, each followed by the bytes that end its last line and
     record: newlines until the parser is at a line start outside FASTQ, then ``>\\n`` if the
     file ended in FASTA sequence. Empty lines and headers yield no bases, so the k-mers are
     exactly those of the files parsed one by one."""
-    from ..golden.line_machine import line_step
-
     chunks = []
     for data in files:
         if not isinstance(data, (bytes, bytearray)):
@@ -79,9 +159,9 @@ def pack_thresholds(params: MotifParams) -> bytes:
     return struct.pack("<32H", *values)
 
 
-def result_bytes(params: MotifParams, data_width: int = 512) -> int:
+def result_bytes(params: Params) -> int:
     """Size of the result buffer: the entries padded to a beat, then the summary beat."""
-    beat = data_width // 8
+    beat = params.data_width // 8
     entries = len(params.ks) * params.store_sets * params.store_ways * ENTRY_BYTES
     return -(-entries // beat) * beat + beat
 
@@ -110,9 +190,9 @@ class MotifResult:
     control_bytes: int
 
 
-def unpack_result(buffer: bytes, params: MotifParams, data_width: int = 512) -> MotifResult:
+def unpack_result(buffer: bytes, params: Params) -> MotifResult:
     """Decode a result buffer; raise ValueError naming the problem if it is malformed."""
-    size = result_bytes(params, data_width)
+    size = result_bytes(params)
     if len(buffer) < size:
         raise ValueError(f"motif result: {len(buffer)} bytes, expected {size}")
     entries = []
@@ -125,7 +205,7 @@ def unpack_result(buffer: bytes, params: MotifParams, data_width: int = 512) -> 
                 entries.append(StoreEntry(k, set_index, way, bool(flags & 1), bool(flags & 2),
                                           pointer, word, estimate, count))
                 offset += ENTRY_BYTES
-    summary = size - data_width // 8
+    summary = size - params.data_width // 8
     magic, kmin, kmax, ways, set_bits = struct.unpack_from("<IBBBB", buffer, summary)
     if magic != SUMMARY_MAGIC:
         raise ValueError(f"motif result: bad summary magic {magic:#x}")

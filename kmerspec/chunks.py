@@ -1,12 +1,11 @@
-"""Chunk and record layouts of the JACC sketch-construction kernel (docs/sketch_kernel.md).
+"""The chunk format shared by the chunk kernels (JACC sketch, JSD queue builder; SPEC section 6).
 
 The host packs the byte streams of many genomes into chunks: ``T`` lanes, each carrying one
-genome at a time, ``B`` bytes per lane per beat, in blocks introduced by control beats. The
-kernel answers each chunk with one record per genome that ended in it: the packed registers of
-the genome's HyperLogLog sketch, then a trailer with the genome tag and the features (Z, nz).
-
-:func:`run_genomes` drives a whole set of genomes through any "call the kernel on this chunk"
-function (the cocotb test's simulated kernel or the host driver's FPGA call).
+genome at a time, ``B`` bytes per lane per beat, in blocks introduced by control beats (one 64-bit
+control word per lane: byte count, end of file, end of genome, genome tag). A kernel answers each
+chunk with one record per genome that ended in it. Only the lane geometry matters here, so these
+functions take any kernel Params that is a :class:`ChunkLanes` (fields ``kmerspec.params.LANES``
+and ``BYTES_PER_LANE``).
 """
 
 from collections.abc import Callable, Iterator, Sequence
@@ -14,37 +13,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SketchGeometry", "control_word", "Block", "plan_blocks", "pack_blocks",
-           "iter_chunks", "pack_chunks", "SketchRecord", "unpack_records", "run_genomes"]
+
+__all__ = ["ChunkLanes", "control_word", "Block", "plan_blocks", "pack_blocks", "iter_chunks",
+           "pack_chunks", "run_genomes", "COUNT_BITS", "EOF_BIT", "EOG_BIT", "TAG_LSB"]
 
 COUNT_BITS = 24
 EOF_BIT = 24
 EOG_BIT = 25
 TAG_LSB = 32
-REGISTERS_PER_WORD = 16
 
 
-@dataclass(frozen=True)
-class SketchGeometry:
-    """Build parameters that fix the layouts: lanes T, bytes per lane B, HLL p and w."""
+class ChunkLanes:
+    """Mixin of a chunk kernel's Params, which has the fields ``lanes`` (T, :data:`LANES`) and
+    ``bytes_per_lane`` (B, :data:`BYTES_PER_LANE`)."""
 
-    lanes: int = 8
-    bytes_per_lane: int = 8
-    p: int = 14
-    w: int = 4
-
-    def __post_init__(self):
-        for name in ("lanes", "bytes_per_lane"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
-        if not isinstance(self.p, int) or not 8 <= self.p <= 18:
-            raise ValueError(f"p must be an integer from 8 to 18, not {self.p!r}")
-        if not isinstance(self.w, int) or not 4 <= self.w <= 8:
-            raise ValueError(f"w must be an integer from 4 to 8, not {self.w!r}")
-        if self.bus_bytes * 8 % (REGISTERS_PER_WORD * self.w) or self.bus_bytes < 8:
-            raise ValueError(f"the bus ({self.bus_bytes * 8} bits) must be at least 64 bits and "
-                             f"a multiple of 16 w = {REGISTERS_PER_WORD * self.w} bits")
+    lanes: int
+    bytes_per_lane: int
 
     @property
     def bus_bytes(self) -> int:
@@ -52,28 +36,8 @@ class SketchGeometry:
 
     @property
     def control_beats(self) -> int:
+        """Beats of a block's control words (8 bytes per lane)."""
         return -(-8 * self.lanes // self.bus_bytes)
-
-    @property
-    def registers(self) -> int:
-        return 1 << self.p
-
-    @property
-    def sketch_bytes(self) -> int:
-        return self.registers * self.w // 8
-
-    @property
-    def z_bytes(self) -> int:
-        z_bits = self.p + (1 << self.w)
-        return 8 * -(-z_bits // 64)
-
-    @property
-    def trailer_bytes(self) -> int:
-        return self.bus_bytes * -(-(8 + self.z_bytes) // self.bus_bytes)
-
-    @property
-    def record_bytes(self) -> int:
-        return self.sketch_bytes + self.trailer_bytes
 
 
 def control_word(count: int, *, end_of_file: bool = False, end_of_genome: bool = False,
@@ -98,7 +62,7 @@ class Block:
         return [tag for _, _, eog, tag in self.lanes if eog]
 
 
-def plan_blocks(genomes: Sequence[Sequence[bytes]], geometry: SketchGeometry, *,
+def plan_blocks(genomes: Sequence[Sequence[bytes]], geometry: ChunkLanes, *,
                 max_block_beats: int = 1024) -> list[Block]:
     """Schedule genomes (each a list of files) onto the lanes and cut their streams into blocks.
 
@@ -144,12 +108,12 @@ def plan_blocks(genomes: Sequence[Sequence[bytes]], geometry: SketchGeometry, *,
         blocks.append(Block(entries))
 
 
-def _block_beats(block: Block, geometry: SketchGeometry) -> int:
+def _block_beats(block: Block, geometry: ChunkLanes) -> int:
     """Data beats of a block: its longest lane slot in whole beats."""
     return max(-(-len(piece) // geometry.bytes_per_lane) for piece, *_ in block.lanes)
 
 
-def pack_blocks(blocks: Sequence[Block], geometry: SketchGeometry) -> bytes:
+def pack_blocks(blocks: Sequence[Block], geometry: ChunkLanes) -> bytes:
     """The chunk bytes of consecutive blocks."""
     nbytes, bus, lanes = geometry.bytes_per_lane, geometry.bus_bytes, geometry.lanes
     out = bytearray()
@@ -171,7 +135,7 @@ def pack_blocks(blocks: Sequence[Block], geometry: SketchGeometry) -> bytes:
     return bytes(out)
 
 
-def iter_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
+def iter_chunks(blocks: Sequence[Block], geometry: ChunkLanes, *,
                 max_chunk_bytes: int = 64 << 20) -> Iterator[tuple[bytes, list[int]]]:
     """Group blocks into kernel calls and pack each only when it is asked for:
     ``(chunk bytes, tags of the genomes ending in it)``.
@@ -190,51 +154,22 @@ def iter_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
         yield pack_blocks(current, geometry), [t for b in current for t in b.genomes_ended]
 
 
-def pack_chunks(blocks: Sequence[Block], geometry: SketchGeometry, *,
+def pack_chunks(blocks: Sequence[Block], geometry: ChunkLanes, *,
                 max_chunk_bytes: int = 64 << 20) -> list[tuple[bytes, list[int]]]:
     """Every chunk of :func:`iter_chunks`, packed."""
     return list(iter_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes))
 
 
-@dataclass
-class SketchRecord:
-    tag: int
-    registers: list[int]
-    z: int
-    nz: int
-
-
-def unpack_records(data: bytes, count: int, geometry: SketchGeometry) -> list[SketchRecord]:
-    """Decode ``count`` records written back to back by the kernel."""
-    size = geometry.record_bytes
-    if len(data) < count * size:
-        raise ValueError(f"output holds {len(data)} bytes, {count} records need {count * size}")
-    records = []
-    mask = (1 << geometry.w) - 1
-    for index in range(count):
-        record = data[index * size:(index + 1) * size]
-        packed = int.from_bytes(record[:geometry.sketch_bytes], "little")
-        registers = [(packed >> (geometry.w * j)) & mask for j in range(geometry.registers)]
-        trailer = record[geometry.sketch_bytes:]
-        records.append(SketchRecord(
-            tag=int.from_bytes(trailer[0:4], "little"),
-            nz=int.from_bytes(trailer[4:8], "little"),
-            z=int.from_bytes(trailer[8:8 + geometry.z_bytes], "little"),
-            registers=registers,
-        ))
-    return records
-
-
-def run_genomes(genomes: Sequence[Sequence[bytes]], geometry: SketchGeometry,
-                call_kernel: Callable[[bytes, int], bytes], *, max_block_beats: int = 1024,
-                max_chunk_bytes: int = 64 << 20) -> list[SketchRecord]:
-    """Sketch every genome: plan, pack, call ``call_kernel(chunk, record_count)`` per chunk (it
-    returns the output buffer), unpack, and return the records in genome order."""
+def run_genomes(genomes: Sequence[Sequence[bytes]], geometry: ChunkLanes,
+                call_kernel: Callable[[bytes, int], bytes], unpack_records: Callable, *,
+                max_block_beats: int = 1024, max_chunk_bytes: int = 64 << 20) -> list:
+    """Run every genome through a chunk kernel: plan, pack, call ``call_kernel(chunk,
+    record_count)`` per chunk (it returns the output buffer), decode it with
+    ``unpack_records(buffer, count)``, and return the records (with a ``tag``) in genome order."""
     blocks = plan_blocks(genomes, geometry, max_block_beats=max_block_beats)
-    results: list[SketchRecord | None] = [None] * len(genomes)
+    results: list = [None] * len(genomes)
     for chunk, tags in pack_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes):
-        output = call_kernel(chunk, len(tags))
-        records = unpack_records(output, len(tags), geometry)
+        records = unpack_records(call_kernel(chunk, len(tags)), len(tags))
         if sorted(r.tag for r in records) != sorted(tags):
             raise ValueError(f"kernel returned tags {sorted(r.tag for r in records)}, "
                              f"expected {sorted(tags)}")

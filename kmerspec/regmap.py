@@ -1,4 +1,4 @@
-"""The ap_ctrl_hs control register map (SPEC section 6), as data.
+"""The ap_ctrl_hs control register map (SPEC section 6), as data (no Amaranth: the drivers use it).
 
 One function, :func:`layout_args`, turns an ordered argument list into register offsets; the control
 block (:class:`hw.axi.lite_control.AxiLiteControl`), kernel.xml, the Vivado ``ipx::`` Tcl and the

@@ -1,0 +1,129 @@
+"""Contract of the JACC sketch-construction kernel ``jacc_sketch`` (SPEC 3 and 6;
+docs/sketch_kernel.md): its Params, host arguments and record layout.
+
+Host arguments (index: name, kind, bundle)::
+
+    0 src        pointer  m_axi_gmem0  chunk (kmerspec.chunks: T lanes x B bytes, blocks)
+    1 n_bytes    scalar                chunk bytes (a whole number of bus beats)
+    2 dst        pointer  m_axi_gmem1  receives n_records sketch records back to back
+    3 n_records  scalar                genomes that end in this chunk
+
+The kernel answers each chunk with one record per genome that ended in it: the packed registers
+of the genome's HyperLogLog sketch (``w`` bits each, register j at bit ``w j``), then a trailer
+(u32 genome tag, u32 nz, Z little-endian in ``z_bytes``) padded to a whole bus beat.
+
+:func:`run_genomes` drives a whole set of genomes through any "call the kernel on this chunk"
+function (the cocotb test's simulated kernel or the host driver's FPGA call).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .. import chunks
+from ..chunks import ChunkLanes
+from ..golden.hll import HllParams
+from ..interface import Arg, KernelDesc, gmem_bundles
+from ..params import BYTES_PER_LANE, LANES, K, P, W, check_fields
+from . import KernelParams
+
+__all__ = ["Params", "SketchRecord", "unpack_records", "run_genomes", "REGISTERS_PER_WORD"]
+
+#: registers per memory word of the kernel's sketch memories (and per record word)
+REGISTERS_PER_WORD = 16
+
+
+@dataclass(frozen=True)
+class Params(ChunkLanes, KernelParams):
+    """Build parameters: ``lanes`` T, ``bytes_per_lane`` B (the bus is ``8 T B`` bits, a power of
+    two from 32 to 1024 and a multiple of 16 w), k-mer length ``k``, HLL ``p`` and ``w``."""
+
+    KERNEL = "jacc_sketch"
+
+    lanes: int = LANES.default
+    bytes_per_lane: int = BYTES_PER_LANE.default
+    k: int = K.default
+    p: int = P.default
+    w: int = W.default
+
+    def __post_init__(self):
+        check_fields(self, (LANES, BYTES_PER_LANE, K, P, W))
+        bits = self.data_width
+        if bits & (bits - 1) or not 32 <= bits <= 1024:
+            raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {bits} bits) must be a "
+                             "power of two from 32 to 1024")
+        if bits % (REGISTERS_PER_WORD * self.w) or self.bus_bytes < 8:
+            raise ValueError(f"the bus ({bits} bits) must be at least 64 bits and "
+                             f"a multiple of 16 w = {REGISTERS_PER_WORD * self.w} bits")
+
+    @property
+    def desc(self) -> KernelDesc:
+        return KernelDesc(
+            name=self.KERNEL,
+            args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
+                  Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar")],
+            bundles=gmem_bundles(self.data_width))
+
+    @property
+    def hll(self) -> HllParams:
+        return HllParams(self.p, self.w)
+
+    @property
+    def data_width(self) -> int:
+        return 8 * self.bus_bytes
+
+    @property
+    def registers(self) -> int:
+        return 1 << self.p
+
+    @property
+    def sketch_bytes(self) -> int:
+        return self.registers * self.w // 8
+
+    @property
+    def z_bytes(self) -> int:
+        z_bits = self.p + (1 << self.w)
+        return 8 * -(-z_bits // 64)
+
+    @property
+    def trailer_bytes(self) -> int:
+        return self.bus_bytes * -(-(8 + self.z_bytes) // self.bus_bytes)
+
+    @property
+    def record_bytes(self) -> int:
+        return self.sketch_bytes + self.trailer_bytes
+
+
+@dataclass
+class SketchRecord:
+    tag: int
+    registers: list[int]
+    z: int
+    nz: int
+
+
+def unpack_records(data: bytes, count: int, params: Params) -> list[SketchRecord]:
+    """Decode ``count`` records written back to back by the kernel."""
+    size = params.record_bytes
+    if len(data) < count * size:
+        raise ValueError(f"output holds {len(data)} bytes, {count} records need {count * size}")
+    records = []
+    mask = (1 << params.w) - 1
+    for index in range(count):
+        record = data[index * size:(index + 1) * size]
+        packed = int.from_bytes(record[:params.sketch_bytes], "little")
+        registers = [(packed >> (params.w * j)) & mask for j in range(params.registers)]
+        trailer = record[params.sketch_bytes:]
+        records.append(SketchRecord(
+            tag=int.from_bytes(trailer[0:4], "little"),
+            nz=int.from_bytes(trailer[4:8], "little"),
+            z=int.from_bytes(trailer[8:8 + params.z_bytes], "little"),
+            registers=registers,
+        ))
+    return records
+
+
+def run_genomes(genomes: Sequence[Sequence[bytes]], params: Params,
+                call_kernel: Callable[[bytes, int], bytes], **limits) -> list[SketchRecord]:
+    """The record of every genome, in genome order (:func:`kmerspec.chunks.run_genomes`)."""
+    return chunks.run_genomes(genomes, params, call_kernel,
+                              lambda data, count: unpack_records(data, count, params), **limits)
