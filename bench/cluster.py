@@ -17,7 +17,8 @@ import numpy as np
 
 from host.cli import main as cli
 
-# -- RefSeq and the F1 host, from ../shared/reference/jacc_fpga_paper.md ----------------------
+# -- RefSeq and the F1 host, as the JACC-FPGA paper reports them (Soto, Hernández, Figueroa,
+# 2022; https://github.com/vlsi-udec/jacc-fpga) ------------------------------------------
 REFSEQ_GENOMES = 128_110
 REFSEQ_BASES = 1_655_908_634_893
 REFSEQ_GZIP_BYTES = 464.4 * 2**30
