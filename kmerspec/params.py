@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 __all__ = ["IntParam", "check_int", "check_positive", "check_fields", "K", "P", "W", "LANES",
            "BYTES_PER_LANE", "SAMPLE_BITS", "SAMPLE_SEED", "JSD_DEPTH", "CM_WIDTH_BITS",
            "PQA_QUEUE_BITS", "KERNEL_QUEUE_BITS", "PQA_SLOTS", "MOTIF_KMIN", "MOTIF_KMAX",
-           "MOTIF_DEPTH", "MOTIF_COUNTER_BITS", "H3_SEED", "STORE_SETS", "STORE_WAYS",
+           "MOTIF_DEPTH", "CM_COUNTER_BITS", "H3_SEED", "STORE_SETS", "STORE_WAYS",
            "READ_LATENCY", "BYTES_PER_CYCLE", "FIFO_DEPTH", "JACC_PIVOTS", "JACC_STREAMS",
            "JSD_PIVOTS", "DATA_WIDTH"]
 
@@ -72,7 +72,7 @@ PQA_SLOTS = IntParam("n", 8, 1, 64, "entries per PQA queue")
 MOTIF_KMIN = IntParam("kmin", 10, 1, 32, "shortest motif length")
 MOTIF_KMAX = IntParam("kmax", 20, 1, 32, "longest motif length")
 MOTIF_DEPTH = IntParam("d", 4, 1, 16, "Count-Min rows")
-MOTIF_COUNTER_BITS = IntParam("counter_bits", 16, 1, 32, "Count-Min counter width")
+CM_COUNTER_BITS = IntParam("counter_bits", 16, 1, 32, "Count-Min counter width (motif default)")
 H3_SEED = IntParam("h3_seed", 0x4D4F5449, 0, (1 << 64) - 1, "seed of the H3 row hashes (\"MOTI\")")
 STORE_SETS = IntParam("store_sets", 64, 1, 1 << 16, "sets of the candidate store (power of 2)")
 STORE_WAYS = IntParam("store_ways", 4, 1, 64, "ways of the candidate store")

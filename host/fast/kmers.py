@@ -8,6 +8,8 @@ k-mer words ending at each base are cut out of the stream packed 32 bases to a 6
 
 import numpy as np
 
+from kmerspec.params import K
+
 __all__ = ["kmer_array", "kmers_from_codes", "genome_kmer_array", "base_code_stream", "BREAK"]
 
 BREAK = 4  # code of a byte that breaks the run of bases
@@ -140,8 +142,7 @@ def kmers_from_codes(codes: np.ndarray, k: int, canonical: bool = True) -> np.nd
 
     Parse once with base_code_stream, then call this for every k that is needed.
     """
-    if not isinstance(k, int) or not 1 <= k <= 32:
-        raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
+    K.check(k)
     pieces = []
     # Blocks overlap by k-1 codes so that no window is lost or counted twice at a seam.
     for start in range(0, max(codes.size - k + 1, 1), _BLOCK_BYTES):
@@ -151,8 +152,7 @@ def kmers_from_codes(codes: np.ndarray, k: int, canonical: bool = True) -> np.nd
 
 def kmer_array(data: bytes, k: int, canonical: bool = True) -> np.ndarray:
     """The k-mers of one file in stream order, as uint64 words (== kmerspec.golden.parse.kmers)."""
-    if not isinstance(k, int) or not 1 <= k <= 32:
-        raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
+    K.check(k)
     return kmers_from_codes(base_code_stream(data), k, canonical)
 
 

@@ -11,6 +11,8 @@ from amaranth.hdl import Const, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import check_int
+
 __all__ = ["H3Hash", "check_seed_matrices"]
 
 
@@ -53,9 +55,8 @@ class H3Hash(wiring.Component):
     latency = 1
 
     def __init__(self, key_bits: int, out_bits: int, seed_matrices):
-        for name, value in (("key_bits", key_bits), ("out_bits", out_bits)):
-            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 64:
-                raise ValueError(f"{name} must be an integer from 1 to 64, not {value!r}")
+        check_int("key_bits", key_bits, 1, 64)
+        check_int("out_bits", out_bits, 1, 64)
         self._key_bits = key_bits
         self._out_bits = out_bits
         self._matrices = check_seed_matrices("seed_matrices", key_bits, out_bits, seed_matrices)

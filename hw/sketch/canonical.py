@@ -38,7 +38,7 @@ class Canonicalizer(wiring.Component):
 
     latency = 2
 
-    def __init__(self, k: int = 31):
+    def __init__(self, k: int = K.default):
         K.check(k)
         self._k = k
         super().__init__({

@@ -15,7 +15,7 @@ from amaranth.hdl import Const, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from kmerspec.params import K, P, W, check_positive
+from kmerspec.params import BYTES_PER_LANE, K, LANES, P, W, check_positive
 
 from .chunk import ChunkDecoder
 from .hll_update import REGISTERS_PER_WORD
@@ -49,8 +49,9 @@ class SketchCore(wiring.Component):
         A genome end is being processed (the input is stopped by the core, not by its source).
     """
 
-    def __init__(self, *, lanes: int = 8, bytes_per_lane: int = 8, k: int = 31, p: int = 14,
-                 w: int = 4):
+    def __init__(self, *, lanes: int = LANES.default,
+                 bytes_per_lane: int = BYTES_PER_LANE.default, k: int = K.default,
+                 p: int = P.default, w: int = W.default):
         check_positive("lanes", lanes)
         check_positive("bytes_per_lane", bytes_per_lane)
         K.check(k)

@@ -60,7 +60,7 @@ class HllUpdate(wiring.Component):
 
     latency = 3
 
-    def __init__(self, p: int = 14, w: int = 4):
+    def __init__(self, p: int = P.default, w: int = W.default):
         P.check(p)
         W.check(w)
         self._p, self._w = p, w

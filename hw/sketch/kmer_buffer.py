@@ -11,7 +11,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from kmerspec.params import K, check_positive
+from kmerspec.params import BYTES_PER_LANE, K, check_positive
 
 from .parser import lane_roles_layout
 
@@ -48,7 +48,8 @@ class KmerBuffer(wiring.Component):
 
     latency = 3
 
-    def __init__(self, bytes_per_lane: int = 8, k: int = 31):
+    def __init__(self, bytes_per_lane: int = BYTES_PER_LANE.default,
+                 k: int = K.default):
         check_positive("bytes_per_lane", bytes_per_lane)
         K.check(k)
         self._bytes_per_lane = bytes_per_lane

@@ -9,7 +9,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from kmerspec.params import K, P, W, check_positive
+from kmerspec.params import BYTES_PER_LANE, K, P, W, check_positive
 
 from .canonical import Canonicalizer
 from .fmix64 import Fmix64
@@ -37,7 +37,8 @@ class SketchLane(wiring.Component):
     One beat per cycle for every input, no backpressure.
     """
 
-    def __init__(self, *, bytes_per_lane: int = 8, k: int = 31, p: int = 14, w: int = 4):
+    def __init__(self, *, bytes_per_lane: int = BYTES_PER_LANE.default, k: int = K.default,
+                 p: int = P.default, w: int = W.default):
         check_positive("bytes_per_lane", bytes_per_lane)
         K.check(k)
         P.check(p)

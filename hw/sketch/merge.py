@@ -50,7 +50,7 @@ class MergeTree(wiring.Component):
     Latency :attr:`latency` = max(1, ceil(log2 ways)) registered levels, one word per cycle.
     """
 
-    def __init__(self, ways: int, w: int = 4):
+    def __init__(self, ways: int, w: int = W.default):
         check_positive("ways", ways)
         W.check(w)
         self._ways, self._w = ways, w
@@ -106,7 +106,7 @@ class FeatureUnit(wiring.Component):
 
     latency = 3
 
-    def __init__(self, p: int = 14, w: int = 4):
+    def __init__(self, p: int = P.default, w: int = W.default):
         P.check(p)
         W.check(w)
         self._p, self._w = p, w
@@ -176,7 +176,7 @@ class RecordWriter(wiring.Component):
     Throughput: one word per cycle in, one beat per ``bus_bits / 16 w`` cycles out.
     """
 
-    def __init__(self, bus_bits: int, p: int = 14, w: int = 4):
+    def __init__(self, bus_bits: int, p: int = P.default, w: int = W.default):
         P.check(p)
         W.check(w)
         word_bits = REGISTERS_PER_WORD * w

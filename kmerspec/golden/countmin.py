@@ -15,6 +15,7 @@ The estimate of the insertion is e. Once every row of x is saturated nothing cha
 
 from collections.abc import Callable, Iterable
 
+from ..params import CM_COUNTER_BITS, CM_WIDTH_BITS, check_positive
 from .hashes import h3, murmur3_32
 
 __all__ = ["UPDATES", "CountMin", "murmur3_row_indices", "h3_row_indices"]
@@ -44,12 +45,9 @@ class CountMin:
 
     def __init__(self, depth: int, width_bits: int, counter_bits: int, row_indices: RowIndexer,
                  update: str = "cu"):
-        if not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth must be a positive integer, not {depth!r}")
-        if not isinstance(width_bits, int) or not 1 <= width_bits <= 24:
-            raise ValueError(f"width_bits must be an integer from 1 to 24, not {width_bits!r}")
-        if not isinstance(counter_bits, int) or not 1 <= counter_bits <= 32:
-            raise ValueError(f"counter_bits must be an integer from 1 to 32, not {counter_bits!r}")
+        check_positive("depth", depth)
+        CM_WIDTH_BITS.check(width_bits, "width_bits")
+        CM_COUNTER_BITS.check(counter_bits, "counter_bits")
         if update not in UPDATES:
             raise ValueError(f"update must be one of {UPDATES}, not {update!r}")
         self.depth = depth

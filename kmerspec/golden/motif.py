@@ -45,7 +45,7 @@ GROWTH_FRACTION_BITS = 8
 
 #: The build parameters of SPEC 5 (thresholds and growth are runtime registers).
 FIELDS = (params.MOTIF_KMIN, params.MOTIF_KMAX, params.MOTIF_DEPTH, params.CM_WIDTH_BITS,
-          params.MOTIF_COUNTER_BITS, params.H3_SEED, params.STORE_SETS, params.STORE_WAYS)
+          params.CM_COUNTER_BITS, params.H3_SEED, params.STORE_SETS, params.STORE_WAYS)
 
 
 def check_geometry(p) -> None:
@@ -73,7 +73,7 @@ class MotifParams:
     kmax: int = params.MOTIF_KMAX.default
     d: int = params.MOTIF_DEPTH.default
     cw: int = params.CM_WIDTH_BITS.default
-    counter_bits: int = params.MOTIF_COUNTER_BITS.default
+    counter_bits: int = params.CM_COUNTER_BITS.default
     h3_seed: int = H3_DEFAULT_SEED
     thresholds: int | tuple[int, ...] = 10
     growth: int | float | Fraction = 2

@@ -19,6 +19,8 @@ Line rules, as the hardware lane parser implements them:
 
 from collections.abc import Iterable, Iterator
 
+from ..params import K
+
 __all__ = [
     "BASE_CODES",
     "base_runs",
@@ -109,8 +111,7 @@ def canonical(word: int, k: int) -> int:
 
 
 def _check_k(k: int) -> None:
-    if not isinstance(k, int) or not 1 <= k <= 32:
-        raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
+    K.check(k)
 
 
 def kmers(data: bytes, k: int, *, canonical_form: bool = True) -> Iterator[int]:

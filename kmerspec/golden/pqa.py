@@ -20,6 +20,8 @@ of Q's entry of equal tag added, then the entries of Q whose tag is not in P, in
 queue has n to 2n entries and is not sorted; only its multiset of values matters (entropy).
 """
 
+from ..params import PQA_QUEUE_BITS, PQA_SLOTS
+
 __all__ = ["EMPTY", "Pqa", "queue_insert", "union"]
 
 EMPTY = (0, 0)
@@ -49,10 +51,8 @@ class Pqa:
     """2^R queues of n (tag, value) entries; ``queues[q][j]``, j = 0 holds the largest value."""
 
     def __init__(self, R: int, n: int, queues: list[list[tuple[int, int]]] | None = None):
-        if not isinstance(R, int) or not 0 <= R <= 24:
-            raise ValueError(f"R must be an integer from 0 to 24, not {R!r}")
-        if not isinstance(n, int) or not 1 <= n <= 64:
-            raise ValueError(f"n must be an integer from 1 to 64, not {n!r}")
+        PQA_QUEUE_BITS.check(R)
+        PQA_SLOTS.check(n)
         self.R = R
         self.n = n
         if queues is None:

@@ -78,7 +78,7 @@ class Params(KernelParams):
     kmax: int = spec.MOTIF_KMAX.default
     d: int = spec.MOTIF_DEPTH.default
     cw: int = spec.CM_WIDTH_BITS.default
-    counter_bits: int = spec.MOTIF_COUNTER_BITS.default
+    counter_bits: int = spec.CM_COUNTER_BITS.default
     h3_seed: int = spec.H3_SEED.default
     store_sets: int = spec.STORE_SETS.default
     store_ways: int = spec.STORE_WAYS.default
