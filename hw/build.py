@@ -359,6 +359,10 @@ def _parser():
                     "Makefile of the kmer-sketch Vitis kernels for a board (and run the Xilinx "
                     "tools when they are on PATH).",
         epilog="Kernel registry: " + ", ".join(f"{k} ({v})" for k, v in KERNELS.items()) +
+               ". Earlier names accepted: " + ", ".join(f"{old} = {new}"
+                                                       for old, new in ALIASES.items()) +
+               ". Build parameters: the fields of each kernel's Params "
+               "(kmerspec/kernels/<kernel>.py, docs/architecture.md)" +
                ". Boards: " + ", ".join(list_boards()) + ".",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--board", action="append",
@@ -397,9 +401,10 @@ def main(argv=None):
             try:
                 cls = resolve_kernel(name)
                 ps = ", ".join(f"{k}={v!r}" for k, v in kernel_params(cls).items())
-                print(f"{name:<12} {KERNELS[name]}  [{ps}]")
+                print(f"{name:<16} {KERNELS[name]}  [{ps}]")
             except KernelUnavailable as e:
-                print(f"{name:<12} {KERNELS[name]}  (unavailable: {e})")
+                print(f"{name:<16} {KERNELS[name]}  (unavailable: {e})")
+        print("aliases:", ", ".join(f"{old} = {new}" for old, new in ALIASES.items()))
         print("boards:", ", ".join(list_boards()))
         return 0
 

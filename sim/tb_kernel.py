@@ -45,6 +45,7 @@ class BurstMonitor:
 
     def __init__(self, dut, prefix, clk):
         self.dut, self.p, self.clk = dut, prefix, clk
+        self.nbytes = len(self.sig("WDATA")) // 8    # the bundle's own width, whatever the kernel
         self.errors = []
         self.r_cycles = []
         self.w_cycles = []
@@ -59,7 +60,7 @@ class BurstMonitor:
         ln = int(self.sig(f"{ch}LEN").value) + 1
         size = int(self.sig(f"{ch}SIZE").value)
         burst = int(self.sig(f"{ch}BURST").value)
-        nbytes = DW // 8
+        nbytes = self.nbytes
         if burst != 1:
             self.errors.append(f"{ch} burst type {burst}")
         if 1 << size != nbytes:
