@@ -25,7 +25,8 @@ REFSEQ_GZIP_BYTES = 464.4 * 2**30
 F1_DISK_BYTES_PER_S = 212 * 2**20          # gp3 cap of an f1.2xlarge (the paper's bottleneck)
 PAPER_SKETCH_S, PAPER_SIMILARITY_S = 2388, 85
 
-# -- our kernels, measured in simulation (bench/sketch_kernel.py, bench/similarity_kernel.py) --
+# -- our kernels, measured in simulation (bench/jacc_sketch_kernel.py,
+# bench/jacc_similarity_kernel.py) ---------------------------------------------------------
 CLOCK_HZ = 250e6
 SKETCH_BYTES_PER_CYCLE = 64                # 1.00 cycle per 512-bit beat, all lanes busy
 SIMILARITY_PIVOTS, SIMILARITY_STREAMS = 80, 4

@@ -1,12 +1,12 @@
 """All-pairs Jaccard through the call plan of the JACC similarity kernel
-(docs/similarity_kernel.md).
+(docs/jacc_similarity_kernel.md).
 
 A :class:`SimilarityJob` sorts the sketches (by cardinality when pruning), packs the sketch buffer
 and plans the kernel calls (kmerspec.kernels.jacc_similarity). Each call is then executed by a
-backend, a function ``(sketch buffer, call) -> feature record bytes``: :func:`execute_model` is the software
-model (the ``sw`` backend), the cocotb test and the FPGA driver run the RTL kernel. The job turns
-the records into Jaccard values, row by row exactly as :func:`host.similarity.all_pairs` yields
-them, and :func:`write_similarity` writes full (TSV, PHYLIP) or sparse (edges) output.
+backend, a function ``(sketch buffer, call) -> feature record bytes``: :func:`execute_model` is the
+software model (the ``sw`` backend), the cocotb test and the FPGA driver run the RTL kernel. The
+job turns the records into Jaccard values, row by row exactly as :func:`host.similarity.all_pairs`
+yields them, and :func:`write_similarity` writes full (TSV, PHYLIP) or sparse (edges) output.
 """
 
 from collections.abc import Callable, Iterator, Sequence

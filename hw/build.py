@@ -54,11 +54,11 @@ __all__ = ["KERNELS", "ALIASES", "EXAMPLES", "main", "build", "resolve_kernel", 
 #: from its ``Params`` (class attribute; kmerspec/kernels/<name>.py for the project kernels).
 KERNELS = {
     "checksum": "hw.kernels.checksum:ChecksumKernel",
-    "jacc_sketch": "hw.sketch.kernel:SketchKernel",               # HLL sketch per genome
-    "jacc_similarity": "hw.similarity.kernel:SimilarityKernel",   # all-pairs HLL features
-    "jsd_builder": "hw.jsd.kernel:QueueBuilderKernel",            # PQA per genome
-    "jsd_similarity": "hw.jsd.kernel:JsdSimilarityKernel",        # pairwise JSD of PQAs
-    "motif": "hw.motif.kernel:MotifKernel",
+    "jacc_sketch": "hw.sketch.kernel:JaccSketchKernel",                  # HLL sketch per genome
+    "jacc_similarity": "hw.jacc_similarity.kernel:JaccSimilarityKernel",  # all-pairs HLL features
+    "jsd_builder": "hw.jsd.kernel:QueueBuilderKernel",                   # PQA per genome
+    "jsd_similarity": "hw.jsd.kernel:JsdSimilarityKernel",               # pairwise JSD of PQAs
+    "motif": "hw.motif.kernel:MotifKernel",                              # emerging k-mers
 }
 #: Names of earlier versions, still accepted wherever a kernel name is: old name -> name.
 ALIASES = {"sketch": "jacc_sketch", "similarity": "jacc_similarity", "jsd": "jsd_builder"}

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hw.sketch.kernel import SketchKernel
+from hw.sketch.kernel import JaccSketchKernel
 from kmerspec.kernels.jacc_sketch import Params
 from sim.runner import run_kernel_bench
 from sim.sketch.golden import regression_genomes
@@ -37,7 +37,7 @@ def test_default_kernel_converts_to_verilog():
     """T = 8 lanes x 8 bytes (512-bit bus), k = 31, p = 14, w = 4."""
     from hw.vitis.top import to_verilog
 
-    text = to_verilog(SketchKernel())
+    text = to_verilog(JaccSketchKernel())
     assert "module jacc_sketch(" in text
     for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
                  "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):

@@ -217,7 +217,7 @@ class QueueBuilderLane(wiring.Component):
 
 
 class QueueBuilderCore(wiring.Component):
-    """Chunk beats in (docs/sketch_kernel.md chunk layout), PQA records out.
+    """Chunk beats in (docs/jacc_sketch_kernel.md chunk layout), PQA records out.
 
     Members
     -------

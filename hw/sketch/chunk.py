@@ -1,6 +1,6 @@
 """Chunk decoder: splits the 512-bit input beats of a chunk into per-lane byte beats.
 
-A chunk is a sequence of blocks (byte-level table in docs/sketch_kernel.md). A block is
+A chunk is a sequence of blocks (byte-level table in docs/jacc_sketch_kernel.md). A block is
 ``control_beats`` control beats holding one 64-bit control word per lane (word ``t`` at bits
 ``[64 t, 64 t + 64)`` of the control beats, first beat lowest), then as many data beats as the
 longest lane needs. Control word: bits [23:0] byte count of the lane in this block, bit 24 end of

@@ -40,7 +40,7 @@ class SketchCore(wiring.Component):
     Members
     -------
     i : In(stream.Signature(8 T B))
-        Chunk beats (layout in docs/sketch_kernel.md).
+        Chunk beats (layout in docs/jacc_sketch_kernel.md).
     o : Out(stream.Signature(8 T B))
         Sketch records, back to back; honours backpressure (it only delays the merge).
     records : Out(32)

@@ -1,5 +1,5 @@
 """The JACC sketch-construction Vitis RTL kernel ``jacc_sketch`` (SPEC sections 3 and 6;
-docs/sketch_kernel.md).
+docs/jacc_sketch_kernel.md).
 
 Host arguments, chunk and record layouts: kmerspec/kernels/jacc_sketch.py. Genomes that do not
 end in a chunk keep their parser state, k-mer window and partial sketches in the lanes for the
@@ -12,10 +12,10 @@ from kmerspec.kernels.jacc_sketch import Params
 from ..vitis.chunk_kernel import ChunkKernel
 from .core import SketchCore
 
-__all__ = ["SketchKernel"]
+__all__ = ["JaccSketchKernel"]
 
 
-class SketchKernel(ChunkKernel):
+class JaccSketchKernel(ChunkKernel):
     """Chunks in, one HyperLogLog record per ended genome out (:class:`SketchCore`).
 
     Parameters

@@ -4,7 +4,7 @@ A lane's ``B`` partial sketches are drained word by word (16 registers per word)
 :class:`MergeTree` takes the register-wise max, the :class:`FeatureUnit` accumulates the exact
 features ``Z = sum 2^(W - r)`` and ``nz``, and the :class:`RecordWriter` packs the merged words
 into bus beats followed by a trailer holding the genome tag and the features. The record layout
-is documented in docs/sketch_kernel.md and packed/unpacked by kmerspec/kernels/jacc_sketch.py.
+is documented in docs/jacc_sketch_kernel.md and packed/unpacked by kmerspec/kernels/jacc_sketch.py.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal

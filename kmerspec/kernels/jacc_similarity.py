@@ -1,5 +1,5 @@
 """Contract of the JACC all-pairs similarity kernel ``jacc_similarity`` (SPEC 3 and 6;
-docs/similarity_kernel.md): its Params, host arguments, layouts and call plan.
+docs/jacc_similarity_kernel.md): its Params, host arguments, layouts and call plan.
 
 Host arguments (index: name, kind, bundle)::
 

@@ -1,5 +1,5 @@
 """Contract of the JACC sketch-construction kernel ``jacc_sketch`` (SPEC 3 and 6;
-docs/sketch_kernel.md): its Params, host arguments and record layout.
+docs/jacc_sketch_kernel.md): its Params, host arguments and record layout.
 
 Host arguments (index: name, kind, bundle)::
 

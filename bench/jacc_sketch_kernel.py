@@ -1,6 +1,6 @@
 """Yosys resources and logic depth of the JACC sketch-construction kernel, next to JACC-FPGA.
 
-    python bench/sketch_kernel.py [--kernel] [--family xcup] [--parts NAME,...]
+    python bench/jacc_sketch_kernel.py [--kernel] [--family xcup] [--parts NAME,...]
 
 Synthesizes (``synth_xilinx -family xcup`` through :func:`hw.vitis.synth.yosys_report`) the parts
 of the default configuration (T = 8 lanes x B = 8 bytes, 512-bit bus, k = 31, p = 14, w = 4): one
@@ -27,7 +27,7 @@ from amaranth.lib import data  # noqa: E402
 from hw.sketch.chunk import ChunkDecoder  # noqa: E402
 from hw.sketch.fmix64 import Fmix64  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
-from hw.sketch.kernel import SketchKernel  # noqa: E402
+from hw.sketch.kernel import JaccSketchKernel  # noqa: E402
 from hw.sketch.lane import SketchLane  # noqa: E402
 from hw.sketch.merge import FeatureUnit, RecordWriter  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
@@ -81,7 +81,7 @@ def main():
     failed = []
     with tempfile.TemporaryDirectory(prefix="sketch-resources-") as directory:
         if args.kernel:
-            jobs = [("whole kernel (default)", 1, lambda: to_verilog(SketchKernel()),
+            jobs = [("whole kernel (default)", 1, lambda: to_verilog(JaccSketchKernel()),
                      "jacc_sketch")]
         else:
             jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")

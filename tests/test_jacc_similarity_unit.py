@@ -8,7 +8,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from kmerspec.golden.hll import HllParams, features
-from hw.similarity import FeatureUnit
+from hw.jacc_similarity import FeatureUnit
 
 
 def _pack(registers, field_bits):

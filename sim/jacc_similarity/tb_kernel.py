@@ -1,9 +1,9 @@
 """cocotb test of the ``jacc_similarity`` kernel, driven over s_axi_control like XRT does.
 
-Parameters: ``params`` (``kmerspec.kernels.jacc_similarity.Params.to_dict()``), ``sketches`` (path of an .npy
-register array), ``runs`` = [[threshold or null, pause, sketch count or null], ...] (a count
-runs the plan of the first sketches only), ``seed``, ``out`` (path of a JSON
-file that receives, per run, the feature records of every call and the measured cycles).
+Parameters: ``params`` (``kmerspec.kernels.jacc_similarity.Params.to_dict()``), ``sketches`` (path
+of an .npy register array), ``runs`` = [[threshold or null, pause, sketch count or null], ...] (a
+count runs the plan of the first sketches only), ``seed``, ``out`` (path of a JSON file that
+receives, per run, the feature records of every call and the measured cycles).
 
 Every call of each run's plan (host.allpairs.SimilarityJob) is executed on the kernel; its
 feature records must equal, byte for byte, the software model's (which the pytest side checks

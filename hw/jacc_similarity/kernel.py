@@ -1,5 +1,5 @@
 """``jacc_similarity``: the all-pairs HyperLogLog similarity kernel of JACC-FPGA (SPEC 3, 6;
-docs/similarity_kernel.md).
+docs/jacc_similarity_kernel.md).
 
 Host arguments and layouts: kmerspec/kernels/jacc_similarity.py.
 
@@ -12,7 +12,7 @@ arrives onwards (the arriving slice bypasses its memory) and as an empty sketch 
 its group is not loaded in this call. So the pivot-to-pivot pairs come out of the loading groups
 and the pivot x streamed pairs out of the others. The records of group q go to
 ``features + q * record_block_bytes`` (layout: kmerspec.kernels.jacc_similarity.pack_features,
-docs/similarity_kernel.md).
+docs/jacc_similarity_kernel.md).
 
 Throughput: one sketch beat per cycle (D slices of D sketches, each against every pivot) while
 ``beats_per_group > drain_cycles`` (unit latency + 1 + record beats), true for p = 14; otherwise
@@ -32,10 +32,10 @@ from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from ..vitis.core import KernelCore
 from .feature_unit import FeatureUnit, feature_unit_latency
 
-__all__ = ["SimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
+__all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
 
 
-class SimilarityKernel(KernelCore):
+class JaccSimilarityKernel(KernelCore):
     """The similarity kernel core for ``V`` pivots, ``D`` streamed sketches per beat, HLL p, w.
 
     Parameters
