@@ -21,7 +21,7 @@ from amaranth.back import verilog  # noqa: E402
 from amaranth.hdl import Signal  # noqa: E402
 from amaranth.lib import data  # noqa: E402
 
-from hw.jsd.countmin import CountMinRows  # noqa: E402
+from hw.common.countmin import CountMinUnit  # noqa: E402
 from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
 from hw.jsd.murmur3 import Murmur3Hashes  # noqa: E402
@@ -50,7 +50,8 @@ def parts():
     """(name, scale, build, part of a builder lane)."""
     yield "murmur3_32 x 5 seeds", 1, lambda: Murmur3Hashes(range(5)), True
     yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), True
-    yield "Count-Min rows 5 x 2^14 x 32", 1, lambda: CountMinRows(5, 14, 32, 32), True
+    yield "Count-Min rows 5 x 2^14 x 32", 1, \
+        lambda: CountMinUnit(5, 14, 32, 32, stall_while_clearing=True), True
     yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), True
     yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12), True
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \

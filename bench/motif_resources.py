@@ -22,7 +22,8 @@ from amaranth.hdl import Signal  # noqa: E402
 from amaranth.lib import data  # noqa: E402
 
 from kmerspec.golden.motif import MotifParams  # noqa: E402
-from hw.motif.countmin import CountMinCU  # noqa: E402
+from hw.common.countmin import CountMinUnit  # noqa: E402
+from hw.motif.h3 import H3Hash  # noqa: E402
 from hw.motif.kernel import MotifKernel  # noqa: E402
 from hw.motif.lane import MotifLane  # noqa: E402
 from hw.motif.store import HeavyHitterStore  # noqa: E402
@@ -47,8 +48,9 @@ def part_verilog(component, name: str) -> str:
 
 def parts(params: MotifParams, with_kernel: bool):
     for k in (10, 20):
-        yield (f"CM-CU rows k={k}", lambda k=k: CountMinCU(
-            2 * k, params.cw, params.counter_bits, params.countmin_seed_words(k)))
+        yield (f"CM-CU rows k={k}", lambda k=k: CountMinUnit(
+            params.d, params.cw, params.counter_bits, 2 * k,
+            hasher=H3Hash(2 * k, params.cw, params.countmin_seed_words(k))))
         yield (f"store k={k}", lambda k=k: HeavyHitterStore(
             2 * k, params.counter_bits, params.store_sets, params.store_ways,
             params.store_seed_words(k)))

@@ -51,7 +51,7 @@ def test_default_geometry_converts_to_verilog():
     from amaranth.hdl import Signal
     from amaranth.lib import data
 
-    from hw.jsd.countmin import CountMinRows
+    from hw.common.countmin import CountMinUnit
     from hw.jsd.entropy import EntropyUnit
     from hw.jsd.kernel import JsdSimilarityKernel
     from hw.jsd.murmur3 import Murmur3Hashes
@@ -59,8 +59,9 @@ def test_default_geometry_converts_to_verilog():
     from hw.jsd.sampler import Sampler
     from hw.vitis.top import to_verilog
 
-    for part in (Sampler(8, 10), Murmur3Hashes(range(5)), CountMinRows(5, 14, 32, 32),
-                 PqaInsert(12, 8), EntropyUnit(32, 8, 12)):
+    for part in (Sampler(8, 10), Murmur3Hashes(range(5)),
+                 CountMinUnit(5, 14, 32, 32, stall_while_clearing=True), PqaInsert(12, 8),
+                 EntropyUnit(32, 8, 12)):
         ports = [value.as_value() if isinstance(value, data.View) else value
                  for _, _, value in part.signature.flatten(part)
                  if isinstance(value, (Signal, data.View))]

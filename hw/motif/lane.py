@@ -17,7 +17,9 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.motif import MotifParams
 
-from .countmin import CountMinCU
+from hw.common.countmin import CountMinUnit
+
+from .h3 import H3Hash
 from .params import check_int, check_read_latency
 from .store import HeavyHitterStore, StoreOp, set_layout
 
@@ -52,8 +54,10 @@ class MotifLane(wiring.Component):
         self._k = k
         self._params = params
         key_bits = 2 * k
-        self.countmin = CountMinCU(key_bits, params.cw, params.counter_bits,
-                                   params.countmin_seed_words(k), read_latency=read_latency)
+        seed_words = params.countmin_seed_words(k)
+        self.countmin = CountMinUnit(len(seed_words), params.cw, params.counter_bits, key_bits,
+                                     read_latency=read_latency,
+                                     hasher=H3Hash(key_bits, params.cw, seed_words))
         self.store = HeavyHitterStore(key_bits, params.counter_bits, params.store_sets,
                                       params.store_ways, params.store_seed_words(k))
         super().__init__({
@@ -102,7 +106,7 @@ class MotifLane(wiring.Component):
             m.d.comb += [
                 store.i.valid.eq(countmin.o.valid & (estimate >= self.threshold)),
                 store.i.payload.op.eq(StoreOp.RECORD),
-                store.i.payload.word.eq(countmin.o.payload.word),
+                store.i.payload.word.eq(countmin.o.payload.key),
                 store.i.payload.value.eq(estimate),
             ]
         return m
