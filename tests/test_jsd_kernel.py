@@ -8,9 +8,11 @@ import pytest
 
 from kmerspec.golden.entropy import jsd_fixed
 from kmerspec.golden.jsd import JsdParams
-from hw.jsd.kernel import QueueBuilderKernel
-from sim.jsd.backend import build_pqas_sim, builder_kernel, jsd_rows_sim, similarity_kernel
-from sim.jsd.golden import compare_records, expected_record
+from kmerspec.layout.jsd import pack_record, run_genomes, unpack_results
+from kmerspec.layout.sketch import pack_chunks, plan_blocks
+from host.device import Output, SimDevice
+from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel
+from sim.jsd.golden import compare_records, expected_record, random_records
 from sim.runner import available_simulators, run_cocotb
 from tests.genomes import random_genome_bytes
 
@@ -36,8 +38,7 @@ def genomes():
 @pytest.mark.slow
 @pytest.mark.parametrize("update,pause", [("cu", 0.0), ("cm", 0.3)])
 def test_builder_kernel_matches_golden(update, pause):
-    kernel, name = builder_kernel(SMALL_PARAMS, SMALL["lanes"], SMALL["bytes_per_lane"])
-    run_cocotb(kernel, "sim.jsd.tb_builder_kernel", toplevel=name,
+    run_cocotb(QueueBuilderKernel(**SMALL), "sim.jsd.tb_builder_kernel",
                parameters={"params": SMALL, "genomes": genomes(), "update": update,
                            "pause": pause, "seed": 5, "max_chunk_bytes": 1024,
                            "max_block_beats": 8, "data_width": 128})
@@ -53,7 +54,6 @@ def test_default_geometry_converts_to_verilog():
 
     from hw.common.countmin import CountMinUnit
     from hw.jsd.entropy import EntropyUnit
-    from hw.jsd.kernel import JsdSimilarityKernel
     from hw.jsd.murmur3 import Murmur3Hashes
     from hw.jsd.pqa import PqaInsert
     from hw.jsd.sampler import Sampler
@@ -76,7 +76,6 @@ def test_default_geometry_converts_to_verilog():
 @pytest.mark.slow
 def test_full_default_kernels_convert_to_verilog():
     """T = 8 lanes x 8 bytes (512-bit bus) and 8 pivots: slow (eight lane parsers)."""
-    from hw.jsd.kernel import JsdSimilarityKernel
     from hw.vitis.top import to_verilog
 
     assert "module jsd_build(" in to_verilog(QueueBuilderKernel())
@@ -96,22 +95,45 @@ SIMILARITY = dict(pivots=3, R=3, n=2, data_width=128)
 def test_similarity_kernel_matches_golden():
     runs = [{"pivots": [0, 1, 6], "pqas": [0, 1, 2, 3, 4, 5, 6], "mode": "textbook"},
             {"pivots": [2, 3], "pqas": [5, 2, 6, 0], "mode": "counts"}]
-    kernel, name = similarity_kernel(SIMILARITY["pivots"], SIMILARITY["R"], SIMILARITY["n"],
-                                     SIMILARITY["data_width"])
-    run_cocotb(kernel, "sim.jsd.tb_similarity_kernel", toplevel=name,
+    run_cocotb(JsdSimilarityKernel(**SIMILARITY), "sim.jsd.tb_similarity_kernel",
                parameters={"params": SIMILARITY, "runs": runs, "records": 6, "pause": 0.3,
                            "seed": 2, "data_width": 128})
 
 
 @pytest.mark.slow  # the builder kernel's Verilator build, see above
-def test_sim_backend_runs_both_kernels():
-    """The sim backend entry points (the same Verilator builds as the tests above): PQA records
-    of three genomes, then their JSDs with two pivots, equal to the golden model."""
+def test_sim_device_runs_the_builder_kernel():
+    """host.device.SimDevice (the sim backend's device; the same Verilator build as the bench
+    above): the PQA records of three genomes over several chunks, equal to the golden model."""
     files = [[text.encode("latin-1") for text in genome] for genome in genomes()[:2]]
     files.append([b">x\nACGTTGCA\n"])
-    records = build_pqas_sim(files, SMALL_PARAMS)
+    kernel = QueueBuilderKernel(**SMALL)
+    layout = kernel.geometry
+    chunks = pack_chunks(plan_blocks(files, layout.chunk_geometry), layout.chunk_geometry,
+                         max_chunk_bytes=1024)
+    results = SimDevice().run_many(kernel, [
+        {"src": chunk, "n_bytes": len(chunk), "n_records": len(tags), "update": 0,
+         "dst": Output(max(1, len(tags)) * layout.record_bytes)} for chunk, tags in chunks])
+    outputs = iter(result.outputs["dst"] for result in results)
+    records = run_genomes(files, layout, lambda chunk, count: next(outputs), max_chunk_bytes=1024)
     compare_records(records, [expected_record(tag, genome, SMALL_PARAMS)
                               for tag, genome in enumerate(files)])
-    rows = jsd_rows_sim(records[:2], records, R=3, n=2, pivot_units=SIMILARITY["pivots"])
-    assert rows == [[jsd_fixed(p.pqa, r.pqa, "textbook", p.entropy, r.entropy)
-                     for p in records[:2]] for r in records]
+
+
+def test_sim_device_runs_the_similarity_kernel():
+    """host.device.SimDevice on the similarity kernel (the build of the bench above): the JSD of
+    every record with two pivots, in both modes, equal to the golden model."""
+    kernel = JsdSimilarityKernel(**SIMILARITY)
+    layout = kernel.geometry
+    records = random_records(SIMILARITY["R"], SIMILARITY["n"], 5, seed=9)
+    pivots = records[:2]
+    modes = ("textbook", "counts")
+    results = SimDevice().run_many(kernel, [
+        {"pivots": b"".join(pack_record(r, layout) for r in pivots), "n_pivots": len(pivots),
+         "pqas": b"".join(pack_record(r, layout) for r in records), "n_pqas": len(records),
+         "out": Output(len(records) * layout.bus_bytes), "mode": int(mode == "counts")}
+        for mode in modes])
+    for mode, result in zip(modes, results):
+        rows = unpack_results(result.outputs["out"], len(records), SIMILARITY["pivots"], layout)
+        assert [row[:len(pivots)] for row in rows] == [
+            [jsd_fixed(p.pqa, r.pqa, mode, p.entropy, r.entropy) for p in pivots]
+            for r in records], mode

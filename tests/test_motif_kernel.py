@@ -10,7 +10,6 @@ import pytest
 
 from kmerspec.golden.motif import MotifParams
 from hw.motif.kernel import MotifKernel
-from sim.motif.backend import kernel_toplevel
 from sim.runner import available_simulators, run_cocotb
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
@@ -55,7 +54,6 @@ def runs():
 @pytest.mark.parametrize("pause", [0.0, 0.3])
 def test_motif_kernel_matches_golden(pause):
     run_cocotb(MotifKernel(MotifParams(**GEOMETRY)), "sim.motif.tb_motif_kernel",
-               toplevel=kernel_toplevel(MotifParams(**GEOMETRY)),
                parameters={"params": GEOMETRY, "runs": runs(), "pause": pause, "seed": 3,
                            "max_overhead_cycles": 64})
 
