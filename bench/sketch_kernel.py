@@ -29,7 +29,7 @@ from hw.sketch.fmix64 import Fmix64  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.sketch.kernel import SketchKernel  # noqa: E402
 from hw.sketch.lane import SketchLane  # noqa: E402
-from hw.sketch.merge import FeatureUnit, RecordWriter  # noqa: E402
+from hw.sketch.merge import FeatureAccumulator, RecordWriter  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 
@@ -53,7 +53,7 @@ def parts():
     yield "lane: parser..merge tree, 8 pipelines", LANES, \
         lambda: SketchLane(bytes_per_lane=8, k=31, p=14, w=4)
     yield "chunk decoder (8 lanes)", 1, lambda: ChunkDecoder(lanes=8, bytes_per_lane=8)
-    yield "feature unit", 1, lambda: FeatureUnit(14, 4)
+    yield "feature unit", 1, lambda: FeatureAccumulator(14, 4)
     yield "record writer (512-bit)", 1, lambda: RecordWriter(512, 14, 4)
 
 

@@ -1,7 +1,7 @@
 """The JACC all-pairs similarity kernel: union + feature units and the kernel core
 (docs/similarity_kernel.md)."""
 
-from .feature_unit import FeatureUnit
+from ..common.feature_unit import FeatureUnit
 from .kernel import SimilarityKernel, similarity_desc
 
 __all__ = ["FeatureUnit", "SimilarityKernel", "similarity_desc"]
