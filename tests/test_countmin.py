@@ -8,12 +8,12 @@ random keys with idle cycles, saturation and clearing."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.countmin import CountMin, h3_row_indices
 from kmerspec.golden.hashes import h3_seed_words
 from hw.common.countmin import CountMinUnit
 from hw.motif.h3 import H3Hash
+from tests.simulation import simulate
 
 KEY_BITS = 20
 
@@ -36,12 +36,6 @@ def table_indexer(table):
     """Row indices chosen by the test: key -> table[key]."""
     return lambda key: list(table[key])
 
-
-def simulate(dut, testbench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
 
 
 def counters_of(ctx, dut):

@@ -5,21 +5,15 @@ tests/test_countmin.py)."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.hashes import murmur3_32
 from kmerspec.golden.jsd import SAMPLE_SEED
 from hw.jsd.murmur3 import Murmur3Hashes
 from hw.jsd.sampler import Sampler
+from tests.simulation import simulate
 
 MASK64 = (1 << 64) - 1
 
-
-def simulate(dut, testbench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
 
 
 def test_murmur3_hashes_match_golden():

@@ -5,17 +5,11 @@ tests/test_countmin.py)."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.hashes import h3, h3_seed_words
 from hw.motif.h3 import H3Hash
+from tests.simulation import simulate
 
-
-def simulate(dut, testbench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
 
 
 @pytest.mark.parametrize("key_bits,out_bits", [(20, 14), (40, 6), (64, 14), (2, 3)])

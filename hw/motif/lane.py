@@ -23,7 +23,18 @@ from .h3 import H3Hash
 from .params import check_int, check_read_latency
 from .store import HeavyHitterStore, StoreOp, set_layout
 
-__all__ = ["MotifLane"]
+__all__ = ["MotifLane", "check_rtl_params"]
+
+
+def check_rtl_params(params, read_latency: int) -> None:
+    """The parameters the motif RTL implements: a MotifParams, strand-specific k-mers, counter
+    read latency 1 or 2."""
+    if not isinstance(params, MotifParams):
+        raise TypeError(f"params must be a MotifParams, not {params!r}")
+    if params.canonical:
+        raise ValueError("params.canonical: the motif RTL is strand-specific; "
+                         "canonical=True is not implemented")
+    check_read_latency(read_latency)
 
 
 class MotifLane(wiring.Component):
@@ -45,12 +56,7 @@ class MotifLane(wiring.Component):
 
     def __init__(self, k: int, params: MotifParams, *, read_latency: int = 1):
         check_int("k", k, 1, 32)
-        if not isinstance(params, MotifParams):
-            raise TypeError(f"params must be a MotifParams, not {params!r}")
-        if params.canonical:
-            raise ValueError("params.canonical: the motif RTL is strand-specific; "
-                             "canonical=True is not implemented")
-        check_read_latency(read_latency)
+        check_rtl_params(params, read_latency)
         self._k = k
         self._params = params
         key_bits = 2 * k
