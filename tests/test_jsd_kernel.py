@@ -15,6 +15,7 @@ from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel
 from sim.jsd.golden import compare_records, expected_record, random_records
 from sim.runner import available_simulators, run_cocotb
 from tests.genomes import random_genome_bytes
+from tests.kernel_checks import assert_vitis_kernel_verilog
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
@@ -66,11 +67,7 @@ def test_default_geometry_converts_to_verilog():
                  for _, _, value in part.signature.flatten(part)
                  if isinstance(value, (Signal, data.View))]
         assert "module part(" in verilog.convert(part, name="part", ports=ports)
-    text = to_verilog(JsdSimilarityKernel(pivots=1))
-    assert "module jsd_similarity(" in text
-    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
-                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
-        assert port in text
+    assert_vitis_kernel_verilog(to_verilog(JsdSimilarityKernel(pivots=1)), "jsd_similarity")
 
 
 @pytest.mark.slow
