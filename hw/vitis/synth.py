@@ -69,7 +69,7 @@ _CLASSIC_ABC_MAPPING = (
 
 
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
-                 mapper="abc9") -> dict:
+                 mapper="abc9", clock_hz=None) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
     board's ``[resources]`` table (adds ``utilization``).  ``mapper`` is "abc9" (synth_xilinx's
     default; falls back to "abc" if Yosys fails with it, recorded as ``lut_mapper``) or "abc".
