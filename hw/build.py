@@ -157,9 +157,9 @@ def instantiate(name, cls, params):
 class _Clock:
     """Progress lines: elapsed time since the start of the build, then the message."""
 
-    def __init__(self, log):
+    def __init__(self, log, t0=None):
         self.log = log
-        self.t0 = time.monotonic()
+        self.t0 = time.monotonic() if t0 is None else t0
 
     def __call__(self, msg):
         self.log(f"[{time.monotonic() - self.t0:6.1f} s] {msg}")
@@ -220,7 +220,7 @@ def link_plan(names, groups=None):
     return plan
 
 
-def _resource_report(name, desc, kdir, board, progress):
+def _resource_report(name, desc, kdir, board, progress, params):
     from .vitis.fit import verilog_digest
     from .vitis.synth import yosys_available, yosys_report
     if not yosys_available():
@@ -233,8 +233,9 @@ def _resource_report(name, desc, kdir, board, progress):
                        device=board["resources"], clock_hz=board["kernel_clock_hz"])
     rep["kernel"] = name
     rep["board"] = board["name"]
+    rep["params"] = params
     rep["verilog_sha256"] = verilog_digest(vpath)
-    (kdir / "resources.json").write_text(json.dumps(rep, indent=2) + "\n")
+    (kdir / "resources.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
     progress(f"{name}: resources.json in {time.monotonic() - t:.1f} s\n" + resource_table([rep]))
 
 
@@ -278,9 +279,45 @@ def _link_board(board, kernels, plan, out, *, platform, banks, cus, force, progr
     return binfo, refused
 
 
+def _generate_one(name, params, kdir, board, progress):
+    """``(desc, info, None)``, or ``(None, None, problem)`` naming the kernel and the cause."""
+    try:
+        cls = resolve_kernel(name)
+        desc, info = generate_kernel(name, cls, params, kdir, board_for_tcl=board,
+                                     progress=progress)
+    except KernelUnavailable as e:
+        return None, None, str(e)
+    except ValueError as e:       # a parameter the kernel refuses
+        return None, None, f"kernel {name!r}: {e}"
+    except Exception as e:        # an elaboration failure: name the kernel, go on
+        return None, None, f"kernel {name!r}: elaboration failed: {type(e).__name__}: {e}"
+    return desc, info, None
+
+
+def _generate_in_worker(job):
+    name, params, kdir, board, t0 = job
+    return (name, *_generate_one(name, params, kdir, board,
+                                 _Clock(lambda msg: print(msg, flush=True), t0)))
+
+
+def _generate_all(names, params, out, board, progress, jobs):
+    """Generate every kernel, ``jobs`` at a time (each elaborated once, in its own process when
+    jobs > 1); yields ``(name, desc, info, problem)`` in the order of ``names``."""
+    work = [(n, params.get(n, {}), out / "kernels" / n, board, progress.t0) for n in names]
+    if jobs <= 1 or len(work) <= 1:
+        for name, p, kdir, b, _ in work:
+            yield (name, *_generate_one(name, p, kdir, b, progress))
+        return
+    import multiprocessing
+    sys.stdout.flush()
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(work)),
+                                                  maxtasksperchild=1) as pool:
+        yield from pool.imap(_generate_in_worker, work)
+
+
 def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platform=None,
           resources=False, require_tools=False, run_tools=True, link=None, force=False,
-          log=print, error=None):
+          jobs=1, log=print, error=None):
     """Generate (and, with the tools present, run) the build.  Returns ``(status, summary)``:
     status 2 when a requested kernel could not be generated or an xclbin was refused."""
     error = error or (lambda msg: print(f"error: {msg}", file=sys.stderr))
@@ -295,24 +332,16 @@ def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platf
 
     kernels = []
     problems = []
-    for name in kernel_names:
-        kdir = out / "kernels" / name
-        try:
-            cls = resolve_kernel(name)
-            desc, info = generate_kernel(name, cls, params.get(name, {}), kdir,
-                                         board_for_tcl=board_objs[0], progress=progress)
-        except KernelUnavailable as e:
-            problems.append(str(e))
-        except ValueError as e:       # a parameter the kernel refuses
-            problems.append(f"kernel {name!r}: {e}")
-        except Exception as e:        # an elaboration failure: name the kernel, go on
-            problems.append(f"kernel {name!r}: elaboration failed: {type(e).__name__}: {e}")
+    for name, desc, info, problem in _generate_all(kernel_names, params, out, board_objs[0],
+                                                   progress, jobs):
+        if problem:
+            problems.append(problem)
+            error(problem)
         else:
-            if resources:
-                _resource_report(name, desc, kdir, board_objs[0], progress)
-            kernels.append((name, desc, kdir, info))
-            continue
-        error(problems[-1])
+            kernels.append((name, desc, out / "kernels" / name, info))
+    if resources:
+        for name, desc, kdir, info in kernels:
+            _resource_report(name, desc, kdir, board_objs[0], progress, info["params"])
 
     summary = {"kernels": [k[3] for k in kernels], "boards": {}, "problems": problems}
     if not kernels:
@@ -349,25 +378,33 @@ def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platf
     return status, summary
 
 
-def resource_table(reports):
-    """Text table of Yosys reports (see :mod:`hw.vitis.synth`)."""
+def resource_table(reports, anchors=None, budget=None):
+    """Text table of Yosys reports (:mod:`hw.vitis.synth`): LUT/FF/BRAM36/URAM/DSP, logic levels
+    and estimated delay of the worst path.  ``anchors`` ({kernel: (label, {resource: n})}) adds
+    a published figure under each kernel; ``budget`` ((label, {resource: n})) a last row."""
     cols = ("lut", "ff", "bram36", "uram", "dsp")
-    head = f"{'kernel':<14}" + "".join(f"{c.upper():>18}" for c in cols) + f"{'levels':>8}"
+    head = (f"{'kernel':<16}" + "".join(f"{c.upper():>10}" for c in cols)
+            + f"{'levels':>8}{'est ns':>8}{'clock ns':>9}")
     lines = [head, "-" * len(head)]
+
+    def num(v):
+        return "" if v is None else f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
+
     for r in reports:
-        res, util = r["resources"], r.get("utilization") or {}
-        cells = []
-        for c in cols:
-            u = util.get(c)
-            v = res[c]
-            vs = f"{v:g}"
-            cells.append(f"{vs + (f' ({100 * u:.2f}%)' if u is not None else ''):>18}")
-        lines.append(f"{r.get('kernel', r['top']):<14}" + "".join(cells) +
-                     f"{str(r.get('logic_levels')):>8}")
-    if reports and reports[0].get("device"):
-        d = reports[0]["device"]
-        lines.append(f"{'device':<14}" + "".join(f"{d[c]:>18}" for c in cols) +
-                     f"   ({reports[0].get('board', '')})")
+        res = r["resources"]
+        lines.append(f"{r.get('kernel', r['top']):<16}" + "".join(f"{num(res[c]):>10}" for c in cols)
+                     + f"{num(r.get('logic_levels')):>8}{r.get('est_delay_ns') or '':>8}"
+                     + f"{r.get('clock_period_ns') or '':>9}")
+        path = r.get("est_delay_path")
+        if path:
+            lines.append(f"{'':<16}  worst path: {path['start']} -> {path['end']} "
+                         f"({path['levels']} levels)")
+        if anchors and r.get("kernel") in anchors:
+            label, fig = anchors[r["kernel"]]
+            lines.append(f"{'  ' + label:<16}" + "".join(f"{num(fig.get(c)):>10}" for c in cols))
+    if budget:
+        label, fig = budget
+        lines.append(f"{label:<16}" + "".join(f"{num(fig.get(c)):>10}" for c in cols))
     return "\n".join(lines)
 
 
@@ -404,6 +441,10 @@ def _parser():
     p.add_argument("--force", action="store_true",
                    help="link an xclbin even when its kernels exceed the board's budget "
                         "(device minus shell, boards/*.toml)")
+    p.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 2), metavar="N",
+                   help="kernels generated at the same time, one process each (default: the "
+                        "number of CPUs, at most 2: each kernel needs up to ~2 GB while it is "
+                        "elaborated)")
     p.add_argument("--list", action="store_true", help="list kernels, their parameters and boards")
     return p
 
@@ -472,7 +513,8 @@ def main(argv=None):
                           platform=args.platform or cfg.get("platform"),
                           resources=args.resources or bool(cfg.get("resources")),
                           require_tools=args.require_tools, run_tools=not args.no_run,
-                          link=link or None, force=args.force or bool(cfg.get("force")))
+                          link=link or None, force=args.force or bool(cfg.get("force")),
+                          jobs=max(1, args.jobs))
     except (BoardError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -278,6 +278,9 @@ def test_resource_report(tmp_path, capsys):
     assert rep["resources"]["lut"] > 500 and rep["resources"]["ff"] > 500
     assert 0 < rep["utilization"]["lut"] < 0.05
     assert rep["logic_levels"] and rep["logic_levels"] > 2
+    assert rep["est_delay_ns"] > 1 and rep["clock_period_ns"] == 4.0
+    assert rep["est_delay_path"]["start"] and rep["est_delay_path"]["end"]
+    assert rep["logic_levels_path"]["levels"] == rep["logic_levels"]
     assert "LUT" in capsys.readouterr().out
     import bench.resources as br
     assert br.main([str(tmp_path)]) == 0
@@ -592,3 +595,88 @@ def test_compact_memory_init_keeps_irregular_blocks():
     assert out.startswith("  initial begin : a_b__init\n    integer i;\n"
                           "    for (i = 0; i < 2; i = i + 1)\n      \\a.b [i] = 4'h1;\n  end\n")
     assert out.endswith("  initial begin\n    m[0] = 4'h1;\n    m[2] = 4'h1;\n  end\n")
+
+
+# ---- timing estimate (issue 13 item 1) -------------------------------------------------------
+
+def _cell(type_, ins, outs, **params):
+    return {"type": type_, "parameters": params,
+            "port_directions": {**{p: "input" for p in ins}, **{p: "output" for p in outs}},
+            "connections": {**ins, **outs}}
+
+
+def test_timing_estimate_counts_bram_dsp_and_carry_chains():
+    """A hand-made netlist: BRAM -> LUT -> CARRY8 -> CARRY8 -> FF, FF -> unregistered DSP -> FF,
+    FF -> FF; the estimate follows the stated delay model term by term."""
+    from hw.vitis.timing import DELAY_MODEL as m, estimate_timing
+    cells = {
+        "ram": _cell("RAMB36E2", {"CLKARDCLK": [1], "ADDRARDADDR": [2]}, {"DOUTADOUT": [10]},
+                     DOA_REG=0),
+        "lut": _cell("LUT2", {"I0": [10], "I1": [11]}, {"O": [12]}),
+        "c0": _cell("CARRY8", {"S": [12], "CI": ["0"]}, {"CO": [13]}),
+        "c1": _cell("CARRY8", {"S": [11], "CI": [13]}, {"CO": [14]}),
+        "ff_end": _cell("FDRE", {"C": [1], "D": [14]}, {"Q": [15]}),
+        "ff_a": _cell("FDRE", {"C": [1], "D": [3]}, {"Q": [11]}),
+        "dsp": _cell("DSP48E2", {"CLK": [1], "A": [11]}, {"P": [20]},
+                     AREG=0, BREG=0, MREG=0, PREG=0),
+        "ff_p": _cell("FDRE", {"C": [1], "D": [20]}, {"Q": [21]}),
+    }
+    netlist = {"modules": {"t": {"ports": {"clk": {"direction": "input", "bits": [1]}},
+                                 "cells": cells,
+                                 "netnames": {"ram_q": {"bits": [10], "hide_name": 0},
+                                              "acc": {"bits": [15], "hide_name": 0},
+                                              "a": {"bits": [11], "hide_name": 0},
+                                              "p_reg": {"bits": [21], "hide_name": 0}}}}}
+    est = estimate_timing(netlist, "t", clock_hz=250e6)
+    r = m["route"]
+    bram_path = (m["bram_clk_to_out"] + r + m["lut"] + r + m["carry_entry"] + m["carry_chain"]
+                 + r + m["ff_setup"])
+    dsp_path = m["ff_clk_to_q"] + r + m["dsp_comb"] + r + m["ff_setup"]
+    assert est["est_delay_ns"] == pytest.approx(max(bram_path, dsp_path))
+    assert est["logic_levels"] == 3           # LUT + two CARRY8s
+    assert est["logic_levels_path"]["start"] == "ram_q"
+    assert est["logic_levels_path"]["end"] == "acc (D)"
+    worst = est["est_delay_path"]
+    assert (worst["start"], worst["end"]) == (("ram_q", "acc (D)") if bram_path > dsp_path
+                                              else ("a", "p_reg (D)"))
+    assert est["clock_period_ns"] == 4.0 and est["meets_clock"] == (est["est_delay_ns"] <= 4.0)
+    # an output register on the BRAM takes its clock-to-out down to the registered figure
+    cells["ram"]["parameters"]["DOA_REG"] = 1
+    cells["dsp"]["parameters"]["PREG"] = 1
+    est = estimate_timing(netlist, "t")
+    assert est["est_delay_ns"] == pytest.approx(bram_path - m["bram_clk_to_out"]
+                                                + m["bram_clk_to_out_reg"])
+
+
+def test_fast_comb_cycle_check_finds_the_same_cycles():
+    """A loop through an adder (a cell whose output bits share their inputs) and one through a
+    bitwise AND: both found, with Amaranth's own message; a wide loop-free design passes."""
+    from amaranth import Module, Signal
+    from amaranth.back import verilog
+    from amaranth.hdl._nir import CombinationalCycle
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+    from hw.vitis.emit import convert
+
+    class Loop(wiring.Component):
+        a: In(16)
+        y: Out(16)
+
+        def __init__(self, op):
+            self.op = op
+            super().__init__()
+
+        def elaborate(self, platform):
+            m = Module()
+            x = Signal(16)
+            m.d.comb += [x.eq(self.op(x, self.a)), self.y.eq(x)]
+            return m
+
+    for op in (lambda x, a: x + a, lambda x, a: x & a, lambda x, a: x.bit_select(a[:4], 8)):
+        with pytest.raises(CombinationalCycle) as stock:
+            verilog.convert(Loop(op), name="loop")
+        with pytest.raises(CombinationalCycle) as fast:
+            convert(Loop(op), "loop")
+        assert str(fast.value) == str(stock.value)
+    text = convert(Loop(lambda x, a: a + a[::-1]), "ok")
+    assert "module ok(" in text
