@@ -2,7 +2,8 @@
 
     python -m hw.build --board f1 [--kernels sketch,similarity,jsd,motif] [-o DIR]
                        [--config FILE] [--require-tools] [-P KERNEL.PARAM=VALUE ...]
-                       [--link XCLBIN=K1,K2 ...] [--force] [--resources] [--list]
+                       [--link XCLBIN=K1,K2 ...] [--force] [--resources] [--impl] [-j N]
+                       [--list]
 
 For each kernel (``DIR/kernels/<name>/``): the Verilog top (``<name>.v``), ``kernel.xml``, the Vivado
 packaging Tcl (``package_<name>.tcl``) and, with ``--resources``, a Yosys resource, logic-depth and
@@ -11,7 +12,9 @@ xclbin of the link plan (``link_<xclbin>.cfg``: ``nk=`` and ``sp=`` of every m_a
 bank), a ``Makefile`` with the exact vivado/v++ commands (and ``create_vitis_afi.sh`` for F1), and
 ``build.json``.  The default link plan is one xclbin per workflow (:data:`WORKFLOWS`); each is
 checked against the board's budget (device minus shell, hw/vitis/fit.py) and refused when over it,
-unless ``--force``.  Progress goes to stdout, one line per step with the elapsed time.
+unless ``--force``.  ``--impl`` adds Vivado out-of-context implementation scripts
+(:mod:`hw.vitis.impl`), run when Vivado is on PATH.  Kernels are generated ``-j`` at a time, each
+in its own process; progress goes to stdout, one line per step with the elapsed time.
 
 Exit status: 0 when every requested kernel was generated and every xclbin fits; 2 (``error: ...``
 lines naming the kernel or xclbin and the cause) when a kernel fails to import or elaborate, a
@@ -239,6 +242,36 @@ def _resource_report(name, desc, kdir, board, progress, params):
     progress(f"{name}: resources.json in {time.monotonic() - t:.1f} s\n" + resource_table([rep]))
 
 
+def _implement(name, desc, kdir, board, progress, run):
+    """Write the out-of-context implementation script; run it when Vivado is there; fold an
+    ``impl.json`` made from this Verilog into ``resources.json``."""
+    from .vitis.fit import verilog_digest
+    from .vitis.impl import IMPL_JSON, impl_tcl
+    script = f"impl_{desc.name}.tcl"
+    digest = verilog_digest(kdir / f"{desc.name}.v")
+    (kdir / script).write_text(impl_tcl(desc, verilog_file=f"{desc.name}.v", part=board["part"],
+                                        clock_hz=board["kernel_clock_hz"], verilog_sha256=digest))
+    result = kdir / IMPL_JSON
+    if run and shutil.which("vivado"):
+        progress(f"{name}: Vivado out-of-context synthesis, placement and routing (slow)")
+        rc = subprocess.call(["vivado", "-mode", "batch", "-nojournal", "-nolog", "-source",
+                              script], cwd=kdir)
+        if rc:
+            return f"kernel {name!r}: Vivado implementation failed (exit {rc}); see {kdir}"
+    elif not (result.exists() and json.loads(result.read_text()).get("verilog_sha256") == digest):
+        progress(f"{name}: {script} written; vivado not on PATH -- run: cd {kdir} && "
+                 f"vivado -mode batch -nojournal -nolog -source {script}, then this command again")
+        return None
+    impl = json.loads(result.read_text())
+    report = kdir / "resources.json"
+    rep = json.loads(report.read_text()) if report.exists() else {"kernel": name}
+    rep["impl"] = impl
+    report.write_text(json.dumps(rep, indent=2, default=str) + "\n")
+    progress(f"{name}: Vivado WNS {impl['wns_ns']} ns at {impl['period_ns']} ns, "
+             f"{impl['lut']} LUT, {impl['ff']} FF, {impl['bram36']} BRAM36, {impl['dsp']} DSP")
+    return None
+
+
 def _link_board(board, kernels, plan, out, *, platform, banks, cus, force, progress, error):
     """Link configs, Makefile and build.json of one board.  Returns (binfo, refused xclbins)."""
     from .vitis.fit import check_fit, kernel_usage
@@ -317,7 +350,7 @@ def _generate_all(names, params, out, board, progress, jobs):
 
 def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platform=None,
           resources=False, require_tools=False, run_tools=True, link=None, force=False,
-          jobs=1, log=print, error=None):
+          impl=False, jobs=1, log=print, error=None):
     """Generate (and, with the tools present, run) the build.  Returns ``(status, summary)``:
     status 2 when a requested kernel could not be generated or an xclbin was refused."""
     error = error or (lambda msg: print(f"error: {msg}", file=sys.stderr))
@@ -342,6 +375,12 @@ def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platf
     if resources:
         for name, desc, kdir, info in kernels:
             _resource_report(name, desc, kdir, board_objs[0], progress, info["params"])
+    if impl:
+        for name, desc, kdir, info in kernels:
+            problem = _implement(name, desc, kdir, board_objs[0], progress, run_tools)
+            if problem:
+                problems.append(problem)
+                error(problem)
 
     summary = {"kernels": [k[3] for k in kernels], "boards": {}, "problems": problems}
     if not kernels:
@@ -431,6 +470,10 @@ def _parser():
     p.add_argument("--platform", help="Vitis platform instead of the board's default")
     p.add_argument("--resources", action="store_true",
                    help="Yosys resource/logic-depth report per kernel (slow: minutes)")
+    p.add_argument("--impl", action="store_true",
+                   help="Vivado out-of-context synthesis, placement and routing of each kernel at "
+                        "the board clock: writes impl_<kernel>.tcl, runs it when vivado is on "
+                        "PATH and adds WNS and utilisation to resources.json")
     p.add_argument("--require-tools", action="store_true",
                    help="exit non-zero when vivado/v++ are missing (default: generate, exit 0)")
     p.add_argument("--no-run", action="store_true", help="never run the Xilinx tools")
@@ -514,7 +557,7 @@ def main(argv=None):
                           resources=args.resources or bool(cfg.get("resources")),
                           require_tools=args.require_tools, run_tools=not args.no_run,
                           link=link or None, force=args.force or bool(cfg.get("force")),
-                          jobs=max(1, args.jobs))
+                          impl=args.impl, jobs=max(1, args.jobs))
     except (BoardError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

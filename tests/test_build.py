@@ -680,3 +680,55 @@ def test_fast_comb_cycle_check_finds_the_same_cycles():
         assert str(fast.value) == str(stock.value)
     text = convert(Loop(lambda x, a: a + a[::-1]), "ok")
     assert "module ok(" in text
+
+
+IMPL_STUB = r"""
+set ::calls {}
+proc rec {name args} { lappend ::calls [concat $name $args] }
+foreach c {read_verilog synth_design create_clock opt_design place_design phys_opt_design
+           route_design report_utilization report_timing_summary} {
+    proc $c args "rec $c {*}\$args"
+}
+proc get_ports args { return "port:[lindex $args end]" }
+proc get_timing_paths args { return "path0" }
+proc get_property {name obj} {
+    array set v {SLACK -0.125 STARTPOINT_PIN core/a_reg/C ENDPOINT_PIN core/b_reg/D}
+    return $v($name)
+}
+proc get_cells args { return {c1 c2 c3} }
+proc version args { return 2024.1 }
+set argv {}
+source $::env(KSA_TCL)
+foreach c $::calls { puts $c }
+"""
+
+
+@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
+def test_impl_script(tmp_path, capsys):
+    """--impl without Vivado writes an out-of-context script and says how to run it; the
+    script (Vivado stubbed) constrains ap_clk to the board clock and writes impl.json, which a
+    second run folds into resources.json when it was made from the same Verilog."""
+    import os
+    import subprocess
+    if shutil.which("vivado"):
+        pytest.skip("Vivado present")
+    out = tmp_path / "o"
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
+    kd = out / "kernels" / "checksum"
+    msg = capsys.readouterr().out
+    assert "impl_checksum.tcl written; vivado not on PATH -- run: cd" in msg
+    stub = tmp_path / "stub.tcl"
+    stub.write_text(IMPL_STUB)
+    res = subprocess.run(["tclsh", str(stub)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "KSA_TCL": str(kd / "impl_checksum.tcl")})
+    assert res.returncode == 0, res.stderr
+    calls = res.stdout.splitlines()
+    assert "synth_design -top checksum -part xcvu9p-flgb2104-2-i -mode out_of_context" in calls
+    assert "create_clock -name ap_clk -period 4.0 port:ap_clk" in calls
+    assert calls.index("route_design") > calls.index("place_design")
+    impl = json.loads((kd / "impl.json").read_text())
+    assert impl["wns_ns"] == -0.125 and impl["period_ns"] == 4.0 and impl["lut"] == 3
+    assert impl["bram36"] == 4.5 and impl["start"] == "core/a_reg/C"
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
+    assert "Vivado WNS -0.125 ns at 4.0 ns" in capsys.readouterr().out
+    assert json.loads((kd / "resources.json").read_text())["impl"]["wns_ns"] == -0.125
