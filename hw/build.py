@@ -232,8 +232,11 @@ def _resource_report(name, desc, kdir, board, progress, params):
     progress(f"{name}: Yosys synth_xilinx (slow)")
     t = time.monotonic()
     vpath = kdir / f"{desc.name}.v"
-    rep = yosys_report(vpath, desc.name, family=board["yosys_family"],
-                       device=board["resources"], clock_hz=board["kernel_clock_hz"])
+    try:
+        rep = yosys_report(vpath, desc.name, family=board["yosys_family"],
+                           device=board["resources"], clock_hz=board["kernel_clock_hz"])
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        return f"kernel {name!r}: resource report failed: {str(e).splitlines()[0]}"
     rep["kernel"] = name
     rep["board"] = board["name"]
     rep["params"] = params
@@ -374,7 +377,10 @@ def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platf
             kernels.append((name, desc, out / "kernels" / name, info))
     if resources:
         for name, desc, kdir, info in kernels:
-            _resource_report(name, desc, kdir, board_objs[0], progress, info["params"])
+            problem = _resource_report(name, desc, kdir, board_objs[0], progress, info["params"])
+            if problem:
+                problems.append(problem)
+                error(problem)
     if impl:
         for name, desc, kdir, info in kernels:
             problem = _implement(name, desc, kdir, board_objs[0], progress, run_tools)
