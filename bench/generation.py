@@ -45,7 +45,8 @@ def main(argv=None):
             total[mode] += cpu
             cells += [f"{cpu:.1f}", f"{mb:.1f}"]
         print(f"| {name:<16} | " + " | ".join(cells) + " |", flush=True)
-    print(f"| {'total':<16} | " + " | ".join(f"{total[m]:.1f} | " for m in modes) + " |")
+    print(f"| {'total':<16} | " + " | ".join(c for m in modes for c in (f"{total[m]:.1f}", ""))
+          + " |")
     return 0
 
 
