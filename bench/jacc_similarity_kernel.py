@@ -29,7 +29,7 @@ from amaranth.hdl import ClockSignal, Instance, Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 
 from kmerspec.kernels.jacc_similarity import Params, partner_stops, plan_calls  # noqa: E402
-from hw.jacc_similarity.feature_unit import FeatureUnit  # noqa: E402
+from hw.common.feature_unit import FeatureUnit  # noqa: E402
 from hw.jacc_similarity.kernel import call_cycles_model, drain_cycles, group_period  # noqa: E402
 
 PIVOTS = (16, 32, 64, 80, 128)
@@ -59,8 +59,8 @@ def model_run(pivots: int, n: int, threshold: float | None, start_latency: int,
 
 
 def _unit_blackbox_verilog(unit) -> str:
-    ports = [f"input clk", f"input [{len(unit.pivot) - 1}:0] pivot",
-             f"input [{len(unit.stream) - 1}:0] stream", f"output [{len(unit.z) - 1}:0] z",
+    ports = [f"input clk", f"input [{len(unit.slot) - 1}:0] slot",
+             f"input [{len(unit.other) - 1}:0] other", f"output [{len(unit.z) - 1}:0] z",
              f"output [{len(unit.nz) - 1}:0] nz"]
     return "(* blackbox *)\nmodule feature_unit_bb(" + ", ".join(ports) + ");\nendmodule\n"
 
@@ -76,8 +76,8 @@ class _BlackBoxUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.unit = Instance("feature_unit_bb", i_clk=ClockSignal(), i_pivot=self.pivot,
-                                     i_stream=self.stream, o_z=self.z, o_nz=self.nz)
+        m.submodules.unit = Instance("feature_unit_bb", i_clk=ClockSignal(), i_slot=self.slot,
+                                     i_other=self.other, o_z=self.z, o_nz=self.nz)
         return m
 
 

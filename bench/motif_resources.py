@@ -17,38 +17,26 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from amaranth.back import verilog  # noqa: E402
-from amaranth.hdl import Signal  # noqa: E402
-from amaranth.lib import data  # noqa: E402
-
 from kmerspec.golden.motif import MotifParams  # noqa: E402
-from hw.motif.countmin import CountMinCU  # noqa: E402
+from hw.common.countmin import CountMinUnit  # noqa: E402
+from hw.motif.h3 import H3Hash  # noqa: E402
 from hw.motif.kernel import MotifKernel  # noqa: E402
 from hw.motif.lane import MotifLane  # noqa: E402
 from hw.motif.store import HeavyHitterStore  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
+from bench.resource_table import part_verilog  # noqa: E402
 
 THESIS_ROWS = [("thesis sketch (per k, Table 5.7 / 11)", 563, 770, 20.0),
                ("thesis CAM (per k, Table 5.7 / 11)", 140, 196, 3.45),
                ("thesis whole system (Table 5.6)", 13078, 13336, 264.0)]
 
 
-def part_verilog(component, name: str) -> str:
-    """Verilog of a component whose always-ready streams have constant ``ready`` members
-    (which cannot be ports): only its signal members become ports."""
-    ports = []
-    for _, _, value in component.signature.flatten(component):
-        value = value.as_value() if isinstance(value, data.View) else value
-        if isinstance(value, Signal):
-            ports.append(value)
-    return verilog.convert(component, name=name, ports=ports)
-
-
 def parts(params: MotifParams, with_kernel: bool):
     for k in (10, 20):
-        yield (f"CM-CU rows k={k}", lambda k=k: CountMinCU(
-            2 * k, params.cw, params.counter_bits, params.countmin_seed_words(k)))
+        yield (f"CM-CU rows k={k}", lambda k=k: CountMinUnit(
+            params.d, params.cw, params.counter_bits, 2 * k,
+            hasher=H3Hash(2 * k, params.cw, params.countmin_seed_words(k))))
         yield (f"store k={k}", lambda k=k: HeavyHitterStore(
             2 * k, params.counter_bits, params.store_sets, params.store_ways,
             params.store_seed_words(k)))

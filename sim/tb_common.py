@@ -1,4 +1,5 @@
-"""Shared cocotb helpers: clock and reset, random pause generators, AXI models with backpressure.
+"""Shared cocotb helpers: clock and reset, random pause generators, AXI models with backpressure,
+the AXI burst monitor and :class:`KernelBench`, the skeleton of every kernel testbench.
 
 Used inside cocotb test modules (they import cocotb; do not import this from plain Python).
 """
@@ -8,15 +9,18 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
 __all__ = ["start_clock_reset", "random_pause", "set_axi_ram_pauses", "set_axil_master_pauses",
            "make_axi_ram", "make_axil_master", "quiet_axi_logs", "start_two_memory_kernel",
-           "CLOCK_PERIOD_NS"]
+           "BurstMonitor", "KernelBench", "CLOCK_PERIOD_NS", "FILL"]
 
 CLOCK_PERIOD_NS = 4   # 250 MHz, the F1/Alveo kernel clock
+FILL = 0xA5           # output buffers are pre-filled with it: a write past the end shows
+GUARD_BYTES = 256     # the bytes after an output buffer that must keep FILL
+PAGE = 4096
 
 
 async def start_clock_reset(clk, rst_n=None, rst=None, cycles=8):
@@ -106,3 +110,128 @@ async def start_two_memory_kernel(dut, size, pause=0.0, seed=0):
     quiet_axi_logs()
     await start_clock_reset(clk, rst_n)
     return rd_ram, wr_ram, axil
+
+
+class BurstMonitor:
+    """Checks every AR/AW handshake of an m_axi bundle (INCR, full-width size, <= 256 beats, no
+    4 KiB crossing, aligned) and records the cycles of the R and W data handshakes."""
+
+    def __init__(self, dut, prefix, clk, data_width):
+        self.dut, self.prefix, self.clk = dut, prefix, clk
+        self.beat_bytes = data_width // 8
+        self.errors = []
+        self.r_cycles = []
+        self.w_cycles = []
+        self.cycle = 0
+        cocotb.start_soon(self._run())
+
+    def signal(self, name):
+        return getattr(self.dut, f"{self.prefix}_{name}")
+
+    def _check(self, channel):
+        address = int(self.signal(f"{channel}ADDR").value)
+        beats = int(self.signal(f"{channel}LEN").value) + 1
+        size = int(self.signal(f"{channel}SIZE").value)
+        burst = int(self.signal(f"{channel}BURST").value)
+        if burst != 1:
+            self.errors.append(f"{channel} burst type {burst}")
+        if 1 << size != self.beat_bytes:
+            self.errors.append(f"{channel} size {size}")
+        if address % self.beat_bytes:
+            self.errors.append(f"{channel} unaligned 0x{address:x}")
+        if (address & 0xFFF) + beats * self.beat_bytes > 0x1000:
+            self.errors.append(f"{channel} 0x{address:x} len {beats} crosses 4 KiB")
+        if beats > 256:
+            self.errors.append(f"{channel} len {beats}")
+
+    def _handshake(self, channel):
+        return int(self.signal(f"{channel}VALID").value) and int(self.signal(f"{channel}READY").value)
+
+    async def _run(self):
+        while True:
+            await RisingEdge(self.clk)
+            await ReadOnly()
+            self.cycle += 1
+            for channel in ("AR", "AW"):
+                if self._handshake(channel):
+                    self._check(channel)
+            if self._handshake("R"):
+                self.r_cycles.append(self.cycle)
+            if self._handshake("W"):
+                self.w_cycles.append(self.cycle)
+
+
+class KernelBench:
+    """The skeleton of a kernel testbench: an AxiRam on m_axi_gmem0 (read) and m_axi_gmem1
+    (write), an AXI-Lite master, clock and reset, a :class:`BurstMonitor` on both bundles and a
+    :class:`~sim.kernel_driver.KernelDriver`, all from the test's ``pause`` and ``seed``
+    parameters; buffers placed one after another at 4 KiB-aligned addresses from 0x1000.
+
+    ``bench = await KernelBench.start(dut, desc)``; per call ``bench.new_call()``, then
+    ``bench.input(data)`` and ``bench.output(size)`` give addresses for the kernel arguments,
+    ``await bench.driver.run(...)``, and ``bench.read_output(address)`` returns the bytes written
+    (checking that nothing was written past them). ``bench.check_bursts()`` at the end.
+    """
+
+    def __init__(self, dut, desc, memory_bytes, pause, seed):
+        self.dut, self.desc, self.memory_bytes = dut, desc, memory_bytes
+        self.pause, self.seed = pause, seed
+        self.data_width = desc.bundles[0].data_width
+        self._outputs = {}
+        self.new_call()
+
+    @classmethod
+    async def start(cls, dut, desc, *, memory_bytes=1 << 22, pause=None, seed=None):
+        from sim.kernel_driver import KernelDriver
+        from sim.runner import params
+        settings = params()
+        pause = float(settings.get("pause", 0.0)) if pause is None else pause
+        seed = int(settings.get("seed", 0)) if seed is None else seed
+        bench = cls(dut, desc, memory_bytes, pause, seed)
+        clk = dut.ap_clk
+        bench.read_ram, bench.write_ram, axil = await start_two_memory_kernel(
+            dut, memory_bytes, pause, seed)
+        bench.monitors = tuple(BurstMonitor(dut, f"m_axi_{bundle}", clk, bench.data_width)
+                               for bundle in ("gmem0", "gmem1"))
+        bench.driver = KernelDriver(axil, desc, clk)
+        return bench
+
+    def set_pause(self, probability, seed):
+        """Change the stall probability of both memories (between calls)."""
+        set_axi_ram_pauses(self.read_ram, probability, seed)
+        set_axi_ram_pauses(self.write_ram, probability, seed + 100)
+
+    def new_call(self):
+        """Place the next call's buffers from the start of both memories again."""
+        self._next = {"read": PAGE, "write": PAGE}
+        self._outputs.clear()
+
+    def _place(self, memory, size):
+        address = self._next[memory]
+        self._next[memory] = -(-(address + size + GUARD_BYTES) // PAGE) * PAGE
+        assert self._next[memory] <= self.memory_bytes, f"{memory} memory too small"
+        return address
+
+    def input(self, data: bytes) -> int:
+        """Copy ``data`` into the read memory; its address."""
+        address = self._place("read", len(data))
+        self.read_ram.write(address, data)
+        return address
+
+    def output(self, size: int) -> int:
+        """Reserve ``size`` bytes (pre-filled with FILL) in the write memory; its address."""
+        address = self._place("write", size)
+        self.write_ram.write(address, bytes([FILL]) * (size + GUARD_BYTES))
+        self._outputs[address] = size
+        return address
+
+    def read_output(self, address: int) -> bytes:
+        """The bytes the kernel wrote to the output at ``address``; nothing past them."""
+        size = self._outputs[address]
+        assert self.write_ram.read(address + size, GUARD_BYTES) == bytes([FILL]) * GUARD_BYTES, \
+            f"{self.desc.name} wrote past the {size}-byte output at 0x{address:x}"
+        return self.write_ram.read(address, size)
+
+    def check_bursts(self):
+        for monitor in self.monitors:
+            assert not monitor.errors, monitor.errors[:5]

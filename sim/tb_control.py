@@ -34,6 +34,20 @@ async def pulse_done(dut):
     dut.done.value = 0
 
 
+async def run_to_done(dut, axil):
+    """Start a run, let the core finish it, and give the status registers two cycles."""
+    await start_run(dut, axil)
+    await pulse_done(dut)
+    await ClockCycles(dut.clk, 2)
+
+
+async def set_gie(dut, axil, value):
+    """Write GIE; the interrupt line one cycle later."""
+    await axil.write_dword(GIE, value)
+    await ClockCycles(dut.clk, 1)
+    return int(dut.interrupt.value)
+
+
 async def wait_start(dut, limit=200):
     for _ in range(limit):
         await RisingEdge(dut.clk)
@@ -145,23 +159,17 @@ async def test_done_clear_on_read(dut):
 async def test_isr_interrupt(dut):
     axil = await setup(dut, seed=3)
     # no IER: done does not set ISR
-    await start_run(dut, axil)
-    await pulse_done(dut)
-    await ClockCycles(dut.clk, 2)
+    await run_to_done(dut, axil)
     assert await axil.read_dword(ISR) == 0
     assert int(dut.interrupt.value) == 0
     await axil.read_dword(CTRL)
     # IER = done | ready, GIE = 0: ISR set, no interrupt
     await axil.write_dword(IER, 0x3)
     assert await axil.read_dword(IER) == 0x3
-    await start_run(dut, axil)
-    await pulse_done(dut)
-    await ClockCycles(dut.clk, 2)
+    await run_to_done(dut, axil)
     assert await axil.read_dword(ISR) == 0x3
     assert int(dut.interrupt.value) == 0
-    await axil.write_dword(GIE, 1)
-    await ClockCycles(dut.clk, 1)
-    assert int(dut.interrupt.value) == 1
+    assert await set_gie(dut, axil, 1) == 1
     # toggle on write: clearing bit0 leaves bit1 -> interrupt stays
     await axil.write_dword(ISR, 0x1)
     assert await axil.read_dword(ISR) == 0x2
@@ -178,14 +186,10 @@ async def test_isr_interrupt(dut):
     assert int(dut.interrupt.value) == 0
     # IER bit0 only
     await axil.write_dword(IER, 0x1)
-    await start_run(dut, axil)
-    await pulse_done(dut)
-    await ClockCycles(dut.clk, 2)
+    await run_to_done(dut, axil)
     assert await axil.read_dword(ISR) == 0x1
     assert int(dut.interrupt.value) == 1
-    await axil.write_dword(GIE, 0)
-    await ClockCycles(dut.clk, 1)
-    assert int(dut.interrupt.value) == 0
+    assert await set_gie(dut, axil, 0) == 0
 
 
 @cocotb.test()

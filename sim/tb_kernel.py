@@ -10,10 +10,10 @@ AXI channel, memory and control), ``throughput`` = [n_bytes, min_efficiency] or 
 import random
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge, ReadOnly
+from cocotb.triggers import ClockCycles, RisingEdge
 
 from sim.runner import params
-from sim.tb_common import start_clock_reset, make_axil_master, make_axi_ram, set_axi_ram_pauses
+from sim.tb_common import BurstMonitor, make_axi_ram, make_axil_master, start_clock_reset
 from sim.kernel_driver import KernelDriver
 from kmerspec.regmap import GIE, IER, ISR
 
@@ -39,62 +39,13 @@ def make_desc():
     return CopyKernel(DW).desc
 
 
-class BurstMonitor:
-    """Checks every AR/AW handshake of a bundle (INCR, full-width size, <= 256 beats, no 4 KiB
-    crossing) and counts data handshakes for the throughput measurement."""
-
-    def __init__(self, dut, prefix, clk):
-        self.dut, self.p, self.clk = dut, prefix, clk
-        self.nbytes = len(self.sig("WDATA")) // 8    # the bundle's own width, whatever the kernel
-        self.errors = []
-        self.r_cycles = []
-        self.w_cycles = []
-        self.cycle = 0
-        cocotb.start_soon(self._run())
-
-    def sig(self, name):
-        return getattr(self.dut, f"{self.p}_{name}")
-
-    def _check(self, ch):
-        addr = int(self.sig(f"{ch}ADDR").value)
-        ln = int(self.sig(f"{ch}LEN").value) + 1
-        size = int(self.sig(f"{ch}SIZE").value)
-        burst = int(self.sig(f"{ch}BURST").value)
-        nbytes = self.nbytes
-        if burst != 1:
-            self.errors.append(f"{ch} burst type {burst}")
-        if 1 << size != nbytes:
-            self.errors.append(f"{ch} size {size}")
-        if addr % nbytes:
-            self.errors.append(f"{ch} unaligned 0x{addr:x}")
-        if (addr & 0xFFF) + ln * nbytes > 0x1000:
-            self.errors.append(f"{ch} 0x{addr:x} len {ln} crosses 4 KiB")
-        if ln > 256:
-            self.errors.append(f"{ch} len {ln}")
-
-    async def _run(self):
-        while True:
-            await RisingEdge(self.clk)
-            await ReadOnly()
-            self.cycle += 1
-            s = self.sig
-            if int(s("ARVALID").value) and int(s("ARREADY").value):
-                self._check("AR")
-            if int(s("AWVALID").value) and int(s("AWREADY").value):
-                self._check("AW")
-            if int(s("RVALID").value) and int(s("RREADY").value):
-                self.r_cycles.append(self.cycle)
-            if int(s("WVALID").value) and int(s("WREADY").value):
-                self.w_cycles.append(self.cycle)
-
-
 async def setup(dut, pause):
     clk, rst_n = dut.ap_clk, dut.ap_rst_n
     rd_ram = make_axi_ram(dut, f"m_axi_{RD}", clk, rst_n, size=MEM, pause=pause, seed=SEED)
     wr_ram = make_axi_ram(dut, f"m_axi_{WR}", clk, rst_n, size=MEM, pause=pause, seed=SEED + 7)
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=pause, seed=SEED + 3)
     await start_clock_reset(clk, rst_n)
-    mons = (BurstMonitor(dut, f"m_axi_{RD}", clk), BurstMonitor(dut, f"m_axi_{WR}", clk))
+    mons = (BurstMonitor(dut, f"m_axi_{RD}", clk, DW), BurstMonitor(dut, f"m_axi_{WR}", clk, DW))
     return rd_ram, wr_ram, axil, KernelDriver(axil, make_desc(), clk), mons
 
 

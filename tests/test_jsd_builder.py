@@ -6,13 +6,13 @@ import dataclasses
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels.jsd_builder import Params, unpack_records
 from hw.jsd.builder import QueueBuilderCore
 from sim.jsd.golden import compare_records, expected_record, expected_state
 from tests.genomes import random_genome_bytes
+from tests.simulation import collect_beats, send_beats, simulate
 
 
 def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0,
@@ -25,7 +25,7 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
     chunks = pack_chunks(blocks, geometry)
     dut = QueueBuilderCore(params)
     bus_bytes = geometry.bus_bytes
-    output = bytearray()
+    output = []
     snapshots = []
     stats = {}
 
@@ -34,28 +34,13 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
         beats = [chunk[i:i + bus_bytes] for chunk, _ in chunks
                  for i in range(0, len(chunk), bus_bytes)]
         stats["beats"] = len(beats)
-        cycles = 0
-        for beat in beats:
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, int.from_bytes(beat, "little"))
-            while True:
-                ready = ctx.get(dut.i.ready)
-                await ctx.tick()
-                cycles += 1
-                if ready:
-                    break
-        ctx.set(dut.i.valid, 0)
-        stats["input_cycles"] = cycles
+        stats["input_cycles"] = await send_beats(
+            ctx, dut.i, [int.from_bytes(beat, "little") for beat in beats])
         while not ctx.get(dut.idle):
             await ctx.tick()
 
     async def collector(ctx):
-        while True:
-            ready = rng.random() >= stall_probability
-            ctx.set(dut.o.ready, ready)
-            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if valid and ready:
-                output.extend(payload.to_bytes(bus_bytes, "little"))
+        await collect_beats(ctx, dut.o, output, stall_probability, rng)
 
     async def countmin_probe(ctx):
         # at each genome end the counters are complete until the clear starts
@@ -66,12 +51,8 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
                     snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
                                       for row in lane.countmin.rows])
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(feeder)
-    sim.add_testbench(collector, background=True)
-    sim.add_testbench(countmin_probe, background=True)
-    sim.run()
+    simulate(dut, feeder, background=(collector, countmin_probe))
+    output = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
     count = len(output) // geometry.record_bytes
     assert len(output) == count * geometry.record_bytes
     return unpack_records(bytes(output), count, geometry), snapshots, stats

@@ -5,19 +5,13 @@ import math
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.entropy import entropy, entropy_fixed, fixed_to_float
 from kmerspec.golden.fixedpoint import LOG2_LUT_BITS, log2_fixed, reciprocal_fixed
 from hw.jsd.entropy import EntropyUnit
 from hw.jsd.log2 import Log2Unit, ReciprocalUnit
+from tests.simulation import simulate
 
-
-def simulate(dut, testbench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
 
 
 def pipeline_outputs(dut, inputs, set_input, read_output):

@@ -8,12 +8,16 @@ import pytest
 
 from kmerspec.golden.entropy import jsd_fixed
 from kmerspec.golden.jsd import JsdParams
-from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel
+from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels import jsd_builder, jsd_similarity
-from sim.jsd.backend import build_pqas_sim, jsd_rows_sim
-from sim.jsd.golden import compare_records, expected_record
+from kmerspec.kernels.jsd_builder import pack_record, run_genomes
+from kmerspec.kernels.jsd_similarity import unpack_results
+from host.device import Output, SimDevice
+from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel
+from sim.jsd.golden import compare_records, expected_record, random_records
 from sim.runner import available_simulators, run_kernel_bench
 from tests.genomes import random_genome_bytes
+from tests.kernel_checks import assert_vitis_kernel_verilog
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
@@ -50,24 +54,22 @@ def test_default_geometry_converts_to_verilog():
     from amaranth.hdl import Signal
     from amaranth.lib import data
 
-    from hw.jsd.countmin import CountMinRows
+    from hw.common.countmin import CountMinUnit
     from hw.jsd.entropy import EntropyUnit
     from hw.jsd.murmur3 import Murmur3Hashes
     from hw.jsd.pqa import PqaInsert
     from hw.jsd.sampler import Sampler
     from hw.vitis.top import to_verilog
 
-    for part in (Sampler(8, 10), Murmur3Hashes(range(5)), CountMinRows(5, 14, 32, 32),
-                 PqaInsert(12, 8), EntropyUnit(32, 8, 12)):
+    for part in (Sampler(8, 10), Murmur3Hashes(range(5)),
+                 CountMinUnit(5, 14, 32, 32, stall_while_clearing=True), PqaInsert(12, 8),
+                 EntropyUnit(32, 8, 12)):
         ports = [value.as_value() if isinstance(value, data.View) else value
                  for _, _, value in part.signature.flatten(part)
                  if isinstance(value, (Signal, data.View))]
         assert "module part(" in verilog.convert(part, name="part", ports=ports)
-    text = to_verilog(JsdSimilarityKernel(jsd_similarity.Params(pivots=1)))
-    assert "module jsd_similarity(" in text
-    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
-                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
-        assert port in text
+    assert_vitis_kernel_verilog(to_verilog(JsdSimilarityKernel(jsd_similarity.Params(pivots=1))),
+                                "jsd_similarity")
 
 
 @pytest.mark.slow
@@ -97,14 +99,38 @@ def test_similarity_kernel_matches_golden():
 
 
 @pytest.mark.slow  # the builder kernel's Verilator build, see above
-def test_sim_backend_runs_both_kernels():
-    """The sim backend entry points (the same Verilator builds as the tests above): PQA records
-    of three genomes, then their JSDs with two pivots, equal to the golden model."""
+def test_sim_device_runs_the_builder_kernel():
+    """host.device.SimDevice (the sim backend's device; the same Verilator build as the bench
+    above): the PQA records of three genomes over several chunks, equal to the golden model."""
     files = [[text.encode("latin-1") for text in genome] for genome in genomes()[:2]]
     files.append([b">x\nACGTTGCA\n"])
-    records = build_pqas_sim(files, SMALL_PARAMS)
+    kernel = QueueBuilderKernel(SMALL)
+    layout = SMALL
+    chunks = pack_chunks(plan_blocks(files, layout), layout, max_chunk_bytes=1024)
+    results = SimDevice().run_many(kernel, [
+        {"src": chunk, "n_bytes": len(chunk), "n_records": len(tags), "update": 0,
+         "dst": Output(max(1, len(tags)) * layout.record_bytes)} for chunk, tags in chunks])
+    outputs = iter(result.outputs["dst"] for result in results)
+    records = run_genomes(files, layout, lambda chunk, count: next(outputs), max_chunk_bytes=1024)
     compare_records(records, [expected_record(tag, genome, SMALL_PARAMS)
                               for tag, genome in enumerate(files)])
-    rows = jsd_rows_sim(records[:2], records, R=3, n=2, pivot_units=SIMILARITY.pivots)
-    assert rows == [[jsd_fixed(p.pqa, r.pqa, "textbook", p.entropy, r.entropy)
-                     for p in records[:2]] for r in records]
+
+
+def test_sim_device_runs_the_similarity_kernel():
+    """host.device.SimDevice on the similarity kernel (the build of the bench above): the JSD of
+    every record with two pivots, in both modes, equal to the golden model."""
+    kernel = JsdSimilarityKernel(SIMILARITY)
+    layout = SIMILARITY
+    records = random_records(SIMILARITY.R, SIMILARITY.n, 5, seed=9)
+    pivots = records[:2]
+    modes = ("textbook", "counts")
+    results = SimDevice().run_many(kernel, [
+        {"pivots": b"".join(pack_record(r, layout) for r in pivots), "n_pivots": len(pivots),
+         "pqas": b"".join(pack_record(r, layout) for r in records), "n_pqas": len(records),
+         "out": Output(len(records) * layout.bus_bytes), "mode": int(mode == "counts")}
+        for mode in modes])
+    for mode, result in zip(modes, results):
+        rows = unpack_results(result.outputs["out"], len(records), SIMILARITY.pivots, layout)
+        assert [row[:len(pivots)] for row in rows] == [
+            [jsd_fixed(p.pqa, r.pqa, mode, p.entropy, r.entropy) for p in pivots]
+            for r in records], mode

@@ -4,10 +4,10 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.pqa import Pqa
 from hw.jsd.pqa import PqaInsert
+from tests.simulation import simulate
 
 
 def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
@@ -57,10 +57,7 @@ def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
         cleared = [[ctx.get(slot.data[q]).value for slot in dut.slots] for q in range(1 << dut.R)]
         assert all(value == 0 for queue in cleared for value in queue)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
     return results
 
 

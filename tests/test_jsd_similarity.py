@@ -5,7 +5,6 @@ kmerspec.golden.entropy.jsd_fixed, textbook and counts modes, empty PQAs, shared
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.entropy import jsd_fixed
 from kmerspec.golden.jsd import JsdParams
@@ -13,6 +12,7 @@ from kmerspec.kernels.jsd_builder import pack_pqa, pack_trailer
 from kmerspec.kernels.jsd_similarity import Params, unpack_results
 from hw.jsd.similarity import JsdSimilarityCore
 from sim.jsd.golden import random_records
+from tests.simulation import collect_beats, send_beats, simulate
 
 
 def make_records(params: JsdParams, count, seed):
@@ -27,7 +27,7 @@ def run_similarity(sp: Params, pivots, streamed, counts_mode, stall=0.2, seed=0)
         data = pack_trailer(record, geometry) + pack_pqa(record.pqa)
         beats += [data[i:i + geometry.bus_bytes] for i in range(0, len(data), geometry.bus_bytes)]
     dut = JsdSimilarityCore(sp)
-    output = bytearray()
+    output = []
     cycles = {}
 
     async def feeder(ctx):
@@ -37,35 +37,17 @@ def run_similarity(sp: Params, pivots, streamed, counts_mode, stall=0.2, seed=0)
         ctx.set(dut.start, 1)
         await ctx.tick()
         ctx.set(dut.start, 0)
-        count = 0
-        for beat in beats:
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, int.from_bytes(beat, "little"))
-            while True:
-                ready = ctx.get(dut.i.ready)
-                await ctx.tick()
-                count += 1
-                if ready:
-                    break
-        ctx.set(dut.i.valid, 0)
-        cycles["input"] = count
+        cycles["input"] = await send_beats(
+            ctx, dut.i, [int.from_bytes(beat, "little") for beat in beats])
         while ctx.get(dut.busy):
             await ctx.tick()
 
     async def collector(ctx):
-        while True:
-            ready = rng.random() >= stall
-            ctx.set(dut.o.ready, ready)
-            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if valid and ready:
-                output.extend(payload.to_bytes(geometry.bus_bytes, "little"))
+        await collect_beats(ctx, dut.o, output, stall, rng)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(feeder)
-    sim.add_testbench(collector, background=True)
-    sim.run()
-    return unpack_results(bytes(output), len(streamed), sp.pivots, geometry), cycles, len(beats)
+    simulate(dut, feeder, background=(collector,))
+    output = b"".join(payload.to_bytes(geometry.bus_bytes, "little") for payload in output)
+    return unpack_results(output, len(streamed), sp.pivots, geometry), cycles, len(beats)
 
 
 @pytest.mark.parametrize("mode", ["textbook", "counts"])

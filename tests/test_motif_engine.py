@@ -5,12 +5,12 @@ kmerspec.golden.motif: Count-Min counters, store ways and pointers, control coun
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.motif import MotifParams, new_sketch, run_control_pass, run_test_pass
 from kmerspec.golden.parse import base_runs, genome_kmers
 from hw.motif.engine import MotifEngine
 from tests.test_motif_store import golden_state, rtl_row_state
+from tests.simulation import simulate
 
 SMALL = MotifParams(kmin=3, kmax=6, d=3, cw=5, counter_bits=8, store_sets=4, store_ways=2,
                     thresholds=(6, 4, 3, 2))
@@ -88,10 +88,7 @@ def run_engine(test_files, control_files, params, *, idle_probability=0.0, read_
                 readback.append(rtl_row_state(ctx.get(dut.readback_row), params.store_ways))
         result["readback"] = readback
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
     return result
 
 

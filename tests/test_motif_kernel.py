@@ -12,6 +12,7 @@ from hw.motif.kernel import MotifKernel
 from kmerspec.golden.motif import MotifParams
 from kmerspec.kernels.motif import Params
 from sim.runner import available_simulators, run_kernel_bench
+from tests.kernel_checks import assert_vitis_kernel_verilog
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
@@ -63,11 +64,7 @@ def test_default_kernel_converts_to_verilog():
     converts with the Vitis port names."""
     from hw.vitis.top import to_verilog
 
-    text = to_verilog(MotifKernel())
-    assert "module motif(" in text
-    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
-                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
-        assert port in text
+    assert_vitis_kernel_verilog(to_verilog(MotifKernel()), "motif")
 
 
 def test_kernel_rejects_bad_parameters():

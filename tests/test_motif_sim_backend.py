@@ -1,12 +1,13 @@
-"""The sim backend entry point (packed inputs -> simulated kernel -> MotifRows) equals the golden
-find_motifs on a small ChIP-like set."""
+"""The sim backend (host.drivers.find_motifs on host.device.SimDevice: packed inputs -> simulated
+kernel -> MotifRows) equals the golden find_motifs on a small ChIP-like set."""
 
 import random
 
 import pytest
 
 from kmerspec.golden.motif import MotifParams, find_motifs
-from sim.motif.backend import find_motifs_sim
+from host.device import SimDevice
+from host.drivers import find_motifs as find_motifs_on
 from sim.runner import available_simulators
 from tests.test_motif_kernel import GEOMETRY, chip_like
 
@@ -21,4 +22,4 @@ def test_find_motifs_sim_equals_golden():
     control = [chip_like(rng, 20, 40, "TTGACCA", 0.05).encode()]
     expected = find_motifs(test, control, params)
     assert expected   # the planted motif emerges
-    assert find_motifs_sim(test, control, params) == expected
+    assert find_motifs_on(SimDevice(), test, control, params) == expected

@@ -5,11 +5,11 @@ compared."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.hashes import h3_seed_words
 from kmerspec.golden.motif import HeavyHitterStore as GoldenStore
 from hw.motif.store import HeavyHitterStore, StoreOp
+from tests.simulation import simulate, with_idle_cycles
 
 
 def golden_state(store):
@@ -29,12 +29,7 @@ def run_store(ops, *, key_bits=12, sets=4, ways=3, idle_probability=0.0, seed=0)
     matrix = h3_seed_words(key_bits, (sets - 1).bit_length(), 255, seed)
     dut = HeavyHitterStore(key_bits, 16, sets, ways, matrix)
     golden = GoldenStore(sets, ways, matrix)
-    rng = random.Random(seed)
-    schedule = []
-    for op in ops:
-        while rng.random() < idle_probability:
-            schedule.append(None)
-        schedule.append(op)
+    schedule = with_idle_cycles(ops, idle_probability, random.Random(seed))
     state = []
     readback = []
 
@@ -52,10 +47,7 @@ def run_store(ops, *, key_bits=12, sets=4, ways=3, idle_probability=0.0, seed=0)
             await ctx.tick()
             readback.append(rtl_row_state(ctx.get(dut.readback_row), ways))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
     for op, word, value in ops:
         if op == StoreOp.RECORD:
             golden.record(word, value)

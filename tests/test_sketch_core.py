@@ -4,12 +4,12 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels.jacc_sketch import Params, run_genomes
 from hw.sketch.core import SketchCore
 from sim.sketch.golden import compare_records, expected_record, regression_genomes
+from tests.simulation import simulate
 
 
 def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2):
@@ -48,10 +48,7 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
             ctx.set(core.i.valid, 0)
             outputs.append(bytes(out))
 
-    sim = Simulator(core)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(core, testbench)
     return outputs, stats
 
 

@@ -4,7 +4,6 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.hashes import MASK64, fmix64
 from kmerspec.golden.hll import Hll, HllParams
@@ -12,17 +11,13 @@ from kmerspec.golden.parse import canonical
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.fmix64 import FMIX64_C1, FMIX64_C2, Fmix64, partial_products
 from hw.sketch.hll_update import REGISTERS_PER_WORD, HllUpdate
+from tests.simulation import simulate, with_idle_cycles
 
 
 def run_word_pipeline(dut, words, latency, idle_probability=0.3, seed=0):
     """Feed (word, valid) pairs, one per cycle with random idle cycles; check the output comes
     exactly ``latency`` cycles later and return the output words of valid inputs in order."""
-    rng = random.Random(seed)
-    schedule = []
-    for word in words:
-        while rng.random() < idle_probability:
-            schedule.append(None)
-        schedule.append(word)
+    schedule = with_idle_cycles(words, idle_probability, random.Random(seed))
     schedule += [None] * (latency + 1)
     got = []
 
@@ -38,10 +33,7 @@ def run_word_pipeline(dut, words, latency, idle_probability=0.3, seed=0):
             assert (outputs[index + latency] is None) == (item is None), index
         got.extend(word for word in outputs if word is not None)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
     return got
 
 
@@ -103,10 +95,7 @@ def run_hll(hashes, p, w, seed=0, idle_probability=0.2):
                     else:
                         assert value == 0
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
     return registers
 
 

@@ -10,6 +10,7 @@ from hw.sketch.kernel import JaccSketchKernel
 from kmerspec.kernels.jacc_sketch import Params
 from sim.runner import run_kernel_bench
 from sim.sketch.golden import regression_genomes
+from tests.kernel_checks import assert_vitis_kernel_verilog
 
 SMALL = Params(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)   # 64-bit bus, 2 control beats
 
@@ -37,11 +38,7 @@ def test_default_kernel_converts_to_verilog():
     """T = 8 lanes x 8 bytes (512-bit bus), k = 31, p = 14, w = 4."""
     from hw.vitis.top import to_verilog
 
-    text = to_verilog(JaccSketchKernel())
-    assert "module jacc_sketch(" in text
-    for port in ("ap_clk", "ap_rst_n", "interrupt", "s_axi_control_AWADDR",
-                 "m_axi_gmem0_ARADDR", "m_axi_gmem1_WDATA"):
-        assert port in text
+    assert_vitis_kernel_verilog(to_verilog(JaccSketchKernel()), "jacc_sketch")
 
 
 def test_kernel_rejects_bad_parameters():

@@ -4,11 +4,11 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from kmerspec.golden.hll import HllParams, features
 from hw.sketch.hll_update import REGISTERS_PER_WORD
-from hw.sketch.merge import FeatureUnit, MergeTree
+from hw.sketch.merge import FeatureAccumulator, MergeTree
+from tests.simulation import simulate
 
 
 def split(word, w):
@@ -41,16 +41,13 @@ def test_merge_tree(ways, w):
         assert got == [join([max(column) for column in zip(*(split(x, w) for x in words))], w)
                        for words in sets]
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
 
 
 @pytest.mark.parametrize("p,w", [(8, 4), (9, 5)])
 def test_feature_unit(p, w):
     rng = random.Random(p)
-    dut = FeatureUnit(p, w)
+    dut = FeatureAccumulator(p, w)
     params = HllParams(p, w)
     sketches = [[rng.choice([0, 0, rng.randrange(1 << w), (1 << w) - 1]) for _ in range(params.m)]
                 for _ in range(3)]
@@ -72,7 +69,4 @@ def test_feature_unit(p, w):
             assert (ctx.get(dut.z), ctx.get(dut.nz)) == features(registers, params)
             assert ctx.get(dut.words) == params.m // REGISTERS_PER_WORD
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)

@@ -1,4 +1,5 @@
-"""Splitting a (byte address, byte length) command into legal AXI4 INCR bursts.
+"""Splitting a (byte address, byte length) command into legal AXI4 INCR bursts, and following
+the data beats of the issued bursts (the part the burst reader and writer share).
 
 A burst never crosses a 4 KiB boundary and has at most 256 beats (with a 512-bit bus the 4 KiB rule
 gives at most 64 beats).  The address is rounded down to the bus width: commands must start on a
@@ -10,12 +11,18 @@ The splitter emits one burst per cycle and accepts the next command in the cycle
 leaves, so back-to-back one-beat commands run at one beat per cycle.
 """
 
+from dataclasses import dataclass
+
 from amaranth import *
 from amaranth.utils import exact_log2
 from amaranth.lib import wiring, data, stream
+from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["CommandLayout", "BurstLayout", "BurstSplitter"]
+from .signature import AXI_BURST_INCR, Axi4Signature
+
+__all__ = ["CommandLayout", "BurstLayout", "BurstSplitter", "BurstProgress", "BurstTransfer",
+           "drive_address_channel"]
 
 
 def CommandLayout(addr_width=64, len_width=32):
@@ -41,9 +48,7 @@ class BurstSplitter(wiring.Component):
             raise ValueError("data_bytes must be a power of two <= 128")
         if not 1 <= max_beats <= 256:
             raise ValueError("max_beats must be 1..256")
-        self.addr_width = addr_width
-        self.data_bytes = data_bytes
-        self.len_width = len_width
+        self.addr_width, self.data_bytes, self.len_width = addr_width, data_bytes, len_width
         self.max_beats = min(max_beats, 4096 // data_bytes)
         super().__init__({
             "cmd": In(stream.Signature(CommandLayout(addr_width, len_width))),
@@ -106,4 +111,104 @@ class BurstSplitter(wiring.Component):
                 tail.eq(length[:lb] if lb else 0),
                 busy.eq(length != 0),
             ]
+        return m
+
+
+def drive_address_channel(m, axi, channel, burst, beat_bytes):
+    """Drive AXI4 address channel ``channel`` ("AR" or "AW") of ``axi`` from a BurstLayout
+    payload: INCR, full-width beats, normal non-secure data access, modifiable/bufferable."""
+    m.d.comb += [
+        getattr(axi, f"{channel}ADDR").eq(burst.addr),
+        getattr(axi, f"{channel}LEN").eq(burst.beats_m1),
+        getattr(axi, f"{channel}SIZE").eq(exact_log2(beat_bytes)),
+        getattr(axi, f"{channel}BURST").eq(AXI_BURST_INCR),
+        getattr(axi, f"{channel}ID").eq(0),
+        getattr(axi, f"{channel}CACHE").eq(0b0011),
+        getattr(axi, f"{channel}PROT").eq(0),
+    ]
+
+
+@dataclass(frozen=True)
+class BurstProgress:
+    """The bursts a :class:`BurstTransfer` issues and the place of its current data beat."""
+
+    #: the next burst (BurstLayout); a handshake with ``burst_ready`` is the address handshake
+    burst: Value
+    burst_valid: Value
+    burst_ready: Signal
+    #: some issued burst still has data beats to come: data may flow
+    beat_due: Value
+    #: drive high when a data beat is transferred (only while ``beat_due``)
+    beat: Signal
+    #: the current data beat is the last of its burst / of its command
+    burst_end: Value
+    command_end: Value
+    #: the bytes of the current data beat that belong to the command (partial on its last)
+    strobe: Value
+
+
+class BurstTransfer(wiring.Component):
+    """Base of :class:`~hw.axi.AxiBurstReader` and :class:`~hw.axi.AxiBurstWriter`: commands
+    (``cmd``) split into bursts, and a FIFO of the ``bursts_in_flight`` issued bursts whose data
+    beats are due (the address channel waits while it is full). A subclass adds its data members
+    and implements :meth:`elaborate_channels`, which drives ``axi`` from a :class:`BurstProgress`
+    and returns the 1-bit "responses outstanding" (the writer's B responses; 0 for the reader).
+    ``idle``: no command being split, no data beat due, nothing outstanding. ``error``: sticky,
+    some response was not OKAY (set by the subclass).
+    """
+
+    def __init__(self, data_members, *, addr_width, data_width, id_width, len_width, max_beats,
+                 bursts_in_flight):
+        self.data_width = data_width
+        self._splitter = BurstSplitter(addr_width=addr_width, data_bytes=data_width // 8,
+                                       len_width=len_width, max_beats=max_beats)
+        self._bursts_in_flight = bursts_in_flight
+        super().__init__({
+            "cmd": In(stream.Signature(CommandLayout(addr_width, len_width))),
+            **data_members,
+            "axi": Out(Axi4Signature(addr_width=addr_width, data_width=data_width,
+                                     id_width=id_width)),
+            "idle": Out(1),
+            "error": Out(1),
+        })
+
+    def elaborate_channels(self, m: Module, progress: BurstProgress) -> Value:
+        raise NotImplementedError
+
+    def elaborate(self, platform):
+        m = Module()
+        nbytes = self.data_width // 8
+        m.submodules.split = split = self._splitter
+        wiring.connect(m, wiring.flipped(self.cmd), split.cmd)
+        due_layout = data.StructLayout({"beats_m1": 8, "last": 1,
+                                        "tail": max(1, exact_log2(nbytes))})
+        m.submodules.due = due = SyncFIFO(width=due_layout.size, depth=self._bursts_in_flight)
+
+        burst = split.burst.payload
+        burst_ready = Signal()
+        m.d.comb += [
+            split.burst.ready.eq(burst_ready & due.w_rdy),
+            due.w_en.eq(split.burst.valid & split.burst.ready),
+        ]
+        entering = data.View(due_layout, due.w_data)
+        m.d.comb += [entering.beats_m1.eq(burst.beats_m1), entering.last.eq(burst.last),
+                     entering.tail.eq(burst.tail)]
+
+        current = data.View(due_layout, due.r_data)
+        beat_index = Signal(8)
+        beat, burst_end, command_end = Signal(), Signal(), Signal()
+        m.d.comb += [
+            burst_end.eq(beat_index == current.beats_m1),
+            command_end.eq(burst_end & current.last),
+            due.r_en.eq(beat & burst_end),
+        ]
+        with m.If(beat):
+            m.d.sync += beat_index.eq(Mux(burst_end, 0, beat_index + 1))
+        strobe = Mux(command_end & (current.tail != 0),
+                     (Const(1, nbytes + 1) << current.tail) - 1, Const((1 << nbytes) - 1, nbytes))
+        outstanding = self.elaborate_channels(m, BurstProgress(
+            burst=burst, burst_valid=split.burst.valid & due.w_rdy, burst_ready=burst_ready,
+            beat_due=due.r_rdy, beat=beat, burst_end=burst_end, command_end=command_end,
+            strobe=strobe[:nbytes]))
+        m.d.comb += self.idle.eq(~split.busy & ~due.r_rdy & ~outstanding)
         return m

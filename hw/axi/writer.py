@@ -16,100 +16,50 @@ only after its AW handshake (W never leads AW); AW is not held back until the da
 """
 
 from amaranth import *
-from amaranth.utils import exact_log2
-from amaranth.lib import wiring, data, stream
+from amaranth.lib import stream
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from .signature import Axi4Signature, AXI_BURST_INCR, AXI_RESP_OKAY
-from .burst import BurstSplitter, CommandLayout
+from .signature import AXI_RESP_OKAY
+from .burst import BurstTransfer, drive_address_channel
 
 __all__ = ["AxiBurstWriter"]
 
 
-class AxiBurstWriter(wiring.Component):
+class AxiBurstWriter(BurstTransfer):
     def __init__(self, *, addr_width=64, data_width=512, id_width=1, len_width=32,
                  max_outstanding=8, max_beats=256):
-        self.addr_width = addr_width
-        self.data_width = data_width
-        self.id_width = id_width
-        self.len_width = len_width
         self.max_outstanding = max_outstanding
-        self.max_beats = max_beats
-        super().__init__({
-            "cmd": In(stream.Signature(CommandLayout(addr_width, len_width))),
-            "data": In(stream.Signature(data_width)),
-            "axi": Out(Axi4Signature(addr_width=addr_width, data_width=data_width,
-                                     id_width=id_width)),
-            "cmd_done": Out(1),
-            "idle": Out(1),
-            "error": Out(1),
-        })
+        # AW runs at most one burst ahead of W: the W beats of two bursts are due at once
+        super().__init__({"data": In(stream.Signature(data_width)), "cmd_done": Out(1)},
+                         addr_width=addr_width, data_width=data_width, id_width=id_width,
+                         len_width=len_width, max_beats=max_beats, bursts_in_flight=2)
 
-    def elaborate(self, platform):
-        m = Module()
-        nbytes = self.data_width // 8
-        lb = exact_log2(nbytes)
+    def elaborate_channels(self, m, progress):
         axi = self.axi
-
-        m.submodules.split = split = BurstSplitter(
-            addr_width=self.addr_width, data_bytes=nbytes, len_width=self.len_width,
-            max_beats=self.max_beats)
-        wiring.connect(m, wiring.flipped(self.cmd), split.cmd)
-
-        w_layout = data.StructLayout({"beats_m1": 8, "last": 1, "tail": max(1, lb)})
-        m.submodules.winfo = winfo = SyncFIFO(width=w_layout.size, depth=2)
-        m.submodules.binfo = binfo = SyncFIFO(width=1, depth=self.max_outstanding)
-
+        # per burst whose B response is due: is it the last burst of its command
+        m.submodules.responses = responses = SyncFIFO(width=1, depth=self.max_outstanding)
         # AW
-        b = split.burst.payload
-        can = winfo.w_rdy & binfo.w_rdy
         m.d.comb += [
-            axi.AWVALID.eq(split.burst.valid & can),
-            split.burst.ready.eq(axi.AWREADY & can),
-            axi.AWADDR.eq(b.addr),
-            axi.AWLEN.eq(b.beats_m1),
-            axi.AWSIZE.eq(lb),
-            axi.AWBURST.eq(AXI_BURST_INCR),
-            axi.AWID.eq(0),
-            axi.AWCACHE.eq(0b0011),
-            axi.AWPROT.eq(0),
+            axi.AWVALID.eq(progress.burst_valid & responses.w_rdy),
+            progress.burst_ready.eq(axi.AWREADY & responses.w_rdy),
+            responses.w_en.eq(axi.AWVALID & axi.AWREADY),
+            responses.w_data.eq(progress.burst.last),
         ]
-        aw_fire = axi.AWVALID & axi.AWREADY
-        wi = data.View(w_layout, winfo.w_data)
-        m.d.comb += [
-            winfo.w_en.eq(aw_fire), binfo.w_en.eq(aw_fire),
-            wi.beats_m1.eq(b.beats_m1), wi.last.eq(b.last), wi.tail.eq(b.tail),
-            binfo.w_data.eq(b.last),
-        ]
-
+        drive_address_channel(m, axi, "AW", progress.burst, self.data_width // 8)
         # W
-        ri = data.View(w_layout, winfo.r_data)
-        beat = Signal(8)
-        wlast = Signal()
-        m.d.comb += wlast.eq(beat == ri.beats_m1)
-        full = Const((1 << nbytes) - 1, nbytes)
-        tail_strb = Signal(nbytes)
-        m.d.comb += tail_strb.eq((Const(1, nbytes + 1) << ri.tail) - 1)
         m.d.comb += [
-            axi.WVALID.eq(self.data.valid & winfo.r_rdy),
-            self.data.ready.eq(axi.WREADY & winfo.r_rdy),
+            axi.WVALID.eq(self.data.valid & progress.beat_due),
+            self.data.ready.eq(axi.WREADY & progress.beat_due),
             axi.WDATA.eq(self.data.payload),
-            axi.WLAST.eq(wlast),
-            axi.WSTRB.eq(Mux(wlast & ri.last & (ri.tail != 0), tail_strb, full)),
+            axi.WLAST.eq(progress.burst_end),
+            axi.WSTRB.eq(progress.strobe),
+            progress.beat.eq(axi.WVALID & axi.WREADY),
         ]
-        w_fire = axi.WVALID & axi.WREADY
-        with m.If(w_fire):
-            m.d.sync += beat.eq(Mux(wlast, 0, beat + 1))
-        m.d.comb += winfo.r_en.eq(w_fire & wlast)
-
         # B
-        m.d.comb += axi.BREADY.eq(binfo.r_rdy)
         b_fire = axi.BVALID & axi.BREADY
-        m.d.comb += binfo.r_en.eq(b_fire)
-        m.d.sync += self.cmd_done.eq(b_fire & binfo.r_data[0])
+        m.d.comb += [axi.BREADY.eq(responses.r_rdy), responses.r_en.eq(b_fire)]
+        m.d.sync += self.cmd_done.eq(b_fire & responses.r_data[0])
         with m.If(b_fire & (axi.BRESP != AXI_RESP_OKAY)):
             m.d.sync += self.error.eq(1)
-
-        m.d.comb += self.idle.eq(~split.busy & ~binfo.r_rdy & ~self.cmd_done)
-        return m
+        return responses.r_rdy | self.cmd_done

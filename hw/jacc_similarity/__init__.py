@@ -1,7 +1,7 @@
 """The JACC all-pairs similarity kernel: union + feature units and the kernel core
 (docs/jacc_similarity_kernel.md)."""
 
-from .feature_unit import FeatureUnit
+from ..common.feature_unit import FeatureUnit
 from .kernel import JaccSimilarityKernel
 
 __all__ = ["FeatureUnit", "JaccSimilarityKernel"]

@@ -22,20 +22,19 @@ writer holds the snapshot and so, one group later, the stream. A call takes the 
 then :func:`call_cycles_model` cycles from its first beat to its last record beat.
 """
 
-from amaranth.hdl import C, Cat, Module, Mux, Signal
+from amaranth.hdl import C, Cat, Mux, Signal
 from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
 from kmerspec.kernels.jacc_similarity import NZ_BITS, Params
 
-from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
-from ..vitis.core import KernelCore
-from .feature_unit import FeatureUnit, feature_unit_latency
+from ..common.feature_unit import FeatureUnit, feature_unit_latency
+from ..vitis.chunk_kernel import StreamKernel
 
 __all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
 
 
-class JaccSimilarityKernel(KernelCore):
+class JaccSimilarityKernel(StreamKernel):
     """The similarity kernel core for ``V`` pivots, ``D`` streamed sketches per beat, HLL p, w.
 
     Parameters
@@ -64,19 +63,13 @@ class JaccSimilarityKernel(KernelCore):
     def group_period(self) -> int:
         return group_period(self.params)
 
-    def elaborate(self, platform):
-        m = Module()
+    def elaborate_body(self, m, reader, writer, call):
         g = self.params
         args = self.args
         beats, slot_bits, nstreams = g.beats_per_group, g.slot_bits, g.streams
         record_bits = g.record_bytes * 8
 
-        m.submodules.reader = reader = AxiBurstReader(data_width=self.data_width)
-        m.submodules.writer = writer = AxiBurstWriter(data_width=self.data_width)
-        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
-        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
-
-        running = Signal()
+        running = call.running
         total_groups = Signal(33)
         # -- commands: one read and one write command per group ----------------------------
         read_issued = Signal(33)
@@ -152,7 +145,7 @@ class JaccSimilarityKernel(KernelCore):
             for s in range(nstreams):
                 unit = FeatureUnit(g.registers_per_slot, g.w, g.field_bits)
                 m.submodules[f"unit_{j}_{s}"] = unit
-                m.d.comb += [unit.pivot.eq(pivot_words[j]), unit.stream.eq(slot(beat_1, s))]
+                m.d.comb += [unit.slot.eq(pivot_words[j]), unit.other.eq(slot(beat_1, s))]
                 units[j, s] = unit
         latency = units[0, 0].latency
         valid_a, first_a, last_a = valid_1, first_1, last_1
@@ -188,21 +181,16 @@ class JaccSimilarityKernel(KernelCore):
                          snapshot_left.eq(snapshot_left - 1)]
 
         # -- control -------------------------------------------------------------------------
-        with m.If(self.start):
+        with m.If(call.starting):
             m.d.sync += [
-                running.eq(1),
                 total_groups.eq(args.pivot_groups + args.stream_groups),
                 read_issued.eq(0), write_issued.eq(0), groups_done.eq(0),
                 read_addr.eq(args.sketches + (args.first_group << exact_log2(g.group_bytes))),
                 write_addr.eq(args.features),
                 chunk.eq(0), group.eq(0), end_in_flight.eq(0),
             ]
-        finished = (running & (groups_done == total_groups) & (snapshot_left == 0)
-                    & (write_issued == total_groups) & writer.idle & reader.idle)
-        with m.If(finished):
-            m.d.comb += self.done.eq(1)
-            m.d.sync += running.eq(0)
-        return m
+        return ((groups_done == total_groups) & (snapshot_left == 0)
+                & (write_issued == total_groups) & writer.idle & reader.idle)
 
 
 def drain_cycles(params: Params) -> int:

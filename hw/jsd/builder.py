@@ -4,7 +4,7 @@ Per lane (``QueueBuilderLane``), all at one beat per cycle with fixed latency up
 the sketch kernel's :class:`LaneParser` and :class:`KmerBuffer`, B :class:`Canonicalizer` s,
 the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) enter a FIFO; the
 :class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Hashes`, the
-:class:`CountMinRows` and the :class:`PqaInsert` network. At a genome end the lane waits for the
+:class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network. At a genome end the lane waits for the
 pipeline to empty, then drains the PQA (which clears it) into its record stream and the
 :class:`EntropyUnit` while the Count-Min clears itself, appends the trailer and resumes.
 
@@ -23,11 +23,11 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.kernels.jsd_builder import Params
 
+from hw.common.countmin import CountMinUnit
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer
 from hw.sketch.parser import LaneParser, lane_bytes_layout
-from .countmin import CountMinRows
 from .entropy import EntropyUnit
 from .murmur3 import Murmur3Hashes
 from .pqa import PqaInsert
@@ -68,7 +68,8 @@ class QueueBuilderLane(wiring.Component):
         self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
         self.hashes = Murmur3Hashes(range(params.d))
-        self.countmin = CountMinRows(params.d, params.cw, 32, key_bits=32)
+        self.countmin = CountMinUnit(params.d, params.cw, 32, key_bits=32,
+                                     stall_while_clearing=True)
         self.pqa = PqaInsert(params.R, params.n)
         self.entropy = EntropyUnit(32, params.n, params.R)
         if params.fifo_depth < self.in_flight + 4:

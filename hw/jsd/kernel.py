@@ -10,13 +10,11 @@ PQA with each; host arguments and layouts in kmerspec/kernels/jsd_similarity.py.
 read trailer first (two bursts), so the streamed PQA's total M is known before its queues arrive.
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Mux, Signal
 
 from kmerspec.kernels import jsd_builder, jsd_similarity
 
-from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
-from ..vitis.chunk_kernel import ChunkKernel
-from ..vitis.core import KernelCore
+from ..vitis.chunk_kernel import ChunkKernel, StreamKernel, issue_once, stream_through
 from .builder import QueueBuilderCore
 from .similarity import JsdSimilarityCore
 
@@ -49,7 +47,7 @@ class QueueBuilderKernel(ChunkKernel):
         return [update.eq(self.args.update[0])]
 
 
-class JsdSimilarityKernel(KernelCore):
+class JsdSimilarityKernel(StreamKernel):
     """V pivot PQAs on chip, JSD of every streamed PQA with each (:class:`JsdSimilarityCore`).
 
     Parameters
@@ -65,67 +63,41 @@ class JsdSimilarityKernel(KernelCore):
         self.core = JsdSimilarityCore(params)
         super().__init__(params.desc)
 
-    def elaborate(self, platform):
-        m = Module()
-        dw = self.data_width
+    def elaborate_body(self, m, reader, writer, call):
         g = self.params
-        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
-        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
         m.submodules.core = core = self.core
-        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
-        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
+        stream_through(m, core, reader, writer)
 
         record_address = Signal(64)
         records_left = Signal(33)
         body_next = Signal()       # the trailer of the current record has been requested
         in_pivots = Signal()
-        write_sent = Signal()
+        write_sent = issue_once(m, call, writer.cmd, self.args.out,
+                                self.args.n_pqas * g.bus_bytes)
         m.d.comb += [
-            core.i.valid.eq(reader.data.valid),
-            core.i.payload.eq(reader.data.payload.data),
-            reader.data.ready.eq(core.i.ready),
-            writer.data.valid.eq(core.o.valid),
-            writer.data.payload.eq(core.o.payload),
-            core.o.ready.eq(writer.data.ready),
             core.n_pivots.eq(self.args.n_pivots),
             core.n_pqas.eq(self.args.n_pqas),
             reader.cmd.payload.addr.eq(Mux(body_next, record_address,
                                            record_address + g.pqa_bytes)),
             reader.cmd.payload.length.eq(Mux(body_next, g.pqa_bytes, g.bus_bytes)),
-            writer.cmd.payload.addr.eq(self.args.out),
-            writer.cmd.payload.length.eq(self.args.n_pqas * g.bus_bytes),
         ]
-        with m.FSM():
-            with m.State("Idle"):
-                with m.If(self.start):
-                    m.d.comb += core.start.eq(1)
-                    m.d.sync += [
-                        core.counts_mode.eq(self.args.mode[0]),
-                        record_address.eq(self.args.pivots),
-                        records_left.eq(self.args.n_pivots),
-                        in_pivots.eq(1), body_next.eq(0),
-                        write_sent.eq(self.args.n_pqas == 0),
-                    ]
-                    m.next = "Run"
-            with m.State("Run"):
-                with m.If(records_left != 0):
-                    m.d.comb += reader.cmd.valid.eq(1)
-                    with m.If(reader.cmd.ready):
-                        m.d.sync += body_next.eq(~body_next)
-                        with m.If(body_next):
-                            m.d.sync += [record_address.eq(record_address + g.record_bytes),
-                                         records_left.eq(records_left - 1)]
-                with m.Elif(in_pivots):
-                    m.d.sync += [in_pivots.eq(0), record_address.eq(self.args.pqas),
-                                 records_left.eq(self.args.n_pqas)]
-                m.d.comb += writer.cmd.valid.eq(~write_sent)
-                with m.If(writer.cmd.valid & writer.cmd.ready):
-                    m.d.sync += write_sent.eq(1)
-                with m.If(~in_pivots & (records_left == 0) & write_sent & ~core.busy
-                          & reader.idle):
-                    m.next = "Wait"
-            with m.State("Wait"):
-                with m.If(writer.idle):
-                    m.d.comb += self.done.eq(1)
-                    m.next = "Idle"
-        return m
+        with m.If(call.starting):
+            m.d.comb += core.start.eq(1)
+            m.d.sync += [
+                core.counts_mode.eq(self.args.mode[0]),
+                record_address.eq(self.args.pivots),
+                records_left.eq(self.args.n_pivots),
+                in_pivots.eq(1), body_next.eq(0),
+            ]
+        with m.If(call.running):
+            with m.If(records_left != 0):
+                m.d.comb += reader.cmd.valid.eq(1)
+                with m.If(reader.cmd.ready):
+                    m.d.sync += body_next.eq(~body_next)
+                    with m.If(body_next):
+                        m.d.sync += [record_address.eq(record_address + g.record_bytes),
+                                     records_left.eq(records_left - 1)]
+            with m.Elif(in_pivots):
+                m.d.sync += [in_pivots.eq(0), record_address.eq(self.args.pqas),
+                             records_left.eq(self.args.n_pqas)]
+        return ~in_pivots & (records_left == 0) & write_sent & ~core.busy & reader.idle

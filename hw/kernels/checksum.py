@@ -23,13 +23,11 @@ import struct
 from dataclasses import dataclass
 
 from amaranth import *
-from amaranth.lib import wiring
 
 from kmerspec.interface import Arg, KernelDesc, gmem_bundles
 from kmerspec.kernels import KernelParams
 
-from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
-from ..vitis.core import KernelCore
+from ..vitis.chunk_kernel import StreamKernel, issue_once
 
 __all__ = ["ChecksumKernel", "ChecksumParams", "checksum_model", "RESULT_MAGIC"]
 
@@ -71,7 +69,7 @@ def checksum_model(data: bytes, data_width=512):
     return rec + bytes(64 - len(rec))
 
 
-class ChecksumKernel(KernelCore):
+class ChecksumKernel(StreamKernel):
     """Reads ``n_bytes`` from ``src``, copies them to ``dst`` and writes a result record to ``res``."""
 
     Params = ChecksumParams
@@ -81,16 +79,10 @@ class ChecksumKernel(KernelCore):
         self.data_width = params.data_width
         super().__init__(params.desc)
 
-    def elaborate(self, platform):
-        m = Module()
+    def elaborate_body(self, m, reader, writer, call):
         dw = self.data_width
         nb = dw // 8
         nwords = dw // 32
-
-        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
-        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
-        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
-        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
 
         # ---- statistics pipeline: s1 registers the beat, s2 folds it, then accumulate -------
         beat = reader.data.payload
@@ -132,33 +124,19 @@ class ChecksumKernel(KernelCore):
         record = Cat(acc_bytes, acc_beats, acc_xor, acc_sum, C(RESULT_MAGIC, 32), C(0, dw - 224))
 
         # ---- control FSM --------------------------------------------------------------------
-        rd_cmd_sent = Signal()
-        wr_cmd_sent = Signal()
-        m.d.comb += [
-            reader.cmd.payload.addr.eq(self.args.src),
-            reader.cmd.payload.length.eq(self.args.n_bytes),
-            writer.cmd.payload.addr.eq(self.args.dst),
-            writer.cmd.payload.length.eq(self.args.n_bytes),
-        ]
-
+        # the copy: one read and one write command of n_bytes, issued in the first cycles
+        issue_once(m, call, reader.cmd, self.args.src, self.args.n_bytes)
+        issue_once(m, call, writer.cmd, self.args.dst, self.args.n_bytes)
+        finished = Signal()
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(self.start):
-                    m.d.sync += [acc_bytes.eq(0), acc_beats.eq(0), acc_xor.eq(0), acc_sum.eq(0),
-                                 rd_cmd_sent.eq(0), wr_cmd_sent.eq(0)]
+                with m.If(call.starting):
+                    m.d.sync += [acc_bytes.eq(0), acc_beats.eq(0), acc_xor.eq(0), acc_sum.eq(0)]
                     with m.If(self.args.n_bytes == 0):
                         m.next = "RES_CMD"
                     with m.Else():
                         m.next = "COPY"
             with m.State("COPY"):
-                m.d.comb += [
-                    reader.cmd.valid.eq(~rd_cmd_sent),
-                    writer.cmd.valid.eq(~wr_cmd_sent),
-                ]
-                with m.If(reader.cmd.valid & reader.cmd.ready):
-                    m.d.sync += rd_cmd_sent.eq(1)
-                with m.If(writer.cmd.valid & writer.cmd.ready):
-                    m.d.sync += wr_cmd_sent.eq(1)
                 # data: reader -> writer, tapped by the statistics pipeline
                 m.d.comb += [
                     writer.data.valid.eq(reader.data.valid),
@@ -183,7 +161,7 @@ class ChecksumKernel(KernelCore):
                 with m.If(writer.data.ready):
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(writer.idle & reader.idle):
-                    m.d.comb += self.done.eq(1)
+                with m.If(reader.idle):
+                    m.d.comb += finished.eq(1)
                     m.next = "IDLE"
-        return m
+        return finished

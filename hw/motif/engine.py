@@ -20,9 +20,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.motif import MotifParams
-from kmerspec.params import READ_LATENCY
 
-from .lane import MotifLane
+from .lane import MotifLane, check_rtl_params
 from .store import set_layout
 
 __all__ = ["base_layout", "MotifEngine"]
@@ -48,12 +47,7 @@ class MotifEngine(wiring.Component):
     """
 
     def __init__(self, params: MotifParams = MotifParams(), *, read_latency: int = 1):
-        if not isinstance(params, MotifParams):
-            raise TypeError(f"params must be a MotifParams, not {params!r}")
-        if params.canonical:
-            raise ValueError("params.canonical: the motif RTL is strand-specific; "
-                             "canonical=True is not implemented")
-        READ_LATENCY.check(read_latency)
+        check_rtl_params(params, read_latency)
         self._params = params
         self.lanes = [MotifLane(k, params, read_latency=read_latency) for k in params.ks]
         self.row_layout = set_layout(64, params.counter_bits, params.store_ways)

@@ -12,21 +12,20 @@ FIFO, so headers and line ends do not cost engine cycles as long as the input ha
 two bytes per base.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Mux, Signal
 from amaranth.lib import data
 
 from kmerspec.kernels.motif import (ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, Params,
                                    result_bytes)
 
-from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
-from ..vitis.core import KernelCore
+from ..vitis.chunk_kernel import StreamKernel
 from .engine import MotifEngine
 from .frontend import BaseFrontEnd
 
 __all__ = ["MotifKernel"]
 
 
-class MotifKernel(KernelCore):
+class MotifKernel(StreamKernel):
     """The emerging-motif kernel.
 
     Parameters
@@ -46,20 +45,15 @@ class MotifKernel(KernelCore):
         self._front_end = BaseFrontEnd(params.data_width, params.bytes_per_cycle)
         super().__init__(params.desc)
 
-    def elaborate(self, platform):
-        m = Module()
+    def elaborate_body(self, m, reader, writer, call):
         params = self.params
         dw = self.data_width
         lanes = len(params.ks)
         ways = params.store_ways
         entries_per_beat = dw // (8 * ENTRY_BYTES)
 
-        m.submodules.reader = reader = AxiBurstReader(data_width=dw)
-        m.submodules.writer = writer = AxiBurstWriter(data_width=dw)
         m.submodules.engine = engine = self._engine
         m.submodules.front_end = front_end = self._front_end
-        connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
-        connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
 
         thresholds = Signal(data.ArrayLayout(params.counter_bits, lanes))
         control_pass = Signal()
@@ -132,9 +126,10 @@ class MotifKernel(KernelCore):
                      reader.cmd.payload.length.eq(THRESHOLDS_BYTES),
                      writer.cmd.payload.addr.eq(self.args.result),
                      writer.cmd.payload.length.eq(result_bytes(params))]
+        finished = Signal()
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(self.start):
+                with m.If(call.starting):
                     m.d.sync += [control_pass.eq(0)]
                     m.d.sync += [counter.eq(0) for counter in counters.values()]
                     m.next = "THRESHOLDS_COMMAND"
@@ -212,7 +207,7 @@ class MotifKernel(KernelCore):
                     m.d.sync += [out_beat.eq(summary), out_valid.eq(1)]
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(~out_valid & writer.idle & reader.idle):
-                    m.d.comb += self.done.eq(1)
+                with m.If(~out_valid & reader.idle):
+                    m.d.comb += finished.eq(1)
                     m.next = "IDLE"
-        return m
+        return finished

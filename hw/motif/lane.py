@@ -18,10 +18,23 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.golden.motif import MotifParams
 from kmerspec.params import READ_LATENCY, check_int
 
-from .countmin import CountMinCU
+from hw.common.countmin import CountMinUnit
+
+from .h3 import H3Hash
 from .store import HeavyHitterStore, StoreOp, set_layout
 
-__all__ = ["MotifLane"]
+__all__ = ["MotifLane", "check_rtl_params"]
+
+
+def check_rtl_params(params, read_latency: int) -> None:
+    """The parameters the motif RTL implements: a MotifParams, strand-specific k-mers, counter
+    read latency 1 or 2."""
+    if not isinstance(params, MotifParams):
+        raise TypeError(f"params must be a MotifParams, not {params!r}")
+    if params.canonical:
+        raise ValueError("params.canonical: the motif RTL is strand-specific; "
+                         "canonical=True is not implemented")
+    READ_LATENCY.check(read_latency)
 
 
 class MotifLane(wiring.Component):
@@ -43,17 +56,14 @@ class MotifLane(wiring.Component):
 
     def __init__(self, k: int, params: MotifParams, *, read_latency: int = 1):
         check_int("k", k, 1, 32)
-        if not isinstance(params, MotifParams):
-            raise TypeError(f"params must be a MotifParams, not {params!r}")
-        if params.canonical:
-            raise ValueError("params.canonical: the motif RTL is strand-specific; "
-                             "canonical=True is not implemented")
-        READ_LATENCY.check(read_latency)
+        check_rtl_params(params, read_latency)
         self._k = k
         self._params = params
         key_bits = 2 * k
-        self.countmin = CountMinCU(key_bits, params.cw, params.counter_bits,
-                                   params.countmin_seed_words(k), read_latency=read_latency)
+        seed_words = params.countmin_seed_words(k)
+        self.countmin = CountMinUnit(len(seed_words), params.cw, params.counter_bits, key_bits,
+                                     read_latency=read_latency,
+                                     hasher=H3Hash(key_bits, params.cw, seed_words))
         self.store = HeavyHitterStore(key_bits, params.counter_bits, params.store_sets,
                                       params.store_ways, params.store_seed_words(k))
         super().__init__({
@@ -102,7 +112,7 @@ class MotifLane(wiring.Component):
             m.d.comb += [
                 store.i.valid.eq(countmin.o.valid & (estimate >= self.threshold)),
                 store.i.payload.op.eq(StoreOp.RECORD),
-                store.i.payload.word.eq(countmin.o.payload.word),
+                store.i.payload.word.eq(countmin.o.payload.key),
                 store.i.payload.value.eq(estimate),
             ]
         return m

@@ -4,7 +4,7 @@ Structure: a :class:`ChunkDecoder` feeds ``T`` :class:`SketchLane`\\ s (parser, 
 canonicalizer + fmix64 + HLL update pipelines each). When a beat ends the genome of one or more
 lanes, the core stops taking beats, waits until the lanes' last k-mers are in their partial
 sketches, then for each such lane in order drains its B partial sketches through the lane's merge
-tree into the :class:`FeatureUnit` and the :class:`RecordWriter`, and resumes.
+tree into the :class:`FeatureAccumulator` and the :class:`RecordWriter`, and resumes.
 
 Throughput: one input beat per cycle whenever no genome is ending, for every input (the datapath
 has no stall condition). A genome end stops all lanes for ``insert_latency`` + ``2^(p-4)`` word
@@ -20,7 +20,7 @@ from kmerspec.params import BYTES_PER_LANE, K, LANES, P, W, check_positive
 from .chunk import ChunkDecoder
 from .hll_update import REGISTERS_PER_WORD
 from .lane import SketchLane
-from .merge import FeatureUnit, RecordWriter
+from .merge import FeatureAccumulator, RecordWriter
 
 __all__ = ["SketchCore"]
 
@@ -86,7 +86,7 @@ class SketchCore(wiring.Component):
 
         m.submodules.decoder = decoder = ChunkDecoder(lanes=lanes,
                                                       bytes_per_lane=self._bytes_per_lane)
-        m.submodules.features = features = FeatureUnit(p, w)
+        m.submodules.features = features = FeatureAccumulator(p, w)
         m.submodules.writer = writer = self._writer
         m.submodules.word_fifo = word_fifo = fifo.SyncFIFOBuffered(width=word_bits,
                                                                    depth=_WORD_FIFO_DEPTH)

@@ -1,9 +1,10 @@
 """End of genome: merge tree, feature unit and the record writer (write gateway) (SPEC 3).
 
 A lane's ``B`` partial sketches are drained word by word (16 registers per word); the
-:class:`MergeTree` takes the register-wise max, the :class:`FeatureUnit` accumulates the exact
-features ``Z = sum 2^(W - r)`` and ``nz``, and the :class:`RecordWriter` packs the merged words
-into bus beats followed by a trailer holding the genome tag and the features. The record layout
+:class:`MergeTree` takes the register-wise max, the :class:`FeatureAccumulator` accumulates the
+exact features ``Z = sum 2^(W - r)`` and ``nz`` (through the shared feature unit,
+hw/common/feature_unit.py), and the :class:`RecordWriter` packs the merged words into bus beats
+followed by a trailer holding the genome tag and the features. The record layout
 is documented in docs/jacc_sketch_kernel.md and packed/unpacked by kmerspec/kernels/jacc_sketch.py.
 """
 
@@ -13,9 +14,10 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import P, W, check_positive
 
+from ..common.feature_unit import FeatureUnit
 from .hll_update import REGISTERS_PER_WORD
 
-__all__ = ["z_bits", "trailer_bits", "MergeTree", "FeatureUnit", "RecordWriter"]
+__all__ = ["z_bits", "trailer_bits", "MergeTree", "FeatureAccumulator", "RecordWriter"]
 
 
 def z_bits(p: int, w: int) -> int:
@@ -86,8 +88,11 @@ class MergeTree(wiring.Component):
         return m
 
 
-class FeatureUnit(wiring.Component):
+class FeatureAccumulator(wiring.Component):
     """Exact features of a sketch streamed as words: ``Z = sum 2^(W - r)`` and ``nz``.
+
+    Each word goes through a :class:`~hw.common.feature_unit.FeatureUnit` (4-input adders: the
+    16 terms of a word are summed over two registered levels) into the accumulators.
 
     Members
     -------
@@ -101,15 +106,13 @@ class FeatureUnit(wiring.Component):
         Words included in ``z`` and ``nz`` since ``clear``.
 
     ``z``, ``nz`` and ``words`` include a word :attr:`latency` cycles after it was presented;
-    one word per cycle. The sum of a word's 16 terms is split over two registered levels.
+    one word per cycle.
     """
-
-    latency = 3
 
     def __init__(self, p: int = P.default, w: int = W.default):
         P.check(p)
         W.check(w)
-        self._p, self._w = p, w
+        self._unit = FeatureUnit(REGISTERS_PER_WORD, w, union=False, arity=4)
         super().__init__({
             "clear": In(1),
             "word": In(REGISTERS_PER_WORD * w),
@@ -119,33 +122,24 @@ class FeatureUnit(wiring.Component):
             "words": Out(p - 3),
         })
 
+    @property
+    def latency(self) -> int:
+        return self._unit.latency + 1
+
     def elaborate(self, platform):
         m = Module()
-        w = self._w
-        top = (1 << w) - 1
-        registers = [self.word[slot * w:(slot + 1) * w] for slot in range(REGISTERS_PER_WORD)]
-        group_z = [Signal(top + 1 + 2, name=f"group_z{g}") for g in range(4)]
-        group_nz = [Signal(3, name=f"group_nz{g}") for g in range(4)]
-        for g in range(4):
-            members = registers[4 * g:4 * g + 4]
-            m.d.sync += [
-                group_z[g].eq(sum(Const(1 << top, top + 1) >> r for r in members)),
-                group_nz[g].eq(sum((r == 0) for r in members)),
-            ]
-        word_z = Signal(top + 1 + 4)
-        word_nz = Signal(5)
-        group_valid = Signal()
-        word_valid = Signal()
-        m.d.sync += [
-            group_valid.eq(self.valid & ~self.clear),
-            word_valid.eq(group_valid & ~self.clear),
-            word_z.eq(sum(group_z)),
-            word_nz.eq(sum(group_nz)),
-        ]
+        m.submodules.unit = unit = self._unit
+        m.d.comb += unit.slot.eq(self.word)
+        # a word cleared away while in the unit must not be accumulated
+        word_valid = self.valid & ~self.clear
+        for _ in range(unit.latency):
+            registered = Signal()
+            m.d.sync += registered.eq(word_valid & ~self.clear)
+            word_valid = registered
         with m.If(self.clear):
             m.d.sync += [self.z.eq(0), self.nz.eq(0), self.words.eq(0)]
         with m.Elif(word_valid):
-            m.d.sync += [self.z.eq(self.z + word_z), self.nz.eq(self.nz + word_nz),
+            m.d.sync += [self.z.eq(self.z + unit.z), self.nz.eq(self.nz + unit.nz),
                          self.words.eq(self.words + 1)]
         return m
 

@@ -6,8 +6,11 @@
   (its contract: ``start``/``args``/``done``/``m_axi_<bundle>``; read that module's docstring).
 * :mod:`.top` -- :class:`VitisKernel`, the top level with the exact Vitis port names, and
   :func:`to_verilog`.
-* :mod:`.kernel_xml`, :mod:`.package`, :mod:`.link` -- kernel.xml, the Vivado packaging Tcl and
-  the v++ link config, generated from the description.
+* :mod:`.kernel_xml`, :mod:`.package`, :mod:`.link`, :mod:`.makefile` -- kernel.xml, the Vivado
+  packaging Tcl, the v++ link configs and the per-board Makefile, generated from the description.
+* :mod:`.emit` -- Verilog conversion (faster cycle check, compact memory initialisation);
+  :mod:`.fit` -- the link fit check against a board's budget; :mod:`.synth` and :mod:`.timing`
+  -- Yosys resource report and timing estimate; :mod:`.impl` -- Vivado out-of-context scripts.
 
 Writing a kernel::
 

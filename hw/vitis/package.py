@@ -53,12 +53,27 @@ def package_tcl(desc: KernelDesc, *, verilog_file=None, part="xcvu9p-flgb2104-2-
         "set_property sdx_kernel true $core",
         "set_property sdx_kernel_type rtl $core",
         "catch {set_property vitis_drc {ctrl_protocol ap_ctrl_hs} $core}",
-        "catch {set_property ipi_drc {ignore_freq_hz false} $core}",
+        # ignore_freq_hz true and FREQ_HZ resolved by the user: the clock v++ assigns
+        # (--kernel_frequency, or the platform's default kernel clock) overrides the packaged
+        # value instead of failing the frequency DRC.
+        "catch {set_property ipi_drc {ignore_freq_hz true} $core}",
         "",
         "# clock, reset and interface associations",
     ]
     for b in desc.bundles:
         lines.append(f"ipx::associate_bus_interfaces -busif {b.port} -clock ap_clk $core")
+    lines += [
+        "proc set_bus_param {core busif name value} {",
+        "    set bif [ipx::get_bus_interfaces -of_objects $core $busif]",
+        "    set p [ipx::get_bus_parameters -of_objects $bif $name]",
+        "    if {$p eq \"\"} { set p [ipx::add_bus_parameter $name $bif] }",
+        "    set_property value $value $p",
+        "}",
+        "# The masters issue INCR bursts of full-width beats only (AxSIZE = the data width).",
+    ]
+    for b in desc.bundles:
+        lines += [f"set_bus_param $core {b.port} HAS_BURST 1",
+                  f"set_bus_param $core {b.port} SUPPORTS_NARROW_BURST 0"]
     lines += [
         "ipx::associate_bus_interfaces -busif s_axi_control -clock ap_clk $core",
         "ipx::associate_bus_interfaces -clock ap_clk -reset ap_rst_n $core",

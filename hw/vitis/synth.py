@@ -6,9 +6,10 @@ use them to compare kernels and parameters and to catch gross mistakes, not as a
 
 * LUT counts logic LUTs plus LUT-RAM/SRL LUT equivalents; FF counts FD*/LD* cells; BRAM36 counts
   RAMB36 + RAMB18/2; URAM and DSP count their primitives.
-* ``logic_levels``: cells on the longest combinational path between registers/memories/ports
-  (Yosys ``ltp`` after removing flip-flops, memories, DSPs and I/O buffers).  Each CARRY4/CARRY8
-  of a chain counts as one level, as in Vivado's "logic levels".
+* ``logic_levels``, ``est_delay_ns`` and their paths (start and end net names): the timing
+  estimate of :mod:`hw.vitis.timing` on the mapped netlist, register to register with block RAM,
+  DSP and LUT-RAM clock-to-out and setup counted and every CARRY of a chain one level, under its
+  stated UltraScale+ delay model; ``meets_clock`` against ``clock_hz`` when given.
 """
 
 import json
@@ -18,6 +19,8 @@ import re
 import shutil
 import subprocess
 import sys
+
+from .timing import estimate_timing
 
 __all__ = ["yosys_available", "yosys_report", "summarize_cells"]
 
@@ -69,7 +72,7 @@ _CLASSIC_ABC_MAPPING = (
 
 
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
-                 mapper="abc9") -> dict:
+                 mapper="abc9", clock_hz=None) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
     board's ``[resources]`` table (adds ``utilization``).  ``mapper`` is "abc9" (synth_xilinx's
     default; falls back to "abc" if Yosys fails with it, recorded as ``lut_mapper``) or "abc".
@@ -80,18 +83,17 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     vpath = pathlib.Path(verilog_path).resolve()
     wd = vpath.parent
     stat_file = f"{top}.yosys.stat.json"
-    ltp_file = f"{top}.yosys.ltp.txt"
+    net_file = f"{top}.yosys.netlist.json"
     mapping = (f"synth_xilinx -family {family} -top {top} -flatten" if mapper == "abc9"
                else _CLASSIC_ABC_MAPPING.format(family=family, top=top))
     script = (f"read_verilog {vpath.name}; {mapping}; "
               f"tee -q -o {stat_file} stat -json; "
-              "delete t:IBUF t:OBUF t:IBUFG t:BUFG t:FD* t:LD* t:RAM* t:URAM* t:DSP* t:SRL*; "
-              f"tee -q -o {ltp_file} ltp")
+              f"write_json {net_file}")
     proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0 and mapper == "abc9":
         report = yosys_report(verilog_path, top, family=family, device=device, timeout=timeout,
-                              mapper="abc")
+                              mapper="abc", clock_hz=clock_hz)
         report["lut_mapper"] = "abc (abc9 failed)"
         return report
     if proc.returncode != 0:
@@ -100,19 +102,16 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     cells = dict(stat.get("design", {}).get("num_cells_by_type") or
                  next(iter(stat["modules"].values()))["num_cells_by_type"])
     cells = {k: v for k, v in cells.items() if not k.startswith("$")}
-    ltp = (wd / ltp_file).read_text()
-    m = re.search(r"Longest topological path in \S+ \(length=(-?\d+)\)", ltp)
-    levels = int(m.group(1)) if m else None
-    path = [l.strip() for l in ltp.splitlines() if re.match(r"\s*\d+: ", l)]
+    with open(wd / net_file) as f:
+        timing = estimate_timing(json.load(f), top, clock_hz=clock_hz)
     res = summarize_cells(cells)
     report = {"top": top, "family": family, "lut_mapper": mapper, "cells": cells, "resources": res,
-              "logic_levels": levels, "longest_path": {"start": path[0] if path else None,
-                                                      "end": path[-1] if path else None}}
+              **timing}
     if device:
         report["device"] = dict(device)
         report["utilization"] = {k: (res[k] / device[k] if device.get(k) else None)
                                  for k in ("lut", "ff", "bram36", "uram", "dsp")}
-    for f in (stat_file, ltp_file):
+    for f in (stat_file, net_file):
         try:
             os.remove(wd / f)
         except OSError:

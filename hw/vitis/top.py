@@ -12,7 +12,6 @@ The module name is the kernel name: ``verilog.convert(VitisKernel(core), name=de
 """
 
 from amaranth import *
-from amaranth.back import verilog
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -101,6 +100,8 @@ class VitisKernel(wiring.Component):
 
 
 def to_verilog(top_or_core, **kwargs):
-    """Verilog text of a kernel (a :class:`VitisKernel` or a core to wrap); module = kernel name."""
+    """Verilog text of a kernel (a :class:`VitisKernel` or a core to wrap); module = kernel name.
+    Memory initialisation is written compactly (:mod:`.emit`)."""
+    from .emit import convert
     top = top_or_core if isinstance(top_or_core, VitisKernel) else VitisKernel(top_or_core)
-    return verilog.convert(top, name=top.desc.name, **kwargs)
+    return convert(top, top.desc.name, **kwargs)

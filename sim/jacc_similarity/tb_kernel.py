@@ -18,19 +18,12 @@ import numpy as np
 from host.allpairs import SimilarityJob
 from kmerspec.golden.hll import HllParams
 from kmerspec.kernels import params_from_dict
-from sim.kernel_driver import KernelDriver
 from sim.runner import params
-from sim.tb_common import make_axi_ram, make_axil_master, set_axi_ram_pauses, start_clock_reset
-from sim.tb_kernel import BurstMonitor
+from sim.tb_common import KernelBench
 
 P = params()
 GEOMETRY = params_from_dict(P["params"])
 HLL = HllParams(GEOMETRY.p, GEOMETRY.w)
-SEED = int(P.get("seed", 0))
-MEM = 1 << 20
-SKETCH_BASE = 0x1000
-FEATURE_BASE = 0x40000
-FILL = 0xA5
 
 
 def _first_difference(got: bytes, expected: bytes) -> str:
@@ -48,37 +41,29 @@ def _first_difference(got: bytes, expected: bytes) -> str:
 @cocotb.test()
 async def run_plans(dut):
     """Each run's whole call plan; the records of every call against the software model."""
-    clk, rst_n = dut.ap_clk, dut.ap_rst_n
-    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=MEM, seed=SEED)
-    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=MEM, seed=SEED + 7)
-    axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
-    await start_clock_reset(clk, rst_n)
-    monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
-    driver = KernelDriver(axil, GEOMETRY.desc, clk)
+    bench = await KernelBench.start(dut, GEOMETRY.desc, pause=0.0)
+    monitors = bench.monitors
     registers = np.load(P["sketches"])
     report = []
     for run, (threshold, pause, count) in enumerate(P["runs"]):
-        set_axi_ram_pauses(rd_ram, pause, SEED + run)
-        set_axi_ram_pauses(wr_ram, pause, SEED + 100 + run)
+        bench.set_pause(pause, bench.seed + run)
         job = SimilarityJob(registers[:count], HLL, GEOMETRY, threshold)
-        assert SKETCH_BASE + len(job.buffer) <= FEATURE_BASE or not job.calls, "buffer too big"
-        rd_ram.write(SKETCH_BASE, job.buffer)
+        bench.new_call()
+        sketches = bench.input(job.buffer)
         features, cycles = [], []
         for call in job.calls:
-            size = call.groups * GEOMETRY.record_block_bytes
-            wr_ram.write(FEATURE_BASE, bytes([FILL]) * (size + 256))
+            out = bench.output(call.groups * GEOMETRY.record_block_bytes)
             r_start, w_start = len(monitors[0].r_cycles), len(monitors[1].w_cycles)
-            await driver.set_args(sketches=SKETCH_BASE, features=FEATURE_BASE,
-                                  **call.scalar_arguments())
+            await bench.driver.set_args(sketches=sketches, features=out,
+                                        **call.scalar_arguments())
             started = monitors[0].cycle
-            await driver.start()
-            await driver.wait_done(100 * (call.groups + 4) * GEOMETRY.beats_per_group + 20_000)
-            got = wr_ram.read(FEATURE_BASE, size)
+            await bench.driver.start()
+            await bench.driver.wait_done(100 * (call.groups + 4) * GEOMETRY.beats_per_group
+                                         + 20_000)
+            got = bench.read_output(out)
             expected = job.model_features(call)
             assert got == expected, \
                 f"run {run} ({threshold=}), {call}: {_first_difference(got, expected)}"
-            assert wr_ram.read(FEATURE_BASE + size, 256) == bytes([FILL]) * 256, \
-                f"run {run}, {call}: wrote past its records"
             reads, writes = monitors[0].r_cycles[r_start:], monitors[1].w_cycles[w_start:]
             assert len(reads) == call.groups * GEOMETRY.beats_per_group
             assert len(writes) == call.groups * GEOMETRY.record_beats
@@ -90,7 +75,6 @@ async def run_plans(dut):
                        "cycles": cycles})
         dut._log.info("run %d (threshold %s, pause %s): %d calls, cycles %s", run, threshold,
                       pause, len(job.calls), [c["first_read_to_last_write"] for c in cycles])
-    for monitor in monitors:
-        assert not monitor.errors, monitor.errors[:5]
+    bench.check_bursts()
     with open(P["out"], "w") as out:
         json.dump(report, out)

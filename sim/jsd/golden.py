@@ -1,5 +1,5 @@
 """Expected records of the JSD kernels from the golden model (shared by the Amaranth-simulator
-tests, the cocotb tests and the sim backend's self-checks)."""
+tests, the cocotb tests and the SimDevice tests)."""
 
 import random
 

@@ -17,22 +17,12 @@ from kmerspec.golden.parse import base_runs
 from kmerspec.kernels import params_from_dict
 from kmerspec.kernels.motif import (emerging_rows_from, pack_files, pack_thresholds, result_bytes,
                                     unpack_result)
-from sim.kernel_driver import KernelDriver
 from sim.runner import params
-from sim.tb_common import start_two_memory_kernel
-from sim.tb_kernel import BurstMonitor
+from sim.tb_common import KernelBench
 
 P = params()
 KERNEL = params_from_dict(P["params"])
 GEOMETRY = KERNEL.algorithm
-PAUSE = float(P.get("pause", 0.0))
-SEED = int(P.get("seed", 0))
-MEM = 1 << 20
-TEST_BASE = 0x1000
-CONTROL_BASE = 0x40000
-THRESHOLDS_BASE = 0x80000
-RESULT_BASE = 0x90000
-FILL = 0xA5
 
 
 def golden_entries(sketches, run_params):
@@ -57,10 +47,7 @@ def count_bases(files):
 
 @cocotb.test()
 async def test_runs_match_golden(dut):
-    clk = dut.ap_clk
-    rd_ram, wr_ram, axil = await start_two_memory_kernel(dut, MEM, PAUSE, SEED)
-    monitors = (BurstMonitor(dut, "m_axi_gmem0", clk), BurstMonitor(dut, "m_axi_gmem1", clk))
-    driver = KernelDriver(axil, KERNEL.desc, clk)
+    bench = await KernelBench.start(dut, KERNEL.desc, memory_bytes=1 << 20)
 
     for number, run in enumerate(P["runs"]):
         test_files = [text.encode("latin-1") for text in run["test"]]
@@ -68,20 +55,16 @@ async def test_runs_match_golden(dut):
         run_params = dataclasses.replace(GEOMETRY, thresholds=tuple(run["thresholds"]),
                                          growth=run["growth"])
         test_bytes, control_bytes = pack_files(test_files), pack_files(control_files)
-        rd_ram.write(TEST_BASE, test_bytes)
-        rd_ram.write(CONTROL_BASE, control_bytes)
-        rd_ram.write(THRESHOLDS_BASE, pack_thresholds(run_params))
-        size = result_bytes(KERNEL)
-        wr_ram.write(RESULT_BASE, bytes([FILL]) * (size + 256))
-        cycles = await driver.run(
+        bench.new_call()
+        arguments = dict(test=bench.input(test_bytes), test_bytes=len(test_bytes),
+                         control=bench.input(control_bytes), control_bytes=len(control_bytes),
+                         thresholds=bench.input(pack_thresholds(run_params)),
+                         growth_q8=run_params.growth_q8,
+                         result=bench.output(result_bytes(KERNEL)))
+        cycles = await bench.driver.run(
             timeout_cycles=20 * (len(test_bytes) + len(control_bytes)) + (40 << GEOMETRY.cw)
-            + 50_000,
-            test=TEST_BASE, test_bytes=len(test_bytes), control=CONTROL_BASE,
-            control_bytes=len(control_bytes), thresholds=THRESHOLDS_BASE,
-            growth_q8=run_params.growth_q8, result=RESULT_BASE)
-        buffer = wr_ram.read(RESULT_BASE, size)
-        assert wr_ram.read(RESULT_BASE + size, 256) == bytes([FILL]) * 256, "wrote past the end"
-        result = unpack_result(buffer, KERNEL)
+            + 50_000, **arguments)
+        result = unpack_result(bench.read_output(arguments["result"]), KERNEL)
 
         expected = golden_entries(run_engine(test_files, control_files, run_params), run_params)
         got = {(e.k, e.set_index, e.way): (e.valid, e.word, e.estimate, e.control_count,
@@ -106,14 +89,13 @@ async def test_runs_match_golden(dut):
             result.test_cycles, len(test_bytes) / max(1, result.test_cycles),
             result.test_bases / max(1, result.test_cycles), lanes, len(control_bytes),
             result.control_cycles, valid, emerging)
-        if not PAUSE and "max_overhead_cycles" in P:
+        if not bench.pause and "max_overhead_cycles" in P:
             overhead = int(P["max_overhead_cycles"])
             assert result.test_cycles <= len(test_bytes) + overhead, result.test_cycles
             assert result.control_cycles <= len(control_bytes) + overhead, \
                 result.control_cycles
-        if not PAUSE and "min_windows_per_cycle" in run:
+        if not bench.pause and "min_windows_per_cycle" in run:
             # every base is one window of every k in the same cycle
             assert result.test_bases / result.test_cycles >= run["min_windows_per_cycle"]
             assert result.control_bases / result.control_cycles >= run["min_windows_per_cycle"]
-    for monitor in monitors:
-        assert not monitor.errors, monitor.errors[:5]
+    bench.check_bursts()

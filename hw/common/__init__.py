@@ -1,0 +1,1 @@
+"""Components shared by several kernels: the Count-Min unit and the HLL feature unit."""

@@ -1,0 +1,243 @@
+"""Count-Min sketch rows with conservative ("cu") or plain ("cm") update, one insertion per cycle.
+
+The one Count-Min unit of the project (the JSD queue builder, SPEC 4, and the emerging-motif
+lanes, SPEC 5). Sequential semantics (:class:`kmerspec.golden.countmin.CountMin`): for an
+insertion with row indices i_r, ``v_r = min(C[r][i_r] + 1, 2^counter_bits - 1)``,
+``e = min_r v_r``; "cu" writes ``v_r`` where ``v_r == e``, "cm" writes every ``v_r``; the estimate
+of the insertion is e. The unit reproduces it exactly for every input sequence, including the
+same key in every cycle.
+
+Pipeline (one stage per cycle)::
+
+    H   optional hash front end (``hasher``): key -> d row indices, ``hasher.latency`` cycles
+    R   read address = index; the counter arrives ``read_latency`` cycles later (1: the memory's
+        own read register; 2: plus the BRAM output register)
+    U   forward, increment, compare, write-back; the write commits this cycle
+    O   estimate registered at the output
+
+Each row is its own memory (simple dual-port BRAM, one read and one write port). Read-modify-
+write hazards are forwarded, never stalled or ignored: a read issued while later writes are still
+in the pipeline does not see them (the read port is not transparent), so stage U keeps, per row,
+the (index, value) written in each of the last ``read_latency`` cycles and takes the most recent
+one whose index matches in place of the memory data. Whether a row is written is decided from the
+counters before the increment (``c_r <= c_s`` for every other row s), so the comparisons run
+beside the adders instead of after a minimum tree: the two tests differ only for a saturated
+counter, whose value the write leaves unchanged. The only single-cycle feedback path is
+``forwarded value -> pairwise compares (beside the +1) -> select``; the minimum tree of the
+estimate is outside it.
+
+Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + ``read_latency`` + 1 cycles
+from acceptance to ``o``; one insertion per cycle for every input sequence; the output has no
+backpressure. ``clear`` zeroes every counter in 2^width_bits cycles (``busy`` is high meanwhile):
+with ``stall_while_clearing`` the input's ``ready`` is low then, otherwise the input is always
+ready and insertions presented while clearing are dropped.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit", "minimum"]
+
+
+def _check_int(name: str, value, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer from {low} to {high}, not {value!r}")
+    return value
+
+
+def minimum(values):
+    """Balanced tree of two-input minimums."""
+    values = list(values)
+    while len(values) > 1:
+        paired = [Mux(a <= b, a, b) for a, b in zip(values[0::2], values[1::2])]
+        values = paired + values[len(paired) * 2:]
+    return values[0]
+
+
+def countmin_input_layout(depth: int, width_bits: int, key_bits: int) -> data.StructLayout:
+    """Input of a unit without hash front end: the counter index of the insertion in each row,
+    and ``key_bits`` carried along to the output."""
+    return data.StructLayout({"indices": data.ArrayLayout(width_bits, depth), "key": key_bits})
+
+
+def countmin_output_layout(key_bits: int, counter_bits: int) -> data.StructLayout:
+    """The key of an insertion and its estimate e."""
+    return data.StructLayout({"key": key_bits, "estimate": counter_bits})
+
+
+class CountMinUnit(wiring.Component):
+    """``depth`` rows x 2^``width_bits`` saturating ``counter_bits``-bit counters.
+
+    Parameters
+    ----------
+    depth : int
+        d, number of rows (1 to 16).
+    width_bits : int
+        cw, log2 of the counters per row (1 to 24).
+    counter_bits : int
+        Counter width (1 to 32); counters saturate at 2^counter_bits - 1.
+    key_bits : int
+        Width of the key carried from input to output (the hashed key with a ``hasher``).
+    read_latency : int
+        1 or 2, see the module docstring.
+    hasher : component or None
+        Hash front end: a component with members ``key`` (In(key_bits)) and ``hashes``
+        (Out(ArrayLayout(width_bits, depth))) and an attribute ``latency`` (the cycles from
+        ``key`` to ``hashes``, no handshake), such as :class:`hw.motif.h3.H3Hash`. Without it
+        the input carries the row indices (:func:`countmin_input_layout`).
+    stall_while_clearing : bool
+        True: ``i.ready`` is low while clearing. False: the input is always ready and
+        insertions presented while clearing are dropped.
+
+    Members
+    -------
+    i : In(stream.Signature(key_bits or countmin_input_layout(...)))
+        One insertion per cycle.
+    o : Out(stream.Signature(countmin_output_layout(...), always_ready=True))
+        The key and the estimate of each insertion, in order, :attr:`latency` cycles after its
+        acceptance.
+    plain_update : In(1)
+        0 = conservative update ("cu"), 1 = plain Count-Min ("cm"). Change it only while no
+        insertion is in flight.
+    clear : In(1)
+        Pulse to zero every counter (2^width_bits cycles). Pulse it only when no insertion is in
+        flight.
+    busy : Out(1)
+        High while clearing.
+
+    The counter memories are :attr:`rows` (``rows[r].data[i]`` is counter i of row r).
+    """
+
+    def __init__(self, depth: int, width_bits: int, counter_bits: int, key_bits: int, *,
+                 read_latency: int = 1, hasher=None, stall_while_clearing: bool = False):
+        _check_int("depth", depth, 1, 16)
+        _check_int("width_bits", width_bits, 1, 24)
+        _check_int("counter_bits", counter_bits, 1, 32)
+        _check_int("key_bits", key_bits, 0 if hasher is None else 1, 1024)
+        _check_int("read_latency", read_latency, 1, 2)
+        if hasher is not None:
+            expected = {"key": In(key_bits),
+                        "hashes": Out(data.ArrayLayout(width_bits, depth))}
+            if (dict(hasher.signature.members) != expected
+                    or not isinstance(getattr(hasher, "latency", None), int)):
+                raise ValueError(f"hasher must have members key: In({key_bits}) and hashes: "
+                                 f"Out(ArrayLayout({width_bits}, {depth})) and an integer "
+                                 f"latency, not {hasher!r}")
+        #: build parameters, read back by tests and by the components around the unit
+        self.depth, self.width_bits, self.counter_bits = depth, width_bits, counter_bits
+        self.key_bits, self.read_latency = key_bits, read_latency
+        self._hasher = hasher
+        self._stall = bool(stall_while_clearing)
+        input_shape = (key_bits if hasher is not None
+                       else countmin_input_layout(depth, width_bits, key_bits))
+        super().__init__({
+            "i": In(stream.Signature(input_shape, always_ready=not self._stall)),
+            "o": Out(stream.Signature(countmin_output_layout(key_bits, counter_bits),
+                                      always_ready=True)),
+            "plain_update": In(1),
+            "clear": In(1),
+            "busy": Out(1),
+        })
+        self.rows = [Memory(shape=unsigned(counter_bits), depth=1 << width_bits, init=[])
+                     for _ in range(depth)]
+
+    @property
+    def latency(self) -> int:
+        front = self._hasher.latency if self._hasher is not None else 0
+        return front + self.read_latency + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        max_count = (1 << self.counter_bits) - 1
+
+        clear_address = Signal(self.width_bits)
+        with m.If(self.clear & ~self.busy):
+            m.d.sync += [self.busy.eq(1), clear_address.eq(0)]
+        with m.Elif(self.busy):
+            m.d.sync += clear_address.eq(clear_address + 1)
+            with m.If(clear_address == (1 << self.width_bits) - 1):
+                m.d.sync += self.busy.eq(0)
+        if self._stall:
+            m.d.comb += self.i.ready.eq(~self.busy)
+
+        # stage H: the read addresses of an accepted insertion
+        valid_r = self.i.valid & ~self.busy
+        if self._hasher is None:
+            key_r = self.i.payload.key
+            indices_r = [self.i.payload.indices[row] for row in range(self.depth)]
+        else:
+            m.submodules.hash = hasher = self._hasher
+            m.d.comb += hasher.key.eq(self.i.payload)
+            key_r = self.i.payload
+            for _ in range(hasher.latency):
+                valid_r, key_r = self._delay(m, valid_r), self._delay(m, key_r)
+            indices_r = [hasher.hashes[row] for row in range(self.depth)]
+
+        # stage R: the key, its indices and valid travel alongside the memory read
+        valid_u, key_u, indices_u = valid_r, key_r, indices_r
+        for _ in range(self.read_latency):
+            valid_u, key_u = self._delay(m, valid_u), self._delay(m, key_u)
+            indices_u = [self._delay(m, index) for index in indices_u]
+
+        # stage U
+        currents, incremented, history = [], [], []
+        for row, memory in enumerate(self.rows):
+            m.submodules[f"row_{row}"] = memory
+            read = memory.read_port()
+            m.d.comb += read.addr.eq(indices_r[row])
+            counter = read.data
+            if self.read_latency == 2:
+                counter = self._delay(m, counter)
+            # per row: (valid, index, value) written 1 .. read_latency cycles ago
+            written = [(Signal(name=f"written_valid_{row}_{age}"),
+                        Signal(self.width_bits, name=f"written_index_{row}_{age}"),
+                        Signal(self.counter_bits, name=f"written_value_{row}_{age}"))
+                       for age in range(1, self.read_latency + 1)]
+            history.append(written)
+            current = counter
+            for valid, index, value in reversed(written):   # the most recent wins
+                current = Mux(valid & (index == indices_u[row]), value, current)
+            current_signal = Signal(self.counter_bits, name=f"current_{row}")
+            m.d.comb += current_signal.eq(current)
+            currents.append(current_signal)
+            plus_one = Signal(self.counter_bits, name=f"incremented_{row}")
+            m.d.comb += plus_one.eq(Mux(current_signal == max_count, max_count,
+                                        current_signal + 1))
+            incremented.append(plus_one)
+
+        estimate = Signal(self.counter_bits)
+        m.d.comb += estimate.eq(minimum(incremented))
+        for row, memory in enumerate(self.rows):
+            write = memory.write_port()
+            smallest = Signal(name=f"smallest_{row}")
+            m.d.comb += smallest.eq(Cat(currents[row] <= currents[other]
+                                        for other in range(self.depth) if other != row).all()
+                                    if self.depth > 1 else 1)
+            updated = Signal(name=f"updated_{row}")
+            m.d.comb += updated.eq(self.plain_update | smallest)
+            new_value = Mux(updated, incremented[row], currents[row])
+            with m.If(self.busy):
+                m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
+            with m.Else():
+                m.d.comb += [write.addr.eq(indices_u[row]), write.data.eq(new_value),
+                             write.en.eq(valid_u & updated)]
+            written = history[row]
+            m.d.sync += [written[0][0].eq(valid_u & ~self.busy),
+                         written[0][1].eq(indices_u[row]),
+                         written[0][2].eq(new_value)]
+            for older, newer in zip(written[1:], written[:-1]):
+                m.d.sync += [older[0].eq(newer[0] & ~self.busy), older[1].eq(newer[1]),
+                             older[2].eq(newer[2])]
+
+        # stage O
+        m.d.sync += [self.o.valid.eq(valid_u), self.o.payload.key.eq(key_u),
+                     self.o.payload.estimate.eq(estimate)]
+        return m
+
+    @staticmethod
+    def _delay(m, value):
+        delayed = Signal(len(value))
+        m.d.sync += delayed.eq(value)
+        return delayed
