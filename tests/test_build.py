@@ -452,18 +452,24 @@ def test_f1_afi_step(built, tmp_path):
 
 def test_default_link_plan():
     from hw.build import WORKFLOWS
-    plan = dict(link_plan(["sketch", "similarity", "jsd", "jsd_similarity", "motif", "checksum"]))
-    assert plan == {"kmer_jacc": ["sketch", "similarity"], "kmer_jsd": ["jsd", "jsd_similarity"],
+    plan = dict(link_plan(["jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity",
+                           "motif", "checksum"]))
+    assert plan == {"kmer_jacc": ["jacc_sketch", "jacc_similarity"],
+                    "kmer_jsd": ["jsd_builder", "jsd_similarity"],
                     "kmer_motif": ["motif"], "kmer_checksum": ["checksum"]}
     assert set(WORKFLOWS) == {"jacc", "jsd", "motif"}
-    assert dict(link_plan(["similarity", "checksum"])) == {"kmer_jacc": ["similarity"],
-                                                            "kmer_checksum": ["checksum"]}
+    assert dict(link_plan(["jacc_similarity", "checksum"])) == {
+        "kmer_jacc": ["jacc_similarity"], "kmer_checksum": ["checksum"]}
+    # the names of earlier versions, in the kernel list and in a link group, mean the same kernels
+    assert dict(link_plan(["sketch", "similarity", "jsd"])) == {
+        "kmer_jacc": ["jacc_sketch", "jacc_similarity"], "kmer_jsd": ["jsd_builder"]}
+    assert dict(link_plan(["jacc_sketch"], {"a": ["sketch"]})) == {"a": ["jacc_sketch"]}
     with pytest.raises(ValueError, match="no xclbin for motif"):
-        link_plan(["sketch", "motif"], {"a": ["sketch"]})
-    with pytest.raises(ValueError, match="sketch in more than one xclbin"):
-        link_plan(["sketch"], {"a": ["sketch"], "b": ["sketch"]})
-    with pytest.raises(ValueError, match="'jsd' is not among the kernels built"):
-        link_plan(["sketch"], {"a": ["sketch", "jsd"]})
+        link_plan(["jacc_sketch", "motif"], {"a": ["jacc_sketch"]})
+    with pytest.raises(ValueError, match="jacc_sketch in more than one xclbin"):
+        link_plan(["jacc_sketch"], {"a": ["jacc_sketch"], "b": ["jacc_sketch"]})
+    with pytest.raises(ValueError, match="'jsd_builder' is not among the kernels built"):
+        link_plan(["jacc_sketch"], {"a": ["jacc_sketch", "jsd_builder"]})
 
 
 def test_bank_plan_separates_compute_units():
@@ -487,7 +493,7 @@ def test_recorded_areas_fit_per_workflow_not_all_in_one():
     from hw.vitis.boards import load_board
     from hw.vitis.fit import check_fit, kernel_usage
     f1 = load_board("f1")
-    names = ["sketch", "similarity", "jsd", "jsd_similarity", "motif"]
+    names = ["jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity", "motif"]
     usage = {}
     for n in names:
         use, src = kernel_usage(n, kernel_params(resolve_kernel(n)), "/nonexistent", n)
@@ -499,8 +505,9 @@ def test_recorded_areas_fit_per_workflow_not_all_in_one():
     everything = check_fit(f1, "kmer_all", [(n, 1, *usage[n]) for n in names])
     assert set(everything.over) >= {"lut", "bram36"}
     # another geometry than the recorded one: no figures, so not checked rather than guessed
-    use, src = kernel_usage("sketch", {**kernel_params(resolve_kernel("sketch")), "lanes": 16},
-                            "/nonexistent", "sketch")
+    use, src = kernel_usage("jacc_sketch",
+                            {**kernel_params(resolve_kernel("jacc_sketch")), "lanes": 16},
+                            "/nonexistent", "jacc_sketch")
     assert use is None and src.startswith("unknown")
 
 
