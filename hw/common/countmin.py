@@ -38,13 +38,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import CM_COUNTER_BITS, CM_WIDTH_BITS, JSD_DEPTH, READ_LATENCY, check_int
+
 __all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit", "minimum"]
-
-
-def _check_int(name: str, value, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer from {low} to {high}, not {value!r}")
-    return value
 
 
 def minimum(values):
@@ -112,11 +108,11 @@ class CountMinUnit(wiring.Component):
 
     def __init__(self, depth: int, width_bits: int, counter_bits: int, key_bits: int, *,
                  read_latency: int = 1, hasher=None, stall_while_clearing: bool = False):
-        _check_int("depth", depth, 1, 16)
-        _check_int("width_bits", width_bits, 1, 24)
-        _check_int("counter_bits", counter_bits, 1, 32)
-        _check_int("key_bits", key_bits, 0 if hasher is None else 1, 1024)
-        _check_int("read_latency", read_latency, 1, 2)
+        JSD_DEPTH.check(depth, "depth")      # the range of both d (JSD_DEPTH, MOTIF_DEPTH)
+        CM_WIDTH_BITS.check(width_bits, "width_bits")
+        CM_COUNTER_BITS.check(counter_bits)
+        check_int("key_bits", key_bits, 0 if hasher is None else 1, 1024)
+        READ_LATENCY.check(read_latency)
         if hasher is not None:
             expected = {"key": In(key_bits),
                         "hashes": Out(data.ArrayLayout(width_bits, depth))}

@@ -12,6 +12,8 @@ from amaranth.hdl import C, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.params import W
+
 __all__ = ["FeatureUnit", "pipelined_sum", "feature_unit_latency"]
 
 
@@ -87,8 +89,7 @@ class FeatureUnit(wiring.Component):
         field_bits = w if field_bits is None else field_bits
         if not isinstance(registers, int) or registers < 1 or registers & (registers - 1):
             raise ValueError(f"registers must be a power of two, not {registers!r}")
-        if not isinstance(w, int) or not 4 <= w <= 8:
-            raise ValueError(f"w must be an integer from 4 to 8, not {w!r}")
+        W.check(w)
         if not isinstance(field_bits, int) or field_bits < w:
             raise ValueError(f"field_bits must be an integer >= w = {w}, not {field_bits!r}")
         if not isinstance(arity, int) or arity < 2:
