@@ -1,5 +1,7 @@
 /*
- * The order-dependent inner loops of the fast backend, identical to kmerspec.golden:
+ * The module host.fast._native: its other parts are the k-mer stream (_kmer_stream.c: parse,
+ * hash and sketch a file block by block) and all-pairs Jaccard (_allpairs.c). This file holds
+ * the order-dependent inner loops of the fast backend, identical to kmerspec.golden:
  * Count-Min insertion (conservative or plain, saturating), PQA insertion, and the
  * heavy-hitter store of the motif engine. Everything that can be vectorised (hashes,
  * sampling, thresholds, control counts) stays in numpy; these loops touch one key at a time
@@ -8,20 +10,14 @@
  * Arrays are passed through the buffer protocol (C-contiguous, unsigned integers of the
  * stated item size); shapes are checked here, contents are trusted (indices in range).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "_native.h"
 #include <string.h>
 
-typedef struct {
-    Py_buffer view;
-    Py_ssize_t count;
-    int held;
-} Array;
-
-static int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int writable,
-                     const char *name)
+int get_typed_array(PyObject *object, Array *array, Py_ssize_t itemsize, ElementKind kind,
+                    int writable, const char *name)
 {
+    static const char *codes[] = {"BHILQN", "bhilqn", "fd"};
+    static const char *kinds[] = {"unsigned integers", "signed integers", "floats"};
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     array->held = 0;
     if (PyObject_GetBuffer(object, &array->view, flags) < 0)
@@ -29,16 +25,22 @@ static int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int wr
     array->held = 1;
     const char *format = array->view.format ? array->view.format : "B";
     char code = format[strlen(format) - 1];
-    if (array->view.itemsize != itemsize || strchr("BHILQN", code) == NULL) {
-        PyErr_Format(PyExc_TypeError, "%s must hold unsigned %zd-byte integers (format %s)",
-                     name, itemsize, format);
+    if (array->view.itemsize != itemsize || strchr(codes[kind], code) == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s must hold %zd-byte %s (format %s)", name, itemsize,
+                     kinds[kind], format);
         return -1;
     }
     array->count = array->view.len / itemsize;
     return 0;
 }
 
-static void release(Array *arrays, int n)
+int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int writable,
+              const char *name)
+{
+    return get_typed_array(object, array, itemsize, KIND_UNSIGNED, writable, name);
+}
+
+void release(Array *arrays, int n)
 {
     for (int i = 0; i < n; i++)
         if (arrays[i].held)
@@ -236,11 +238,19 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_native",
-    "Order-dependent loops of the fast backend (see host/fast/_native.c).", -1, methods,
+    "Compiled loops of the fast backend (see host/fast/_native.c).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__native(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    init_allpairs();
+    if (PyModule_AddFunctions(m, allpairs_methods) < 0 || add_kmer_stream_type(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -1,9 +1,13 @@
 """Fast emerging-motif engine, state-identical to kmerspec.golden.motif.
 
-Per k: every H3 hash (Count-Min rows and store set index) is vectorised with byte tables; the
-conservative updates and the heavy-hitter store, which depend on order, run in the compiled
-loops of host/fast/_native.c; the control pass is a vectorised exact count of the stored k-mers.
+Per k: the k-mers of each file come block by block from the native parser
+(host/fast/_kmer_stream.c); every H3 hash (Count-Min rows and store set index) is vectorised
+with byte tables; the conservative updates and the heavy-hitter store, which depend on order,
+run in the compiled loops of host/fast/_native.c; the control pass is a vectorised exact count
+of the stored k-mers. The values of k are independent engines and run in parallel threads.
 """
+
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -11,8 +15,9 @@ from kmerspec.golden.countmin import CountMin, h3_row_indices
 from kmerspec.golden.motif import (CONTROL_COUNT_BITS, HeavyHitterStore, MotifParams, MotifRow,
                             MotifSketch, emerging_rows)
 from .hashing import H3Tables
-from .kmers import base_code_stream, kmers_from_codes
+from .kmers import kmer_blocks
 from .native import native
+from .threads import map_in_threads
 
 __all__ = ["run_engine_fast", "find_motifs_fast"]
 
@@ -52,7 +57,7 @@ class _SketchArrays:
                                 np.ascontiguousarray(chunk[heavy]),
                                 np.ascontiguousarray(estimates[heavy]))
 
-    def control_pass(self, word_arrays: list[np.ndarray]) -> None:
+    def control_pass(self, word_arrays: Iterable[np.ndarray]) -> None:
         """Exact occurrence counts of the stored k-mers (stored words are distinct)."""
         stored = self.valid.astype(bool)
         keys = np.sort(self.kmers[stored])
@@ -85,27 +90,31 @@ class _SketchArrays:
         return MotifSketch(self.k, countmin, store)
 
 
-def run_engine_fast(test_files: list[bytes], control_files: list[bytes],
-                    params: MotifParams = MotifParams()) -> list[MotifSketch]:
-    """Both passes for every k; equal, state for state, to kmerspec.golden.motif.run_engine."""
-    sketches = []
-    test_codes = [base_code_stream(data) for data in test_files]  # parsed once for every k
-    control_codes = [base_code_stream(data) for data in control_files]
-    for k in params.ks:
-        arrays = _SketchArrays(k, params)
-        for codes in test_codes:
-            arrays.test_pass(kmers_from_codes(codes, k, params.canonical))
-        arrays.control_pass([kmers_from_codes(codes, k, params.canonical)
-                             for codes in control_codes])
-        sketches.append(arrays.to_golden())
-    return sketches
+def _run_one_k(k: int, test_files: list, control_files: list, params: MotifParams
+               ) -> MotifSketch:
+    arrays = _SketchArrays(k, params)
+    for file in test_files:
+        for words in kmer_blocks(file, k, params.canonical):
+            arrays.test_pass(words)
+    arrays.control_pass(words for file in control_files
+                        for words in kmer_blocks(file, k, params.canonical))
+    return arrays.to_golden()
 
 
-def find_motifs_fast(test_files: list[bytes], control_files: list[bytes],
-                     params: MotifParams = MotifParams()) -> list[MotifRow]:
+def run_engine_fast(test_files: list, control_files: list, params: MotifParams = MotifParams(),
+                    threads: int | None = None) -> list[MotifSketch]:
+    """Both passes for every k (``threads`` values of k at a time); equal, state for state, to
+    kmerspec.golden.motif.run_engine. Files are bytes or streamable host.reader.SequenceFile."""
+    return list(map_in_threads(lambda k: _run_one_k(k, test_files, control_files, params),
+                               params.ks, threads))
+
+
+def find_motifs_fast(test_files: list, control_files: list,
+                     params: MotifParams = MotifParams(), threads: int | None = None
+                     ) -> list[MotifRow]:
     """Emerging k-mers of the test files against the control files (bytes of FASTA/FASTQ).
 
     Returns MotifRow(k, k-mer string, test estimate, control count) per emerging k-mer, sorted
     by k ascending, test estimate descending, then k-mer string; == kmerspec.golden.motif.find_motifs.
     """
-    return emerging_rows(run_engine_fast(test_files, control_files, params), params)
+    return emerging_rows(run_engine_fast(test_files, control_files, params, threads), params)
