@@ -47,6 +47,26 @@ void release(Array *arrays, int n)
             PyBuffer_Release(&arrays[i].view);
 }
 
+/* One Count-Min insertion at the row indices given; returns its estimate. */
+static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ssize_t depth,
+                                     const uint32_t *row_index, uint32_t limit, int conservative)
+{
+    uint32_t estimate = UINT32_MAX;
+    for (Py_ssize_t r = 0; r < depth; r++) {
+        uint32_t value = counters[r * width + row_index[r]];
+        value = value < limit ? value + 1 : limit;
+        if (value < estimate)
+            estimate = value;
+    }
+    for (Py_ssize_t r = 0; r < depth; r++) {
+        uint32_t *counter = &counters[r * width + row_index[r]];
+        uint32_t value = *counter < limit ? *counter + 1 : limit;
+        if (!conservative || value == estimate)
+            *counter = value;
+    }
+    return estimate;
+}
+
 /* cm_insert(counters u32[d*width], width, indices u32[N*d], estimates u32[N], max_count,
  *           conservative): insert N keys in order; estimates[i] = estimate of insertion i. */
 static PyObject *cm_insert(PyObject *self, PyObject *args)
@@ -78,23 +98,9 @@ static PyObject *cm_insert(PyObject *self, PyObject *args)
     uint32_t *estimates = a[2].view.buf;
     uint32_t limit = (uint32_t)max_count;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const uint32_t *row_index = indices + i * depth;
-        uint32_t estimate = UINT32_MAX;
-        for (Py_ssize_t r = 0; r < depth; r++) {
-            uint32_t value = counters[r * width + row_index[r]];
-            value = value < limit ? value + 1 : limit;
-            if (value < estimate)
-                estimate = value;
-        }
-        for (Py_ssize_t r = 0; r < depth; r++) {
-            uint32_t *counter = &counters[r * width + row_index[r]];
-            uint32_t value = *counter < limit ? *counter + 1 : limit;
-            if (!conservative || value == estimate)
-                *counter = value;
-        }
-        estimates[i] = estimate;
-    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        estimates[i] = countmin_step(counters, width, depth, indices + i * depth, limit,
+                                     conservative);
     Py_END_ALLOW_THREADS
     release(a, 3);
     Py_RETURN_NONE;
@@ -166,6 +172,41 @@ fail:
     return NULL;
 }
 
+typedef struct {
+    uint64_t *kmers;
+    uint32_t *values;
+    uint8_t *valid;
+    uint32_t *control, *next_victim;
+    Py_ssize_t ways;
+} Store;
+
+/* One heavy-hitter store update: a hit takes the new value; a miss fills a free way, else
+ * evicts the set's round-robin victim. */
+static inline void store_step(Store *store, uint32_t set, uint64_t word, uint32_t estimate)
+{
+    Py_ssize_t ways = store->ways, base = (Py_ssize_t)set * ways, way = -1, free_way = -1;
+    for (Py_ssize_t w = 0; w < ways; w++) {
+        if (store->valid[base + w] && store->kmers[base + w] == word) {
+            way = w;
+            break;
+        }
+        if (!store->valid[base + w] && free_way < 0)
+            free_way = w;
+    }
+    if (way < 0) {
+        if (free_way >= 0) {
+            way = free_way;
+        } else {
+            way = store->next_victim[set];
+            store->next_victim[set] = (uint32_t)((way + 1) % ways);
+        }
+        store->valid[base + way] = 1;
+        store->kmers[base + way] = word;
+        store->control[base + way] = 0;
+    }
+    store->values[base + way] = estimate;
+}
+
 /* store_record(kmers u64[S*W], values u32[S*W], valid u8[S*W], control u32[S*W],
  *              next_victim u32[S], ways, sets u32[N], words u64[N], estimates u32[N]):
  * the heavy-hitter store updates of kmerspec.golden.motif.HeavyHitterStore.record, in order. */
@@ -197,30 +238,10 @@ static PyObject *store_record(PyObject *self, PyObject *args)
     uint8_t *valid = a[2].view.buf;
     const uint32_t *sets = a[5].view.buf, *estimates = a[7].view.buf;
     const uint64_t *words = a[6].view.buf;
+    Store store = {kmers, values, valid, control, next_victim, ways};
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t base = (Py_ssize_t)sets[i] * ways, way = -1, free_way = -1;
-        for (Py_ssize_t w = 0; w < ways; w++) {
-            if (valid[base + w] && kmers[base + w] == words[i]) {
-                way = w;
-                break;
-            }
-            if (!valid[base + w] && free_way < 0)
-                free_way = w;
-        }
-        if (way < 0) {
-            if (free_way >= 0) {
-                way = free_way;
-            } else {
-                way = next_victim[sets[i]];
-                next_victim[sets[i]] = (uint32_t)((way + 1) % ways);
-            }
-            valid[base + way] = 1;
-            kmers[base + way] = words[i];
-            control[base + way] = 0;
-        }
-        values[base + way] = estimates[i];
-    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        store_step(&store, sets[i], words[i], estimates[i]);
     Py_END_ALLOW_THREADS
     release(a, 8);
     Py_RETURN_NONE;
@@ -229,7 +250,87 @@ fail:
     return NULL;
 }
 
+/* motif_test_pass(words u64[N], tables u64[G*B*256], fields i64[F*3], counters u32[d*width],
+ *                 width, max_count, threshold, kmers, values, valid, control, next_victim,
+ *                 ways): the test pass of one k of kmerspec.golden.motif over N words in order.
+ * H3 hashes: tables[g][b][byte] are the XOR contributions of key byte b to the packed outputs
+ * of group g; field j = (group, offset, width) cuts output j out of them, rows 0..d-1 then the
+ * store set. Each word: conservative Count-Min update, then a store update if its estimate
+ * reaches the threshold. */
+static PyObject *motif_test_pass(PyObject *self, PyObject *args)
+{
+    PyObject *objects[9];
+    Py_ssize_t width, ways;
+    unsigned long long max_count, threshold;
+    Array a[9];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OOOOnKKOOOOOn", &objects[0], &objects[1], &objects[2],
+                          &objects[3], &width, &max_count, &threshold, &objects[4],
+                          &objects[5], &objects[6], &objects[7], &objects[8], &ways))
+        return NULL;
+    static const char *names[9] = {"words", "tables", "fields", "counters", "kmers", "values",
+                                   "valid", "control", "next_victim"};
+    static const Py_ssize_t sizes[9] = {8, 8, 8, 4, 8, 4, 1, 4, 4};
+    for (int i = 0; i < 9; i++)
+        if (get_typed_array(objects[i], &a[i], sizes[i], i == 2 ? KIND_SIGNED : KIND_UNSIGNED,
+                            i >= 3, names[i]) < 0)
+            goto fail;
+    Py_ssize_t n = a[0].count, field_count = a[2].count / 3, slots = a[4].count;
+    const int64_t *fields = a[2].view.buf;
+    Py_ssize_t groups = 0, depth = field_count - 1;
+    for (Py_ssize_t j = 0; j < field_count; j++)
+        if (fields[3 * j] + 1 > groups)
+            groups = fields[3 * j] + 1;
+    if (field_count < 2 || field_count > 64 || groups < 1 || a[1].count % (groups * 256) != 0 ||
+        width <= 0 || a[3].count != depth * width || ways <= 0 || slots % ways != 0 ||
+        a[5].count != slots || a[6].count != slots || a[7].count != slots ||
+        a[8].count * ways != slots) {
+        PyErr_SetString(PyExc_ValueError, "motif_test_pass: inconsistent array sizes");
+        goto fail;
+    }
+    Py_ssize_t key_bytes = a[1].count / (groups * 256);
+    for (Py_ssize_t j = 0; j < field_count; j++)
+        if (fields[3 * j] < 0 || fields[3 * j + 1] < 0 || fields[3 * j + 2] < 0 ||
+            fields[3 * j + 1] + fields[3 * j + 2] > 64 || fields[3 * j + 2] > 32 ||
+            (j < depth && ((int64_t)1 << fields[3 * j + 2]) != width) ||
+            (j == depth && ((int64_t)1 << fields[3 * j + 2]) != a[8].count)) {
+            PyErr_SetString(PyExc_ValueError, "motif_test_pass: a field does not match its table");
+            goto fail;
+        }
+    const uint64_t *words = a[0].view.buf, *tables = a[1].view.buf;
+    uint32_t *counters = a[3].view.buf;
+    Store store = {a[4].view.buf, a[5].view.buf, a[6].view.buf, a[7].view.buf, a[8].view.buf,
+                   ways};
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t packed[64];
+    uint32_t outputs[64];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t word = words[i];
+        for (Py_ssize_t g = 0; g < groups; g++) {
+            const uint64_t *table = tables + g * key_bytes * 256;
+            uint64_t value = 0;
+            for (Py_ssize_t b = 0; b < key_bytes; b++)
+                value ^= table[b * 256 + ((word >> (8 * b)) & 0xFF)];
+            packed[g] = value;
+        }
+        for (Py_ssize_t j = 0; j < field_count; j++)
+            outputs[j] = (uint32_t)((packed[fields[3 * j]] >> fields[3 * j + 1])
+                                    & ((1ull << fields[3 * j + 2]) - 1));
+        uint32_t estimate = countmin_step(counters, width, depth, outputs, (uint32_t)max_count, 1);
+        if (estimate >= threshold)
+            store_step(&store, outputs[depth], word, estimate);
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 9);
+    Py_RETURN_NONE;
+fail:
+    release(a, 9);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"motif_test_pass", motif_test_pass, METH_VARARGS,
+     "The motif engine's test pass of one k over words in order (in place)."},
     {"cm_insert", cm_insert, METH_VARARGS, "Count-Min insertions in order (in place)."},
     {"pqa_insert", pqa_insert, METH_VARARGS, "PQA insertions in order (in place)."},
     {"store_record", store_record, METH_VARARGS, "Heavy-hitter store updates (in place)."},

@@ -1,10 +1,9 @@
 """Fast emerging-motif engine, state-identical to kmerspec.golden.motif.
 
 Per k: the k-mers of each file come block by block from the native parser
-(host/fast/_kmer_stream.c); every H3 hash (Count-Min rows and store set index) is vectorised
-with byte tables; the conservative updates and the heavy-hitter store, which depend on order,
-run in the compiled loops of host/fast/_native.c; the control pass is a vectorised exact count
-of the stored k-mers. The values of k are independent engines and run in parallel threads.
+(host/fast/_kmer_stream.c); the test pass (H3 row and set hashes through byte tables, the
+conservative updates and the heavy-hitter store, all order-dependent) is one compiled loop of
+host/fast/_native.c; the control pass is a vectorised exact count of the stored k-mers. The values of k are independent engines and run in parallel threads.
 """
 
 from collections.abc import Iterable
@@ -21,8 +20,6 @@ from .threads import map_in_threads
 
 __all__ = ["run_engine_fast", "find_motifs_fast"]
 
-# k-mers are processed in slices of this many so that the hash arrays stay small.
-_SLICE = 1 << 20
 _PREFILTER_BITS = 20
 
 
@@ -34,6 +31,14 @@ class _SketchArrays:
         self.params = params
         self.hashes = H3Tables(params.countmin_seed_words(k) + [params.store_seed_words(k)],
                                [params.cw] * params.d + [params.set_bits])
+        # The byte tables of every H3 group as one (groups, key bytes, 256) array, and where
+        # each output (rows, then the store set) sits in its group's packed word.
+        self.h3_tables = np.ascontiguousarray(np.stack([np.stack(tables) for _, tables
+                                                        in self.hashes.groups]))
+        fields = sorted((position, group, offset, width)
+                        for group, (members, _) in enumerate(self.hashes.groups)
+                        for position, offset, width in members)
+        self.h3_fields = np.array([field[1:] for field in fields], dtype=np.int64)
         self.counters = np.zeros((params.d, 1 << params.cw), dtype=np.uint32)
         slots = (params.store_sets, params.store_ways)
         self.kmers = np.zeros(slots, dtype=np.uint64)
@@ -43,19 +48,13 @@ class _SketchArrays:
         self.next_victim = np.zeros(params.store_sets, dtype=np.uint32)
 
     def test_pass(self, words: np.ndarray) -> None:
+        """The Count-Min updates and store updates of ``words``, in order, in native code."""
         params = self.params
-        for start in range(0, words.size, _SLICE):
-            chunk = np.ascontiguousarray(words[start:start + _SLICE])
-            *rows, sets = self.hashes.hashes(chunk)
-            estimates = np.empty(chunk.size, dtype=np.uint32)
-            native.cm_insert(self.counters, 1 << params.cw, np.stack(rows, axis=1), estimates,
-                             (1 << params.counter_bits) - 1, True)
-            heavy = estimates >= params.threshold(self.k)
-            native.store_record(self.kmers, self.values, self.valid, self.control,
-                                self.next_victim, params.store_ways,
-                                np.ascontiguousarray(sets[heavy]),
-                                np.ascontiguousarray(chunk[heavy]),
-                                np.ascontiguousarray(estimates[heavy]))
+        native.motif_test_pass(np.ascontiguousarray(words, dtype=np.uint64), self.h3_tables,
+                               self.h3_fields, self.counters, 1 << params.cw,
+                               (1 << params.counter_bits) - 1, params.threshold(self.k),
+                               self.kmers, self.values, self.valid, self.control,
+                               self.next_victim, params.store_ways)
 
     def control_pass(self, word_arrays: Iterable[np.ndarray]) -> None:
         """Exact occurrence counts of the stored k-mers (stored words are distinct)."""
