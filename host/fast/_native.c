@@ -328,7 +328,62 @@ fail:
     return NULL;
 }
 
+/* count_matches(words u64[N], keys u64[K], counts u64[K]): counts[i] += occurrences of keys[i]
+ * among words; keys sorted ascending and distinct. A bitmap of the keys' low 16 bits turns most
+ * words away before the binary search. */
+static PyObject *count_matches(PyObject *self, PyObject *args)
+{
+    PyObject *objects[3];
+    Array a[3];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OOO", &objects[0], &objects[1], &objects[2]))
+        return NULL;
+    static const char *names[3] = {"words", "keys", "counts"};
+    for (int i = 0; i < 3; i++)
+        if (get_array(objects[i], &a[i], 8, i == 2, names[i]) < 0)
+            goto fail;
+    if (a[2].count != a[1].count) {
+        PyErr_SetString(PyExc_ValueError, "count_matches: one count per key");
+        goto fail;
+    }
+    const uint64_t *words = a[0].view.buf, *keys = a[1].view.buf;
+    uint64_t *counts = a[2].view.buf;
+    Py_ssize_t n = a[0].count, k = a[1].count;
+    for (Py_ssize_t i = 1; i < k; i++)
+        if (keys[i - 1] >= keys[i]) {
+            PyErr_SetString(PyExc_ValueError, "count_matches: keys must be sorted and distinct");
+            goto fail;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    uint64_t maybe[1024] = {0};
+    for (Py_ssize_t i = 0; i < k; i++)
+        maybe[(keys[i] & 0xFFFF) >> 6] |= 1ull << (keys[i] & 63);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t word = words[i];
+        if (!(maybe[(word & 0xFFFF) >> 6] >> (word & 63) & 1))
+            continue;
+        Py_ssize_t lo = 0, hi = k;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (keys[mid] < word)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < k && keys[lo] == word)
+            counts[lo]++;
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 3);
+    Py_RETURN_NONE;
+fail:
+    release(a, 3);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"count_matches", count_matches, METH_VARARGS,
+     "Exact occurrence counts of sorted distinct keys among words (in place)."},
     {"motif_test_pass", motif_test_pass, METH_VARARGS,
      "The motif engine's test pass of one k over words in order (in place)."},
     {"cm_insert", cm_insert, METH_VARARGS, "Count-Min insertions in order (in place)."},

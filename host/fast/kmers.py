@@ -39,9 +39,10 @@ def file_blocks(file, block_bytes: int = BLOCK_BYTES) -> Iterable:
     return (view[start:start + block_bytes] for start in range(0, len(view), block_bytes))
 
 
-def kmer_blocks(file, k: int, canonical: bool = True,
-                block_bytes: int = BLOCK_BYTES) -> Iterator[np.ndarray]:
-    """The k-mers of one file in stream order, one uint64 array per block."""
+def kmer_blocks(file, k: int, canonical: bool = True, block_bytes: int = BLOCK_BYTES,
+                copy: bool = True) -> Iterator[np.ndarray]:
+    """The k-mers of one file in stream order, one uint64 array per block (without ``copy``,
+    views of one buffer, each valid until the next is taken)."""
     _check_k(k)
     stream = native.KmerStream(k, canonical)
     out = np.empty(0, dtype=np.uint64)
@@ -49,7 +50,7 @@ def kmer_blocks(file, k: int, canonical: bool = True,
         if out.size < len(block):
             out = np.empty(len(block), dtype=np.uint64)
         count = stream.kmers(block, out)
-        yield out[:count].copy()
+        yield out[:count].copy() if copy else out[:count]
 
 
 def kmer_array(data, k: int, canonical: bool = True) -> np.ndarray:

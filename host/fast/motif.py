@@ -20,7 +20,6 @@ from .threads import map_in_threads
 
 __all__ = ["run_engine_fast", "find_motifs_fast"]
 
-_PREFILTER_BITS = 20
 
 
 class _SketchArrays:
@@ -50,7 +49,7 @@ class _SketchArrays:
     def test_pass(self, words: np.ndarray) -> None:
         """The Count-Min updates and store updates of ``words``, in order, in native code."""
         params = self.params
-        native.motif_test_pass(np.ascontiguousarray(words, dtype=np.uint64), self.h3_tables,
+        native.motif_test_pass(words, self.h3_tables,
                                self.h3_fields, self.counters, 1 << params.cw,
                                (1 << params.counter_bits) - 1, params.threshold(self.k),
                                self.kmers, self.values, self.valid, self.control,
@@ -61,16 +60,9 @@ class _SketchArrays:
         stored = self.valid.astype(bool)
         keys = np.sort(self.kmers[stored])
         counts = np.zeros(keys.size, dtype=np.uint64)
-        # A bitmap of the keys' low bits rejects most words before the binary search.
-        low_mask = np.uint64((1 << min(2 * self.k, _PREFILTER_BITS)) - 1)
-        maybe_stored = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
-        maybe_stored[(keys & low_mask).astype(np.intp)] = True
         if keys.size:
             for words in word_arrays:
-                words = words[maybe_stored[(words & low_mask).astype(np.intp)]]
-                position = np.minimum(np.searchsorted(keys, words), keys.size - 1)
-                hits = position[keys[position] == words]
-                counts += np.bincount(hits, minlength=keys.size).astype(np.uint64)
+                native.count_matches(words, keys, counts)
         saturated = np.minimum(counts, np.uint64((1 << CONTROL_COUNT_BITS) - 1))
         self.control[stored] = saturated[np.searchsorted(keys, self.kmers[stored])]
 
@@ -93,10 +85,10 @@ def _run_one_k(k: int, test_files: list, control_files: list, params: MotifParam
                ) -> MotifSketch:
     arrays = _SketchArrays(k, params)
     for file in test_files:
-        for words in kmer_blocks(file, k, params.canonical):
+        for words in kmer_blocks(file, k, params.canonical, copy=False):
             arrays.test_pass(words)
     arrays.control_pass(words for file in control_files
-                        for words in kmer_blocks(file, k, params.canonical))
+                        for words in kmer_blocks(file, k, params.canonical, copy=False))
     return arrays.to_golden()
 
 
