@@ -14,12 +14,16 @@ as plain FASTA and as gzip to a temporary directory.
   same files when mash is on PATH (and -p 2).
 * all-pairs: host.similarity.all_pairs over 400 sketches (p=14, w=4), distinct pairs per second,
   1 and 2 threads.
+* gzip: decompression speed of Python's zlib, ISA-L (python-isal, what host.reader uses when
+  it is installed) and zlib-ng when installed, MB of output per CPU-second.
 * jsd, motifs: in-process throughput of one thread, Mbases/s (build_pqa_fast with the JSD
   defaults; find_motifs_fast with test = one genome, control = another, k = 10..20).
 
 With ``--baseline DIR`` the in-process rows and the sketch command are also run from the checkout
 DIR (its own host package, e.g. an older commit) and printed beside. Every figure is the median
-of ``--repeats`` runs: the machine may be shared. Prints a table; asserts nothing.
+of ``--repeats`` runs: the machine may be shared. CPU seconds are printed beside wall times:
+on a busy machine (Linux groups a session's threads into one scheduling share), the speed-up of
+a second thread shows in wall time only when a core is free. Prints a table; asserts nothing.
 """
 
 import argparse
@@ -112,23 +116,26 @@ done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess
 seconds = time.perf_counter() - start
 if done.returncode:
     sys.exit(done.stderr.decode())
-print(seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 """
 
 
-def run_process(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process."""
+def run_process(command: list[str], cwd: Path, env: dict | None = None
+                ) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS in MB) of one child process."""
     done = subprocess.run([sys.executable, "-c", _MEASURE, *command], cwd=cwd, env=env,
                           capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"{' '.join(command)} failed: {done.stderr}")
-    seconds, rss = done.stdout.split()
-    return float(seconds), float(rss)
+    seconds, cpu, rss = done.stdout.split()
+    return float(seconds), float(cpu), float(rss)
 
 
-def median_run(command, cwd, repeats, env=None) -> tuple[float, float]:
+def median_run(command, cwd, repeats, env=None) -> tuple[float, float, float]:
     runs = [run_process(command, cwd, env) for _ in range(repeats)]
-    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
+            max(r[2] for r in runs))
 
 
 def in_process_figures(genome_paths: list[str], repeats: int, quick: bool) -> dict:
@@ -164,6 +171,29 @@ def in_process_figures(genome_paths: list[str], repeats: int, quick: bool) -> di
     return figures
 
 
+def decompression_rates(paths: list[str], repeats: int) -> list[tuple[str, float]]:
+    """Decompressed MB per CPU-second of each gzip reader that is installed."""
+    readers = [("zlib (Python gzip)", gzip)]
+    for label, module, name in (("ISA-L (isal, used when installed)", "isal", "igzip"),
+                                ("zlib-ng (zlib_ng)", "zlib_ng", "gzip_ng")):
+        try:
+            readers.append((label, getattr(__import__(module, fromlist=[name]), name)))
+        except ImportError:
+            pass
+    rates = []
+    for label, reader in readers:
+        seconds, size = [], 0
+        for _ in range(repeats):
+            start, size = time.process_time(), 0
+            for path in paths:
+                with reader.open(path, "rb") as stream:
+                    while block := stream.read(1 << 22):
+                        size += len(block)
+            seconds.append(time.process_time() - start)
+        rates.append((label, size / statistics.median(seconds) / 1e6))
+    return rates
+
+
 def all_pairs_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float]:
     from host.similarity import PackedSketches, all_pairs
     from kmerspec.golden.hll import HllParams
@@ -177,12 +207,13 @@ def all_pairs_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float
         ranks = np.floor(np.log2(per_register / rng.exponential(1, params.m))) + 1
         row[:] = np.clip(ranks, 0, params.max_rank)
     packed = PackedSketches(registers, params)
-    seconds = []
+    seconds, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         pairs = sum(js.size for _, js, _ in all_pairs(packed, params, threads=threads))
         seconds.append(time.perf_counter() - start)
-    return pairs, pairs / statistics.median(seconds)
+        cpu.append(time.process_time() - start_cpu)
+    return pairs, pairs / statistics.median(seconds), pairs / statistics.median(cpu)
 
 
 # -- report ---------------------------------------------------------------------------------
@@ -193,6 +224,9 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=None,
                         help="an older checkout to run the same rows from, for before/after")
     parser.add_argument("--synthetic", action="store_true", help="synthetic genomes only")
+    parser.add_argument("--copies", type=int, default=3,
+                        help="sketch each genome file this many times (as separate files), so "
+                             "that start-up time does not dominate (default 3)")
     parser.add_argument("--quick", action="store_true", help="fewer k for motifs, fewer sketches")
     parser.add_argument("--in-process", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -200,6 +234,7 @@ def main() -> None:
         print(json.dumps(in_process_figures(args.in_process, args.repeats, args.quick)))
         return
 
+    load_at_start = os.getloadavg()[0]
     use_real = SIBELIA.is_dir() and not args.synthetic
     genomes = (real_genomes() if use_real
                else synthetic_genomes(8, 2_500_000, np.random.default_rng(1)))
@@ -217,8 +252,16 @@ def main() -> None:
             (tmp / (name + ".gz")).write_bytes(gzip.compress(text, 6))
             plain.append(str(tmp / name))
             packed.append(str(tmp / (name + ".gz")))
-        host = [sys.executable, "-m", "host", "sketch", *SKETCH_ARGS, "-o", str(tmp / "s.ksk")]
+        sketch_inputs = {}
         for label, files in (("plain", plain), ("gzip", packed)):
+            sketch_inputs[label] = []
+            for copy in range(args.copies):
+                for file in map(Path, files):
+                    target = file.with_name(f"copy{copy}_{file.name}")
+                    os.link(file, target)
+                    sketch_inputs[label].append(str(target))
+        host = [sys.executable, "-m", "host", "sketch", *SKETCH_ARGS, "-o", str(tmp / "s.ksk")]
+        for label, files in sketch_inputs.items():
             if mash:
                 for p in (1, 2):
                     command = [mash, "sketch", "-p", str(p), "-k", "31", "-s", "10000",
@@ -233,6 +276,7 @@ def main() -> None:
                 rows.append((f"baseline host sketch, {label}",
                              *median_run([*host, *files], args.baseline, args.repeats)))
         after = in_process_figures(plain, args.repeats, args.quick)
+        decompression = decompression_rates(packed, args.repeats)
         before = None
         if args.baseline:
             output = subprocess.run([sys.executable, str(Path(__file__).resolve()),
@@ -242,20 +286,28 @@ def main() -> None:
                                     env={**os.environ, "PYTHONPATH": str(args.baseline)})
             before = json.loads(output.stdout.strip().splitlines()[-1])
 
-    print(f"input: {len(genomes)} genomes, {bases / 1e6:.1f} Mbases, {source}; "
-          f"median of {args.repeats} runs; load average at start "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"input: {len(genomes)} genomes, {bases / 1e6:.1f} Mbases, {source}; sketched "
+          f"{args.copies} times over ({args.copies * len(genomes)} files); median of "
+          f"{args.repeats} runs; load average {load_at_start:.1f} at start, "
+          f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores")
     print()
     print(f"{'sketch (k=31, p=14, w=4; mash s=10000)':<44} {'seconds':>8} {'Mbases/s':>9} "
-          f"{'peak MB':>8}")
-    for name, seconds, rss in rows:
-        print(f"{name:<44} {seconds:>8.2f} {bases / seconds / 1e6:>9.1f} {rss:>8.0f}")
+          f"{'CPU-s':>7} {'peak MB':>8}")
+    for name, seconds, cpu, rss in rows:
+        print(f"{name:<44} {seconds:>8.2f} {args.copies * bases / seconds / 1e6:>9.1f} "
+              f"{cpu:>7.2f} {rss:>8.0f}")
     print()
     genomes_pairs = 200 if args.quick else 400
-    print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9}")
+    print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "
+          f"{'per CPU-s':>10}")
     for threads in (1, 2):
-        pairs, rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
-        print(f"{f'{genomes_pairs} sketches, --threads {threads}':<44} {pairs:>8} {rate:>9.0f}")
+        pairs, rate, cpu_rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
+        print(f"{f'{genomes_pairs} sketches, threads={threads}':<44} {pairs:>8} {rate:>9.0f} "
+              f"{cpu_rate:>10.0f}")
+    print()
+    print(f"{'gzip decompression, one thread':<44} {'MB/s':>8}")
+    for label, rate in decompression:
+        print(f"{label:<44} {rate:>8.0f}")
     print()
     print(f"{'one thread, Mbases/s':<44} {'after':>8} {'before':>9}")
     for key, label in (("jsd", "jsd: PQA of a genome (s=10, d=5, cw=14)"),
