@@ -20,7 +20,6 @@ from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
 
 __all__ = ["union_features", "estimates", "cardinalities", "pack_registers", "PackedSketches",
-           "jaccard_row",
            "all_pairs", "similarity_rows", "similarity_row_tiles", "mash_distance", "row_tile",
            "edge_tile"]
 
@@ -125,14 +124,6 @@ def _packed(registers, params: HllParams, cards: np.ndarray | None) -> PackedSke
             raise ValueError(f"the sketches were packed for {registers.params}, not {params}")
         return registers
     return PackedSketches(registers, params, cards)
-
-
-def jaccard_row(registers: np.ndarray, cards: np.ndarray, i: int, js: np.ndarray,
-                params: HllParams) -> np.ndarray:
-    """Jaccard estimates between genome i and genomes ``js``."""
-    js = np.asarray(js, dtype=np.int64)
-    return _packed(registers, params, cards).jaccard(np.array([i]), np.array([0]),
-                                                       np.array([js.size]), js, 1)
 
 
 def pair_order(cards: np.ndarray, threshold: float | None) -> np.ndarray:
