@@ -60,4 +60,4 @@ def test_threads_must_be_positive(tmp_path, genome_paths, capsys):
     with pytest.raises(SystemExit) as exit_info:
         _run("sketch", genome_paths[0], "-o", tmp_path / "x", "--threads", 0)
     assert exit_info.value.code == 2
-    assert "--threads: must be a positive integer, not '0'" in capsys.readouterr().err
+    assert "--threads: must be from 1 to 4096, not 0" in capsys.readouterr().err
