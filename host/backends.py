@@ -7,8 +7,9 @@
 * ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
 
 Every backend takes whole genomes (each a list of file contents) and yields one result per
-genome in order (``threads`` is honoured by the software backend, ignored by the others): software backends genome by genome, hardware backends after packing many
-genomes into the lanes of each kernel call.
+genome in order: software backends genome by genome (``threads`` of them at a time),
+hardware backends after packing many genomes into the lanes of each kernel call (``threads``
+is accepted and ignored).
 """
 
 import os
