@@ -1,80 +1,319 @@
-"""Throughput of the fast software backend: sketching (bases/s) and all-pairs Jaccard (pairs/s).
+"""The software backend against Mash, side by side in one run: sketching, all-pairs Jaccard,
+and the JSD and motif engines.
 
-    python bench/sw_backend.py [--quick]
+    python bench/sw_backend.py [--repeats 5] [--baseline /path/to/older/checkout] [--quick]
 
-Synthetic genomes (uniform random bases, 80-column FASTA) are written to a temporary directory
-and sketched through the same path as ``python -m host sketch`` (file read + parse + hash +
-HLL), single-threaded. Prints a table; asserts nothing.
+Genomes: the real bacterial genomes of Debian's ``sibelia-examples`` package (Staphylococcus
+aureus x 6, Helicobacter pylori x 2, one genome per record group, ~20 Mbase) when it is
+installed, else synthetic "real-looking" ones (``--synthetic``: a random ancestor, mutated
+relatives, repeats, N runs, soft-masked lowercase, 80-column lines, contigs). Each is written
+as plain FASTA and as gzip to a temporary directory.
+
+* sketch: ``python -m host sketch`` (k=31, p=14, w=4) as a separate process, wall time and peak
+  RSS, with --threads 1 and 2, plain and gzip input; ``mash sketch -p 1 -k 31 -s 10000`` on the
+  same files when mash is on PATH (and -p 2).
+* all-pairs: host.similarity.all_pairs over 400 sketches (p=14, w=4), distinct pairs per second,
+  1 and 2 threads.
+* gzip: decompression speed of Python's zlib, ISA-L (python-isal, what host.reader uses when
+  it is installed) and zlib-ng when installed, MB of output per CPU-second.
+* jsd, motifs: in-process throughput of one thread, Mbases/s (build_pqa_fast with the JSD
+  defaults; find_motifs_fast with test = one genome, control = another, k = 10..20).
+
+With ``--baseline DIR`` the in-process rows and the sketch command are also run from the checkout
+DIR (its own host package, e.g. an older commit) and printed beside. Every figure is the median
+of ``--repeats`` runs: the machine may be shared. CPU seconds are printed beside wall times:
+on a busy machine (Linux groups a session's threads into one scheduling share), the speed-up of
+a second thread shows in wall time only when a core is free. Prints a table; asserts nothing.
 """
 
 import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from host.backends import get_backend
-from host.cli import _sketch_sequences
-from host.fast.hll import insert_kmers
-from kmerspec.golden.hll import HllParams
-from host.similarity import all_pairs
-
-PARAMS = {"k": 31, "p": 14, "w": 4, "canonical": True, "hash": "fmix64"}
+REPOSITORY = Path(__file__).resolve().parents[1]
+if __name__ == "__main__" and "--in-process" not in sys.argv:
+    sys.path.insert(0, str(REPOSITORY))  # this checkout's host package, not an installed one
+SIBELIA = Path("/usr/share/doc/sibelia/examples")
+SKETCH_ARGS = ["--k", "31", "--p", "14", "--w", "4"]
 
 
-def write_genome(path: Path, bases: int, rng: np.random.Generator) -> None:
-    sequence = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, bases)].tobytes()
-    body = b"\n".join(sequence[i:i + 80] for i in range(0, len(sequence), 80))
-    path.write_bytes(b">synthetic genome\n" + body + b"\n")
+# -- genomes --------------------------------------------------------------------------------
+
+def _records(text: bytes) -> list[bytes]:
+    return [b">" + record for record in text.split(b"\n>") if record.strip(b">\n")]
 
 
-def time_sketch(paths: list[Path], repeats: int) -> float:
-    best = float("inf")
+def real_genomes() -> list[tuple[str, bytes]]:
+    """The sibelia-examples genomes, one FASTA text per genome (multi-genome files split)."""
+    genomes = []
+    for path in sorted(SIBELIA.rglob("*.fasta.gz")):
+        text = gzip.decompress(path.read_bytes())
+        records = _records(text)
+        if path.name in ("Staphylococcus.fasta.gz", "Helicobacter_pylori.fasta.gz"):
+            genomes += [(f"{path.name.split('.')[0]}_{i}.fa", r.rstrip(b"\n") + b"\n")
+                        for i, r in enumerate(records)]
+        else:
+            genomes.append((path.name.replace(".fasta.gz", ".fa"), text))
+    return genomes
+
+
+def synthetic_genomes(count: int, bases: int, rng: np.random.Generator) -> list[tuple[str, bytes]]:
+    """Relatives of one random ancestor (1-10% point mutations), with repeats, N runs, a
+    soft-masked tenth, 80-column lines and 1-20 contigs each."""
+    alphabet = np.frombuffer(b"ACGT", np.uint8)
+    ancestor = alphabet[rng.integers(0, 4, bases)]
+    for _ in range(20):  # repeats: copies of 1-5 kb stretches
+        length = int(rng.integers(1000, 5000))
+        source, target = rng.integers(0, bases - length, 2)
+        ancestor[target:target + length] = ancestor[source:source + length]
+    genomes = []
+    for g in range(count):
+        sequence = ancestor.copy()
+        mutated = rng.random(bases) < rng.uniform(0.01, 0.1)
+        sequence[mutated] = alphabet[rng.integers(0, 4, int(mutated.sum()))]
+        for start in rng.integers(0, bases - 200, 5):
+            sequence[start:start + int(rng.integers(10, 200))] = ord("N")
+        for start in rng.integers(0, bases - 5000, bases // 50_000):
+            stretch = sequence[start:start + 5000]
+            stretch[stretch != ord("N")] |= 0x20  # lowercase
+        cuts = np.sort(rng.integers(0, bases, int(rng.integers(0, 20))))
+        text = bytearray()
+        for c, contig in enumerate(np.split(sequence, cuts)):
+            body = contig.tobytes()
+            text += b">contig%d genome %d\n" % (c, g)
+            text += b"\n".join(body[i:i + 80] for i in range(0, len(body), 80)) + b"\n"
+        genomes.append((f"synthetic_{g}.fa", bytes(text)))
+    return genomes
+
+
+def bases_of(texts: list[bytes]) -> int:
+    """A C G T (either case) in the sequence lines."""
+    table = np.zeros(256, dtype=np.int64)
+    table[list(b"ACGTacgt")] = 1
+    sequence = (b"".join(line for line in text.split(b"\n") if not line.startswith(b">"))
+                for text in texts)
+    return sum(int(table[np.frombuffer(s, np.uint8)].sum()) for s in sequence)
+
+
+# -- measurements ---------------------------------------------------------------------------
+
+# Runs a command and prints its wall time and peak RSS: a small process of its own, because a
+# child forked from this one would count this one's memory as its own.
+_MEASURE = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+seconds = time.perf_counter() - start
+if done.returncode:
+    sys.exit(done.stderr.decode())
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+"""
+
+
+def run_process(command: list[str], cwd: Path, env: dict | None = None
+                ) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS in MB) of one child process."""
+    done = subprocess.run([sys.executable, "-c", _MEASURE, *command], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed: {done.stderr}")
+    seconds, cpu, rss = done.stdout.split()
+    return float(seconds), float(cpu), float(rss)
+
+
+def median_run(command, cwd, repeats, env=None) -> tuple[float, float, float]:
+    runs = [run_process(command, cwd, env) for _ in range(repeats)]
+    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
+            max(r[2] for r in runs))
+
+
+def in_process_figures(genome_paths: list[str], repeats: int, quick: bool) -> dict:
+    """The in-process rows, printed as JSON so that --baseline can run them in another tree."""
+    from host.fast.jsd import build_pqa_fast
+    from host.fast.motif import find_motifs_fast
+    from host.io import read_sequence_file
+    from kmerspec.golden.jsd import JsdParams
+    from kmerspec.golden.motif import MotifParams
+    texts = [read_sequence_file(p) for p in genome_paths]
+    bases = bases_of(texts)
+    figures = {}
+    seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
-        _sketch_sequences([str(p) for p in paths], PARAMS, get_backend("sw"))
-        best = min(best, time.perf_counter() - start)
-    return best
+        for text in texts:
+            build_pqa_fast([text], JsdParams())
+        seconds.append(time.perf_counter() - start)
+    figures["jsd"] = bases / statistics.median(seconds) / 1e6
+    test, control = texts[0], texts[1]
+    motif_bases = bases_of([test, control])
+    params = MotifParams(kmin=10, kmax=12 if quick else 20)
+    seconds = []
+    for _ in range(max(1, repeats // 2)):
+        start = time.perf_counter()
+        try:
+            find_motifs_fast([test], [control], params, threads=1)
+        except TypeError:  # a checkout from before --threads
+            find_motifs_fast([test], [control], params)
+        seconds.append(time.perf_counter() - start)
+    # one pass of each k over test and control: Mbases/s per k-pass
+    figures["motifs"] = motif_bases * len(params.ks) / statistics.median(seconds) / 1e6
+    return figures
 
 
-def time_all_pairs(genomes: int, params: HllParams, rng: np.random.Generator) -> tuple[int, float]:
+def decompression_rates(paths: list[str], repeats: int) -> list[tuple[str, float]]:
+    """Decompressed MB per CPU-second of each gzip reader that is installed."""
+    readers = [("zlib (Python gzip)", gzip)]
+    for label, module, name in (("ISA-L (isal, used when installed)", "isal", "igzip"),
+                                ("zlib-ng (zlib_ng)", "zlib_ng", "gzip_ng")):
+        try:
+            readers.append((label, getattr(__import__(module, fromlist=[name]), name)))
+        except ImportError:
+            pass
+    rates = []
+    for label, reader in readers:
+        seconds, size = [], 0
+        for _ in range(repeats):
+            start, size = time.process_time(), 0
+            for path in paths:
+                with reader.open(path, "rb") as stream:
+                    while block := stream.read(1 << 22):
+                        size += len(block)
+            seconds.append(time.process_time() - start)
+        rates.append((label, size / statistics.median(seconds) / 1e6))
+    return rates
+
+
+def all_pairs_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float]:
+    from host.similarity import PackedSketches, all_pairs
+    from kmerspec.golden.hll import HllParams
+    params = HllParams(14, 4)
+    rng = np.random.default_rng(1)
+    # registers as a genome of 1e5 .. 1e7 distinct k-mers leaves them
+    cardinality = rng.uniform(5, 7, genomes)
     registers = np.zeros((genomes, params.m), dtype=np.uint8)
-    for row in registers:
-        insert_kmers(row, rng.integers(0, 2**64, int(rng.integers(10**4, 10**6)),
-                                       dtype=np.uint64), params)
-    start = time.perf_counter()
-    pairs = sum(js.size for _, js, _ in all_pairs(registers, params))
-    return pairs, time.perf_counter() - start
+    for row, log_n in zip(registers, cardinality):
+        per_register = 10 ** log_n / params.m
+        ranks = np.floor(np.log2(per_register / rng.exponential(1, params.m))) + 1
+        row[:] = np.clip(ranks, 0, params.max_rank)
+    packed = PackedSketches(registers, params)
+    seconds, cpu = [], []
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        pairs = sum(js.size for _, js, _ in all_pairs(packed, params, threads=threads))
+        seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return pairs, pairs / statistics.median(seconds), pairs / statistics.median(cpu)
 
+
+# -- report ---------------------------------------------------------------------------------
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller inputs (20 Mbase set)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="an older checkout to run the same rows from, for before/after")
+    parser.add_argument("--synthetic", action="store_true", help="synthetic genomes only")
+    parser.add_argument("--copies", type=int, default=3,
+                        help="sketch each genome file this many times (as separate files), so "
+                             "that start-up time does not dominate (default 3)")
+    parser.add_argument("--quick", action="store_true", help="fewer k for motifs, fewer sketches")
+    parser.add_argument("--in-process", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rng = np.random.default_rng(1)
+    if args.in_process:  # the child of --baseline
+        print(json.dumps(in_process_figures(args.in_process, args.repeats, args.quick)))
+        return
+
+    load_at_start = os.getloadavg()[0]
+    use_real = SIBELIA.is_dir() and not args.synthetic
+    genomes = (real_genomes() if use_real
+               else synthetic_genomes(8, 2_500_000, np.random.default_rng(1)))
+    texts = [text for _, text in genomes]
+    bases = bases_of(texts)
+    source = ("sibelia-examples (real S. aureus and H. pylori genomes)" if use_real
+              else "synthetic real-looking genomes")
+    mash = shutil.which("mash")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        one = Path(tmp) / "genome_5M.fa"
-        write_genome(one, 5_000_000, rng)
-        seconds = time_sketch([one], repeats=3)
-        rows.append(("sketch, 1 genome x 5 Mbase", 5e6, seconds))
-        set_genomes = 4 if args.quick else 20
-        paths = []
-        for i in range(set_genomes):
-            paths.append(Path(tmp) / f"set_{i}.fa")
-            write_genome(paths[-1], 5_000_000, rng)
-        seconds = time_sketch(paths, repeats=1)
-        rows.append((f"sketch, {set_genomes} genomes x 5 Mbase", set_genomes * 5e6, seconds))
-    print(f"{'workload':<34} {'bases':>12} {'seconds':>9} {'Mbases/s':>9}")
-    for name, bases, seconds in rows:
-        print(f"{name:<34} {bases:>12.3g} {seconds:>9.3f} {bases / seconds / 1e6:>9.1f}")
-    print("target: >= 20 Mbases/s single-thread")
+        tmp = Path(tmp)
+        plain, packed = [], []
+        for name, text in genomes:
+            (tmp / name).write_bytes(text)
+            (tmp / (name + ".gz")).write_bytes(gzip.compress(text, 6))
+            plain.append(str(tmp / name))
+            packed.append(str(tmp / (name + ".gz")))
+        sketch_inputs = {}
+        for label, files in (("plain", plain), ("gzip", packed)):
+            sketch_inputs[label] = []
+            for copy in range(args.copies):
+                for file in map(Path, files):
+                    target = file.with_name(f"copy{copy}_{file.name}")
+                    os.link(file, target)
+                    sketch_inputs[label].append(str(target))
+        host = [sys.executable, "-m", "host", "sketch", *SKETCH_ARGS, "-o", str(tmp / "s.ksk")]
+        for label, files in sketch_inputs.items():
+            if mash:
+                for p in (1, 2):
+                    command = [mash, "sketch", "-p", str(p), "-k", "31", "-s", "10000",
+                               "-o", str(tmp / "mash"), *files]
+                    rows.append((f"mash sketch -p {p}, {label}",
+                                 *median_run(command, tmp, args.repeats)))
+            for threads in (1, 2):
+                rows.append((f"host sketch --threads {threads}, {label}",
+                             *median_run([*host, "--threads", str(threads), *files], REPOSITORY,
+                                         args.repeats)))
+            if args.baseline:
+                rows.append((f"baseline host sketch, {label}",
+                             *median_run([*host, *files], args.baseline, args.repeats)))
+        after = in_process_figures(plain, args.repeats, args.quick)
+        decompression = decompression_rates(packed, args.repeats)
+        before = None
+        if args.baseline:
+            output = subprocess.run([sys.executable, str(Path(__file__).resolve()),
+                                     "--repeats", str(args.repeats), "--in-process", *plain]
+                                    + (["--quick"] if args.quick else []),
+                                    cwd=args.baseline, capture_output=True, text=True, check=True,
+                                    env={**os.environ, "PYTHONPATH": str(args.baseline)})
+            before = json.loads(output.stdout.strip().splitlines()[-1])
+
+    print(f"input: {len(genomes)} genomes, {bases / 1e6:.1f} Mbases, {source}; sketched "
+          f"{args.copies} times over ({args.copies * len(genomes)} files); median of "
+          f"{args.repeats} runs; load average {load_at_start:.1f} at start, "
+          f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores")
     print()
-    genomes = 100 if args.quick else 300
-    pairs, seconds = time_all_pairs(genomes, HllParams(), rng)
-    print(f"{'all-pairs Jaccard (p=14, w=4)':<34} {'pairs':>12} {'seconds':>9} {'pairs/s':>9}")
-    print(f"{f'{genomes} genomes':<34} {pairs:>12} {seconds:>9.3f} {pairs / seconds:>9.0f}")
+    print(f"{'sketch (k=31, p=14, w=4; mash s=10000)':<44} {'seconds':>8} {'Mbases/s':>9} "
+          f"{'CPU-s':>7} {'peak MB':>8}")
+    for name, seconds, cpu, rss in rows:
+        print(f"{name:<44} {seconds:>8.2f} {args.copies * bases / seconds / 1e6:>9.1f} "
+              f"{cpu:>7.2f} {rss:>8.0f}")
+    print()
+    genomes_pairs = 200 if args.quick else 400
+    print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "
+          f"{'per CPU-s':>10}")
+    for threads in (1, 2):
+        pairs, rate, cpu_rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
+        print(f"{f'{genomes_pairs} sketches, threads={threads}':<44} {pairs:>8} {rate:>9.0f} "
+              f"{cpu_rate:>10.0f}")
+    print()
+    print(f"{'gzip decompression, one thread':<44} {'MB/s':>8}")
+    for label, rate in decompression:
+        print(f"{label:<44} {rate:>8.0f}")
+    print()
+    print(f"{'one thread, Mbases/s':<44} {'after':>8} {'before':>9}")
+    for key, label in (("jsd", "jsd: PQA of a genome (s=10, d=5, cw=14)"),
+                       ("motifs", "motifs: per k, test + control (k=10..20)")):
+        old = f"{before[key]:>9.1f}" if before else f"{'-':>9}"
+        print(f"{label:<44} {after[key]:>8.1f} {old}")
 
 
 if __name__ == "__main__":

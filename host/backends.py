@@ -1,14 +1,15 @@
 """Compute backends behind the command line; all give identical sketches and results.
 
-* ``sw``: the fast vectorised model (host.fast), the default;
+* ``sw``: the fast native/vectorised model (host.fast), the default, on every core;
 * ``golden``: the pure-Python reference (kmerspec.golden; slow, for cross-checks);
 * ``sim``: the RTL kernels, generated Verilog simulated under cocotb (host.device.SimDevice);
 * ``xrt``: the kernels on a card through XRT (host.device.XrtDevice; needs ``--xclbin``);
 * ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
 
 Every backend takes whole genomes (each a list of file contents) and yields one result per
-genome in order: software backends genome by genome, hardware backends after packing many
-genomes into the lanes of each kernel call.
+genome in order: software backends genome by genome (``threads`` of them at a time),
+hardware backends after packing many genomes into the lanes of each kernel call (``threads``
+is accepted and ignored).
 """
 
 import os
@@ -23,28 +24,25 @@ __all__ = ["BACKENDS", "get_backend"]
 
 
 class SoftwareBackend:
-    """The fast numpy model."""
+    """The fast native/numpy model; ``threads`` genomes (or values of k) at a time, default all
+    cores. It reads files itself, block by block, when given host.reader.SequenceFile handles."""
 
     name = "sw"
+    streams_files = True
 
-    def sketch_hll(self, genomes: Iterable[list[bytes]], k: int, params: HllParams,
-                   canonical: bool) -> Iterator[np.ndarray]:
-        from .fast.hll import insert_kmers
-        from .fast.kmers import kmer_array
-        for files in genomes:
-            registers = np.zeros(params.m, dtype=np.uint8)
-            for data in files:
-                insert_kmers(registers, kmer_array(data, k, canonical), params)
-            yield registers
+    def sketch_hll(self, genomes: Iterable[list], k: int, params: HllParams,
+                   canonical: bool, threads: int | None = None) -> Iterator[np.ndarray]:
+        from .fast.hll import sketch_genomes
+        return sketch_genomes(genomes, k, params, canonical, threads)
 
-    def build_pqa(self, genomes: Iterable[list[bytes]], params) -> Iterator:
-        from .fast.jsd import build_pqa_fast
-        for files in genomes:
-            yield build_pqa_fast(files, params)
+    def build_pqa(self, genomes: Iterable[list], params, threads: int | None = None) -> Iterator:
+        from .fast.jsd import build_pqas
+        return build_pqas(genomes, params, threads)
 
-    def find_motifs(self, test_files: list[bytes], control_files: list[bytes], params):
+    def find_motifs(self, test_files: list, control_files: list, params,
+                    threads: int | None = None):
         from .fast.motif import find_motifs_fast
-        return find_motifs_fast(test_files, control_files, params)
+        return find_motifs_fast(test_files, control_files, params, threads)
 
 
 class GoldenBackend:
@@ -52,17 +50,17 @@ class GoldenBackend:
 
     name = "golden"
 
-    def sketch_hll(self, genomes, k, params, canonical):
+    def sketch_hll(self, genomes, k, params, canonical, threads=None):
         for files in genomes:
             sketch = Hll(params).update(genome_kmers(files, k, canonical_form=canonical))
             yield np.array(sketch.registers, dtype=np.uint8)
 
-    def build_pqa(self, genomes, params):
+    def build_pqa(self, genomes, params, threads=None):
         from kmerspec.golden.jsd import build_pqa_files
         for files in genomes:
             yield build_pqa_files(files, params)
 
-    def find_motifs(self, test_files, control_files, params):
+    def find_motifs(self, test_files, control_files, params, threads=None):
         from kmerspec.golden.motif import find_motifs
         return find_motifs(test_files, control_files, params)
 
@@ -74,18 +72,18 @@ class KernelBackend:
         self.device = device
         self.name = name
 
-    def sketch_hll(self, genomes, k, params, canonical):
+    def sketch_hll(self, genomes, k, params, canonical, threads=None):
         from .drivers import sketch_genomes
         if not canonical:
             raise ValueError("the sketch kernel hashes canonical k-mers; drop --no-canonical "
                              "or use --backend sw")
         yield from sketch_genomes(self.device, list(genomes), k, params)
 
-    def build_pqa(self, genomes, params):
+    def build_pqa(self, genomes, params, threads=None):
         from .drivers import build_pqas
         yield from build_pqas(self.device, list(genomes), params)
 
-    def find_motifs(self, test_files, control_files, params):
+    def find_motifs(self, test_files, control_files, params, threads=None):
         from .drivers import find_motifs
         return find_motifs(self.device, test_files, control_files, params)
 

@@ -30,8 +30,9 @@ from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_
 from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
-from .reader import read_genomes
-from .similarity import cardinalities, edge_tile, mash_distance, row_tile
+from .reader import SequenceFile, read_genomes
+from .similarity import (PackedSketches, all_pairs, cardinalities, edge_tile, mash_distance,
+                         row_tile, similarity_row_tiles)
 from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
                          write_sketches)
 from kmerspec.golden.hll import HllParams
@@ -163,8 +164,19 @@ def _executor(args):
 
 # -- sketching sequence files ----------------------------------------------------------------
 
-def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque) -> Iterable[list]:
-    """Genomes for a backend; time spent waiting for the reader is not sketching time."""
+def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
+                   backend=None) -> Iterable[list]:
+    """Genomes for a backend; time spent waiting for the reader is not sketching time.
+
+    A backend that streams files (``streams_files``) gets host.reader.SequenceFile handles
+    and reads them itself; each handle then reports its bases once it is sketched.
+    """
+    if getattr(backend, "streams_files", False):
+        for path in paths:
+            file = SequenceFile(path)
+            bases.append(file)
+            yield [file]
+        return
     source = read_genomes(paths)
     while True:
         with progress.waiting():
@@ -179,7 +191,8 @@ def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> 
     done = []
     for result in results:
         done.append(result)
-        progress.advance(1, bases.popleft() if bases else 0)
+        counted = bases.popleft() if bases else 0
+        progress.advance(1, counted if isinstance(counted, int) else counted.bases or 0)
     progress.close()
     return done
 
@@ -204,15 +217,15 @@ def _sketch_path(path: str, params: dict, backend_name: str) -> np.ndarray:
 
 
 def _sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
-                      session: _Session | None = None) -> SketchSet:
+                      session: _Session | None = None, threads: int | None = None) -> SketchSet:
     names = genome_names(paths)
     hll = HllParams(params["p"], params["w"])
     progress = (session.progress("sketch", len(paths)) if session is not None
                 else Progress("sketch", len(paths), enabled=False))
     bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
-        results = backend.sketch_hll(_timed_genomes(paths, progress, bases), params["k"], hll,
-                                     params["canonical"])
+        results = backend.sketch_hll(_timed_genomes(paths, progress, bases, backend),
+                                     params["k"], hll, params["canonical"], threads=threads)
     else:
         results = executor.map_ordered(_sketch_path, paths, params, backend.name)
     registers = _each_with_progress(results, progress, bases)
@@ -238,14 +251,15 @@ def _pqa_of_path(path: str, params: dict, backend_name: str):
 
 
 def _pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
-                   session: _Session) -> SketchSet:
+                   session: _Session, threads: int | None = None) -> SketchSet:
     names = genome_names(paths)
     shape = (1 << params["R"], params["n"])
     progress = session.progress("pqa", len(paths))
     bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
         results = (pqa_to_arrays(pqa) for pqa in backend.build_pqa(
-            _timed_genomes(paths, progress, bases), engine_params("pqa", params)))
+            _timed_genomes(paths, progress, bases, backend), engine_params("pqa", params),
+            threads=threads))
     else:
         results = executor.map_ordered(_pqa_of_path, paths, params, backend.name)
     done = _each_with_progress(results, progress, bases)
@@ -279,10 +293,10 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: _
         backend = _backend(args, session)
         if kind == "hll":
             sets.append(_sketch_sequences(sequence_paths, _hll_params(args, like), backend,
-                                          executor, session))
+                                          executor, session, args.threads))
         else:
             sets.append(_pqa_sequences(sequence_paths, _jsd_params(args, like), backend,
-                                       executor, session))
+                                       executor, session, args.threads))
     combined = merge(sets)
     if not len(combined):
         raise InputError(f"{combined.origin}: holds no genomes; nothing to compare")
@@ -296,11 +310,13 @@ def _command_sketch(args, session: _Session) -> None:
     with _executor(args) as executor:
         backend = _backend(args, session)
         if args.kind == "pqa":
-            sketches = _pqa_sequences(args.files, _jsd_params(args), backend, executor, session)
+            sketches = _pqa_sequences(args.files, _jsd_params(args), backend, executor, session,
+                                      args.threads)
         else:
             params = _hll_params(args)
             engine_params("hll", params)
-            sketches = _sketch_sequences(args.files, params, backend, executor, session)
+            sketches = _sketch_sequences(args.files, params, backend, executor, session,
+                                         args.threads)
     write_sketches(output, sketches)
 
 
@@ -345,19 +361,23 @@ def _command_dist(args, session: _Session) -> None:
         _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 
-def _software_tiles(sketches: SketchSet, executor, threshold):
+def _software_tiles(sketches: SketchSet, executor, threshold, threads=None):
     """(edge tiles, row tiles) computed on the host, in this process or on the cluster."""
     p, w = sketches.params["p"], sketches.params["w"]
-    registers = sketches.arrays["registers"]
+    packed = PackedSketches(sketches.arrays["registers"], HllParams(p, w))
     n = len(sketches)
-    cards = cardinalities(registers, HllParams(p, w))
-    shared_registers, shared_cards = executor.share(registers), executor.share(cards)
     tiles = [range(s, min(s + _ROWS_PER_TILE, n)) for s in range(0, n, _ROWS_PER_TILE)]
+    if isinstance(executor, LocalExecutor):  # one run over every core, each pair once
+        if threshold is not None:
+            return [all_pairs(packed, HllParams(p, w), threshold, threads=threads)], None
+        return None, similarity_row_tiles(packed, HllParams(p, w), tiles, threads=threads)
+    # On a cluster the workers are the parallelism: one thread per task unless told otherwise.
+    shared, cards, threads = executor.share(packed), packed.cards, threads or 1
     if threshold is not None:
-        return executor.map_ordered(edge_tile, tiles, shared_registers, shared_cards, p, w,
-                                    threshold), None
-    return None, zip(tiles, executor.map_ordered(row_tile, tiles, shared_registers,
-                                                 shared_cards, p, w))
+        return executor.map_ordered(edge_tile, tiles, shared, cards, p, w, threshold,
+                                    threads), None
+    return None, zip(tiles, executor.map_ordered(row_tile, tiles, shared, cards, p, w,
+                                                 threads))
 
 
 def _kernel_tiles(sketches: SketchSet, backend, threshold):
@@ -383,7 +403,7 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
     if hasattr(backend, "all_pairs"):
         edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args.threshold)
     else:
-        edge_tiles, row_tiles = _software_tiles(sketches, executor, args.threshold)
+        edge_tiles, row_tiles = _software_tiles(sketches, executor, args.threshold, args.threads)
     header = _parameter_header("dist", {**dict(sorted(sketches.params.items())),
                                         "metric": args.metric, "threshold": args.threshold})
     progress = session.progress("dist", n, "rows")
@@ -502,7 +522,7 @@ def _command_motifs(args, session: _Session) -> None:
     control = _read_motif_set(args.control, params, session, progress)
     progress.status(f"motifs: counting k = {params.kmin}..{params.kmax} in "
                     f"{progress.bases / 1e6:.2f} Mbases")
-    rows = backend.find_motifs(test, control, params)
+    rows = backend.find_motifs(test, control, params, threads=args.threads)
     progress.status(f"motifs: {len(rows)} emerging k-mers, k = {params.kmin}..{params.kmax}, "
                     f"{progress.bases / 1e6:.2f} Mbases in {progress.elapsed_seconds:.1f} s")
     progress.close()
@@ -575,6 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--xclbin", default=None, metavar="FILE",
                          help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1; "
                               "default: $KMER_SKETCH_XCLBIN)")
+        sub.add_argument("--threads", type=_ranged_int(1, 4096), default=None, metavar="N",
+                         help="threads of the sw backend; the output is the same for every N "
+                              "(default: all cores)")
 
     def cluster_options(sub):
         where = sub.add_mutually_exclusive_group()

@@ -1,20 +1,104 @@
-"""Producer/consumer genome input: files read and decompressed in parallel, consumed in order.
+"""Genome input: whole files read ahead in threads, or files streamed block by block.
 
 Reading and gzip decompression release the GIL, so a small thread pool keeps the consumer (the
 sketching backend or the kernel packer) fed while it works on the previous genome. At most
 ``prefetch`` genomes are held in memory ahead of the consumer (double buffering by default).
+
+A backend that can consume a file block by block (the ``sw`` backend) gets
+:class:`SequenceFile` handles instead, and holds one block per file it is working on, whatever
+the genome's size. gzip is decompressed by ISA-L (python-isal, about three times zlib's speed)
+where it is installed, else by zlib.
 """
 
+import gzip
 import os
 import sys
 import time
+import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from .io import read_sequence_file
+from .io import InputError, _check_format, read_sequence_file
 
-__all__ = ["Progress", "read_genomes"]
+try:
+    from isal import igzip as _gzip
+    from isal.isal_zlib import error as _isal_error
+    _GZIP_ERRORS: tuple = (gzip.BadGzipFile, zlib.error, _isal_error)
+except ImportError:  # no wheel for this platform: zlib
+    _gzip = gzip
+    _GZIP_ERRORS = (gzip.BadGzipFile, zlib.error)
+
+__all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+BLOCK_BYTES = 1 << 22  # at least the 64 KiB the format check looks at
+
+
+def _raise_open_error(path: Path, error: OSError):
+    """The messages of host.io.read_sequence_file."""
+    if isinstance(error, FileNotFoundError):
+        raise InputError(f"{path}: no such file") from None
+    if isinstance(error, IsADirectoryError):
+        raise InputError(f"{path}: is a directory, expected a FASTA/FASTQ file") from None
+    if isinstance(error, PermissionError):
+        raise InputError(f"{path}: permission denied") from None
+    raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """The decompressed content of a FASTA/FASTQ file (plain or gzip) in blocks of
+    ``block_bytes``; their concatenation is ``host.io.read_sequence_file(path)``, and a bad
+    file raises the same one-line InputError (when the block that shows the problem is read)."""
+    path = Path(path)
+    file = None
+    try:
+        file = open(path, "rb")
+        compressed = file.peek(2)[:2] == _GZIP_MAGIC
+    except OSError as error:
+        if file is not None:
+            file.close()
+        _raise_open_error(path, error)
+    with file, (_gzip.GzipFile(fileobj=file) if compressed else file) as stream:
+        first = True
+        while True:
+            try:
+                block = stream.read(block_bytes)
+            except EOFError:
+                raise InputError(f"{path}: truncated gzip file (ends before the end of the "
+                                 f"compressed stream)") from None
+            except _GZIP_ERRORS as error:
+                raise InputError(f"{path}: corrupt gzip file ({error})") from None
+            except OSError as error:
+                _raise_open_error(path, error)
+            if first:
+                _check_format(path, block)
+                first = False
+            if not block:
+                return
+            yield block
+
+
+class SequenceFile:
+    """A FASTA/FASTQ file to be read later: :meth:`blocks` streams it, :meth:`read` loads it.
+
+    ``bases`` is set by the consumer that streamed it through a native k-mer stream: the bytes
+    on its sequence lines (host.progress.count_bases of its content), None before.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = path
+        self.bases: int | None = None
+
+    def blocks(self, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+        return sequence_blocks(self.path, block_bytes)
+
+    def read(self) -> bytes:
+        return read_sequence_file(self.path)
+
+    def __repr__(self) -> str:
+        return f"SequenceFile({str(self.path)!r})"
 
 
 class Progress:
@@ -47,13 +131,32 @@ class Progress:
             self._stream.flush()
 
 
+def _streamed_genomes(paths: Sequence[str], progress: Progress | None
+                      ) -> Iterator[tuple[str, SequenceFile]]:
+    for path in paths:
+        if progress is not None:
+            try:
+                progress.advance(os.stat(path).st_size)
+            except OSError:
+                progress.advance(0)  # the consumer reports the problem when it opens the file
+        yield path, SequenceFile(path)
+    if progress is not None:
+        progress.close()
+
+
 def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int = 2,
-                 progress: Progress | None = None) -> Iterator[tuple[str, bytes]]:
+                 progress: Progress | None = None, stream: bool = False
+                 ) -> Iterator[tuple[str, bytes | SequenceFile]]:
     """Yield (path, decompressed bytes) in the order of ``paths``, reading ahead in threads.
 
     An unreadable file raises its InputError when the consumer reaches it, so the genomes before
     it are processed first, and no output has been written yet by the callers in host.cli.
+    With ``stream``, yield (path, :class:`SequenceFile`) at once instead, for a consumer that
+    reads the files itself (progress then counts file sizes as the consumer takes them).
     """
+    if stream:
+        yield from _streamed_genomes(paths, progress)
+        return
     threads = threads or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="reader") as pool:
         pending: deque = deque()

@@ -89,7 +89,7 @@ def test_sketch_progress_counts_genomes_sketched_not_read(tmp_path, monkeypatch)
     class RecordingBackend:
         name = "sw"
 
-        def sketch_hll(self, genomes, k, params, canonical):
+        def sketch_hll(self, genomes, k, params, canonical, threads=None):
             for files in genomes:  # the reader has this genome; the line must not count it
                 seen.append(terminal.getvalue().rsplit("\r", 1)[-1])
                 yield np.ones(params.m, dtype=np.uint8)

@@ -1,11 +1,21 @@
-"""Vectorised HyperLogLog sketching, register-identical to kmerspec.golden.hll."""
+"""HyperLogLog sketching, register-identical to kmerspec.golden.hll.
+
+Files are sketched in one native pass (parse, canonical k-mer, fmix64, register update; see
+host/fast/_kmer_stream.c), block by block; the vectorised functions insert k-mer words that
+are already at hand.
+"""
+
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from kmerspec.golden.hll import HllParams
-from .kmers import kmer_array
+from .kmers import BLOCK_BYTES, file_blocks, record_bases
+from .native import native
+from .threads import map_in_threads
 
-__all__ = ["fmix64_array", "hll_ranks", "insert_kmers", "sketch_files", "union", "features"]
+__all__ = ["fmix64_array", "hll_ranks", "insert_kmers", "sketch_files", "sketch_genomes",
+           "union", "features"]
 
 _U64 = np.uint64
 
@@ -48,13 +58,28 @@ def insert_kmers(registers: np.ndarray, kmers: np.ndarray, params: HllParams) ->
     np.maximum.at(registers, index, rank)
 
 
-def sketch_files(files: list[bytes], k: int, params: HllParams,
-                 canonical: bool = True) -> np.ndarray:
-    """The registers of one genome made of several files (uint8 array of m registers)."""
+def sketch_files(files: list, k: int, params: HllParams, canonical: bool = True,
+                 block_bytes: int = BLOCK_BYTES) -> np.ndarray:
+    """The registers of one genome made of several files (uint8 array of m registers).
+
+    Each file is bytes or a streamable host.reader.SequenceFile; memory is one block.
+    """
+    if not isinstance(k, int) or not 1 <= k <= 32:
+        raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
     registers = np.zeros(params.m, dtype=np.uint8)
-    for data in files:
-        insert_kmers(registers, kmer_array(data, k, canonical), params)
+    for file in files:
+        stream = native.KmerStream(k, canonical)
+        for block in file_blocks(file, block_bytes):
+            stream.hll(block, registers, params.p, params.w)
+        record_bases(file, stream)
     return registers
+
+
+def sketch_genomes(genomes: Iterable[list], k: int, params: HllParams, canonical: bool = True,
+                   threads: int | None = None) -> Iterator[np.ndarray]:
+    """The registers of each genome, in order, genomes sketched ``threads`` at a time."""
+    return map_in_threads(lambda files: sketch_files(files, k, params, canonical), genomes,
+                          threads)
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,7 +1,9 @@
 """Fast JSD engine: the PQA (and Count-Min) of a genome, identical to kmerspec.golden.jsd.
 
-Sampling and all hashes are vectorised; the Count-Min and PQA insertions, which depend on the
-order of the sampled k-mers, run in the compiled loops of host/fast/_native.c.
+Parsing and sampling are one native pass per file (host/fast/_kmer_stream.c), holding only the
+sampled k-mers; their Count-Min row hashes are vectorised, and the Count-Min and PQA insertions,
+which depend on the order of the sampled k-mers, run in the compiled loops of
+host/fast/_native.c.
 """
 
 import numpy as np
@@ -10,11 +12,12 @@ from kmerspec.golden.countmin import CountMin
 from kmerspec.golden.jsd import COUNTER_BITS, JsdParams, JsdState, new_countmin
 from kmerspec.golden.pqa import Pqa
 from .hashing import murmur3_32_array
-from .kmers import kmer_array
+from .kmers import sampled_kmer_array
 from .native import native
+from .threads import map_in_threads
 
 __all__ = ["sample_kmers", "build_state_from_kmers", "build_state_fast", "build_pqa_fast",
-           "pqa_from_arrays", "pqa_to_arrays"]
+           "build_pqas", "pqa_from_arrays", "pqa_to_arrays"]
 
 
 def sample_kmers(words: np.ndarray, params: JsdParams) -> np.ndarray:
@@ -59,10 +62,10 @@ def build_state_from_kmers(sampled: np.ndarray, params: JsdParams) -> JsdState:
     return JsdState(countmin, pqa_from_arrays(tags, values))
 
 
-def build_state_fast(files: list[bytes], params: JsdParams = JsdParams()) -> JsdState:
-    """Count-Min and PQA of one genome given as the bytes of its FASTA/FASTQ files."""
-    parts = [sample_kmers(kmer_array(data, params.k, params.canonical), params) for data in files]
-    sampled = np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
+def build_state_fast(files: list, params: JsdParams = JsdParams()) -> JsdState:
+    """Count-Min and PQA of one genome given as its FASTA/FASTQ files (bytes, or streamable
+    host.reader.SequenceFile)."""
+    sampled = sampled_kmer_array(files, params.k, params.canonical, params.s, params.sample_seed)
     return build_state_from_kmers(sampled, params)
 
 
@@ -73,3 +76,8 @@ def build_pqa_fast(files: list[bytes], params: JsdParams = JsdParams()) -> Pqa:
     (0, 0) when empty; compare genomes with kmerspec.golden.jsd.jsd_between(pqa_p, pqa_q, mode).
     """
     return build_state_fast(files, params).pqa
+
+
+def build_pqas(genomes, params: JsdParams = JsdParams(), threads: int | None = None):
+    """The PQA of each genome (a list of files), in order, ``threads`` genomes at a time."""
+    return map_in_threads(lambda files: build_pqa_fast(files, params), genomes, threads)

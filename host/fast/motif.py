@@ -1,9 +1,12 @@
 """Fast emerging-motif engine, state-identical to kmerspec.golden.motif.
 
-Per k: every H3 hash (Count-Min rows and store set index) is vectorised with byte tables; the
-conservative updates and the heavy-hitter store, which depend on order, run in the compiled
-loops of host/fast/_native.c; the control pass is a vectorised exact count of the stored k-mers.
+Per k: the k-mers of each file come block by block from the native parser
+(host/fast/_kmer_stream.c); the test pass (H3 row and set hashes through byte tables, the
+conservative updates and the heavy-hitter store, all order-dependent) is one compiled loop of
+host/fast/_native.c; the control pass is a vectorised exact count of the stored k-mers. The values of k are independent engines and run in parallel threads.
 """
+
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -11,14 +14,12 @@ from kmerspec.golden.countmin import CountMin, h3_row_indices
 from kmerspec.golden.motif import (CONTROL_COUNT_BITS, HeavyHitterStore, MotifParams, MotifRow,
                             MotifSketch, emerging_rows)
 from .hashing import H3Tables
-from .kmers import base_code_stream, kmers_from_codes
+from .kmers import kmer_blocks
 from .native import native
+from .threads import map_in_threads
 
 __all__ = ["run_engine_fast", "find_motifs_fast"]
 
-# k-mers are processed in slices of this many so that the hash arrays stay small.
-_SLICE = 1 << 20
-_PREFILTER_BITS = 20
 
 
 class _SketchArrays:
@@ -29,6 +30,14 @@ class _SketchArrays:
         self.params = params
         self.hashes = H3Tables(params.countmin_seed_words(k) + [params.store_seed_words(k)],
                                [params.cw] * params.d + [params.set_bits])
+        # The byte tables of every H3 group as one (groups, key bytes, 256) array, and where
+        # each output (rows, then the store set) sits in its group's packed word.
+        self.h3_tables = np.ascontiguousarray(np.stack([np.stack(tables) for _, tables
+                                                        in self.hashes.groups]))
+        fields = sorted((position, group, offset, width)
+                        for group, (members, _) in enumerate(self.hashes.groups)
+                        for position, offset, width in members)
+        self.h3_fields = np.array([field[1:] for field in fields], dtype=np.int64)
         self.counters = np.zeros((params.d, 1 << params.cw), dtype=np.uint32)
         slots = (params.store_sets, params.store_ways)
         self.kmers = np.zeros(slots, dtype=np.uint64)
@@ -38,35 +47,22 @@ class _SketchArrays:
         self.next_victim = np.zeros(params.store_sets, dtype=np.uint32)
 
     def test_pass(self, words: np.ndarray) -> None:
+        """The Count-Min updates and store updates of ``words``, in order, in native code."""
         params = self.params
-        for start in range(0, words.size, _SLICE):
-            chunk = np.ascontiguousarray(words[start:start + _SLICE])
-            *rows, sets = self.hashes.hashes(chunk)
-            estimates = np.empty(chunk.size, dtype=np.uint32)
-            native.cm_insert(self.counters, 1 << params.cw, np.stack(rows, axis=1), estimates,
-                             (1 << params.counter_bits) - 1, True)
-            heavy = estimates >= params.threshold(self.k)
-            native.store_record(self.kmers, self.values, self.valid, self.control,
-                                self.next_victim, params.store_ways,
-                                np.ascontiguousarray(sets[heavy]),
-                                np.ascontiguousarray(chunk[heavy]),
-                                np.ascontiguousarray(estimates[heavy]))
+        native.motif_test_pass(words, self.h3_tables,
+                               self.h3_fields, self.counters, 1 << params.cw,
+                               (1 << params.counter_bits) - 1, params.threshold(self.k),
+                               self.kmers, self.values, self.valid, self.control,
+                               self.next_victim, params.store_ways)
 
-    def control_pass(self, word_arrays: list[np.ndarray]) -> None:
+    def control_pass(self, word_arrays: Iterable[np.ndarray]) -> None:
         """Exact occurrence counts of the stored k-mers (stored words are distinct)."""
         stored = self.valid.astype(bool)
         keys = np.sort(self.kmers[stored])
         counts = np.zeros(keys.size, dtype=np.uint64)
-        # A bitmap of the keys' low bits rejects most words before the binary search.
-        low_mask = np.uint64((1 << min(2 * self.k, _PREFILTER_BITS)) - 1)
-        maybe_stored = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
-        maybe_stored[(keys & low_mask).astype(np.intp)] = True
         if keys.size:
             for words in word_arrays:
-                words = words[maybe_stored[(words & low_mask).astype(np.intp)]]
-                position = np.minimum(np.searchsorted(keys, words), keys.size - 1)
-                hits = position[keys[position] == words]
-                counts += np.bincount(hits, minlength=keys.size).astype(np.uint64)
+                native.count_matches(words, keys, counts)
         saturated = np.minimum(counts, np.uint64((1 << CONTROL_COUNT_BITS) - 1))
         self.control[stored] = saturated[np.searchsorted(keys, self.kmers[stored])]
 
@@ -85,27 +81,31 @@ class _SketchArrays:
         return MotifSketch(self.k, countmin, store)
 
 
-def run_engine_fast(test_files: list[bytes], control_files: list[bytes],
-                    params: MotifParams = MotifParams()) -> list[MotifSketch]:
-    """Both passes for every k; equal, state for state, to kmerspec.golden.motif.run_engine."""
-    sketches = []
-    test_codes = [base_code_stream(data) for data in test_files]  # parsed once for every k
-    control_codes = [base_code_stream(data) for data in control_files]
-    for k in params.ks:
-        arrays = _SketchArrays(k, params)
-        for codes in test_codes:
-            arrays.test_pass(kmers_from_codes(codes, k, params.canonical))
-        arrays.control_pass([kmers_from_codes(codes, k, params.canonical)
-                             for codes in control_codes])
-        sketches.append(arrays.to_golden())
-    return sketches
+def _run_one_k(k: int, test_files: list, control_files: list, params: MotifParams
+               ) -> MotifSketch:
+    arrays = _SketchArrays(k, params)
+    for file in test_files:
+        for words in kmer_blocks(file, k, params.canonical, copy=False):
+            arrays.test_pass(words)
+    arrays.control_pass(words for file in control_files
+                        for words in kmer_blocks(file, k, params.canonical, copy=False))
+    return arrays.to_golden()
 
 
-def find_motifs_fast(test_files: list[bytes], control_files: list[bytes],
-                     params: MotifParams = MotifParams()) -> list[MotifRow]:
+def run_engine_fast(test_files: list, control_files: list, params: MotifParams = MotifParams(),
+                    threads: int | None = None) -> list[MotifSketch]:
+    """Both passes for every k (``threads`` values of k at a time); equal, state for state, to
+    kmerspec.golden.motif.run_engine. Files are bytes or streamable host.reader.SequenceFile."""
+    return list(map_in_threads(lambda k: _run_one_k(k, test_files, control_files, params),
+                               params.ks, threads))
+
+
+def find_motifs_fast(test_files: list, control_files: list,
+                     params: MotifParams = MotifParams(), threads: int | None = None
+                     ) -> list[MotifRow]:
     """Emerging k-mers of the test files against the control files (bytes of FASTA/FASTQ).
 
     Returns MotifRow(k, k-mer string, test estimate, control count) per emerging k-mer, sorted
     by k ascending, test estimate descending, then k-mer string; == kmerspec.golden.motif.find_motifs.
     """
-    return emerging_rows(run_engine_fast(test_files, control_files, params), params)
+    return emerging_rows(run_engine_fast(test_files, control_files, params, threads), params)

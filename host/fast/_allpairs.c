@@ -1,0 +1,403 @@
+/*
+ * All-pairs HyperLogLog Jaccard (SPEC section 3), value for value equal to host.similarity's
+ * formula on kmerspec.golden.hll.estimate_from_features: the union of two sketches, its exact
+ * features (Z, nz), the "hll" estimator and J, with no Python per pair.
+ *
+ * Sketches come packed: w = 4 registers two to a byte (register 2i in the low nibble of byte
+ * i), wider ones a byte each. For w = 4 the union and features run 64 registers per step with
+ * AVX2 (32 with SSSE3) where the CPU has it, chosen at run time, else a portable scalar loop;
+ * Z < 2^33 is then an exact integer. Wider registers go through a register histogram, and Z
+ * (up to 2^273) through multi-word integers, rounded to float64 exactly as Python's int / int.
+ */
+#include "_native.h"
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86_DISPATCH 1
+#endif
+
+typedef struct {
+    uint64_t z;    /* w = 4 only: Z = sum 2^(15 - r) */
+    uint32_t nz;
+} Features4;
+
+typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, size_t bytes);
+
+static const uint32_t weight4[16] = {32768, 16384, 8192, 4096, 2048, 1024, 512, 256,
+                                     128, 64, 32, 16, 8, 4, 2, 1};
+
+static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b, size_t bytes)
+{
+    uint64_t z = 0;
+    uint32_t nz = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        unsigned low_a = a[i] & 15, low_b = b[i] & 15, high_a = a[i] >> 4, high_b = b[i] >> 4;
+        unsigned low = low_a > low_b ? low_a : low_b, high = high_a > high_b ? high_a : high_b;
+        z += weight4[low] + weight4[high];
+        nz += (low == 0) + (high == 0);
+    }
+    return (Features4){z, nz};
+}
+
+#ifdef HAVE_X86_DISPATCH
+/*
+ * 2^(15 - r) = 256 * upper[r] + lower[r] with both parts below 256, so byte table lookups
+ * (pshufb) give them and sums of bytes (psadbw) add them up; zero[r] counts empty registers.
+ */
+#define UPPER_TABLE 128, 64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0
+#define LOWER_TABLE 0, 0, 0, 0, 0, 0, 0, 0, 128, 64, 32, 16, 8, 4, 2, 1
+#define ZERO_TABLE 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+
+__attribute__((target("avx2")))
+static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t bytes)
+{
+    const __m256i nibble = _mm256_set1_epi8(15), none = _mm256_setzero_si256();
+    const __m256i upper = _mm256_setr_epi8(UPPER_TABLE, UPPER_TABLE);
+    const __m256i lower = _mm256_setr_epi8(LOWER_TABLE, LOWER_TABLE);
+    const __m256i zero = _mm256_setr_epi8(ZERO_TABLE, ZERO_TABLE);
+    __m256i sum_upper = none, sum_lower = none, sum_zero = none;
+    size_t i = 0;
+    for (; i + 32 <= bytes; i += 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(a + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(b + i));
+        __m256i low = _mm256_max_epu8(_mm256_and_si256(x, nibble), _mm256_and_si256(y, nibble));
+        __m256i high = _mm256_max_epu8(_mm256_and_si256(_mm256_srli_epi16(x, 4), nibble),
+                                       _mm256_and_si256(_mm256_srli_epi16(y, 4), nibble));
+        sum_upper = _mm256_add_epi64(sum_upper, _mm256_add_epi64(
+            _mm256_sad_epu8(_mm256_shuffle_epi8(upper, low), none),
+            _mm256_sad_epu8(_mm256_shuffle_epi8(upper, high), none)));
+        sum_lower = _mm256_add_epi64(sum_lower, _mm256_add_epi64(
+            _mm256_sad_epu8(_mm256_shuffle_epi8(lower, low), none),
+            _mm256_sad_epu8(_mm256_shuffle_epi8(lower, high), none)));
+        /* at most 2 per byte: the two lookups add without overflow */
+        sum_zero = _mm256_add_epi64(sum_zero, _mm256_sad_epu8(_mm256_add_epi8(
+            _mm256_shuffle_epi8(zero, low), _mm256_shuffle_epi8(zero, high)), none));
+    }
+    uint64_t u[4], l[4], n[4];
+    _mm256_storeu_si256((__m256i *)u, sum_upper);
+    _mm256_storeu_si256((__m256i *)l, sum_lower);
+    _mm256_storeu_si256((__m256i *)n, sum_zero);
+    Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
+    return (Features4){256 * (u[0] + u[1] + u[2] + u[3]) + l[0] + l[1] + l[2] + l[3] + tail.z,
+                       (uint32_t)(n[0] + n[1] + n[2] + n[3]) + tail.nz};
+}
+
+__attribute__((target("ssse3")))
+static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_t bytes)
+{
+    const __m128i nibble = _mm_set1_epi8(15), none = _mm_setzero_si128();
+    const __m128i upper = _mm_setr_epi8(UPPER_TABLE);
+    const __m128i lower = _mm_setr_epi8(LOWER_TABLE);
+    const __m128i zero = _mm_setr_epi8(ZERO_TABLE);
+    __m128i sum_upper = none, sum_lower = none, sum_zero = none;
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
+        __m128i low = _mm_max_epu8(_mm_and_si128(x, nibble), _mm_and_si128(y, nibble));
+        __m128i high = _mm_max_epu8(_mm_and_si128(_mm_srli_epi16(x, 4), nibble),
+                                    _mm_and_si128(_mm_srli_epi16(y, 4), nibble));
+        sum_upper = _mm_add_epi64(sum_upper, _mm_add_epi64(
+            _mm_sad_epu8(_mm_shuffle_epi8(upper, low), none),
+            _mm_sad_epu8(_mm_shuffle_epi8(upper, high), none)));
+        sum_lower = _mm_add_epi64(sum_lower, _mm_add_epi64(
+            _mm_sad_epu8(_mm_shuffle_epi8(lower, low), none),
+            _mm_sad_epu8(_mm_shuffle_epi8(lower, high), none)));
+        sum_zero = _mm_add_epi64(sum_zero, _mm_sad_epu8(_mm_add_epi8(
+            _mm_shuffle_epi8(zero, low), _mm_shuffle_epi8(zero, high)), none));
+    }
+    uint64_t u[2], l[2], n[2];
+    _mm_storeu_si128((__m128i *)u, sum_upper);
+    _mm_storeu_si128((__m128i *)l, sum_lower);
+    _mm_storeu_si128((__m128i *)n, sum_zero);
+    Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
+    return (Features4){256 * (u[0] + u[1]) + l[0] + l[1] + tail.z,
+                       (uint32_t)(n[0] + n[1]) + tail.nz};
+}
+#endif
+
+static UnionFeatures4 union_features4 = union_features4_scalar;
+static const char *union_features4_isa = "scalar";
+
+static void choose_union_features4(void)
+{
+#ifdef HAVE_X86_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        union_features4 = union_features4_avx2;
+        union_features4_isa = "avx2";
+    } else if (__builtin_cpu_supports("ssse3")) {
+        union_features4 = union_features4_ssse3;
+        union_features4_isa = "ssse3";
+    }
+#endif
+}
+
+/* Register histogram of the union of two byte-per-register sketches (w >= 5). */
+static uint32_t union_histogram(const uint8_t *a, const uint8_t *b, size_t m, uint32_t *hist,
+                                unsigned max_rank)
+{
+    uint32_t partial[4][256];
+    memset(partial, 0, sizeof partial);
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4)
+        for (int lane = 0; lane < 4; lane++) {
+            uint8_t x = a[i + lane], y = b[i + lane];
+            partial[lane][x > y ? x : y]++;
+        }
+    for (; i < m; i++)
+        partial[0][a[i] > b[i] ? a[i] : b[i]]++;
+    for (unsigned r = 0; r <= max_rank; r++)
+        hist[r] = partial[0][r] + partial[1][r] + partial[2][r] + partial[3][r];
+    return hist[0];
+}
+
+/* Z / 2^W as float64, correctly rounded (as Python's int / int), Z = sum hist[r] 2^(W - r). */
+static double harmonic_sum(const uint32_t *hist, unsigned max_rank)
+{
+    if (max_rank <= 31) {  /* Z < 2^(31 + 19) is exact in a double */
+        uint64_t z = 0;
+        for (unsigned r = 0; r <= max_rank; r++)
+            z += (uint64_t)hist[r] << (max_rank - r);
+        return ldexp((double)z, -(int)max_rank);
+    }
+    uint64_t limbs[5] = {0};  /* Z < 2^(255 + 19) */
+    for (unsigned r = 0; r <= max_rank; r++) {
+        if (hist[r] == 0)
+            continue;
+        unsigned shift = max_rank - r, word = shift / 64, bit = shift % 64;
+        uint64_t parts[2] = {(uint64_t)hist[r] << bit, bit ? (uint64_t)hist[r] >> (64 - bit) : 0};
+        uint64_t carry = 0;
+        for (unsigned j = word; j < 5; j++) {
+            uint64_t add = (j - word < 2 ? parts[j - word] : 0);
+            uint64_t sum = limbs[j] + add;
+            uint64_t carry_out = sum < add;
+            sum += carry;
+            carry_out |= sum < carry;
+            limbs[j] = sum;
+            carry = carry_out;
+            if (j - word >= 1 && carry == 0)
+                break;
+        }
+    }
+    int top = 4;
+    while (top > 0 && limbs[top] == 0)
+        top--;
+    if (top == 0)
+        return ldexp((double)limbs[0], -(int)max_rank);
+    /* The top 64 bits, with every lower set bit folded into the last one ("sticky"): 64 bits
+     * keep the round bit well above the sticky bit, so the conversion rounds as the full
+     * value would. */
+    unsigned length = 64 * (unsigned)top + 64 - (unsigned)__builtin_clzll(limbs[top]);
+    unsigned low = length - 64, word = low / 64, bit = low % 64;
+    uint64_t mantissa = bit ? (limbs[word] >> bit) | (limbs[word + 1] << (64 - bit)) : limbs[word];
+    int sticky = bit ? (limbs[word] & ((1ull << bit) - 1)) != 0 : 0;
+    for (unsigned j = 0; j < word; j++)
+        sticky |= limbs[j] != 0;
+    return ldexp((double)(mantissa | (uint64_t)sticky), (int)low - (int)max_rank);
+}
+
+/* kmerspec.golden.hll.estimate_from_features, operation for operation. */
+static double estimate(double harmonic, uint32_t nz, unsigned p)
+{
+    double m = (double)(1u << p);
+    double alpha = 0.7213 / (1 + 1.079 / m);
+    double e = alpha * m * m / harmonic;
+    if (e <= 2.5 * m && nz > 0)
+        e = m * log(m / (double)nz);
+    return e;
+}
+
+/* host.similarity's Jaccard: (|X| + |Y| - |X u Y|) / |X u Y| clamped to [0, 1]; 0 if empty. */
+static double jaccard(double card_x, double card_y, double card_union)
+{
+    if (!(card_union > 0))
+        return 0.0;
+    double j = (card_x + card_y - card_union) / card_union;
+    return j < 0 ? 0.0 : j > 1 ? 1.0 : j;
+}
+
+typedef struct {
+    const uint8_t *packed;
+    size_t row_bytes;
+    unsigned p, w;
+} Sketches;
+
+static double union_estimate(const Sketches *s, Py_ssize_t x, Py_ssize_t y)
+{
+    const uint8_t *a = s->packed + (size_t)x * s->row_bytes;
+    const uint8_t *b = s->packed + (size_t)y * s->row_bytes;
+    if (s->w == 4) {
+        Features4 f = union_features4(a, b, s->row_bytes);
+        return estimate((double)f.z / 32768.0, f.nz, s->p);
+    }
+    uint32_t hist[256];
+    unsigned max_rank = (1u << s->w) - 1;
+    uint32_t nz = union_histogram(a, b, s->row_bytes, hist, max_rank);
+    return estimate(harmonic_sum(hist, max_rank), nz, s->p);
+}
+
+/* Parse and check (packed, w, p): n sketches of 2^p registers, packed for w. */
+static int get_sketches(PyObject *object, Array *array, int w, int p, Py_ssize_t n,
+                        Sketches *sketches)
+{
+    if (get_array(object, array, 1, 0, "packed") < 0)
+        return -1;
+    if (p < 8 || p > 18 || w < 4 || w > 8) {
+        PyErr_Format(PyExc_ValueError, "need 8 <= p <= 18 and 4 <= w <= 8, not p=%d, w=%d", p, w);
+        return -1;
+    }
+    size_t row_bytes = w == 4 ? (size_t)1 << (p - 1) : (size_t)1 << p;
+    if ((size_t)array->count != (size_t)n * row_bytes) {
+        PyErr_Format(PyExc_ValueError, "packed holds %zd bytes, not %zd sketches of %zu bytes",
+                     array->count, n, row_bytes);
+        return -1;
+    }
+    *sketches = (Sketches){array->view.buf, row_bytes, (unsigned)p, (unsigned)w};
+    return 0;
+}
+
+/* cardinalities(packed, w, p, out f64[n]): the estimate of every sketch. */
+static PyObject *cardinalities(PyObject *self, PyObject *args)
+{
+    PyObject *objects[2];
+    int w, p;
+    Array a[2];
+    memset(a, 0, sizeof a);
+    Sketches sketches;
+    if (!PyArg_ParseTuple(args, "OiiO", &objects[0], &w, &p, &objects[1]))
+        return NULL;
+    if (get_typed_array(objects[1], &a[1], 8, KIND_FLOAT, 1, "out") < 0 ||
+        get_sketches(objects[0], &a[0], w, p, a[1].count, &sketches) < 0)
+        goto fail;
+    double *out = a[1].view.buf;
+    Py_ssize_t n = a[1].count;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = union_estimate(&sketches, i, i);
+    Py_END_ALLOW_THREADS
+    release(a, 2);
+    Py_RETURN_NONE;
+fail:
+    release(a, 2);
+    return NULL;
+}
+
+/* jaccard_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R], stops i64[R],
+ *              order i64[n], out f64[sum(stops - starts)]):
+ * for each t, J(rows[t], order[u]) for u in [starts[t], stops[t]), appended to out. */
+static PyObject *jaccard_rows(PyObject *self, PyObject *args)
+{
+    PyObject *packed_object, *objects[6];
+    int w, p;
+    Array a[7];
+    memset(a, 0, sizeof a);
+    Sketches sketches;
+    if (!PyArg_ParseTuple(args, "OiiOOOOOO", &packed_object, &w, &p, &objects[0], &objects[1],
+                          &objects[2], &objects[3], &objects[4], &objects[5]))
+        return NULL;
+    static const char *names[6] = {"cards", "rows", "starts", "stops", "order", "out"};
+    for (int i = 0; i < 6; i++)
+        if (get_typed_array(objects[i], &a[i], 8, i == 0 || i == 5 ? KIND_FLOAT : KIND_SIGNED,
+                            i == 5, names[i]) < 0)
+            goto fail;
+    Py_ssize_t n = a[0].count, count = a[1].count;
+    if (get_sketches(packed_object, &a[6], w, p, n, &sketches) < 0)
+        goto fail;
+    const double *cards = a[0].view.buf;
+    const int64_t *rows = a[1].view.buf, *starts = a[2].view.buf, *stops = a[3].view.buf,
+                  *order = a[4].view.buf;
+    double *out = a[5].view.buf;
+    if (a[2].count != count || a[3].count != count || a[4].count != n) {
+        PyErr_SetString(PyExc_ValueError, "jaccard_rows: inconsistent array sizes");
+        goto fail;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t t = 0; t < count; t++) {
+        if (rows[t] < 0 || rows[t] >= n || starts[t] < 0 || stops[t] < starts[t] ||
+            stops[t] > n) {
+            PyErr_Format(PyExc_ValueError, "jaccard_rows: row %zd out of range", t);
+            goto fail;
+        }
+        total += stops[t] - starts[t];
+    }
+    for (Py_ssize_t u = 0; u < n; u++)
+        if (order[u] < 0 || order[u] >= n) {
+            PyErr_SetString(PyExc_ValueError, "jaccard_rows: order out of range");
+            goto fail;
+        }
+    if (a[5].count != total) {
+        PyErr_Format(PyExc_ValueError, "out holds %zd values, not %zd", a[5].count, total);
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < count; t++) {
+        Py_ssize_t x = rows[t];
+        for (Py_ssize_t u = starts[t]; u < stops[t]; u++) {
+            Py_ssize_t y = order[u];
+            *out++ = jaccard(cards[x], cards[y], union_estimate(&sketches, x, y));
+        }
+    }
+    Py_END_ALLOW_THREADS
+    release(a, 7);
+    Py_RETURN_NONE;
+fail:
+    release(a, 7);
+    return NULL;
+}
+
+static PyObject *simd_level(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(union_features4_isa);
+}
+
+static PyObject *set_simd_level(PyObject *self, PyObject *args)
+{
+    const char *level;
+    if (!PyArg_ParseTuple(args, "s", &level))
+        return NULL;
+    if (strcmp(level, "best") == 0) {
+        choose_union_features4();
+        Py_RETURN_NONE;
+    }
+    if (strcmp(level, "scalar") == 0) {
+        union_features4 = union_features4_scalar;
+        union_features4_isa = "scalar";
+        Py_RETURN_NONE;
+    }
+#ifdef HAVE_X86_DISPATCH
+    __builtin_cpu_init();
+    if (strcmp(level, "avx2") == 0 && __builtin_cpu_supports("avx2")) {
+        union_features4 = union_features4_avx2;
+        union_features4_isa = "avx2";
+        Py_RETURN_NONE;
+    }
+    if (strcmp(level, "ssse3") == 0 && __builtin_cpu_supports("ssse3")) {
+        union_features4 = union_features4_ssse3;
+        union_features4_isa = "ssse3";
+        Py_RETURN_NONE;
+    }
+#endif
+    PyErr_Format(PyExc_ValueError, "SIMD level %s is not available here", level);
+    return NULL;
+}
+
+void init_allpairs(void)
+{
+    choose_union_features4();
+}
+
+PyMethodDef allpairs_methods[] = {
+    {"cardinalities", cardinalities, METH_VARARGS,
+     "cardinalities(packed, w, p, out): the HLL estimate of every packed sketch."},
+    {"jaccard_rows", jaccard_rows, METH_VARARGS,
+     "jaccard_rows(packed, w, p, cards, rows, starts, stops, order, out): Jaccard of each row "
+     "sketch with the sketches order[starts[t]:stops[t]], into out."},
+    {"simd_level", simd_level, METH_NOARGS,
+     "The instruction set of the w = 4 union loop: avx2, ssse3 or scalar."},
+    {"set_simd_level", set_simd_level, METH_VARARGS,
+     "set_simd_level(level): force scalar, ssse3 or avx2 (tests), or 'best'."},
+    {NULL, NULL, 0, NULL},
+};

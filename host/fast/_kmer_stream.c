@@ -1,0 +1,382 @@
+/*
+ * KmerStream: one file's bytes, fed block by block, become k-mers (SPEC section 1) that are
+ * hashed and sketched in the same pass, identical to kmerspec.golden.
+ *
+ * The parser is the line machine of kmerspec.golden.line_machine. Its state (line state,
+ * forward and reverse-complement words, run length) lives in the object between blocks, so a
+ * block may end anywhere: inside a k-mer, between a CR and its LF, inside a FASTQ record. Memory
+ * is the block being fed, never the file. Every feeding method releases the GIL; an object must
+ * not be fed from two threads at once (it refuses, with RuntimeError).
+ *
+ * Consumers of the k-mers (HLL registers, murmur3 sampling, plain k-mer words) are small inline
+ * functions passed to one always-inlined parse loop, so each gets its own specialised loop.
+ */
+#include "_native.h"
+#include <stddef.h>
+#include <string.h>
+#include <structmember.h>
+
+/* Parser states between two bytes: kmerspec.golden.line_machine.LineState, same numbers. */
+enum {
+    LS_RECORD, LS_SEQUENCE, LS_FASTQ_SEQ, LS_FASTQ_SEP, LS_FASTQ_QUAL,
+    IN_SEQUENCE, IN_HEADER, IN_FASTQ_HEADER, IN_FASTQ_SEQ, IN_FASTQ_SEP, IN_FASTQ_QUAL,
+};
+
+/* Byte classes: 0..3 are the base codes A C G T. */
+enum { CLASS_LF = 4, CLASS_CR, CLASS_GT, CLASS_AT, CLASS_OTHER };
+
+static uint8_t byte_class[256];
+
+static void init_byte_class(void)
+{
+    memset(byte_class, CLASS_OTHER, sizeof byte_class);
+    static const char bases[] = "ACGT", lower[] = "acgt";
+    for (int code = 0; code < 4; code++) {
+        byte_class[(uint8_t)bases[code]] = (uint8_t)code;
+        byte_class[(uint8_t)lower[code]] = (uint8_t)code;
+    }
+    byte_class['\n'] = CLASS_LF;
+    byte_class['\r'] = CLASS_CR;
+    byte_class['>'] = CLASS_GT;
+    byte_class['@'] = CLASS_AT;
+}
+
+typedef struct {
+    PyObject_HEAD
+    int k, canonical, state, busy;
+    unsigned run;  /* bases in the current run, capped at k */
+    uint64_t forward, reverse, mask;
+    unsigned long long sequence_bytes;  /* bytes on sequence lines so far, CR and LF excluded */
+} KmerStream;
+
+typedef void (*Emit)(void *context, uint64_t word);
+
+/* One block through the line machine; emit(context, word) for every k-mer, in stream order. */
+static inline __attribute__((always_inline)) void
+parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *context)
+{
+    int state = stream->state;
+    unsigned run = stream->run;
+    uint64_t forward = stream->forward, reverse = stream->reverse;
+    unsigned long long sequence_bytes = stream->sequence_bytes;
+    const unsigned k = (unsigned)stream->k, reverse_shift = 2 * (k - 1);
+    const uint64_t mask = stream->mask;
+    /* all ones when canonical: min(forward, reverse) without a branch, which would be
+     * mispredicted at every other base */
+    const uint64_t canonical = stream->canonical ? ~0ull : 0;
+    size_t i = 0;
+    while (i < n) {
+        if (state == IN_SEQUENCE || state == IN_FASTQ_SEQ) {
+            for (; i < n; i++) {
+                unsigned c = byte_class[data[i]];
+                sequence_bytes += c != CLASS_LF && c != CLASS_CR;
+                if (c < 4) {
+                    forward = ((forward << 2) | c) & mask;
+                    reverse = (reverse >> 2) | ((uint64_t)(3 - c) << reverse_shift);
+                    if (++run >= k) {
+                        run = k;
+                        uint64_t take_reverse = canonical & -(uint64_t)(reverse < forward);
+                        emit(context, forward ^ ((forward ^ reverse) & take_reverse));
+                    }
+                } else if (c == CLASS_LF) {
+                    /* a FASTA sequence line continues on the next line; a FASTQ one ends */
+                    if (state == IN_FASTQ_SEQ)
+                        run = 0;
+                    state = state == IN_FASTQ_SEQ ? LS_FASTQ_SEP : LS_SEQUENCE;
+                    i++;
+                    break;
+                } else if (c != CLASS_CR) {
+                    run = 0;
+                }
+            }
+            continue;
+        }
+        if (state >= IN_HEADER) {
+            /* header, separator and quality lines: nothing but their end matters, and the
+             * run was already broken when the line began */
+            const uint8_t *end = memchr(data + i, '\n', n - i);
+            if (end == NULL)
+                break;
+            i = (size_t)(end - data) + 1;
+            state = state == IN_FASTQ_HEADER ? LS_FASTQ_SEQ
+                  : state == IN_FASTQ_SEP ? LS_FASTQ_QUAL : LS_RECORD;
+            continue;
+        }
+        /* at a line start */
+        unsigned c = byte_class[data[i]];
+        if (c == CLASS_CR) {
+            i++;
+        } else if (c == CLASS_LF) {
+            i++;
+            if (state >= LS_FASTQ_SEQ) {  /* an empty line inside a FASTQ record counts */
+                run = 0;
+                state = state == LS_FASTQ_SEQ ? LS_FASTQ_SEP
+                      : state == LS_FASTQ_SEP ? LS_FASTQ_QUAL : LS_RECORD;
+            }
+        } else if (state == LS_RECORD || state == LS_SEQUENCE) {
+            if (c == CLASS_GT || (c == CLASS_AT && state == LS_RECORD)) {
+                run = 0;
+                state = c == CLASS_GT ? IN_HEADER : IN_FASTQ_HEADER;
+                i++;
+            } else {
+                state = IN_SEQUENCE;  /* this byte is read again as sequence */
+            }
+        } else if (state == LS_FASTQ_SEQ) {
+            state = IN_FASTQ_SEQ;
+        } else {
+            run = 0;
+            state = state == LS_FASTQ_SEP ? IN_FASTQ_SEP : IN_FASTQ_QUAL;
+            i++;
+        }
+    }
+    stream->state = state;
+    stream->sequence_bytes = sequence_bytes;
+    stream->run = run;
+    stream->forward = forward;
+    stream->reverse = reverse;
+}
+
+static inline uint64_t fmix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDULL;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline uint32_t rotl32(uint32_t x, int r)
+{
+    return (x << r) | (x >> (32 - r));
+}
+
+/* MurmurHash3_x86_32 of the 8 little-endian bytes of a word (kmerspec.golden.hashes). */
+static inline uint32_t murmur3_32(uint64_t word, uint32_t seed)
+{
+    uint32_t h = seed;
+    for (int half = 0; half < 2; half++) {
+        uint32_t block = (uint32_t)(word >> (32 * half));
+        block *= 0xCC9E2D51u;
+        block = rotl32(block, 15) * 0x1B873593u;
+        h ^= block;
+        h = rotl32(h, 13) * 5 + 0xE6546B64u;
+    }
+    h ^= 8;
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    return h;
+}
+
+typedef struct {
+    uint8_t *registers;
+    unsigned p, max_rank;
+} HllSink;
+
+static inline void emit_hll(void *context, uint64_t word)
+{
+    HllSink *sink = context;
+    uint64_t h = fmix64(word);
+    uint64_t low = h << sink->p;  /* the 64-p low bits, at the top */
+    unsigned rank = low ? (unsigned)__builtin_clzll(low) + 1 : 65 - sink->p;
+    if (rank > sink->max_rank)
+        rank = sink->max_rank;
+    uint8_t *reg = &sink->registers[h >> (64 - sink->p)];
+    *reg = *reg > rank ? *reg : (uint8_t)rank;
+}
+
+typedef struct {
+    uint64_t *out;
+    size_t count;
+    uint32_t seed, mask;
+} WordSink;
+
+static inline void emit_word(void *context, uint64_t word)
+{
+    WordSink *sink = context;
+    sink->out[sink->count++] = word;
+}
+
+static inline void emit_sampled(void *context, uint64_t word)
+{
+    WordSink *sink = context;
+    if ((murmur3_32(word, sink->seed) & sink->mask) == 0)
+        sink->out[sink->count++] = word;
+}
+
+/* Borrow the stream for a GIL-free call; 0 with RuntimeError if another thread has it. */
+static int acquire(KmerStream *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "KmerStream is being fed by another thread");
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+static PyObject *stream_hll(KmerStream *self, PyObject *args)
+{
+    Py_buffer data;
+    PyObject *registers_object;
+    int p, w;
+    Array registers = {0};
+    if (!PyArg_ParseTuple(args, "y*Oii", &data, &registers_object, &p, &w))
+        return NULL;
+    if (get_array(registers_object, &registers, 1, 1, "registers") < 0)
+        goto fail;
+    if (p < 8 || p > 18 || w < 4 || w > 8 || registers.count != ((Py_ssize_t)1 << p)) {
+        PyErr_Format(PyExc_ValueError, "hll: need 8 <= p <= 18, 4 <= w <= 8 and 2^p registers "
+                     "(p=%d, w=%d, %zd registers)", p, w, registers.count);
+        goto fail;
+    }
+    if (acquire(self) < 0)
+        goto fail;
+    HllSink sink = {registers.view.buf, (unsigned)p, (1u << w) - 1};
+    Py_BEGIN_ALLOW_THREADS
+    parse_block(self, data.buf, (size_t)data.len, emit_hll, &sink);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    release(&registers, 1);
+    PyBuffer_Release(&data);
+    Py_RETURN_NONE;
+fail:
+    release(&registers, 1);
+    PyBuffer_Release(&data);
+    return NULL;
+}
+
+/* kmers(data, out) and sample(data, out, s, seed): k-mer words into out, returning how many. */
+static PyObject *stream_words(KmerStream *self, PyObject *args, int sampled)
+{
+    Py_buffer data;
+    PyObject *out_object;
+    int s = 0;
+    unsigned long seed = 0;
+    Array out = {0};
+    if (sampled ? !PyArg_ParseTuple(args, "y*Oik", &data, &out_object, &s, &seed)
+                : !PyArg_ParseTuple(args, "y*O", &data, &out_object))
+        return NULL;
+    if (get_array(out_object, &out, 8, 1, "out") < 0)
+        goto fail;
+    if (out.count < data.len) {
+        PyErr_Format(PyExc_ValueError, "out holds %zd words; a block of %zd bytes needs as many",
+                     out.count, data.len);
+        goto fail;
+    }
+    if (s < 0 || s > 32) {
+        PyErr_Format(PyExc_ValueError, "s must be from 0 to 32, not %d", s);
+        goto fail;
+    }
+    if (acquire(self) < 0)
+        goto fail;
+    WordSink sink = {out.view.buf, 0, (uint32_t)seed,
+                     s == 32 ? 0xFFFFFFFFu : (uint32_t)((1ull << s) - 1)};
+    Py_BEGIN_ALLOW_THREADS
+    if (sampled && s > 0)
+        parse_block(self, data.buf, (size_t)data.len, emit_sampled, &sink);
+    else
+        parse_block(self, data.buf, (size_t)data.len, emit_word, &sink);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    release(&out, 1);
+    PyBuffer_Release(&data);
+    return PyLong_FromSize_t(sink.count);
+fail:
+    release(&out, 1);
+    PyBuffer_Release(&data);
+    return NULL;
+}
+
+static PyObject *stream_kmers(KmerStream *self, PyObject *args)
+{
+    return stream_words(self, args, 0);
+}
+
+static PyObject *stream_sample(KmerStream *self, PyObject *args)
+{
+    return stream_words(self, args, 1);
+}
+
+static void reset(KmerStream *self)
+{
+    self->state = LS_RECORD;
+    self->run = 0;
+    self->forward = self->reverse = 0;
+    self->sequence_bytes = 0;
+}
+
+static PyObject *stream_reset(KmerStream *self, PyObject *unused)
+{
+    if (acquire(self) < 0)
+        return NULL;
+    reset(self);
+    self->busy = 0;
+    Py_RETURN_NONE;
+}
+
+static int stream_init(KmerStream *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"k", "canonical", NULL};
+    int k, canonical = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|p", keywords, &k, &canonical))
+        return -1;
+    if (k < 1 || k > 32) {
+        PyErr_Format(PyExc_ValueError, "k must be an integer from 1 to 32, not %d", k);
+        return -1;
+    }
+    self->k = k;
+    self->canonical = canonical;
+    self->mask = k == 32 ? ~0ull : (1ull << (2 * k)) - 1;
+    self->busy = 0;
+    reset(self);
+    return 0;
+}
+
+static PyMethodDef stream_methods[] = {
+    {"hll", (PyCFunction)stream_hll, METH_VARARGS,
+     "hll(block, registers, p, w): insert the block's k-mers into uint8 registers (2^p)."},
+    {"kmers", (PyCFunction)stream_kmers, METH_VARARGS,
+     "kmers(block, out) -> count: the block's k-mer words into uint64 out (len(block) words)."},
+    {"sample", (PyCFunction)stream_sample, METH_VARARGS,
+     "sample(block, out, s, seed) -> count: the k-mer words whose murmur3_32(word, seed) has "
+     "its low s bits zero."},
+    {"reset", (PyCFunction)stream_reset, METH_NOARGS,
+     "Start a new file: record start, empty run."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef stream_members[] = {
+    {"sequence_bytes", T_ULONGLONG, offsetof(KmerStream, sequence_bytes), READONLY,
+     "Bytes on sequence lines fed so far (bases and breaking bytes; CR and LF excluded): "
+     "what progress reports count as bases."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject KmerStreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "host.fast._native.KmerStream",
+    .tp_doc = "KmerStream(k, canonical=True): the k-mers of one file, fed block by block.",
+    .tp_basicsize = sizeof(KmerStream),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)stream_init,
+    .tp_methods = stream_methods,
+    .tp_members = stream_members,
+};
+
+int add_kmer_stream_type(PyObject *module)
+{
+    init_byte_class();
+    if (PyType_Ready(&KmerStreamType) < 0)
+        return -1;
+    Py_INCREF(&KmerStreamType);
+    if (PyModule_AddObject(module, "KmerStream", (PyObject *)&KmerStreamType) < 0) {
+        Py_DECREF(&KmerStreamType);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * Shared by the C files of host.fast._native: typed views of Python buffers, and the method
+ * tables each file contributes to the module (see _native.c).
+ */
+#ifndef KMER_SKETCH_NATIVE_H
+#define KMER_SKETCH_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t count;
+    int held;
+} Array;
+
+/* Kinds of buffer element get_typed_array accepts. */
+typedef enum { KIND_UNSIGNED, KIND_SIGNED, KIND_FLOAT } ElementKind;
+
+/* A C-contiguous buffer of `itemsize`-byte elements of `kind`; -1 with a TypeError otherwise. */
+int get_typed_array(PyObject *object, Array *array, Py_ssize_t itemsize, ElementKind kind,
+                    int writable, const char *name);
+/* A C-contiguous buffer of unsigned `itemsize`-byte integers. */
+int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int writable,
+              const char *name);
+void release(Array *arrays, int n);
+
+extern PyMethodDef allpairs_methods[];
+void init_allpairs(void);
+int add_kmer_stream_type(PyObject *module);
+
+#endif
