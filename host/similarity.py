@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from kmerspec.golden.hll import HllParams, estimate_from_features
-from kmerspec.layout.similarity import partner_stops
+from kmerspec.kernels.jacc_similarity import partner_stops
 from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
 
