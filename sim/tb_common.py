@@ -232,6 +232,25 @@ class KernelBench:
             f"{self.desc.name} wrote past the {size}-byte output at 0x{address:x}"
         return self.write_ram.read(address, size)
 
+    async def run_chunks(self, genomes, geometry, timeout_cycles, *, max_block_beats,
+                         max_chunk_bytes, **scalars) -> list:
+        """Send ``genomes`` to a chunk kernel as the host does (``kmerspec.chunks`` planning and
+        packing), one call per chunk with the extra ``scalars``; each call is bounded by
+        ``timeout_cycles(chunk, tags)``. Returns every call's output buffer, in call order."""
+        from kmerspec.chunks import pack_chunks, plan_blocks
+        outputs = []
+        blocks = plan_blocks(genomes, geometry, max_block_beats=max_block_beats)
+        for chunk, tags in pack_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes):
+            self.new_call()
+            src, dst = self.input(chunk), self.output(len(tags) * geometry.record_bytes)
+            cycles = await self.driver.run(timeout_cycles=timeout_cycles(chunk, tags), src=src,
+                                           n_bytes=len(chunk), dst=dst, n_records=len(tags),
+                                           **scalars)
+            outputs.append(self.read_output(dst))
+            self.dut._log.info("chunk of %d beats, %d records: %d cycles",
+                               len(chunk) // geometry.bus_bytes, len(tags), cycles)
+        return outputs
+
     def check_bursts(self):
         for monitor in self.monitors:
             assert not monitor.errors, monitor.errors[:5]

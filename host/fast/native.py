@@ -1,12 +1,14 @@
 """The compiled loops of host/fast/_native.c, built in place on first use if missing.
 
 A checkout gets them with ``pip install -e .`` or ``python setup.py build_ext --inplace``;
-when neither was run, the first import runs the latter (under a file lock, so parallel test
+when neither was run, or the C sources of a checkout are newer than the built module (a pull
+or merge changed them), the first import runs the latter (under a file lock, so parallel test
 processes build once) and fails loudly if the build fails.
 """
 
 import fcntl
 import importlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -16,16 +18,23 @@ __all__ = ["native"]
 _REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+def _is_stale() -> bool:
+    """The built module is missing, or older than a C source beside it (a checkout only)."""
+    spec = importlib.util.find_spec("host.fast._native")
+    if spec is None or spec.origin is None:
+        return True
+    built = Path(spec.origin).stat().st_mtime
+    sources = [*Path(__file__).parent.glob("*.c"), *Path(__file__).parent.glob("*.h")]
+    return any(source.stat().st_mtime > built for source in sources)
+
+
 def _build_in_place() -> None:
     lock_path = _REPOSITORY / "build" / "native.lock"
     lock_path.parent.mkdir(exist_ok=True)
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            importlib.import_module("host.fast._native")
+        if not _is_stale():
             return  # another process built it while we waited
-        except ImportError:
-            pass
         result = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"],
                                 cwd=_REPOSITORY, capture_output=True, text=True)
         if result.returncode != 0:
@@ -34,8 +43,6 @@ def _build_in_place() -> None:
     importlib.invalidate_caches()
 
 
-try:
-    from . import _native as native
-except ImportError:
+if _is_stale():
     _build_in_place()
-    from . import _native as native
+from . import _native as native  # noqa: E402

@@ -12,7 +12,6 @@ import dataclasses
 
 import cocotb
 
-from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels import params_from_dict
 from kmerspec.kernels.jsd_builder import run_genomes
 from sim.jsd.golden import compare_records, expected_record
@@ -32,20 +31,12 @@ async def test_records_match_golden(dut):
     max_chunk_bytes = int(P.get("max_chunk_bytes", 1 << 20))
 
     # each chunk is one kernel run; the outputs are then decoded by the host's own run_genomes
-    outputs = []
-    blocks = plan_blocks(genomes, GEOMETRY, max_block_beats=max_block_beats)
-    chunks = pack_chunks(blocks, GEOMETRY, max_chunk_bytes=max_chunk_bytes)
-    for chunk, tags in chunks:
-        bench.new_call()
-        src, dst = bench.input(chunk), bench.output(len(tags) * GEOMETRY.record_bytes)
-        cycles = await bench.driver.run(
-            timeout_cycles=40 * len(chunk) + (len(tags) + 2) * (8 * GEOMETRY.record_bytes
+    outputs = await bench.run_chunks(
+        genomes, GEOMETRY,
+        lambda chunk, tags: 40 * len(chunk) + (len(tags) + 2) * (8 * GEOMETRY.record_bytes
                                                                  + (64 << GEOMETRY.cw)) + 20_000,
-            src=src, n_bytes=len(chunk), dst=dst, n_records=len(tags),
-            update=int(update == "cm"))
-        outputs.append(bench.read_output(dst))
-        dut._log.info("chunk of %d bytes (%d beats), %d records: %d cycles", len(chunk),
-                      len(chunk) // GEOMETRY.bus_bytes, len(tags), cycles)
+        max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes,
+        update=int(update == "cm"))
 
     replay = iter(outputs)
     records = run_genomes(genomes, GEOMETRY, lambda chunk, count: next(replay),

@@ -14,7 +14,7 @@ channel), ``seed``.
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from kmerspec.chunks import pack_chunks, plan_blocks
+from kmerspec.chunks import plan_blocks
 from kmerspec.kernels import params_from_dict
 from kmerspec.kernels.jacc_sketch import run_genomes
 from sim.runner import params
@@ -62,29 +62,22 @@ async def test_records_match_golden(dut):
     max_block_beats = int(P.get("max_block_beats", 64))
     max_chunk_bytes = int(P.get("max_chunk_bytes", 1 << 20))
 
-    outputs = []
-    blocks = plan_blocks(genomes, GEOMETRY, max_block_beats=max_block_beats)
-    chunks = pack_chunks(blocks, GEOMETRY, max_chunk_bytes=max_chunk_bytes)
-    for chunk, tags in chunks:
-        bench.new_call()
-        src, dst = bench.input(chunk), bench.output(len(tags) * GEOMETRY.record_bytes)
-        cycles = await bench.driver.run(
-            timeout_cycles=50 * len(chunk) // GEOMETRY.bus_bytes
-            + (len(tags) + 2) * 40 * (GEOMETRY.registers // 16 + 64) + 20_000,
-            src=src, n_bytes=len(chunk), dst=dst, n_records=len(tags))
-        outputs.append(bench.read_output(dst))
-        dut._log.info("chunk of %d beats, %d records: %d cycles",
-                      len(chunk) // GEOMETRY.bus_bytes, len(tags), cycles)
+    outputs = await bench.run_chunks(
+        genomes, GEOMETRY,
+        lambda chunk, tags: 50 * len(chunk) // GEOMETRY.bus_bytes
+        + (len(tags) + 2) * 40 * (GEOMETRY.registers // 16 + 64) + 20_000,
+        max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
 
     replay = iter(outputs)
     records = run_genomes(genomes, GEOMETRY, lambda chunk, count: next(replay),
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
     compare_records(records, [expected_record(tag, files, GEOMETRY.k, GEOMETRY)
                               for tag, files in enumerate(genomes)])
-    assert len(chunks) >= 2, "the test should span several chunks"
+    assert len(outputs) >= 2, "the test should span several chunks"
     bench.check_bursts()
     assert monitor.taken == monitor.offered > 0, (monitor.taken, monitor.offered)
-    ends = sum(len(block.genomes_ended) for block in blocks)
+    ends = sum(len(block.genomes_ended)
+               for block in plan_blocks(genomes, GEOMETRY, max_block_beats=max_block_beats))
     dut._log.info("THROUGHPUT streaming: %d beats offered, %d taken: %.2f cycles per beat",
                   monitor.offered, monitor.taken, monitor.offered / monitor.taken)
     dut._log.info("GENOME ENDS: %d genomes, %d stops of %s cycles (all lanes stop)", ends,
