@@ -24,7 +24,8 @@ from hw.build import main as build_main, resource_table  # noqa: E402
 from hw.vitis.boards import load_board  # noqa: E402
 from hw.vitis.fit import budget  # noqa: E402
 
-#: Published figures per registry kernel (Vivado, from ../shared/reference and docs/): the goals.
+#: Published figures per registry kernel (Vivado, as published by the JACC-FPGA paper and the
+#: JSD thesis; see docs/): the goals.
 ANCHORS = {
     "sketch": ("JACC-FPGA paper", {"lut": 92077, "ff": 111800, "bram36": 324, "dsp": 1536}),
     "similarity": ("JACC-FPGA V=80", {"lut": 349315, "ff": 354420, "bram36": 179}),
