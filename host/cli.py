@@ -143,7 +143,8 @@ def _check_backend(args) -> None:
 
 def _backend(args, session: _Session):
     if session.backend is None:
-        session.backend = get_backend(args.backend, _xclbin(args))
+        session.backend = get_backend(args.backend, _xclbin(args),
+                                      sim_geometry=getattr(args, "sim_geometry", "small"))
     return session.backend
 
 
@@ -598,6 +599,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--threads", type=_ranged_int(1, 4096), default=None, metavar="N",
                          help="threads of the sw backend; the output is the same for every N "
                               "(default: all cores)")
+        sub.add_argument("--sim-geometry", choices=["small", "default"], default="small",
+                         help="kernel geometry of --backend sim: small (narrow buses, few "
+                              "lanes and pivots; quick to build, the default) or default (the "
+                              "geometry python -m hw.build builds; slow to build and run)")
 
     def cluster_options(sub):
         where = sub.add_mutually_exclusive_group()

@@ -76,17 +76,32 @@ class SimDevice:
     """Kernels simulated from their generated Verilog (sim/tb_device.py does one run).
 
     ``pause`` is the probability of a stall cycle on every AXI channel of the memory models
-    (random backpressure); ``simulator`` is "verilator" (default) or "icarus".
+    (random backpressure); ``simulator`` is "verilator" (default) or "icarus"; ``memory`` is
+    "ideal" (cocotbext-axi's AxiRam) or "ddr" (sim.ddr_memory's DDR-like model). ``geometry``
+    is the kernel geometry the drivers (host.drivers) build: a mapping kernel name -> Params
+    fields, or a name of host.drivers.SIM_GEOMETRIES ("small", the default, or "default": the
+    Params defaults that ``python -m hw.build`` builds).
     """
 
     name = "sim"
 
     def __init__(self, simulator: str | None = None, pause: float = 0.0, seed: int = 1,
-                 timeout_cycles: int = 50_000_000):
+                 timeout_cycles: int = 50_000_000, geometry: str | dict | None = None,
+                 memory: str = "ideal"):
         self.simulator = simulator
         self.pause = pause
         self.seed = seed
         self.timeout_cycles = timeout_cycles
+        if isinstance(geometry, str):
+            from .drivers import SIM_GEOMETRIES
+            if geometry not in SIM_GEOMETRIES:
+                raise DeviceError(f"simulation geometry must be one of "
+                                  f"{', '.join(SIM_GEOMETRIES)}, not {geometry!r}")
+            geometry = SIM_GEOMETRIES[geometry]
+        self.geometry = geometry
+        if memory not in ("ideal", "ddr"):
+            raise DeviceError(f"memory model must be 'ideal' or 'ddr', not {memory!r}")
+        self.memory = memory
 
     def run(self, kernel, arguments: dict) -> RunResult:
         return self.run_many(kernel, [arguments])[0]
@@ -125,7 +140,8 @@ class SimDevice:
             report = directory / "report.json"
             run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
                        parameters={"calls": plans, "report": str(report), "pause": self.pause,
-                                   "seed": self.seed, "timeout_cycles": self.timeout_cycles})
+                                   "seed": self.seed, "timeout_cycles": self.timeout_cycles,
+                                   "memory": self.memory})
             cycles = json.loads(report.read_text())["cycles"]
             return [RunResult({name: pathlib.Path(spec["path"]).read_bytes()
                                for name, spec in plan.items() if spec["kind"] == "out"}, count)

@@ -8,7 +8,8 @@ take it), and the length of every genome-end stop.
 
 Parameters: ``params`` (``kmerspec.kernels.jacc_sketch.Params.to_dict()``), ``genomes`` (lists of files as latin-1
 strings), ``max_chunk_bytes``, ``max_block_beats``, ``pause`` (stall probability on every AXI
-channel), ``seed``.
+channel), ``seed``, ``memory``/``ddr`` (sim.tb_common.memory_timing), ``report`` (a JSON file
+that receives every call's beats and cycles and the genome-end stops, for bench/).
 """
 
 import cocotb
@@ -82,3 +83,7 @@ async def test_records_match_golden(dut):
                   monitor.offered, monitor.taken, monitor.offered / monitor.taken)
     dut._log.info("GENOME ENDS: %d genomes, %d stops of %s cycles (all lanes stop)", ends,
                   len(monitor.stops), sorted(set(monitor.stops)))
+    beats, cycles = map(sum, zip(*bench.calls))
+    dut._log.info("WHOLE CALLS: %d beats in %d cycles from ap_start to ap_done: %.3f cycles per "
+                  "beat", beats, cycles, cycles / beats)
+    bench.write_report(stops=monitor.stops, offered=monitor.offered, taken=monitor.taken)
