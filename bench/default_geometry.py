@@ -14,7 +14,10 @@ Every figure comes from a bit-exact cocotb regression of the generated Verilog u
   the genome-end stop at p = 14;
 * ``jacc_similarity`` (V = 80 pivots, D = 4 streams, 512-bit bus, p = 14): sketches of the same
   fragments, the whole call plan of a full all-pairs run; cycles per call from ap_start to
-  ap_done against the read beats of the call and the kernel's cycle model.
+  ap_done against the read beats of the call and the kernel's cycle model;
+* ``motif`` (k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, B = 2 bytes per cycle): a FASTA fragment
+  (lambda) and a FASTQ fragment (SRR059298) as test sets; bases per cycle of the test pass (one
+  window of every k per base), from the kernel's own cycle counters.
 
 The memory model is sim.ddr_memory.DdrAxiRam (read latency, outstanding-burst limit, refresh
 gaps; DDR4 defaults) or cocotbext-axi's ideal AxiRam (``--memory ideal``). "vs ideal" is the
@@ -35,12 +38,12 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from kmerspec.golden.hll import HllParams  # noqa: E402
-from kmerspec.kernels import jacc_similarity, jacc_sketch  # noqa: E402
+from kmerspec.kernels import jacc_similarity, jacc_sketch, motif  # noqa: E402
 from sim.ddr_memory import DdrTiming  # noqa: E402
-from sim.real_data import genome_fragments  # noqa: E402
+from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments  # noqa: E402
 from sim.runner import run_kernel_bench  # noqa: E402
 
-KERNELS = ("jacc_sketch", "jacc_similarity")
+KERNELS = ("jacc_sketch", "jacc_similarity", "motif")
 
 
 def memory_parameters(args) -> dict:
@@ -110,6 +113,31 @@ def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
     return rows
 
 
+def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
+    geometry = motif.Params(bytes_per_cycle=args.motif_bytes_per_cycle) \
+        if args.motif_bytes_per_cycle else motif.Params()
+    inputs = {"FASTA (lambda, 60-base lines)": fasta_fragment("lambda_virus", args.motif_bytes),
+              "FASTQ (SRR059298, 72 bp reads)": fastq_fragment(args.motif_bytes)}
+    control = fasta_fragment("dwv", args.motif_bytes // 4)
+    ks = len(geometry.algorithm.ks)
+    report = directory / "motif.json"
+    started = time.time()
+    run_kernel_bench(geometry, "sim.motif.tb_motif_kernel", {
+        "runs": [{"test": [text.decode("latin-1")], "control": [control.decode("latin-1")],
+                  "thresholds": [3] * ks, "growth": 2} for text in inputs.values()],
+        "seed": 3, "report": str(report), **memory_parameters(args)})
+    rows = []
+    for name, run in zip(inputs, json.loads(report.read_text())["passes"]):
+        rows.append(("motif", f"bases per cycle per k, {name}",
+                     f"{run['test_bases'] / run['test_cycles']:.3f}",
+                     f"{run['test_bases'] / run['test_cycles']:.3f}",
+                     f"{run['test_bytes']} bytes, {run['test_bases']} bases, "
+                     f"{run['test_cycles']} pass cycles, {run['call_cycles']} call cycles, "
+                     f"k={geometry.kmin}..{geometry.kmax}, B={geometry.bytes_per_cycle}"))
+    rows.append(("motif", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""))
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kernels", default=",".join(KERNELS))
@@ -121,8 +149,12 @@ def main(argv=None) -> int:
     parser.add_argument("--sketches", type=int, default=24)
     parser.add_argument("--chunk-bytes", type=int, default=1 << 16)
     parser.add_argument("--block-beats", type=int, default=64)
+    parser.add_argument("--motif-bytes", type=int, default=8000)
+    parser.add_argument("--motif-bytes-per-cycle", type=int, default=None,
+                        help="the motif front end's B (default: the Params default)")
     args = parser.parse_args(argv)
-    benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity}
+    benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity,
+               "motif": bench_motif}
     memory = "ideal AxiRam" if args.memory == "ideal" else \
         f"DDR-like (latency {args.latency}, {args.outstanding} outstanding, refresh " \
         f"{DdrTiming().refresh_cycles}/{DdrTiming().refresh_interval} cycles)"
