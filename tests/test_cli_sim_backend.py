@@ -3,25 +3,19 @@ drivers as a card, and gives byte-identical sketches and identical outputs to `-
 
 import random
 
-import numpy as np
 import pytest
 
 from host.cli import main
-from tests.genomes import random_genome_bytes
+from tests.genomes import random_genome_bytes, related_sequences
 
 
 @pytest.fixture(scope="module")
 def small_genomes(tmp_path_factory):
     """Five small genomes: related FASTA, a FASTQ, CRLF, N runs, lowercase, an empty file."""
     directory = tmp_path_factory.mktemp("genomes")
-    rng = np.random.default_rng(41)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1500)]
     paths = []
-    for i in range(3):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.02 * i
-        genome[mutate] = np.frombuffer(b"ACGTN", np.uint8)[rng.integers(0, 5, mutate.sum())]
-        text = genome.tobytes()
+    for i, text in enumerate(related_sequences(41, count=3, length=1500, step=0.02,
+                                               alphabet=b"ACGTN")):
         body = b"\r\n".join(text[j:j + 61] for j in range(0, len(text), 61))
         path = directory / f"related{i}.fa"
         path.write_bytes(b">related %d\r\n%s\r\n>second record\nacgtacgtNNNNacgtacgtacgttgca\n"

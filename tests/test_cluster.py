@@ -15,6 +15,7 @@ from host.cluster import DaskExecutor
 from host.fast.hll import insert_kmers
 from kmerspec.golden.hll import HllParams
 from host.sketchfile import SketchSet, write_sketches
+from tests.genomes import related_sequences
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,15 +50,10 @@ def test_map_ordered_survives_a_killed_worker(executor):
 
 @pytest.fixture
 def genome_files(tmp_path):
-    rng = np.random.default_rng(21)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 20_000)]
     paths = []
-    for i in range(6):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.02 * i
-        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
+    for i, genome in enumerate(related_sequences(21, count=6, length=20_000, step=0.02)):
         path = tmp_path / f"g{i}.fa"
-        path.write_bytes(b">g\n" + genome.tobytes() + b"\n")
+        path.write_bytes(b">g\n" + genome + b"\n")
         paths.append(str(path))
     return paths
 
