@@ -12,8 +12,9 @@ as plain FASTA and as gzip to a temporary directory.
 * sketch: ``python -m host sketch`` (k=31, p=14, w=4) as a separate process, wall time and peak
   RSS, with --threads 1 and 2, plain and gzip input; ``mash sketch -p 1 -k 31 -s 10000`` on the
   same files when mash is on PATH (and -p 2).
-* all-pairs: host.similarity.all_pairs over 400 sketches (p=14, w=4), distinct pairs per second,
-  1 and 2 threads.
+* all-pairs: host.similarity.all_pairs over 2,000 sketches (p=14, w=4; 2.0 M distinct pairs, about
+  a second per run, so that thread start-up does not dominate), distinct pairs per second, 1 and 2
+  threads.
 * gzip: decompression speed of Python's zlib, ISA-L (python-isal, what host.reader uses when
   it is installed) and zlib-ng when installed, MB of output per CPU-second.
 * jsd, motifs: in-process throughput of one thread, Mbases/s (build_pqa_fast with the JSD
@@ -224,9 +225,9 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=None,
                         help="an older checkout to run the same rows from, for before/after")
     parser.add_argument("--synthetic", action="store_true", help="synthetic genomes only")
-    parser.add_argument("--copies", type=int, default=3,
+    parser.add_argument("--copies", type=int, default=10,
                         help="sketch each genome file this many times (as separate files), so "
-                             "that start-up time does not dominate (default 3)")
+                             "that start-up time does not dominate (default 10)")
     parser.add_argument("--quick", action="store_true", help="fewer k for motifs, fewer sketches")
     parser.add_argument("--in-process", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -296,14 +297,24 @@ def main() -> None:
     for name, seconds, cpu, rss in rows:
         print(f"{name:<44} {seconds:>8.2f} {args.copies * bases / seconds / 1e6:>9.1f} "
               f"{cpu:>7.2f} {rss:>8.0f}")
+    wall = {name: seconds for name, seconds, *_ in rows}
+    for label in sketch_inputs:
+        one, two = (wall[f"host sketch --threads {t}, {label}"] for t in (1, 2))
+        mash_one = wall.get(f"mash sketch -p 1, {label}")
+        against_mash = f"; one thread is {mash_one / one:.2f}x mash -p 1" if mash_one else ""
+        print(f"host sketch, {label}: 2 threads are {one / two:.2f}x one thread (whole "
+              f"process, start-up included){against_mash}")
     print()
-    genomes_pairs = 200 if args.quick else 400
+    genomes_pairs = 400 if args.quick else 2000
     print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "
           f"{'per CPU-s':>10}")
+    pair_rates = []
     for threads in (1, 2):
         pairs, rate, cpu_rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
         print(f"{f'{genomes_pairs} sketches, threads={threads}':<44} {pairs:>8} {rate:>9.0f} "
               f"{cpu_rate:>10.0f}")
+        pair_rates.append(rate)
+    print(f"all-pairs: 2 threads are {pair_rates[1] / pair_rates[0]:.2f}x one thread")
     print()
     print(f"{'gzip decompression, one thread':<44} {'MB/s':>8}")
     for label, rate in decompression:

@@ -278,11 +278,9 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++)
         out[i] = union_estimate(&sketches, i, i);
     Py_END_ALLOW_THREADS
-    release(a, 2);
-    Py_RETURN_NONE;
+    return release_and_return(a, 2, 0);
 fail:
-    release(a, 2);
-    return NULL;
+    return release_and_return(a, 2, 1);
 }
 
 /* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
@@ -344,11 +342,9 @@ static PyObject *pair_rows(PyObject *args, int unions)
         }
     }
     Py_END_ALLOW_THREADS
-    release(a, 7);
-    Py_RETURN_NONE;
+    return release_and_return(a, 7, 0);
 fail:
-    release(a, 7);
-    return NULL;
+    return release_and_return(a, 7, 1);
 }
 
 static PyObject *jaccard_rows(PyObject *self, PyObject *args)
