@@ -799,7 +799,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "--db, or HLL sketch files made with them) with every reference of a "
                          "sketch file, without re-sketching the references. Output: TSV lines "
                          "query, reference, value, each query's references best first (ties "
-                         "in --db order).")
+                         "in --db order). --backend sketches the sequence files; the "
+                         "comparisons run on the host (native, --threads).")
     search.add_argument("queries", nargs="+", metavar="QUERY",
                         help="HLL sketch files and/or FASTA/FASTQ files; one query per genome")
     search.add_argument("--db", required=True, metavar="SKETCH",
