@@ -68,6 +68,19 @@ def test_cluster_results_equal_single_process(tmp_path, genome_files, executor):
         assert local.read_bytes() == remote.read_bytes(), command
 
 
+def test_cluster_metrics_and_top_equal_single_process(tmp_path, genome_files, executor):
+    """Containment rows tile by tile, and --top with the K best kept per tile by the workers."""
+    address = executor.client.scheduler.address
+    for extra in (["--metric", "containment"],
+                  ["--metric", "containment", "--format", "edges", "--top", "2"],
+                  ["--metric", "mash", "--format", "edges", "--top", "3"]):
+        local, remote = tmp_path / "local.out", tmp_path / "remote.out"
+        assert main(["dist", *genome_files, "-o", str(local), *extra]) == 0
+        assert main(["dist", *genome_files, "-o", str(remote), "--cluster", address,
+                     *extra]) == 0
+        assert local.read_bytes() == remote.read_bytes(), extra
+
+
 def many_sketches(path, genomes=600, p=12):
     params = HllParams(p, 4)
     rng = np.random.default_rng(22)
