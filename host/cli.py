@@ -25,6 +25,7 @@ from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
 from .fast.jsd import pqa_to_arrays
+from .fast.threads import map_in_threads
 from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
                  writes_in_place)
 from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
@@ -566,8 +567,13 @@ def _command_jsd(args, session: _Session) -> None:
                 parameters.write(header + "\n")
         progress = session.progress("jsd", n, "rows")
         separator, digits = ("\t", ".6g") if args.format == "tsv" else (" ", ".6f")
-        for tile, rows in zip(tiles, executor.map_ordered(
-                jsd_row_tile, tiles, shared_pqas, shared_entropy, args.mode, args.arithmetic)):
+        if isinstance(executor, LocalExecutor):  # row tiles on threads: the loop drops the GIL
+            row_tiles = map_in_threads(lambda tile: jsd_row_tile(
+                tile, pqas, entropy, args.mode, args.arithmetic), tiles, args.threads)
+        else:
+            row_tiles = executor.map_ordered(jsd_row_tile, tiles, shared_pqas, shared_entropy,
+                                             args.mode, args.arithmetic)
+        for tile, rows in zip(tiles, row_tiles):
             for i, row in zip(tile, rows):
                 out.write(sketches.names[i] + separator
                           + separator.join(f"{v + 0.0:{digits}}" for v in row) + "\n")

@@ -30,6 +30,7 @@ void release(Array *arrays, int n);
 PyObject *release_and_return(Array *arrays, int n, int failed);
 
 extern PyMethodDef allpairs_methods[];
+extern PyMethodDef jsd_methods[];
 void init_allpairs(void);
 int add_kmer_stream_type(PyObject *module);
 
