@@ -15,6 +15,8 @@ as plain FASTA and as gzip to a temporary directory.
 * all-pairs: host.similarity.all_pairs over 2,000 sketches (p=14, w=4; 2.0 M distinct pairs, about
   a second per run, so that thread start-up does not dominate), distinct pairs per second, 1 and 2
   threads.
+* jsd matrix: host.jsdmatrix's compiled float64 JSD over 200 full PQAs of the JSD defaults,
+  ordered pairs per second, 1 and 2 threads.
 * gzip: decompression speed of Python's zlib, ISA-L (python-isal, what host.reader uses when
   it is installed) and zlib-ng when installed, MB of output per CPU-second.
 * jsd, motifs: in-process throughput of one thread, Mbases/s (build_pqa_fast with the JSD
@@ -217,6 +219,30 @@ def all_pairs_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float
     return pairs, pairs / statistics.median(seconds), pairs / statistics.median(cpu)
 
 
+def jsd_matrix_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float]:
+    """Ordered pairs per second of the float64 JSD matrix (textbook), full PQAs of the JSD
+    defaults (every slot filled, random tags: few shared keys, as between distant genomes)."""
+    from host.fast.threads import map_in_threads
+    from host.jsdmatrix import PqaArrays, entropies, jsd_row_tile
+    from kmerspec.golden.jsd import JsdParams
+    params = JsdParams()
+    rng = np.random.default_rng(2)
+    shape = (genomes, 1 << params.R, params.n)
+    pqas = PqaArrays(rng.integers(0, 2**32, shape, dtype=np.uint32),
+                     rng.integers(1, 1000, shape, dtype=np.uint32))
+    entropy = entropies(pqas)
+    tiles = [range(s, min(s + 16, genomes)) for s in range(0, genomes, 16)]
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in map_in_threads(lambda tile: jsd_row_tile(tile, pqas, entropy, "textbook",
+                                                          "float"), tiles, threads):
+            pass
+        seconds.append(time.perf_counter() - start)
+    pairs = genomes * (genomes - 1)
+    return pairs, pairs / statistics.median(seconds)
+
+
 # -- report ---------------------------------------------------------------------------------
 
 def main() -> None:
@@ -315,6 +341,12 @@ def main() -> None:
               f"{cpu_rate:>10.0f}")
         pair_rates.append(rate)
     print(f"all-pairs: 2 threads are {pair_rates[1] / pair_rates[0]:.2f}x one thread")
+    print()
+    jsd_genomes = 50 if args.quick else 200
+    print(f"{'JSD matrix (float, textbook; R, n defaults)':<44} {'pairs':>8} {'pairs/s':>9}")
+    for threads in (1, 2):
+        pairs, rate = jsd_matrix_rate(jsd_genomes, threads, args.repeats)
+        print(f"{f'{jsd_genomes} PQAs, threads={threads}':<44} {pairs:>8} {rate:>9.0f}")
     print()
     print(f"{'gzip decompression, one thread':<44} {'MB/s':>8}")
     for label, rate in decompression:

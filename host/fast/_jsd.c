@@ -37,15 +37,15 @@ static double jsd_pair(const Pqas *pqas, int64_t a, int64_t b)
     const double total = pqas->masses[a] + pqas->masses[b];
     double shared = 0.0;
     while (i < i_end && j < j_end) {
-        if (pqas->keys[i] < pqas->keys[j]) {
-            i++;
-        } else if (pqas->keys[j] < pqas->keys[i]) {
-            j++;
-        } else {
+        uint64_t key_a = pqas->keys[i], key_b = pqas->keys[j];
+        if (key_a == key_b) {
             double m = pqas->counts[i] / scale_a + pqas->counts[j] / scale_b;
             shared += m * log2(m) - pqas->terms[i] - pqas->terms[j];
             i++;
             j++;
+        } else {  /* without a branch: which side advances is a coin toss the CPU cannot guess */
+            i += key_a < key_b;
+            j += key_b < key_a;
         }
     }
     double mixture = 0.0;
