@@ -114,8 +114,13 @@ def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
 
 
 def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
-    geometry = motif.Params(bytes_per_cycle=args.motif_bytes_per_cycle) \
-        if args.motif_bytes_per_cycle else motif.Params()
+    fields = {}
+    if args.motif_small:      # the CI geometry of tests/test_motif_kernel.py (a quick build)
+        from tests.test_motif_kernel import GEOMETRY
+        fields.update(GEOMETRY)
+    if args.motif_bytes_per_cycle:
+        fields["bytes_per_cycle"] = args.motif_bytes_per_cycle
+    geometry = motif.Params(**fields)
     inputs = {"FASTA (lambda, 60-base lines)": fasta_fragment("lambda_virus", args.motif_bytes),
               "FASTQ (SRR059298, 72 bp reads)": fastq_fragment(args.motif_bytes)}
     control = fasta_fragment("dwv", args.motif_bytes // 4)
@@ -152,6 +157,8 @@ def main(argv=None) -> int:
     parser.add_argument("--motif-bytes", type=int, default=8000)
     parser.add_argument("--motif-bytes-per-cycle", type=int, default=None,
                         help="the motif front end's B (default: the Params default)")
+    parser.add_argument("--motif-small", action="store_true",
+                        help="the motif kernel of the CI test (k=4..7) instead of the default")
     args = parser.parse_args(argv)
     benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity,
                "motif": bench_motif}

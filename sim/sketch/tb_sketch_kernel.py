@@ -43,6 +43,8 @@ class ThroughputMonitor:
         while True:
             await RisingEdge(dut.ap_clk)
             await ReadOnly()
+            if not ending_flag.value.is_resolvable:   # Icarus: X until the reset reaches it
+                continue
             ending = int(ending_flag.value)
             rvalid = int(dut.m_axi_gmem0_RVALID.value)
             if ending:
