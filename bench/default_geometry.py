@@ -41,9 +41,21 @@ from kmerspec.golden.hll import HllParams  # noqa: E402
 from kmerspec.kernels import jacc_similarity, jacc_sketch, motif  # noqa: E402
 from sim.ddr_memory import DdrTiming  # noqa: E402
 from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments  # noqa: E402
-from sim.runner import run_kernel_bench  # noqa: E402
+from sim.runner import run_cocotb, run_kernel_bench  # noqa: E402
 
 KERNELS = ("jacc_sketch", "jacc_similarity", "motif")
+
+
+def run_bench(args, geometry, module: str, parameters: dict):
+    """run_kernel_bench, or with ``--verilog KERNEL=FILE`` the bench on that Verilog (the same
+    kernel generated earlier, e.g. from another checkout: the build cache is keyed by the
+    Verilog text, which names source paths)."""
+    given = dict(item.split("=", 1) for item in args.verilog)
+    if geometry.KERNEL in given:
+        return run_cocotb(pathlib.Path(given[geometry.KERNEL]).read_text(), module,
+                          toplevel=geometry.desc.name,
+                          parameters={"params": geometry.to_dict(), **parameters})
+    return run_kernel_bench(geometry, module, parameters)
 
 
 def memory_parameters(args) -> dict:
@@ -66,7 +78,7 @@ def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
     genomes = genome_fragments(args.genomes, args.fragment_bytes)
     report = directory / "sketch.json"
     started = time.time()
-    run_kernel_bench(geometry, "sim.sketch.tb_sketch_kernel", {
+    run_bench(args, geometry, "sim.sketch.tb_sketch_kernel", {
         "genomes": [[f.decode("latin-1") for f in files] for files in genomes],
         "seed": 5, "max_chunk_bytes": args.chunk_bytes, "max_block_beats": args.block_beats,
         "report": str(report), **memory_parameters(args)})
@@ -95,7 +107,7 @@ def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
     registers = np.stack(list(sketch_genomes(genomes, 31, hll, True, 1)))
     np.save(directory / "sketches.npy", registers)
     started = time.time()
-    run_kernel_bench(geometry, "sim.jacc_similarity.tb_kernel", {
+    run_bench(args, geometry, "sim.jacc_similarity.tb_kernel", {
         "sketches": str(directory / "sketches.npy"), "seed": 5, "runs": [[None, 0.0, None]],
         "out": str(directory / "similarity.json"), **memory_parameters(args)})
     from hw.jacc_similarity.kernel import call_cycles_model
@@ -127,7 +139,7 @@ def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
     ks = len(geometry.algorithm.ks)
     report = directory / "motif.json"
     started = time.time()
-    run_kernel_bench(geometry, "sim.motif.tb_motif_kernel", {
+    run_bench(args, geometry, "sim.motif.tb_motif_kernel", {
         "runs": [{"test": [text.decode("latin-1")], "control": [control.decode("latin-1")],
                   "thresholds": [3] * ks, "growth": 2} for text in inputs.values()],
         "seed": 3, "report": str(report), **memory_parameters(args)})
@@ -157,6 +169,9 @@ def main(argv=None) -> int:
     parser.add_argument("--motif-bytes", type=int, default=8000)
     parser.add_argument("--motif-bytes-per-cycle", type=int, default=None,
                         help="the motif front end's B (default: the Params default)")
+    parser.add_argument("--verilog", action="append", default=[], metavar="KERNEL=FILE",
+                        help="simulate this Verilog of KERNEL's default geometry instead of "
+                             "generating it (python -m hw.build output)")
     parser.add_argument("--motif-small", action="store_true",
                         help="the motif kernel of the CI test (k=4..7) instead of the default")
     args = parser.parse_args(argv)
