@@ -78,8 +78,10 @@ def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
     genomes = genome_fragments(args.genomes, args.fragment_bytes)
     report = directory / "sketch.json"
     started = time.time()
+    (directory / "genomes.json").write_text(json.dumps(
+        [[f.decode("latin-1") for f in files] for files in genomes]))
     run_bench(args, geometry, "sim.sketch.tb_sketch_kernel", {
-        "genomes": [[f.decode("latin-1") for f in files] for files in genomes],
+        "genomes_file": str(directory / "genomes.json"),
         "seed": 5, "max_chunk_bytes": args.chunk_bytes, "max_block_beats": args.block_beats,
         "report": str(report), **memory_parameters(args)})
     result = json.loads(report.read_text())

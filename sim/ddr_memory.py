@@ -148,7 +148,8 @@ class DdrAxiRamRead(AxiRamRead):
             beats = int(getattr(ar, "arlen", 0)) + 1
             size = 1 << int(getattr(ar, "arsize", self.max_burst_size))
             assert size == self.byte_lanes, f"narrow read burst (size {size}) at 0x{address:x}"
-            assert (address & 0xFFF) + beats * size <= 0x1000, f"read crosses 4 KiB at 0x{address:x}"
+            assert (address & 0xFFF) + beats * size <= 0x1000, \
+                f"read crosses 4 KiB at 0x{address:x}"
             for beat in range(beats):
                 r = self.r_channel._transaction_obj()
                 r.rid = int(getattr(ar, "arid", 0))

@@ -187,7 +187,8 @@ class KernelBench:
     """The skeleton of a kernel testbench: an AxiRam on m_axi_gmem0 (read) and m_axi_gmem1
     (write), an AXI-Lite master, clock and reset, a :class:`BurstMonitor` on both bundles and a
     :class:`~sim.kernel_driver.KernelDriver`, all from the test's ``pause``, ``seed``, ``memory``
-    and ``ddr`` parameters (:func:`memory_timing`); buffers placed one after another at 4 KiB-aligned addresses from 0x1000.
+    and ``ddr`` parameters (:func:`memory_timing`); buffers placed one after another at 4
+    KiB-aligned addresses from 0x1000.
 
     ``bench = await KernelBench.start(dut, desc)``; per call ``bench.new_call()``, then
     ``bench.input(data)`` and ``bench.output(size)`` give addresses for the kernel arguments,

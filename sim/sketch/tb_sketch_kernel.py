@@ -7,10 +7,14 @@ input beat while streaming (every cycle the memory offers a beat and no genome i
 take it), and the length of every genome-end stop.
 
 Parameters: ``params`` (``kmerspec.kernels.jacc_sketch.Params.to_dict()``), ``genomes`` (lists of files as latin-1
-strings), ``max_chunk_bytes``, ``max_block_beats``, ``pause`` (stall probability on every AXI
+strings; or ``genomes_file``, a JSON file of them, for inputs too large for the environment),
+``max_chunk_bytes``, ``max_block_beats``, ``pause`` (stall probability on every AXI
 channel), ``seed``, ``memory``/``ddr`` (sim.tb_common.memory_timing), ``report`` (a JSON file
 that receives every call's beats and cycles and the genome-end stops, for bench/).
 """
+
+import json
+import pathlib
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
@@ -61,7 +65,9 @@ class ThroughputMonitor:
 async def test_records_match_golden(dut):
     bench = await KernelBench.start(dut, GEOMETRY.desc)
     monitor = ThroughputMonitor(dut)
-    genomes = [[text.encode("latin-1") for text in files] for files in P["genomes"]]
+    texts = P["genomes"] if "genomes" in P else \
+        json.loads(pathlib.Path(P["genomes_file"]).read_text())
+    genomes = [[text.encode("latin-1") for text in files] for files in texts]
     max_block_beats = int(P.get("max_block_beats", 64))
     max_chunk_bytes = int(P.get("max_chunk_bytes", 1 << 20))
 
