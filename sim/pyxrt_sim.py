@@ -191,13 +191,13 @@ class _Image:
 
     def __init__(self, path: pathlib.Path):
         if not path.is_dir():
-            raise RuntimeError(f"{path}: not a directory (the stand-in takes a python -m hw.build "
-                               "output directory as its xclbin)")
+            raise RuntimeError("not a directory; the stand-in takes a python -m hw.build output "
+                               "directory as its xclbin")
         directories = ([path] if (path / "kernel.xml").is_file()
                        else sorted(p.parent for p in path.glob("kernels/*/kernel.xml")))
         if not directories:
-            raise RuntimeError(f"{path}: no kernel.xml, neither in it nor in kernels/*/ (not a "
-                               "python -m hw.build output directory)")
+            raise RuntimeError("no kernel.xml in the directory or its kernels/*/; not a python "
+                               "-m hw.build output directory")
         self.path = path
         self.kernels = {}
         for directory in directories:

@@ -10,7 +10,8 @@ run. Requests, one at a time, simulated time standing still in between:
 * ``("start", [(offset, word), ...])``: write the argument registers over s_axi_control, then
   ap_start; answers ``("started",)``;
 * ``("wait", cycles)``: let the kernel run, polling CTRL as XRT does, until ap_done or ``cycles``
-  more cycles; answers ``("waited", finished, cycles since ap_start, [bank errors])``;
+  more cycles; answers ``("waited", finished, cycles since ap_start, [bank errors])`` (the cycles
+  to within the polling gap: 8 cycles, growing to 1/16 of the time so far, at most 256);
 * ``("close",)`` or the socket closing: the test ends.
 """
 
@@ -29,6 +30,7 @@ from sim.tb_common import make_axi_ram, make_axil_master, quiet_axi_logs, start_
 
 P = params()
 POLL_GAP = 8
+MAX_POLL_GAP = 256
 
 
 class BankWindow:
@@ -113,9 +115,11 @@ async def serve(dut):
             while not finished and budget > 0:
                 finished = bool(await driver.read(CTRL) & CTRL_AP_DONE)
                 if not finished:
-                    await ClockCycles(clk, POLL_GAP)
-                    elapsed += POLL_GAP
-                    budget -= POLL_GAP
+                    # as XRT polls: often at first, then at most every 1/16 of the time so far
+                    gap = min(MAX_POLL_GAP, max(POLL_GAP, elapsed // 16))
+                    await ClockCycles(clk, gap)
+                    elapsed += gap
+                    budget -= gap
             connection.send(("waited", finished, elapsed, list(errors)))
         else:
             raise ValueError(f"unknown request {request!r}")
