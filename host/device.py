@@ -103,7 +103,6 @@ class SimDevice:
     def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
         """Several calls in one simulation: kernel state carries over, as on a card."""
         from hw.build import kernel_for
-        from hw.vitis.top import to_verilog
         from kmerspec.kernels import KernelParams
         from sim.runner import run_cocotb
         if isinstance(kernel, KernelParams):
@@ -129,10 +128,7 @@ class SimDevice:
                         plan[arg.name] = {"kind": "in", "path": str(path), "bundle": arg.bundle}
                 plans.append(plan)
             report = directory / "report.json"
-            # the Verilog python -m hw.build writes: the pyxrt stand-in, simulating a build
-            # directory of the same Params, shares this Verilator build (cached by its hash)
-            run_cocotb(to_verilog(kernel), "sim.tb_device", toplevel=desc.name,
-                       simulator=self.simulator,
+            run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
                        parameters={"calls": plans, "report": str(report), "pause": self.pause,
                                    "seed": self.seed, "timeout_cycles": self.timeout_cycles})
             cycles = json.loads(report.read_text())["cycles"]

@@ -34,7 +34,7 @@ JSD_OPTIONS = ["--k", "15", "--s", "1", "--R", "4", "--n", "4", "--cw", "8", "--
 def hw_build(out, kernels=KERNELS, build=BUILD):
     options = [f"-P{kernel}.{name}={value}" for kernel in kernels
                for name, value in build.get(kernel, {}).items()]
-    result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-j", "1", "-o",
+    result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-j", "2", "-o",
                              str(out), "--kernels", ",".join(kernels), *options],
                             cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

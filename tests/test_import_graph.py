@@ -16,7 +16,7 @@ PROJECT = PACKAGES + ("tests", "bench")
 #: the one module of host/ that may reach into hw/ and sim/: SimDevice builds and simulates RTL,
 #: XrtDevice imports the pyxrt stand-in when KMER_SKETCH_PYXRT=sim; these are its only such edges
 SIMULATOR_BACKEND = "host.device"
-SIMULATOR_BACKEND_EDGES = {"hw.build", "hw.vitis.top", "sim.runner", "sim.pyxrt_sim"}
+SIMULATOR_BACKEND_EDGES = {"hw.build", "sim.runner", "sim.pyxrt_sim"}
 #: what each package may import of the project (besides itself)
 ALLOWED = {
     "kmerspec": set(),

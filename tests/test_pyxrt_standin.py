@@ -59,8 +59,10 @@ def test_buffers_have_host_and_device_memory(loaded):
     assert first.size() == 5000 and first.address() % 4096 == 0
     assert first.address() >= pyxrt.BANK_BASE + pyxrt.BANK_STRIDE
     assert second.address() >= first.address() + 5000     # no overlap in the bank
-    bank = device._banks[1].memory
-    device_bytes = lambda: bank[first.address() - device._banks[1].base:][:8]  # noqa: E731
+    bank, at = device._banks[1].memory, first.address() - device._banks[1].base
+
+    def device_bytes():
+        return bank[at:at + 8]
 
     first.write(b"abcdefgh", 0)
     assert bytes(first.read(8, 0)) == b"abcdefgh"
