@@ -171,7 +171,8 @@ class _KernelImage:
                                f"{self.verilog.name} (generate it with python -m hw.build)")
         self.args = described["args"]
         if [a["id"] for a in self.args] != list(range(len(self.args))):
-            raise RuntimeError(f"{directory / 'kernel.xml'}: argument ids are not 0..{len(self.args) - 1}")
+            raise RuntimeError(f"{directory / 'kernel.xml'}: argument ids are not "
+                               f"0..{len(self.args) - 1}")
         self.ports = {name[len("m_axi_"):]: _Port(name, int(port["dataWidth"]))
                       for name, port in described["ports"].items() if name.startswith("m_axi_")}
         self.banks: dict[str, str] = {}
@@ -435,7 +436,8 @@ class bo:
 
     def write(self, *args):
         if len(args) != 2 or not _is_int(args[1]):
-            raise _incompatible("write", ["(self: pyxrt.bo, arg0: buffer, arg1: int) -> None"], args)
+            raise _incompatible("write", ["(self: pyxrt.bo, arg0: buffer, arg1: int) -> None"],
+                                args)
         try:
             data = memoryview(args[0]).cast("B")
         except TypeError:
