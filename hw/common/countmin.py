@@ -11,8 +11,12 @@ Pipeline (one stage per cycle)::
 
     H   optional hash front end (``hasher``): key -> d row indices, ``hasher.latency`` cycles
     R   read address = index; the counter arrives ``read_latency`` cycles later (1: the memory's
-        own read register; 2: plus the BRAM output register)
-    U   forward, increment, compare, write-back; the write commits this cycle
+        own read register; 2: plus the BRAM output register). In the last R cycle each row's
+        index is compared with the indices that will have been written 1 .. read_latency
+        cycles before U, registered as one match flag per distance.
+    U   forward (select by the registered flags), increment, compare, write-back; the write
+        commits this cycle
+    E   the estimate: the OR of the increments of the rows whose counter is a smallest one
     O   estimate registered at the output
 
 Each row is its own memory (simple dual-port BRAM, one read and one write port). Read-modify-
@@ -22,15 +26,21 @@ the (index, value) written in each of the last ``read_latency`` cycles and takes
 one whose index matches in place of the memory data. Whether a row is written is decided from the
 counters before the increment (``c_r <= c_s`` for every other row s), so the comparisons run
 beside the adders instead of after a minimum tree: the two tests differ only for a saturated
-counter, whose value the write leaves unchanged. The only single-cycle feedback path is
-``forwarded value -> pairwise compares (beside the +1) -> select``; the minimum tree of the
-estimate is outside it.
+counter, whose value the write leaves unchanged. The increments of the memory word and of the
+written values are computed before the forwarding select, so the only single-cycle feedback
+path is ``written value -> registered-flag select -> pairwise compares -> select -> write``
+(about 8 logic levels with a 32-bit counter's compare as four CARRY8); the estimate needs no
+minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the increment of any smallest counter).
 
-Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + ``read_latency`` + 1 cycles
-from acceptance to ``o``; one insertion per cycle for every input sequence; the output has no
-backpressure. ``clear`` zeroes every counter in 2^width_bits cycles (``busy`` is high meanwhile):
-with ``stall_while_clearing`` the input's ``ready`` is low then, otherwise the input is always
-ready and insertions presented while clearing are dropped.
+Timing: use ``read_latency=2`` at the board clock; with 1 the block RAM's clock-to-out without
+output register is on the feedback path.
+
+Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + ``read_latency`` + 2 cycles
+from acceptance to ``o`` (+ 1 since the estimate stage E was added for timing); one insertion per
+cycle for every input sequence; the output has no backpressure. ``clear`` zeroes every counter in
+2^width_bits cycles (``busy`` is high meanwhile): with ``stall_while_clearing`` the input's
+``ready`` is low then, otherwise the input is always ready and insertions presented while clearing
+are dropped.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
@@ -40,16 +50,7 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import CM_COUNTER_BITS, CM_WIDTH_BITS, JSD_DEPTH, READ_LATENCY, check_int
 
-__all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit", "minimum"]
-
-
-def minimum(values):
-    """Balanced tree of two-input minimums."""
-    values = list(values)
-    while len(values) > 1:
-        paired = [Mux(a <= b, a, b) for a, b in zip(values[0::2], values[1::2])]
-        values = paired + values[len(paired) * 2:]
-    return values[0]
+__all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit"]
 
 
 def countmin_input_layout(depth: int, width_bits: int, key_bits: int) -> data.StructLayout:
@@ -142,7 +143,7 @@ class CountMinUnit(wiring.Component):
     @property
     def latency(self) -> int:
         front = self._hasher.latency if self._hasher is not None else 0
-        return front + self.read_latency + 1
+        return front + self.read_latency + 2
 
     def elaborate(self, platform):
         m = Module()
@@ -171,9 +172,11 @@ class CountMinUnit(wiring.Component):
                 valid_r, key_r = self._delay(m, valid_r), self._delay(m, key_r)
             indices_r = [hasher.hashes[row] for row in range(self.depth)]
 
-        # stage R: the key, its indices and valid travel alongside the memory read
-        valid_u, key_u, indices_u = valid_r, key_r, indices_r
+        # stage R: the key, its indices and valid travel alongside the memory read; indices_p
+        # are those of the insertion one stage before U, for the forwarding matches
+        valid_u, key_u, indices_u, indices_p = valid_r, key_r, indices_r, indices_r
         for _ in range(self.read_latency):
+            indices_p = indices_u
             valid_u, key_u = self._delay(m, valid_u), self._delay(m, key_u)
             indices_u = [self._delay(m, index) for index in indices_u]
 
@@ -192,25 +195,36 @@ class CountMinUnit(wiring.Component):
                         Signal(self.counter_bits, name=f"written_value_{row}_{age}"))
                        for age in range(1, self.read_latency + 1)]
             history.append(written)
-            current = counter
-            for valid, index, value in reversed(written):   # the most recent wins
-                current = Mux(valid & (index == indices_u[row]), value, current)
+            # Whether the write of age a matches this insertion's index is decided one cycle
+            # early, from the writes that will have age a (the insertion now in U for a = 1),
+            # so only a registered select stands between the counters and the compares.
+            sources = [(valid_u, indices_u[row])] + [(v, i) for v, i, _ in written[:-1]]
+            matches = []
+            for age, (valid, index) in enumerate(sources, start=1):
+                match = Signal(name=f"forward_{row}_{age}")
+                m.d.sync += match.eq(valid & ~self.busy & (index == indices_p[row]))
+                matches.append(match)
+            # the counter and its saturating increment, each selected from the memory word and
+            # the written values (the most recent match wins); the increments of the
+            # candidates are computed beside the select, not after it
+            current, plus_one = counter, self._saturating_increment(counter, max_count)
+            for match, (_, _, value) in reversed(list(zip(matches, written))):
+                current = Mux(match, value, current)
+                plus_one = Mux(match, self._saturating_increment(value, max_count), plus_one)
             current_signal = Signal(self.counter_bits, name=f"current_{row}")
-            m.d.comb += current_signal.eq(current)
+            incremented_signal = Signal(self.counter_bits, name=f"incremented_{row}")
+            m.d.comb += [current_signal.eq(current), incremented_signal.eq(plus_one)]
             currents.append(current_signal)
-            plus_one = Signal(self.counter_bits, name=f"incremented_{row}")
-            m.d.comb += plus_one.eq(Mux(current_signal == max_count, max_count,
-                                        current_signal + 1))
-            incremented.append(plus_one)
+            incremented.append(incremented_signal)
 
-        estimate = Signal(self.counter_bits)
-        m.d.comb += estimate.eq(minimum(incremented))
+        smallest_flags = []
         for row, memory in enumerate(self.rows):
             write = memory.write_port()
             smallest = Signal(name=f"smallest_{row}")
             m.d.comb += smallest.eq(Cat(currents[row] <= currents[other]
                                         for other in range(self.depth) if other != row).all()
                                     if self.depth > 1 else 1)
+            smallest_flags.append(smallest)
             updated = Signal(name=f"updated_{row}")
             m.d.comb += updated.eq(self.plain_update | smallest)
             new_value = Mux(updated, incremented[row], currents[row])
@@ -227,10 +241,22 @@ class CountMinUnit(wiring.Component):
                 m.d.sync += [older[0].eq(newer[0] & ~self.busy), older[1].eq(newer[1]),
                              older[2].eq(newer[2])]
 
+        # stage E: e = min_r v_r is the increment of a smallest counter (v_r grows with c_r);
+        # every smallest row has the same value, so the estimate is the OR of their increments
+        # (two LUT levels after registers instead of a minimum tree after the compares)
+        valid_e, key_e = self._delay(m, valid_u), self._delay(m, key_u)
+        candidates = [self._delay(m, Mux(flag, value, 0))
+                      for flag, value in zip(smallest_flags, incremented)]
+        estimate = Cat(Cat(candidate[bit] for candidate in candidates).any()
+                       for bit in range(self.counter_bits))
         # stage O
-        m.d.sync += [self.o.valid.eq(valid_u), self.o.payload.key.eq(key_u),
+        m.d.sync += [self.o.valid.eq(valid_e), self.o.payload.key.eq(key_e),
                      self.o.payload.estimate.eq(estimate)]
         return m
+
+    @staticmethod
+    def _saturating_increment(value, max_count):
+        return Mux(value == max_count, max_count, value + 1)[:len(value)]
 
     @staticmethod
     def _delay(m, value):

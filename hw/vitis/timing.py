@@ -24,6 +24,7 @@ with DS923's figures when it is).  The routing allowance of 0.38 ns per level ma
 rank paths and catch deep logic before Vivado, not a sign-off.
 """
 
+import math
 import re
 from collections import defaultdict
 
@@ -109,15 +110,17 @@ def _names(module):
     return {b: v[1] for b, v in best.items()}
 
 
-def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
+def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="xcup"):
     """``netlist``: Yosys ``write_json`` of a flattened ``synth_xilinx`` design.  Returns
     ``{"logic_levels", "logic_levels_path", "est_delay_ns", "est_delay_path", "clock_period_ns",
     "meets_clock", "delay_model"}``; a path is ``{"start", "end", "levels", "delay_ns"}``."""
     module = netlist["modules"][top]
     m = model
+    ultrascale = family in ("xcu", "xcup")
     # Each bit: (arrival ns, levels, start bit) for the worst delay and for the most levels.
     start_delay = {}                  # bit -> clock-to-out of a clocked output
     comb_arcs = defaultdict(list)     # output bit -> [(input bit, arc delay, wire kind, level)]
+    cell_of = {}                      # output bit -> cell type, for the path's cell list
     endpoints = []                    # (input bit, setup, where: for naming the end)
     driver = {}
 
@@ -148,6 +151,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
                    for b in bs if not isinstance(b, str)]
         for p, b in outputs:
             driver[b] = (t, p)
+            cell_of[b] = t
         if _FF.match(t):
             for p, b in outputs:
                 start_delay[b] = m["ff_clk_to_q"]
@@ -186,11 +190,16 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
                 elif not p.startswith("CLK") and p not in ("WCLK", "CLK"):
                     endpoints.append((b, m["lutram_setup"], ("pin", cname, p)))
         elif _CARRY.match(t):
+            # Yosys maps arithmetic to CARRY4 only; on UltraScale(+) a CARRY4 is half of the
+            # CARRY8 that Vivado places, so it counts half a level (rounded up at the end)
+            # and half a CARRY8's chain delay.
+            half = t == "CARRY4" and ultrascale
             for p, b in inputs:
                 chained = p in ("CI", "CI_TOP")
+                delay = m["carry_chain"] if chained else m["carry_entry"]
                 for _, o in outputs:
-                    comb_arcs[o].append((b, m["carry_chain"] if chained else m["carry_entry"],
-                                         "carry" if chained else "route", 1))
+                    comb_arcs[o].append((b, delay / 2 if half and chained else delay,
+                                         "carry" if chained else "route", 0.5 if half else 1))
         elif _MUXF.match(t):
             for p, b in inputs:
                 for _, o in outputs:
@@ -213,6 +222,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
 
     # Longest paths over the combinational DAG, iteratively (chains are thousands deep).
     by_delay, by_levels = {}, {}
+    via_delay, via_levels = {}, {}    # bit -> the input bit on its worst path (for tracing)
     for b, c2o in start_delay.items():
         by_delay[b] = (c2o, 0, b)
         by_levels[b] = (0, c2o, b)
@@ -242,11 +252,11 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
                 d, lv, s = by_delay[i]
                 cand = (d + w + delay, lv + level, s)
                 if best_d is None or cand[0] > best_d[0]:
-                    best_d = cand
+                    best_d, via_delay[b] = cand, i
                 lv2, d2, s2 = by_levels[i]
                 cand2 = (lv2 + level, d2 + w + delay, s2)
                 if best_l is None or cand2[:2] > best_l[:2]:
-                    best_l = cand2
+                    best_l, via_levels[b] = cand2, i
             by_delay[b], by_levels[b] = best_d, best_l
             stack.pop()
 
@@ -271,15 +281,26 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
             return f"{names.get(bit, bit)} -> {ref}.{pin}"
         return names.get(bit, str(bit))
 
+    def cells(bit, via):
+        """The cell types along the worst path into ``bit``, from its start."""
+        chain = []
+        while bit in via and len(chain) < 10_000:
+            chain.append(cell_of.get(bit, "?"))
+            bit = via[bit]
+        return list(reversed(chain))
+
     def path(w, delay_first):
         if w is None:
             return None
         d, lv = (w[0], w[1]) if delay_first else (w[1], w[0])
         return {"start": names.get(w[2], str(w[2])), "end": end_name(w[3], w[4]),
-                "levels": lv, "delay_ns": round(d, 3)}
+                "levels": math.ceil(lv), "delay_ns": round(d, 3),
+                "cells": cells(w[3], via_delay if delay_first else via_levels)}
 
     period = 1e9 / clock_hz if clock_hz else None
     est = round(worst_d[0], 3) if worst_d else None
+    if worst_l is not None:           # whole levels (half-levels of CARRY4 pairs rounded up)
+        worst_l = (math.ceil(worst_l[0]),) + tuple(worst_l[1:])
     return {"logic_levels": worst_l[0] if worst_l else 0,
             "logic_levels_path": path(worst_l, False),
             "est_delay_ns": est, "est_delay_path": path(worst_d, True),
