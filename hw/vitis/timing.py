@@ -15,13 +15,24 @@ LUT-RAM or SRL read and a combinational DSP.  The delay of a path is
 
 with no routing allowance on the dedicated connections (carry chain CO -> CI, LUT -> MUXF).
 
-:data:`DELAY_MODEL` values (ns, UltraScale+ -2): the block RAM clock-to-out (1.5 ns without and
-0.4 ns with the output register) is AMD UG949 ("Optimizing Paths with Dedicated Blocks and Macro
-Primitives"); the others are typical values of Vivado timing reports for -2 UltraScale+ parts,
-not DS923 table entries (the data sheet was not reachable while this was written: replace them
-with DS923's figures when it is).  The routing allowance of 0.38 ns per level makes a LUT level
-0.5 ns, the usual planning figure (7-8 levels between registers at 250 MHz).  An estimate to
-rank paths and catch deep logic before Vivado, not a sign-off.
+:data:`DELAY_MODEL` values (ns, UltraScale+ -2) and where each comes from:
+
+* sourced: the block RAM clock-to-out (1.5 ns without and 0.4 ns with the output register) is
+  AMD UG949 ("Optimizing Paths with Dedicated Blocks and Macro Primitives"); the DSP48E2 figures
+  are bounded by DS923 v1.20 Table "DSP48 Slice Switching Characteristics", -2 at 0.85 V: FMAX
+  775 MHz with every register (1.29 ns register to register inside the DSP), 544 MHz without
+  MREG (1.84 ns), 410 MHz without pipeline registers (2.44 ns; ``dsp_comb`` 2.5 ns covers it);
+* estimated (typical values of Vivado timing reports for -2 UltraScale+ parts, not DS923 table
+  entries: the current DS923 no longer tabulates CLB LUT/carry delays nor the block RAM
+  clock-to-out, and no older revision was reachable): ``lut``, ``muxf``, ``carry_*``, the
+  flip-flop clock-to-out and setup, the RAM/DSP setups, LUT-RAM and UltraRAM figures;
+* a planning allowance: ``route`` 0.38 ns per level, so a LUT level costs 0.5 ns.
+
+Yosys maps arithmetic to CARRY4 only; Vivado places a CARRY8 on UltraScale(+), so there a CARRY4
+counts half a level and half a CARRY8's chain delay (levels rounded up at the end). An estimate to
+rank paths and catch deep logic before Vivado, not a sign-off: under this model a register-to-
+register path of 7 LUT levels already takes about 4 ns, so it is stricter than the usual "7-8
+levels at 250 MHz" rule of thumb, and a path into a block RAM input pays 0.5 ns of setup.
 """
 
 import math
