@@ -30,8 +30,11 @@ for every other row s), so the comparisons run beside the adders instead of afte
 the two tests differ only for a saturated counter, whose value the write leaves unchanged. The
 increments of the memory word and of the written values are computed before the forwarding
 select, so the only single-cycle feedback path is ``written value -> flag select -> pairwise
-compares -> select -> register`` (8 logic levels in the estimate of hw/vitis/timing.py with
-32-bit counters); the estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the
+compares -> select -> register`` (8 logic levels, 4.6 ns in the estimate of hw/vitis/timing.py
+with 32-bit counters: ``python bench/timing_parts.py``). With ``read_latency=2`` every candidate
+but the newest write is selected one cycle early, so the compares start behind one select. (A
+borrow-based compare, ``~(b - a)[32]``, was tried: 4.1 ns but 9 levels, its 33-bit chain one
+CARRY4 longer.); the estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the
 increment of any smallest counter).
 
 Timing: use ``read_latency=2`` at the board clock; with 1 the block RAM's clock-to-out without
@@ -197,11 +200,13 @@ class CountMinUnit(wiring.Component):
             m.d.comb += read.addr.eq(indices_r[row])
             counter = read.data
             counter_plus_one = self._saturating_increment(counter, max_count)
+            memory_word = None            # with read_latency 2: the BRAM output register (U - 1)
             if self.read_latency == 2:
                 # the BRAM output register, then the word's increment registered beside it
-                counter = self._delay(m, counter)
-                counter_plus_one = self._delay(m, self._saturating_increment(counter, max_count))
-                counter = self._delay(m, counter)
+                memory_word = self._delay(m, counter)
+                counter_plus_one = self._delay(m, self._saturating_increment(memory_word,
+                                                                             max_count))
+                counter = self._delay(m, memory_word)
             # per row: (valid, index, value) decided in U 1 .. data_latency + 1 cycles ago; the
             # newest is the registered write of stage W
             written = [(Signal(name=f"written_valid_{row}_{age}"),
@@ -218,20 +223,31 @@ class CountMinUnit(wiring.Component):
             # early, from the writes that will have age a (the insertion now in U for a = 1),
             # so only a registered select stands between the counters and the compares.
             sources = [(valid_u, indices_u[row])] + [(v, i) for v, i, _ in written[:-1]]
-            matches = []
+            matches, next_matches = [], []
             for age, (valid, index) in enumerate(sources, start=1):
                 match = Signal(name=f"forward_{row}_{age}")
-                m.d.sync += match.eq(valid & ~self.busy & (index == indices_p[row]))
+                next_matches.append(valid & ~self.busy & (index == indices_p[row]))
+                m.d.sync += match.eq(next_matches[-1])
                 matches.append(match)
             # the counter and its saturating increment, each selected from the memory word and
             # the written values (the most recent match wins); the increments of the
-            # candidates are computed beside the select, not after it (a one-hot AND-OR select
-            # was tried: the same depth after mapping, more LUTs)
-            current, plus_one = counter, counter_plus_one
-            for match, (_, _, value), value_plus_one in reversed(list(zip(matches, written,
-                                                                         written_plus_one))):
-                current = Mux(match, value, current)
+            # candidates are computed beside the select, not after it
+            plus_one = counter_plus_one
+            for match, value_plus_one in reversed(list(zip(matches, written_plus_one))):
                 plus_one = Mux(match, value_plus_one, plus_one)
+            if memory_word is None:
+                current = counter
+                for match, (_, _, value) in reversed(list(zip(matches, written))):
+                    current = Mux(match, value, current)
+            else:
+                # every candidate but the newest write is known in U - 1: select it there
+                # (the memory word and the writes that will be 2 .. 4 old), so the compares
+                # start behind a single select
+                older = memory_word
+                for next_match, (_, _, value) in reversed(list(zip(next_matches[1:],
+                                                                   written[:-1]))):
+                    older = Mux(next_match, value, older)
+                current = Mux(matches[0], written[0][2], self._delay(m, older))
             current_signal = Signal(self.counter_bits, name=f"current_{row}")
             incremented_signal = Signal(self.counter_bits, name=f"incremented_{row}")
             m.d.comb += [current_signal.eq(current), incremented_signal.eq(plus_one)]
