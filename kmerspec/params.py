@@ -84,6 +84,6 @@ FIFO_DEPTH = IntParam("fifo_depth", 64, 4, 4096, "sampled-beat FIFO of a queue-b
 JACC_PIVOTS = IntParam("pivots", 80, 1, 4096, "pivot sketches V held on chip")
 JACC_STREAMS = IntParam("streams", 4, 1, 1024, "sketches D streamed per bus beat")
 JSD_PIVOTS = IntParam("pivots", 8, 1, 64, "pivot PQAs V held on chip")
-READ_LATENCY = IntParam("read_latency", 2, 1, 2, "counter BRAM read latency (2: output register, the timing-closed default)")
+READ_LATENCY = IntParam("read_latency", 1, 1, 2, "counter BRAM read latency (2: output register)")
 BYTES_PER_CYCLE = IntParam("bytes_per_cycle", 2, 1, 64, "bytes the motif front end parses a cycle")
 DATA_WIDTH = IntParam("data_width", 512, 32, 4096, "AXI data width of the m_axi ports in bits")
