@@ -215,13 +215,14 @@ class XrtDevice:
         except RuntimeError as error:
             raise DeviceError(f"{path}: cannot load on device {device_index} ({error})") from None
         self._kernels = {}
+        self._checked = set()     # the Params whose identity check passed
 
     def _kernel(self, kernel):
         """The pyxrt kernel of ``kernel`` (Params), opened exclusive (XRT lets only an exclusive
         user read the status registers), its identity checked before its first call."""
+        from .control import before_first_call, check_identity
         name = kernel.desc.name
         if name not in self._kernels:
-            from .control import before_first_call
             try:
                 handle = self._pyxrt.kernel(self.device, self.uuid, name,
                                             self._pyxrt.kernel.exclusive)
@@ -229,6 +230,10 @@ class XrtDevice:
                 raise DeviceError(f"kernel {name} is not in the loaded xclbin ({error})") from None
             before_first_call(kernel, handle.read_register, handle.write_register)
             self._kernels[name] = handle
+            self._checked.add(kernel)
+        elif kernel not in self._checked:     # the same kernel asked with other Params
+            check_identity(kernel, self._kernels[name].read_register)
+            self._checked.add(kernel)
         return self._kernels[name]
 
     def run(self, kernel, arguments: dict) -> RunResult:

@@ -36,8 +36,6 @@ REFUSAL_BOUND = 64
 #: Everything after the failure is detected: the abort drains at most bursts in flight x 256
 #: beats on each port, the memory latency, and the writer's B responses
 ABORT_BOUND = 2 * 4 * 256 + 512
-#: The core's reset clear (2^(p-4) words) and the quiet wait of ERROR_RECORDS_MISSING
-CLEAR_CYCLES = (1 << (GEOMETRY.p - 4)) + 16
 
 
 def word(code, argument=0):
@@ -210,7 +208,9 @@ async def test_safety(dut):
     src, dst = bench.input(chunk), bench.output(max(1, len(tags)) * GEOMETRY.record_bytes)
     await bench.driver.set_args(src=src, n_bytes=len(chunk), dst=dst, n_records=len(tags))
     await bench.driver.start()
-    await ClockCycles(dut.ap_clk, len(chunk) // GEOMETRY.bus_bytes // 2 + CLEAR_CYCLES)
+    # past the core's clear (2^(p-4) words) into the chunk
+    await ClockCycles(dut.ap_clk, len(chunk) // GEOMETRY.bus_bytes // 2
+                      + (1 << (GEOMETRY.p - 4)) + 16)
     dut.ap_rst_n.value = 0
     await ClockCycles(dut.ap_clk, 8)
     dut.ap_rst_n.value = 1

@@ -93,3 +93,101 @@ def test_timeouts_grow_with_the_call():
     small = timeout_cycles(SKETCH, {"src": 1024, "dst": 64})
     large = timeout_cycles(SKETCH, {"src": 1 << 20, "dst": 64})
     assert 0 < small < large
+
+
+class FakeXrt:
+    """The few pyxrt calls XrtDevice makes, over a register file: enough to check that the card
+    path runs the same identity and error checks (the stand-in that simulates the Verilog under
+    pyxrt's calls is sim/'s; this one never computes anything)."""
+
+    def __init__(self, built, error=0, state="completed"):
+        status = built.desc.status_map()
+        self.registers = dict(zip(status.identity_offsets, built.identity_words()))
+        self.registers[status.error] = error
+        self.state = state
+        self.waits = []
+        fake = self
+
+        class Kernel:
+            exclusive, shared = "exclusive", "shared"
+
+            def __init__(self, device, uuid, name, mode):
+                assert mode == "exclusive", "XRT reads registers of exclusive kernels only"
+
+            def read_register(self, offset):
+                return fake.registers.get(offset, 0)
+
+            def write_register(self, offset, value):
+                fake.registers[offset] = value
+
+            def group_id(self, index):
+                return 0
+
+            def __call__(self, *args):
+                return Run()
+
+        class Run:
+            def wait(self, timeout_ms):
+                fake.waits.append(timeout_ms)
+                return fake.state
+
+        class Bo:
+            normal = 0
+
+            def __init__(self, device, size, flags, group):
+                self.data = bytearray(size)
+
+            def write(self, data, offset):
+                self.data[offset:offset + len(data)] = bytes(data)
+
+            def read(self, size, offset):
+                return bytes(self.data[offset:offset + size])
+
+            def sync(self, direction, size, offset):
+                pass
+
+            def address(self):
+                return 0x1000
+
+        self.kernel, self.bo = Kernel, Bo
+        self.device = lambda index: object()
+        self.xclbin = lambda path: object()
+        self.ert_cmd_state = type("State", (), {"ERT_CMD_STATE_COMPLETED": "completed"})
+        self.xclBOSyncDirection = type("Dir", (), {"XCL_BO_SYNC_BO_TO_DEVICE": 0,
+                                                   "XCL_BO_SYNC_BO_FROM_DEVICE": 1})
+
+
+def xrt_device(monkeypatch, tmp_path, fake):
+    import sys
+    from host.device import XrtDevice
+    fake.device = lambda index: type("Device", (), {"load_xclbin": lambda self, x: "uuid"})()
+    monkeypatch.setitem(sys.modules, "pyxrt", fake)
+    xclbin = tmp_path / "k.xclbin"
+    xclbin.write_bytes(b"")
+    return XrtDevice(str(xclbin))
+
+
+SKETCH_CALL = {"src": bytes(64), "n_bytes": 64, "n_records": 0}
+
+
+def test_xrt_device_refuses_another_build(monkeypatch, tmp_path):
+    from host.device import Output
+    fake = FakeXrt(SKETCH)
+    device = xrt_device(monkeypatch, tmp_path, fake)
+    with pytest.raises(KernelError, match=r"^jacc_sketch: built with k=21, asked for 31$"):
+        device.run(SKETCH.replace(k=31), {**SKETCH_CALL, "dst": Output(8)})
+    device.run(SKETCH, {**SKETCH_CALL, "dst": Output(8)})
+    assert fake.registers[SKETCH.desc.status_map().fresh] == 1, "no FRESH before the first call"
+    assert fake.waits and all(wait > 0 for wait in fake.waits), "run.wait without a timeout"
+
+
+def test_xrt_device_raises_the_error_code_and_the_timeout(monkeypatch, tmp_path):
+    from host.device import Output
+    device = xrt_device(monkeypatch, tmp_path,
+                        FakeXrt(SKETCH, error=ERROR_RECORDS_MISSING | 3 << 8))
+    with pytest.raises(KernelError, match=r"^jacc_sketch: the input ended with fewer records "
+                                          r"than n_records=0$"):
+        device.run(SKETCH, {**SKETCH_CALL, "dst": Output(8)})
+    device = xrt_device(monkeypatch, tmp_path, FakeXrt(SKETCH, state="timeout"))
+    with pytest.raises(KernelError, match=r"^jacc_sketch: no ap_done within \d+ ms"):
+        device.run(SKETCH, {**SKETCH_CALL, "dst": Output(8)})
