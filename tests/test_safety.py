@@ -191,3 +191,15 @@ def test_xrt_device_raises_the_error_code_and_the_timeout(monkeypatch, tmp_path)
     device = xrt_device(monkeypatch, tmp_path, FakeXrt(SKETCH, state="timeout"))
     with pytest.raises(KernelError, match=r"^jacc_sketch: no ap_done within \d+ ms"):
         device.run(SKETCH, {**SKETCH_CALL, "dst": Output(8)})
+
+
+def test_backend_auto_says_which_backend_it_chose(tmp_path, capsys, monkeypatch):
+    from host.cli import main
+    monkeypatch.delenv("KMER_SKETCH_XCLBIN", raising=False)
+    genome = tmp_path / "g.fa"
+    genome.write_bytes(b">g\nACGTTGCAACGTTGCAACGTTGCAACGTTGCAACGT\n")
+    out = tmp_path / "g.sketch"
+    assert main(["sketch", str(genome), "--backend", "auto", "-o", str(out)]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("backend auto: sw (no card: "), lines
+    assert out.exists()
