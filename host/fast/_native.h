@@ -25,8 +25,12 @@ int get_typed_array(PyObject *object, Array *array, Py_ssize_t itemsize, Element
 int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int writable,
               const char *name);
 void release(Array *arrays, int n);
+/* The end of a method taking arrays: releases them and returns None, or NULL with the
+ * Python error already set when `failed`. */
+PyObject *release_and_return(Array *arrays, int n, int failed);
 
 extern PyMethodDef allpairs_methods[];
+extern PyMethodDef jsd_methods[];
 void init_allpairs(void);
 int add_kmer_stream_type(PyObject *module);
 
