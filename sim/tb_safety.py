@@ -24,7 +24,7 @@ from kmerspec.regmap import (CTRL, CTRL_AP_DONE, CTRL_AP_IDLE, ERROR_ARGUMENT, E
                              ERROR_RECORDS_MISSING, ERROR_UNALIGNED_POINTER)
 from sim.runner import params
 from sim.sketch.golden import compare_records, expected_record
-from sim.tb_common import CLOCK_PERIOD_NS, KernelBench
+from sim.tb_common import CLOCK_PERIOD_NS, FILL, GUARD_BYTES, KernelBench
 
 P = params()
 GEOMETRY = params_from_dict(P["params"])
@@ -166,6 +166,12 @@ async def test_safety(dut):
                  bound)
         assert error == word(expected, INDEX["n_records"]), (label, hex(error))
         assert cycles <= bound, (label, cycles, bound)
+        # nothing written past the records the call asked for and the chunk holds (the beats
+        # an abort still sends carry no byte strobe)
+        written = min(count, len(tags)) * GEOMETRY.record_bytes
+        rest = bench.write_ram.read(dst + written, (len(tags) + 2) * GEOMETRY.record_bytes
+                                    - written + GUARD_BYTES)
+        assert rest == bytes([FILL]) * len(rest), f"{label}: bytes written past the records"
         # the genomes cut off in the lanes are forgotten without a FRESH write
         await golden_run(bench, genomes, f"after {label}")
 

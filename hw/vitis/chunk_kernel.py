@@ -106,6 +106,10 @@ class StreamKernel(KernelCore):
     so that the next call starts from a clean state.
     """
 
+    #: The core keeps state across calls (a FRESH call resets it first, one cycle); a kernel
+    #: that keeps nothing starts a FRESH call like any other.
+    keeps_state = False
+
     def argument_checks(self) -> list:
         """``[(condition, ERROR word)]`` on ``self.args`` at ``start``, the first true one wins.
         Default: every pointer argument is non-zero and a multiple of its bus width in bytes."""
@@ -152,12 +156,13 @@ class StreamKernel(KernelCore):
         with m.FSM():
             with m.State("Idle"):
                 # a refused call never reaches the body; a fresh one resets the core first
-                m.d.comb += starting.eq(self.start & (argument_error == 0) & ~self.fresh)
+                fresh = self.fresh if self.keeps_state else 0
+                m.d.comb += starting.eq(self.start & (argument_error == 0) & ~fresh)
                 with m.If(self.start):
                     m.d.sync += error.eq(argument_error)
                     with m.If(argument_error != 0):
                         m.next = "Refuse"
-                    with m.Elif(self.fresh):
+                    with m.Elif(fresh):
                         m.d.comb += self.core_reset.eq(1)
                         m.next = "Begin"
                     with m.Else():
@@ -189,6 +194,8 @@ class StreamKernel(KernelCore):
 
 class ChunkKernel(StreamKernel):
     """Base of kernels that turn chunks into records (see the module docstring)."""
+
+    keeps_state = True
 
     def core_quiet(self, core):
         """A 1-bit value: the core holds no unfinished record work from this call."""
