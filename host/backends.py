@@ -111,11 +111,17 @@ def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
 
 
 def _auto_backend(xclbin: str | None = None):
+    """The card if one is usable, else the software backend; says which on stderr (a card is
+    never picked silently, nor silently passed over)."""
+    import sys
     from .device import DeviceError
     try:
-        return _xrt_backend(xclbin)
-    except (DeviceError, ValueError):
+        backend = _xrt_backend(xclbin)
+    except (DeviceError, ValueError) as error:
+        print(f"backend auto: sw (no card: {error})", file=sys.stderr)
         return SoftwareBackend()
+    print(f"backend auto: xrt ({backend.device.xclbin_path})", file=sys.stderr)
+    return backend
 
 
 BACKENDS = {"sw": SoftwareBackend, "golden": GoldenBackend, "sim": _sim_backend,

@@ -77,6 +77,33 @@ def _check_arguments(desc, arguments: dict) -> None:
             raise DeviceError(f"kernel {desc.name}: {arg.name} is a buffer, not an int")
 
 
+def parse_build(text: str | None) -> dict:
+    """``{kernel: {field: int}}`` from ``"KERNEL.FIELD=VALUE,..."`` (hw.build's -P syntax)."""
+    built: dict = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        try:
+            key, value = item.split("=", 1)
+            kernel, field = key.strip().split(".", 1)
+            built.setdefault(kernel, {})[field] = int(value, 0)
+        except ValueError:
+            raise DeviceError(f"KMER_SKETCH_SIM_BUILD: expected KERNEL.FIELD=INTEGER, "
+                              f"got {item!r}") from None
+    return built
+
+
+def _buffer_sizes(arguments: dict) -> dict:
+    """Bytes of every buffer of a call (inputs and outputs), for host.control.timeout_cycles."""
+    return {name: value.size if isinstance(value, Output) else len(_as_bytes(value))
+            for name, value in arguments.items() if not isinstance(value, (int, np.integer))}
+
+
+def _scalars(desc, arguments: dict) -> dict:
+    """The scalar arguments of a call (the values an error message may quote)."""
+    return {arg.name: int(arguments[arg.name]) for arg in desc.args if arg.kind == "scalar"}
+
+
 class SimDevice:
     """Kernels simulated from their generated Verilog (sim/tb_device.py does one run).
 
@@ -85,14 +112,18 @@ class SimDevice:
     "ideal" (cocotbext-axi's AxiRam) or "ddr" (sim.ddr_memory's DDR-like model). ``geometry``
     is the kernel geometry the drivers (host.drivers) build: a mapping kernel name -> Params
     fields, or a name of host.drivers.SIM_GEOMETRIES ("small", the default, or "default": the
-    Params defaults that ``python -m hw.build`` builds).
+    Params defaults that ``python -m hw.build`` builds). ``built`` (``{kernel: {field:
+    value}}``, or the environment's ``KMER_SKETCH_SIM_BUILD``, e.g. ``jacc_sketch.k=21``)
+    simulates a binary built with those Params fields whatever the driver asks for, as a card
+    does: the identity check then refuses the mismatch. Each call may take
+    host.control.timeout_cycles (``timeout_cycles`` overrides it).
     """
 
     name = "sim"
 
     def __init__(self, simulator: str | None = None, pause: float = 0.0, seed: int = 1,
-                 timeout_cycles: int = 50_000_000, geometry: str | dict | None = None,
-                 memory: str = "ideal"):
+                 timeout_cycles: int | None = None, geometry: str | dict | None = None,
+                 memory: str = "ideal", built: dict | None = None):
         self.simulator = simulator
         self.pause = pause
         self.seed = seed
@@ -107,6 +138,8 @@ class SimDevice:
         if memory not in ("ideal", "ddr"):
             raise DeviceError(f"memory model must be 'ideal' or 'ddr', not {memory!r}")
         self.memory = memory
+        self.built = parse_build(os.environ.get("KMER_SKETCH_SIM_BUILD")) if built is None \
+            else built
 
     def run(self, kernel, arguments: dict) -> RunResult:
         return self.run_many(kernel, [arguments])[0]
@@ -120,9 +153,18 @@ class SimDevice:
         from hw.build import kernel_for
         from kmerspec.kernels import KernelParams
         from sim.runner import run_cocotb
+        from .control import KernelError, check_error, check_identity, timeout_cycles
+        # the Params the driver asks for (an RTL kernel object of hw/ carries its own)
+        asked = kernel if isinstance(kernel, KernelParams) else getattr(kernel, "params", None)
         if isinstance(kernel, KernelParams):
-            kernel = kernel_for(kernel)
+            overrides = self.built.get(kernel.KERNEL, {})
+            try:
+                kernel = kernel_for(kernel.replace(**overrides) if overrides else kernel)
+            except (TypeError, ValueError) as error:
+                raise DeviceError(f"KMER_SKETCH_SIM_BUILD: {asked.KERNEL}: {error}") from None
         desc = kernel.desc
+        status = (asked.desc if asked is not None else desc).status_map()
+        limits = []
         with tempfile.TemporaryDirectory(prefix=f"{desc.name}-run-") as directory:
             directory = pathlib.Path(directory)
             plans = []
@@ -142,15 +184,30 @@ class SimDevice:
                         path.write_bytes(_as_bytes(value))
                         plan[arg.name] = {"kind": "in", "path": str(path), "bundle": arg.bundle}
                 plans.append(plan)
+                limits.append(self.timeout_cycles
+                              or timeout_cycles(asked or kernel, _buffer_sizes(arguments)))
             report = directory / "report.json"
             run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
                        parameters={"calls": plans, "report": str(report), "pause": self.pause,
-                                   "seed": self.seed, "timeout_cycles": self.timeout_cycles,
-                                   "memory": self.memory})
-            cycles = json.loads(report.read_text())["cycles"]
+                                   "seed": self.seed, "timeout_cycles": limits,
+                                   "memory": self.memory,
+                                   "status": {"identity_offsets": status.identity_offsets,
+                                              "identity": list((asked.desc if asked else desc).identity),
+                                              "error_offset": status.error,
+                                              "fresh_offset": status.fresh}})
+            report = json.loads(report.read_text())
+            identity = {int(offset): word for offset, word in report["identity"].items()}
+            if asked is not None:
+                check_identity(asked, identity.__getitem__)
+                for index, error in enumerate(report["errors"]):
+                    check_error(asked, {status.error: error}.__getitem__,
+                                _scalars(desc, calls[index]))
+            if "timed_out" in report:
+                raise KernelError(f"{desc.name}: no ap_done after {report['timed_out']['cycles']} "
+                                  f"cycles (the bound of call {report['timed_out']['call']})")
             return [RunResult({name: pathlib.Path(spec["path"]).read_bytes()
                                for name, spec in plan.items() if spec["kind"] == "out"}, count)
-                    for plan, count in zip(plans, cycles)]
+                    for plan, count in zip(plans, report["cycles"])]
 
 
 #: ``KMER_SKETCH_PYXRT=sim``: XrtDevice drives the pyxrt stand-in (sim/pyxrt_sim.py), which
@@ -224,6 +281,7 @@ class XrtDevice:
     def __init__(self, xclbin: str, device_index: int = 0):
         pyxrt = pyxrt_module()
         path = pathlib.Path(xclbin)
+        self.xclbin_path = str(path)
         if standing_in():
             if not path.is_dir():
                 raise DeviceError(f"{path}: not a directory ({PYXRT_ENV}=sim takes a python -m "
@@ -247,18 +305,29 @@ class XrtDevice:
                                 if field not in _run_fields(name)}
                          for name, params in self._built.items()}
         self._kernels = {}
+        self._checked = set()     # the Params whose identity check passed
 
-    def _kernel(self, name: str):
+    def _kernel(self, kernel):
+        """The pyxrt kernel of ``kernel`` (Params), opened exclusive (XRT lets only an exclusive
+        user read the status registers), its identity checked before its first call."""
+        from .control import before_first_call, check_identity
+        name = kernel.desc.name
         if name not in self._kernels:
             if name not in self._arg_counts:
                 raise DeviceError(f"kernel {name} is not in {self.path} (it has: "
                                   f"{', '.join(self._arg_counts) or 'no kernel'})")
             try:
-                self._kernels[name] = self._pyxrt.kernel(self.device, self.uuid, name,
-                                                         self._pyxrt.kernel.shared)
+                handle = self._pyxrt.kernel(self.device, self.uuid, name,
+                                            self._pyxrt.kernel.exclusive)
             except RuntimeError as error:
                 raise DeviceError(f"kernel {name} in {self.path}: cannot open "
                                   f"({_first_line(error)})") from None
+            before_first_call(kernel, handle.read_register, handle.write_register)
+            self._kernels[name] = handle
+            self._checked.add(kernel)
+        elif kernel not in self._checked:     # the same kernel asked with other Params
+            check_identity(kernel, self._kernels[name].read_register)
+            self._checked.add(kernel)
         return self._kernels[name]
 
     def _check_kernel(self, kernel) -> None:
@@ -280,15 +349,16 @@ class XrtDevice:
                                       f"{asked.get(field)}")
 
     def run(self, kernel, arguments: dict) -> RunResult:
+        from .control import KernelError, check_error, timeout_ms
         pyxrt = self._pyxrt
         desc = kernel.desc
         _check_arguments(desc, arguments)
         self._check_kernel(kernel)
-        handle = self._kernel(desc.name)
+        handle = self._kernel(kernel)
         # run.set_arg raises on a wrong type or index; calling the kernel would skip the
         # argument silently (pyxrt's __call__ ignores cast errors)
         execution = pyxrt.run(handle)
-        outputs = {}
+        outputs, values = {}, {}
         for index, arg in enumerate(desc.args):
             value = arguments[arg.name]
             if arg.kind == "scalar":
@@ -303,12 +373,17 @@ class XrtDevice:
                 buffer.write(np.frombuffer(_as_bytes(value), dtype=np.uint8), 0)
                 buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, size, 0)
             execution.set_arg(index, buffer)
+            values[arg.name] = buffer.address()
         execution.start()
-        state = execution.wait()
+        limit = timeout_ms(kernel, _buffer_sizes(arguments))
+        state = execution.wait(limit)
+        if state == pyxrt.ert_cmd_state.ERT_CMD_STATE_TIMEOUT:
+            raise KernelError(f"{desc.name}: no ap_done within {limit} ms")
         if state != pyxrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
             detail = "; ".join(getattr(execution, "errors", []))
             raise DeviceError(f"kernel {desc.name} ended in state {getattr(state, 'name', state)}"
                               + (f" ({detail})" if detail else ""))
+        check_error(kernel, handle.read_register, {**_scalars(desc, arguments), **values})
         result = {}
         for name, (buffer, size) in outputs.items():
             buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE, size, 0)

@@ -9,7 +9,7 @@ devices (host/) call a kernel; it needs no Amaranth, so a card can be driven wit
 import re
 from dataclasses import dataclass
 
-from .regmap import RegArg, layout_args, CONTROL_ADDR_WIDTH
+from .regmap import RegArg, layout_args, layout_status, CONTROL_ADDR_WIDTH
 
 __all__ = ["Arg", "Bundle", "KernelDesc", "POINTER", "SCALAR", "AXI_DATA_WIDTHS", "gmem_bundles"]
 
@@ -78,17 +78,23 @@ class Arg:
 @dataclass(frozen=True)
 class KernelDesc:
     """A Vitis RTL kernel: ``name`` (= Verilog top module = kernel.xml name), ``args`` in host
-    order (the index is the pyxrt ``set_arg`` index), ``bundles`` (the m_axi ports)."""
+    order (the index is the pyxrt ``set_arg`` index), ``bundles`` (the m_axi ports), and
+    ``identity``, the read-only words the kernel reports after its arguments (a kernel's
+    ``Params.identity_words()``; :func:`kmerspec.regmap.layout_status` places them)."""
     name: str
     args: tuple
     bundles: tuple
     vendor: str = "kmer-sketch"
     library: str = "kernels"
     version: str = "1.0"
+    identity: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "bundles", tuple(self.bundles))
+        object.__setattr__(self, "identity", tuple(int(word) for word in self.identity))
+        if any(not 0 <= word < 1 << 32 for word in self.identity):
+            raise ValueError("identity words must be 32-bit")
         if not _IDENT.match(self.name):
             raise ValueError(f"bad kernel name {self.name!r}")
         names = [b.name for b in self.bundles]
@@ -119,6 +125,10 @@ class KernelDesc:
     def register_map(self):
         """``[(Arg, ArgSlot)]`` in host order: the offsets of every argument."""
         return list(zip(self.args, layout_args(self.reg_args, addr_width=CONTROL_ADDR_WIDTH)))
+
+    def status_map(self):
+        """Offsets of the ERROR register and the identity words (:class:`kmerspec.regmap.StatusMap`)."""
+        return layout_status(self.reg_args, len(self.identity), addr_width=CONTROL_ADDR_WIDTH)
 
     def offsets(self):
         """``{arg name: byte offset}``."""

@@ -15,6 +15,19 @@ Fixed registers::
 
 Arguments start at 0x10 in list order.  A 64-bit argument (a pointer) takes two 32-bit words, low
 word first, and is aligned to 8 bytes; a 32-bit scalar takes one word.  Padding words read as 0.
+
+Status registers (read-only) follow the arguments at the next 16-byte boundary, ``STATUS``
+(:func:`layout_status`)::
+
+    STATUS + 0x0  ERROR     the outcome of the last call (valid from its ap_done to the next
+                            ap_start): bits 7:0 an ``ERROR_*`` code (0: none), bits 15:8 the index of
+                            the argument it concerns (for the argument codes)
+    STATUS + 0x4  FRESH     (R/W) bit 0: the next call starts from a clean kernel (every lane
+                            memory cleared, see each kernel's doc for the cycles); set by reset
+                            and by a host write of 1, cleared when a call starts
+    STATUS + 0x8  IDENTITY  the words of ``KernelParams.identity_words``: magic, layout version,
+    ...                     number of parameter words, then every build parameter as a 64-bit
+                            value (two words, low first) in the order of the Params fields
 """
 
 from dataclasses import dataclass
@@ -22,7 +35,10 @@ from dataclasses import dataclass
 __all__ = [
     "CTRL", "GIE", "IER", "ISR", "ARGS_BASE",
     "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "CTRL_AUTO_RESTART",
-    "RegArg", "ArgSlot", "layout_args", "CONTROL_ADDR_WIDTH",
+    "RegArg", "ArgSlot", "layout_args", "CONTROL_ADDR_WIDTH", "StatusMap", "layout_status",
+    "ERROR_NONE", "ERROR_AXI_READ", "ERROR_AXI_WRITE", "ERROR_NULL_POINTER",
+    "ERROR_UNALIGNED_POINTER", "ERROR_ARGUMENT", "ERROR_RECORDS_EXTRA", "ERROR_RECORDS_MISSING",
+    "ERROR_CAUSES", "error_code", "error_argument",
 ]
 
 CTRL, GIE, IER, ISR = 0x00, 0x04, 0x08, 0x0C
@@ -87,3 +103,67 @@ def layout_args(args, *, addr_width=CONTROL_ADDR_WIDTH):
     if offset > (1 << addr_width):
         raise ValueError(f"{len(slots)} arguments do not fit in a {1 << addr_width}-byte register window")
     return slots
+
+
+# -- status registers --------------------------------------------------------------------------
+
+#: Codes of the ERROR register (bits 7:0); the argument codes carry the argument index in 15:8.
+ERROR_NONE = 0
+ERROR_AXI_READ = 1           # an R beat on m_axi_gmem0 answered SLVERR or DECERR
+ERROR_AXI_WRITE = 2          # a B response on m_axi_gmem1 answered SLVERR or DECERR
+ERROR_NULL_POINTER = 3       # a pointer argument is 0
+ERROR_UNALIGNED_POINTER = 4  # a pointer argument is not a multiple of its bus width in bytes
+ERROR_ARGUMENT = 5           # a scalar argument the kernel cannot honour (range, multiple of)
+ERROR_RECORDS_EXTRA = 6      # the chunk holds more records than n_records
+ERROR_RECORDS_MISSING = 7    # the chunk ended with fewer records than n_records
+
+#: What each code means, as the host prints it (the argument codes name the argument).
+ERROR_CAUSES = {
+    ERROR_AXI_READ: "the memory answered a read with an error response (SLVERR/DECERR)",
+    ERROR_AXI_WRITE: "the memory answered a write with an error response (SLVERR/DECERR)",
+    ERROR_NULL_POINTER: "pointer argument {arg} is 0",
+    ERROR_UNALIGNED_POINTER: "pointer argument {arg}=0x{value:x} is not aligned to the "
+                             "{bus_bytes}-byte bus",
+    ERROR_ARGUMENT: "argument {arg}={value} cannot be honoured by this build",
+    ERROR_RECORDS_EXTRA: "the input holds more records than n_records={value}",
+    ERROR_RECORDS_MISSING: "the input ended with fewer records than n_records={value}",
+}
+
+
+def error_code(word: int) -> int:
+    """The ``ERROR_*`` code of an ERROR register value."""
+    return word & 0xFF
+
+
+def error_argument(word: int) -> int:
+    """The argument index of an ERROR register value (argument codes only)."""
+    return (word >> 8) & 0xFF
+
+
+@dataclass(frozen=True)
+class StatusMap:
+    """Offsets of the status registers of a kernel."""
+    error: int
+    fresh: int
+    identity: int
+    identity_words: int
+
+    @property
+    def identity_offsets(self):
+        return [self.identity + 4 * i for i in range(self.identity_words)]
+
+    @property
+    def end(self):
+        return self.identity + 4 * self.identity_words
+
+
+def layout_status(args, identity_words: int, *, addr_width=CONTROL_ADDR_WIDTH) -> StatusMap:
+    """The status registers after the arguments ``args`` (as for :func:`layout_args`): ERROR at
+    the first 16-byte boundary past the last argument word, FRESH, then ``identity_words`` words."""
+    slots = layout_args(args, addr_width=addr_width)
+    end = max((slot.offset + slot.size for slot in slots), default=ARGS_BASE)
+    base = (end + 15) // 16 * 16
+    status = StatusMap(error=base, fresh=base + 4, identity=base + 8, identity_words=identity_words)
+    if status.end > (1 << addr_width):
+        raise ValueError(f"the status registers do not fit in a {1 << addr_width}-byte window")
+    return status

@@ -29,7 +29,8 @@ the card driver and the tests need of them is modelled, the rest is absent:
 * :class:`kernel` ``(device, uuid, name[, mode])``: starts the kernel's simulation (Verilator
   build cached by Verilog hash, :func:`sim.runner.run_cocotb`; the cocotb side is
   :mod:`sim.tb_pyxrt`, every m_axi port on an AXI memory model of its bank); ``group_id(i)`` is the
-  memory index of argument ``i``'s port. ``kernel(*args)`` starts a run as pyxrt's ``__call__``
+  memory index of argument ``i``'s port; ``read_register``/``write_register`` (offset in the
+  s_axi_control window) with exclusive access only, as XRT allows. ``kernel(*args)`` starts a run as pyxrt's ``__call__``
   does: an argument that fits neither a bo nor a C ``int`` is skipped without a word (pyxrt.cpp
   catches the cast errors), so XrtDevice sets arguments with :meth:`run.set_arg`, which raises.
 * :class:`run` ``(kernel)``: ``set_arg(i, bo | int)`` (TypeError for any other type or an int
@@ -508,6 +509,7 @@ class kernel:
             raise RuntimeError(f"No compute units matching '{name}' (kernels in "
                                f"{owner._image.path}: {', '.join(owner._image.kernels)})")
         self._device, self._image = owner, image
+        self._mode = args[3] if len(args) == 4 else kernel.cu_access_mode.shared
         self._simulation = _Simulation(image, owner)
         owner._simulations.add(self._simulation)
         weakref.finalize(self, self._simulation.close)
@@ -522,6 +524,28 @@ class kernel:
                                f"({self._image.args[index]['name']}) is a scalar, it has no "
                                "memory group")
         return self._device._image.mems[self._image.banks[bundle]]
+
+    def read_register(self, *args) -> int:
+        if len(args) != 1 or not _is_int(args[0]):
+            raise _incompatible("read_register", ["(self: pyxrt.kernel, arg0: int) -> int"], args)
+        self._check_register_access("read", args[0])
+        return self._simulation.read_register(args[0])
+
+    def write_register(self, *args):
+        if len(args) != 2 or not all(_is_int(a) for a in args):
+            raise _incompatible("write_register",
+                                ["(self: pyxrt.kernel, arg0: int, arg1: int) -> None"], args)
+        self._check_register_access("write", args[0])
+        self._simulation.write_register(args[0], args[1] & 0xFFFF_FFFF)
+
+    def _check_register_access(self, what: str, offset: int):
+        # XRT lets only a kernel opened for exclusive access touch its registers
+        if self._mode != kernel.cu_access_mode.exclusive:
+            raise RuntimeError(f"kernel {self._image.name}: cannot {what} a register without "
+                               "exclusive access (open the kernel with pyxrt.kernel.exclusive)")
+        if not 0 <= offset < 0x1000 or offset % 4:
+            raise RuntimeError(f"kernel {self._image.name}: register offset 0x{offset:x} is "
+                               "outside the 4 KiB control window or unaligned")
 
     def _check_index(self, index: int):
         if not 0 <= index < len(self._image.args):
@@ -679,6 +703,16 @@ class _Simulation:
         with self._lock:
             self._connection.send(("start", words))
             self._expect("started")
+
+    def read_register(self, offset: int) -> int:
+        with self._lock:
+            self._connection.send(("read", int(offset)))
+            return self._expect("value")[1]
+
+    def write_register(self, offset: int, value: int):
+        with self._lock:
+            self._connection.send(("write", int(offset), int(value)))
+            self._expect("written")
 
     def wait(self, budget_cycles: int):
         """(finished, cycles since start, bank errors)."""

@@ -10,12 +10,15 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge, ReadOnly, FallingEdge
 
 from sim.runner import params
+from kmerspec.regmap import RegArg, layout_status
 from sim.tb_common import start_clock_reset, make_axil_master
 from kmerspec.regmap import (CTRL, GIE, IER, ISR, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE,
                            CTRL_AP_READY, CTRL_AUTO_RESTART)
 
 P = params()
 REGS = [tuple(r) for r in P.get("regs", [])]
+#: the status registers after the arguments (the harness's control block has no identity words)
+STATUS = layout_status([RegArg(name, width) for name, width, _ in REGS], 0)
 PAUSE = float(P.get("pause", 0.0))
 
 
@@ -102,6 +105,13 @@ async def test_args_offsets(dut):
         assert rb == values[name], f"{name}: read back 0x{rb:x}"
     # every other word of the argument window reads 0 and writes are ignored
     end = max([off + width // 8 for _, width, off in REGS] + [0x10]) + 8
+    # ERROR reads the core's code (0 here) and ignores writes; FRESH is 1 from reset on and a
+    # write of 0 does not clear it (only a launch does)
+    await axil.write_dword(STATUS.error, 0xFFFFFFFF)
+    assert await axil.read_dword(STATUS.error) == 0
+    await axil.write_dword(STATUS.fresh, 0)
+    assert await axil.read_dword(STATUS.fresh) == 1
+    used.update((STATUS.error, STATUS.fresh))
     for off in range(0x10, end, 4):
         if off not in used:
             await axil.write_dword(off, 0xFFFFFFFF)
@@ -141,6 +151,10 @@ async def test_done_clear_on_read(dut):
     assert not ctrl & CTRL_AP_START, hex(ctrl)
     ctrl = await axil.read_dword(CTRL)
     assert ctrl == CTRL_AP_IDLE, f"done/ready not cleared by the read: {ctrl:#x}"
+    # the launch took FRESH (set by reset); a host write of 1 requests it for the next one
+    assert await axil.read_dword(STATUS.fresh) == 0
+    await axil.write_dword(STATUS.fresh, 1)
+    assert await axil.read_dword(STATUS.fresh) == 1
     # a done pulse while idle is ignored
     await pulse_done(dut)
     await ClockCycles(dut.clk, 2)

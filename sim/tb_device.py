@@ -4,8 +4,15 @@ Parameters (sim.runner.params): ``calls``, a list of {argument name: {"kind": "i
 ...}} run one after another in one simulation (the kernel keeps its state between calls, as a
 card does), ``report`` (a JSON file that receives the cycles of each call, from the ap_start write to the
 ap_done read), ``pause`` (stall
-probability on every AXI channel), ``seed``, ``timeout_cycles``, ``memory``/``ddr``
-(sim.tb_common.memory_timing). Each m_axi bundle gets its own AxiRam (or DdrAxiRam); the buffers of a bundle are placed one after another at 4 KiB-aligned addresses from
+probability on every AXI channel), ``seed``, ``timeout_cycles`` (one per call), ``memory``/``ddr``
+(sim.tb_common.memory_timing), ``status`` ({"identity_offsets", "identity", "error_offset"}:
+the simulation reads the identity words before the first call and stops if they are not
+``identity``, else writes 1 to ``fresh_offset`` (a clean first call, as
+host.control.before_first_call does on a card); it reads the ERROR register after every ap_done
+and stops at the first non-zero one; the report gets every word it read, by offset, for
+host.control to judge, and ``timed_out`` when a call had no ap_done within its cycles). Each
+m_axi bundle gets its own AxiRam (or DdrAxiRam); the buffers of a bundle are placed one after
+another at 4 KiB-aligned addresses from
 0x1000 (0 stays unused so that a null pointer is never valid).
 """
 
@@ -15,7 +22,7 @@ import pathlib
 import cocotb
 from cocotb.utils import get_sim_time
 
-from sim.kernel_driver import KernelDriver
+from sim.kernel_driver import KernelDriver, KernelTimeout
 from sim.runner import params
 from sim.tb_common import (CLOCK_PERIOD_NS, make_axi_ram, make_axil_master, memory_timing,
                            quiet_axi_logs, start_clock_reset)
@@ -65,8 +72,15 @@ async def run_kernel(dut):
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
     quiet_axi_logs()
     await start_clock_reset(clk, rst_n)
-    cycles = []
-    for arguments, placement in zip(calls, placements):
+    status = P.get("status") or {}
+    identity, errors, cycles, report = {}, [], [], {}
+    for offset in status.get("identity_offsets", []):
+        identity[offset] = await axil.read_dword(offset)
+    identity_ok = list(identity.values()) == list(status.get("identity", []))
+    if identity_ok and "fresh_offset" in status:
+        await axil.write_dword(status["fresh_offset"], 1)
+    timeouts = P.get("timeout_cycles", 50_000_000)
+    for index, (arguments, placement) in enumerate(zip(calls, placements) if identity_ok else []):
         for name, (bundle, base) in placement.items():
             if arguments[name]["kind"] == "in":
                 rams[bundle].write(base, pathlib.Path(arguments[name]["path"]).read_bytes())
@@ -76,11 +90,21 @@ async def run_kernel(dut):
         await driver.set_args(**values)
         started = get_sim_time("ns")
         await driver.start()
-        await driver.wait_done(int(P.get("timeout_cycles", 50_000_000)))
+        limit = timeouts[index] if isinstance(timeouts, list) else timeouts
+        try:
+            await driver.wait_done(int(limit))
+        except KernelTimeout:
+            report["timed_out"] = {"call": index, "cycles": int(limit)}
+            break
         # From the ap_start write to the ap_done read, as the host sees a call.
         cycles.append(round((get_sim_time("ns") - started) / CLOCK_PERIOD_NS))
+        if "error_offset" in status:
+            errors.append(await axil.read_dword(status["error_offset"]))
+            if errors[-1]:
+                break
         for name, spec in arguments.items():
             if spec["kind"] == "out":
                 bundle, base = placement[name]
                 pathlib.Path(spec["path"]).write_bytes(rams[bundle].read(base, spec["size"]))
-    pathlib.Path(P["report"]).write_text(json.dumps({"cycles": cycles}))
+    report.update(cycles=cycles, identity={str(k): v for k, v in identity.items()}, errors=errors)
+    pathlib.Path(P["report"]).write_text(json.dumps(report))

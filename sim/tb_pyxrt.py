@@ -110,6 +110,11 @@ async def serve(dut):
             await driver.start()
             elapsed = 0
             connection.send(("started",))
+        elif request[0] == "read":
+            connection.send(("value", await driver.read(request[1])))
+        elif request[0] == "write":
+            await driver.write(request[1], request[2])
+            connection.send(("written",))
         elif request[0] == "wait":
             budget, finished = request[1], False
             while not finished and budget > 0:

@@ -92,3 +92,32 @@ def test_motifs(tmp_path, small_genomes):
     rows = run_both(tmp_path, "motifs", "--test", *small_genomes[:2], "--control", small_genomes[3],
                     "--kmin", "8", "--kmax", "9", "--cw", "8", "--threshold", "2")
     assert rows.count(b"\n") > 4
+
+
+@pytest.mark.parametrize("built, command, message", [
+    # the binaries the tests above build (no extra Verilator build): asked for something else
+    ("jacc_sketch.k=21", ["sketch", "--p", "10", "--k", "31"],
+     "jacc_sketch: built with k=21, asked for 31"),
+    ("jacc_sketch.p=10", ["sketch", "--p", "12", "--k", "21"],
+     "jacc_sketch: built with p=10, asked for 12"),
+    ("jsd_builder.s=1", ["sketch", "--kind", "pqa", "--k", "15", "--s", "2", "--R", "4", "--n",
+                         "4", "--cw", "8", "--d", "3"],
+     "jsd_builder: built with s=1, asked for 2"),
+    ("jsd_builder.R=4", ["sketch", "--kind", "pqa", "--k", "15", "--s", "1", "--R", "5", "--n",
+                         "4", "--cw", "8", "--d", "3"],
+     "jsd_builder: built with R=4, asked for 5"),
+    ("motif.kmin=8", ["motifs", "--kmin", "7", "--kmax", "9", "--cw", "8", "--threshold", "2"],
+     "motif: built with kmin=8, asked for 7"),
+])
+def test_binary_built_otherwise_is_refused(tmp_path, small_genomes, capfd, monkeypatch, built,
+                                           command, message):
+    """A binary built with other parameters than the run asks for: one line, exit 2, nothing
+    written (KMER_SKETCH_SIM_BUILD simulates such a binary, as a card built with -P would be)."""
+    monkeypatch.setenv("KMER_SKETCH_SIM_BUILD", built)
+    out = tmp_path / "refused.out"
+    files = (["--test", *small_genomes[:2], "--control", small_genomes[3]]
+             if command[0] == "motifs" else small_genomes[:3])
+    capfd.readouterr()
+    assert main([*command, *files, "-o", str(out), "--backend", "sim"]) == 2
+    assert capfd.readouterr().err.splitlines() == [f"error: {message}"]
+    assert not out.exists()

@@ -43,13 +43,20 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
         await collect_beats(ctx, dut.o, output, stall_probability, rng)
 
     async def countmin_probe(ctx):
-        # at each genome end the counters are complete until the clear starts
+        # at each genome end the counters are complete until the clear starts; each lane's
+        # first clear is the one after reset (of the empty Count-Min here), not a genome end
         lanes = dut.lane_units
+        after_reset = set()
         async for values in ctx.tick().sample(*(lane.countmin.clear for lane in lanes)):
-            for lane, clearing in zip(lanes, values[2:]):
+            for index, (lane, clearing) in enumerate(zip(lanes, values[2:])):
                 if clearing:
-                    snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
-                                      for row in lane.countmin.rows])
+                    counters = [[ctx.get(row.data[i]) for i in range(1 << params.cw)]
+                                for row in lane.countmin.rows]
+                    if index not in after_reset:
+                        after_reset.add(index)
+                        assert not any(map(any, counters))
+                        continue
+                    snapshots.append(counters)
 
     simulate(dut, feeder, background=(collector, countmin_probe))
     output = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
@@ -110,3 +117,69 @@ def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse():
     stats = check_core(params, genomes, stall_probability=0.0, max_block_beats=64)
     per_genome_end = 12 + (1 << params.R) + 1 + 8
     assert stats["input_cycles"] <= stats["beats"] + len(genomes) * per_genome_end, stats
+
+
+def test_reset_forgets_a_cut_off_genome():
+    """A reset in the middle of a genome (an aborted call, ap_rst_n, a FRESH start) leaves
+    nothing behind: after the lanes' clear every Count-Min counter and every PQA entry of every
+    lane is 0, and the next genomes give the golden records."""
+    from amaranth.hdl import Module, ResetInserter, Signal
+
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=32)
+    genomes = small_genomes(3, 3, 400)[:3]
+    dut = QueueBuilderCore(params)
+    reset = Signal()
+    top = Module()
+    top.submodules.core = ResetInserter({"sync": reset})(dut)
+    chunks = list(pack_chunks(plan_blocks(genomes, params, max_block_beats=6), params,
+                              max_chunk_bytes=128))
+    cut, cut_tags = chunks[0]
+    assert not cut_tags, "the first chunk must end no genome (it is cut off)"
+    bus_bytes = params.bus_bytes
+    output = []
+
+    def memories(ctx):
+        values = []
+        for lane in dut.lane_units:
+            for row in lane.countmin.rows:
+                values += [ctx.get(row.data[i]) for i in range(1 << params.cw)]
+            for slot in lane.pqa.slots:   # entries are structs: their bits
+                values += [ctx.get(slot.data[i]).as_value().value for i in range(1 << params.R)]
+        return values
+
+    def beats(chunk):
+        return [int.from_bytes(chunk[i:i + bus_bytes], "little")
+                for i in range(0, len(chunk), bus_bytes)]
+
+    async def feeder(ctx):
+        await send_beats(ctx, dut.i, beats(cut))
+        ctx.set(dut.i.valid, 0)
+        await ctx.tick().repeat(64)
+        assert any(memories(ctx)), "the cut-off genome should be in the lane memories"
+        ctx.set(reset, 1)
+        await ctx.tick()
+        ctx.set(reset, 0)
+        # the clear: max(2^R + 2, 2^cw) cycles, then the core's quiet count before ``idle``
+        bound = max((1 << params.R) + 2, 1 << params.cw) + dut.lane_units[0].front_latency + 8
+        for cycle in range(bound):
+            await ctx.tick()
+            if ctx.get(dut.idle):
+                break
+        assert ctx.get(dut.idle), f"not idle {bound} cycles after the reset"
+        assert not any(memories(ctx)), "a lane memory survived the reset"
+        assert ctx.get(dut.records) == 0
+        await send_beats(ctx, dut.i, [beat for chunk, _ in chunks for beat in beats(chunk)])
+        ctx.set(dut.i.valid, 0)
+        while not ctx.get(dut.idle):
+            await ctx.tick()
+
+    async def collector(ctx):
+        await collect_beats(ctx, dut.o, output, 0.0, random.Random(0))
+
+    simulate(top, feeder, background=(collector,))
+    data = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
+    records = unpack_records(data, len(data) // params.record_bytes, params)
+    by_tag = {record.tag: record for record in records}
+    golden = params.algorithm
+    compare_records([by_tag[t] for t in range(len(genomes))],
+                    [expected_record(t, files, golden) for t, files in enumerate(genomes)])

@@ -85,7 +85,8 @@ def test_core_matches_golden(lanes, bytes_per_lane, k):
 
 def test_core_genome_end_stop():
     """Without output backpressure a genome end stops the input for the k-mers in flight, one
-    drain per sketch word and a few cycles of record trailer, whatever the genome length."""
+    drain per sketch word and a few cycles of record trailer, whatever the genome length (after
+    the one stop of the clear that follows reset)."""
     geometry = Params(lanes=1, bytes_per_lane=8, p=8, w=4)
     genomes = [[b">g\n" + b"ACGTTGCA" * n] for n in (1, 10, 40)]
     records, stats, _ = sketch_with_core(genomes, geometry, 31, seed=0, max_block_beats=1024,
@@ -93,6 +94,74 @@ def test_core_genome_end_stop():
     compare_records(records, [expected_record(tag, files, 31, geometry)
                               for tag, files in enumerate(genomes)])
     words = geometry.registers // 16
-    assert len(stats["stops"]) == len(genomes)
-    assert len(set(stats["stops"])) == 1
-    assert stats["stops"][0] <= stats["insert_latency"] + words + 16, stats["stops"]
+    # the first stop is the clear after reset (every sketch word once, plus the drain latency)
+    clear, *stops = stats["stops"]
+    assert words <= clear <= words + 8, clear
+    assert len(stops) == len(genomes)
+    assert len(set(stops)) == 1
+    assert stops[0] <= stats["insert_latency"] + words + 16, stops
+
+
+def test_reset_forgets_a_cut_off_genome():
+    """A reset in the middle of a genome (an aborted call, ap_rst_n, a FRESH start) leaves
+    nothing behind: after the core's clear every word of every partial sketch of every lane is 0
+    and the record counter is back at 0, and the next genomes give the golden records."""
+    from amaranth.hdl import Module, ResetInserter, Signal
+
+    geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+    k = 21
+    core = SketchCore(lanes=geometry.lanes, bytes_per_lane=geometry.bytes_per_lane, k=k,
+                      p=geometry.p, w=geometry.w)
+    reset = Signal()
+    top = Module()
+    top.submodules.core = ResetInserter({"sync": reset})(core)
+    bus_bytes = core.bus_bits // 8
+    rng = random.Random(9)
+    genomes = [[b">g%d\n" % index + bytes(rng.choice(b"ACGT") for _ in range(600))]
+               for index in range(3)]
+    calls = list(pack_chunks(plan_blocks(genomes, geometry, max_block_beats=32), geometry,
+                             max_chunk_bytes=300))
+    cut, cut_tags = calls[0]
+    assert not cut_tags, "the first chunk must end no genome (it is cut off)"
+    sketches = [sketch for lane in core._lane_units for sketch in lane._sketches]
+    outputs = []
+
+    async def run_chunk(ctx, chunk, records):
+        beats = [int.from_bytes(chunk[i:i + bus_bytes], "little")
+                 for i in range(0, len(chunk), bus_bytes)]
+        out, index = bytearray(), 0
+        ctx.set(core.o.ready, 1)
+        while index < len(beats) or len(out) < records * geometry.record_bytes:
+            ctx.set(core.i.valid, index < len(beats))
+            ctx.set(core.i.payload, beats[index] if index < len(beats) else 0)
+            _, _, taken, valid, payload = await ctx.tick().sample(
+                core.i.ready, core.o.valid, core.o.payload)
+            index += taken and index < len(beats)
+            if valid:
+                out += payload.to_bytes(bus_bytes, "little")
+        ctx.set(core.i.valid, 0)
+        return bytes(out)
+
+    def words(ctx):
+        return [ctx.get(sketch.registers.data[i]) for sketch in sketches
+                for i in range(geometry.registers // 16)]
+
+    async def testbench(ctx):
+        await run_chunk(ctx, cut, 0)
+        await ctx.tick().repeat(core.insert_latency + 4)
+        assert any(words(ctx)), "the cut-off genome should be in the partial sketches"
+        ctx.set(reset, 1)
+        await ctx.tick()
+        ctx.set(reset, 0)
+        await ctx.tick().repeat(geometry.registers // 16 + 16)
+        assert not any(words(ctx)), "a partial sketch survived the reset"
+        assert ctx.get(core.records) == 0 and not ctx.get(core.ending_genome)
+        for chunk, tags in calls:
+            outputs.append(await run_chunk(ctx, chunk, len(tags)))
+
+    simulate(top, testbench)
+    replies = iter(outputs)
+    records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
+                          max_block_beats=32, max_chunk_bytes=300)
+    compare_records(records, [expected_record(tag, files, k, geometry)
+                              for tag, files in enumerate(genomes)])

@@ -41,7 +41,7 @@ def BurstLayout(addr_width, data_bytes):
 
 class BurstSplitter(wiring.Component):
     """``cmd`` (CommandLayout stream) in, ``burst`` (BurstLayout stream) out.  ``busy`` while a
-    command is being split."""
+    command is being split.  ``drop`` (level): offer no burst and forget the command being split."""
 
     def __init__(self, *, addr_width=64, data_bytes=64, len_width=32, max_beats=256):
         if data_bytes & (data_bytes - 1) or not 1 <= data_bytes <= 128:
@@ -54,6 +54,7 @@ class BurstSplitter(wiring.Component):
             "cmd": In(stream.Signature(CommandLayout(addr_width, len_width))),
             "burst": Out(stream.Signature(BurstLayout(addr_width, data_bytes))),
             "busy": Out(1),
+            "drop": In(1),
         })
 
     def elaborate(self, platform):
@@ -81,7 +82,7 @@ class BurstSplitter(wiring.Component):
 
         m.d.comb += [
             self.busy.eq(busy),
-            self.burst.valid.eq(busy),
+            self.burst.valid.eq(busy & ~self.drop),
             self.burst.payload.addr.eq(addr),
             self.burst.payload.beats_m1.eq(n - 1),
             self.burst.payload.last.eq(final),
@@ -111,6 +112,8 @@ class BurstSplitter(wiring.Component):
                 tail.eq(length[:lb] if lb else 0),
                 busy.eq(length != 0),
             ]
+        with m.If(self.drop):
+            m.d.sync += busy.eq(0)
         return m
 
 
@@ -154,7 +157,11 @@ class BurstTransfer(wiring.Component):
     and implements :meth:`elaborate_channels`, which drives ``axi`` from a :class:`BurstProgress`
     and returns the 1-bit "responses outstanding" (the writer's B responses; 0 for the reader).
     ``idle``: no command being split, no data beat due, nothing outstanding. ``error``: sticky,
-    some response was not OKAY (set by the subclass).
+    some response was not OKAY (set by the subclass), until ``clear`` (a pulse, e.g. at the start
+    of a call). ``abort`` (level, a failed call): no new burst is issued and the command being
+    split is forgotten; the data beats of the bursts already issued still complete (AXI needs
+    them), the subclass discards them: ``idle`` rises within ``bursts_in_flight`` x
+    ``max_beats`` data beats plus the memory's latency.
     """
 
     def __init__(self, data_members, *, addr_width, data_width, id_width, len_width, max_beats,
@@ -170,6 +177,8 @@ class BurstTransfer(wiring.Component):
                                      id_width=id_width)),
             "idle": Out(1),
             "error": Out(1),
+            "clear": In(1),
+            "abort": In(1),
         })
 
     def elaborate_channels(self, m: Module, progress: BurstProgress) -> Value:
@@ -180,6 +189,9 @@ class BurstTransfer(wiring.Component):
         nbytes = self.data_width // 8
         m.submodules.split = split = self._splitter
         wiring.connect(m, wiring.flipped(self.cmd), split.cmd)
+        m.d.comb += split.drop.eq(self.abort)
+        with m.If(self.clear):
+            m.d.sync += self.error.eq(0)
         due_layout = data.StructLayout({"beats_m1": 8, "last": 1,
                                         "tail": max(1, exact_log2(nbytes))})
         m.submodules.due = due = SyncFIFO(width=due_layout.size, depth=self._bursts_in_flight)

@@ -16,13 +16,18 @@ ap_ctrl_hs side: the host writes 1 to CTRL.ap_start; when the block is idle it l
 ap_ready latch (both clear on read of CTRL), ap_idle rises, ap_start clears -- unless auto_restart is
 set, in which case ap_start stays set and the next run is launched at once.  ISR bit0/bit1 are set
 by the done/ready events when enabled in IER, a host write toggles them; ``interrupt = GIE & |ISR``.
+
+Read-only status registers after the arguments (:func:`kmerspec.regmap.layout_status`): ERROR reads
+the core's ``error`` (which the core holds from its ``done`` to the next ``start``), the identity
+words read as the constants given. FRESH (R/W, bit 0) is set by reset and by a host write of 1;
+a launch copies it to ``fresh`` (valid with ``args``) and clears it.
 """
 
 from amaranth import *
 from amaranth.lib import wiring, data
 from amaranth.lib.wiring import In, Out
 
-from kmerspec.regmap import CTRL, GIE, IER, ISR, CONTROL_ADDR_WIDTH, layout_args
+from kmerspec.regmap import CTRL, GIE, IER, ISR, CONTROL_ADDR_WIDTH, layout_args, layout_status
 
 from .signature import AxiLiteSignature, AXI_RESP_OKAY
 
@@ -36,6 +41,8 @@ class AxiLiteControl(wiring.Component):
     ----------
     args : sequence of :class:`kmerspec.regmap.RegArg` (or anything with ``name`` and ``width``)
         Arguments in host order.
+    identity : sequence of int
+        The read-only identity words (a kernel's ``Params.identity_words()``).
 
     Members
     -------
@@ -43,13 +50,17 @@ class AxiLiteControl(wiring.Component):
     interrupt : Out(1)
     start : Out(1)   one-cycle launch pulse
     done : In(1)     one-cycle completion pulse from the core
+    error : In(32)   the ERROR register (the outcome of the last call)
+    fresh : Out(1)   the call must start from a clean kernel (snapshot at launch, like ``args``)
     idle : Out(1)
     args : Out(StructLayout)   one field per argument (width 32 or 64), snapshot taken at launch
     regs : Out(StructLayout)   the live argument registers (as the host last wrote them)
     """
 
-    def __init__(self, args, *, addr_width=CONTROL_ADDR_WIDTH):
+    def __init__(self, args, *, identity=(), addr_width=CONTROL_ADDR_WIDTH):
         self.slots = layout_args(args, addr_width=addr_width)
+        self.identity = tuple(identity)
+        self.status = layout_status(args, len(self.identity), addr_width=addr_width)
         self.addr_width = addr_width
         layout = data.StructLayout({s.name: s.width for s in self.slots} or {"_none": 1})
         super().__init__({
@@ -57,6 +68,8 @@ class AxiLiteControl(wiring.Component):
             "interrupt": Out(1),
             "start": Out(1),
             "done": In(1),
+            "error": In(32),
+            "fresh": Out(1),
             "idle": Out(1, init=1),
             "args": Out(layout),
             "regs": Out(layout),
@@ -84,8 +97,9 @@ class AxiLiteControl(wiring.Component):
         launch = Signal()
         m.d.comb += launch.eq(ap_start & idle)
         m.d.sync += self.start.eq(launch)
+        fresh_pending = Signal(init=1)
         with m.If(launch):
-            m.d.sync += idle.eq(0)
+            m.d.sync += [idle.eq(0), self.fresh.eq(fresh_pending), fresh_pending.eq(0)]
             for s in self.slots:
                 m.d.sync += getattr(self.args, s.name).eq(arg_regs[s.name])
         finish = Signal()
@@ -133,6 +147,8 @@ class AxiLiteControl(wiring.Component):
         wr_ctrl = do_write & (waddr == CTRL // 4) & w_strb[0]
         wr_isr = do_write & (waddr == ISR // 4) & w_strb[0]
 
+        with m.If(do_write & w_strb[0] & (waddr == self.status.fresh // 4) & w_data[0]):
+            m.d.sync += fresh_pending.eq(1)
         with m.If(do_write & w_strb[0]):
             with m.Switch(waddr):
                 with m.Case(GIE // 4):
@@ -178,6 +194,13 @@ class AxiLiteControl(wiring.Component):
                     for i, off in enumerate(range(s.offset, s.offset + s.size, 4)):
                         with m.Case(off // 4):
                             m.d.sync += rdata.eq(arg_regs[s.name][32 * i:32 * i + 32])
+                with m.Case(self.status.error // 4):
+                    m.d.sync += rdata.eq(self.error)
+                with m.Case(self.status.fresh // 4):
+                    m.d.sync += rdata.eq(fresh_pending)
+                for offset, word in zip(self.status.identity_offsets, self.identity):
+                    with m.Case(offset // 4):
+                        m.d.sync += rdata.eq(word)
                 with m.Default():
                     m.d.sync += rdata.eq(0)
 

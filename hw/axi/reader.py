@@ -6,7 +6,9 @@
 ``axi``  : Out(Axi4Signature)                     -- only AR and R are driven; AW/W/B are left idle
                                                      (use :func:`hw.axi.connect.connect_axi_rw`)
 ``idle`` : Out(1)   no command in progress and no read data outstanding
-``error``: Out(1)   sticky: some R beat had RRESP != OKAY (data are still delivered)
+``error``: Out(1)   sticky until ``clear``: some R beat had RRESP != OKAY (data are still delivered)
+``clear``, ``abort``: In(1)  see :class:`~hw.axi.burst.BurstTransfer`; while ``abort``, the R beats
+                     of the bursts already issued are accepted and dropped (``data.valid`` low)
 
 Up to ``max_outstanding`` AR bursts are in flight, so with a memory answering every cycle the
 output runs at one beat per cycle.  R data are passed through with no buffer: ``RREADY`` follows
@@ -43,8 +45,8 @@ class AxiBurstReader(BurstTransfer):
         drive_address_channel(m, axi, "AR", progress.burst, self.data_width // 8)
         # R
         m.d.comb += [
-            self.data.valid.eq(axi.RVALID & progress.beat_due),
-            axi.RREADY.eq(self.data.ready & progress.beat_due),
+            self.data.valid.eq(axi.RVALID & progress.beat_due & ~self.abort),
+            axi.RREADY.eq((self.data.ready | self.abort) & progress.beat_due),
             self.data.payload.data.eq(axi.RDATA),
             self.data.payload.last.eq(progress.command_end),
             self.data.payload.keep.eq(progress.strobe),

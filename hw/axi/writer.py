@@ -9,7 +9,10 @@
 ``idle``     : Out(1)   no command in progress and every B response received; it falls the cycle
                         after a command is accepted, so a core that raises ap_done on ``idle``
                         after handing over its last command/data is correct
-``error``    : Out(1)   sticky: some B had BRESP != OKAY
+``error``    : Out(1)   sticky until ``clear``: some B had BRESP != OKAY
+``clear``, ``abort``: In(1)  see :class:`~hw.axi.burst.BurstTransfer`; while ``abort``, the W beats
+                        still due for bursts already issued are sent with WSTRB = 0 (they write
+                        nothing) and ``data`` is not accepted
 
 Up to ``max_outstanding`` AW bursts may wait for their B response.  W beats of a burst are sent
 only after its AW handshake (W never leads AW); AW is not held back until the data is available.
@@ -49,11 +52,11 @@ class AxiBurstWriter(BurstTransfer):
         drive_address_channel(m, axi, "AW", progress.burst, self.data_width // 8)
         # W
         m.d.comb += [
-            axi.WVALID.eq(self.data.valid & progress.beat_due),
-            self.data.ready.eq(axi.WREADY & progress.beat_due),
+            axi.WVALID.eq((self.data.valid | self.abort) & progress.beat_due),
+            self.data.ready.eq(axi.WREADY & progress.beat_due & ~self.abort),
             axi.WDATA.eq(self.data.payload),
             axi.WLAST.eq(progress.burst_end),
-            axi.WSTRB.eq(progress.strobe),
+            axi.WSTRB.eq(Mux(self.abort, 0, progress.strobe)),
             progress.beat.eq(axi.WVALID & axi.WREADY),
         ]
         # B

@@ -14,6 +14,10 @@ Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the 
 k-mers average at most one per cycle each; a genome end costs that lane about 2^R record beats
 (plus the wait for 2^cw clear cycles, normally hidden) during which its FIFO fills.
 
+Clean state: after reset (ap_rst_n, an aborted call, the kernel's fresh start) each lane first
+drains its PQA into nothing and clears its Count-Min, max(2^R + 1, 2^cw) cycles (16,384 at the
+defaults), so nothing of a genome cut off by the reset survives in its memories.
+
 Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
 """
 
@@ -173,7 +177,14 @@ class QueueBuilderLane(wiring.Component):
         trailer = Cat(tags.r_data, entropy.o.payload.entropy, entropy.o.payload.total)
         flush_cycles = hashes.latency + countmin.latency + pqa.latency + 1
         flush = Signal(range(flush_cycles + 1))
-        with m.FSM():
+        with m.FSM(init="Reset"):
+            with m.State("Reset"):
+                m.d.comb += [pqa.drain.eq(1), countmin.clear.eq(1)]
+                m.next = "Forget"
+            with m.State("Forget"):
+                m.d.comb += pqa.o.ready.eq(1)
+                with m.If(~pqa.busy & ~pqa.o.valid & ~countmin.busy):
+                    m.next = "Run"
             with m.State("Run"):
                 m.d.comb += [serializer.run.eq(1), self.idle.eq(~beats.r_rdy
                                                                  & ~serializer.o.valid)]

@@ -13,8 +13,9 @@ read trailer first (two bursts), so the streamed PQA's total M is known before i
 from amaranth.hdl import Mux, Signal
 
 from kmerspec.kernels import jsd_builder, jsd_similarity
+from kmerspec.regmap import ERROR_ARGUMENT
 
-from ..vitis.chunk_kernel import ChunkKernel, StreamKernel, issue_once, stream_through
+from ..vitis.chunk_kernel import ChunkKernel, StreamKernel, error_word, issue_once, stream_through
 from .builder import QueueBuilderCore
 from .similarity import JsdSimilarityCore
 
@@ -62,6 +63,12 @@ class JsdSimilarityKernel(StreamKernel):
         self.data_width = params.data_width
         self.core = JsdSimilarityCore(params)
         super().__init__(params.desc)
+
+    def argument_checks(self):
+        """The pointers, and ``n_pivots`` at most the V pivots the kernel holds."""
+        return [*super().argument_checks(),
+                (self.args.n_pivots > self.params.pivots,
+                 error_word(ERROR_ARGUMENT, self.argument_index("n_pivots")))]
 
     def elaborate_body(self, m, reader, writer, call):
         g = self.params

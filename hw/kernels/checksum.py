@@ -49,7 +49,7 @@ class ChecksumParams(KernelParams):
     @property
     def desc(self) -> KernelDesc:
         return KernelDesc(
-            name=self.KERNEL,
+            name=self.KERNEL, identity=self.identity_words(),
             args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
                   Arg("dst", "pointer", "gmem1"), Arg("res", "pointer", "gmem1")],
             bundles=gmem_bundles(self.data_width))

@@ -9,6 +9,11 @@ tree into the :class:`FeatureAccumulator` and the :class:`RecordWriter`, and res
 Throughput: one input beat per cycle whenever no genome is ending, for every input (the datapath
 has no stall condition). A genome end stops all lanes for ``insert_latency`` + ``2^(p-4)`` word
 drains + the record's trailer (about 1,060 cycles for p=14 on a 512-bit bus) per ending lane.
+
+Clean state: after reset the core first clears every word of every partial sketch of every lane
+(``2^(p-4)`` cycles plus the drain latency, 1,024 + 4 at p=14; ``ending_genome`` is high
+meanwhile), so nothing of a genome cut off by the reset (an aborted call, ap_rst_n, or the
+kernel's fresh start) survives in its memories.
 """
 
 from amaranth.hdl import Const, Module, Signal
@@ -107,8 +112,11 @@ class SketchCore(wiring.Component):
         flight = self._lane_units[0].drain_latency + 1
         may_issue = word_fifo.level <= _WORD_FIFO_DEPTH - flight - 1
         issue = Signal()
+        clearing = Signal()       # the reset clear: drain every lane at once, keep nothing
+        discard = Signal(range(flight + 2))
         for t, lane in enumerate(self._lane_units):
-            m.d.comb += [lane.drain_addr.eq(drain_addr), lane.drain_en.eq(issue & (current == t))]
+            m.d.comb += [lane.drain_addr.eq(drain_addr),
+                         lane.drain_en.eq((issue & (current == t)) | clearing)]
 
         merged = Signal(word_bits)
         merged_valid = Signal()
@@ -116,11 +124,12 @@ class SketchCore(wiring.Component):
             for t, lane in enumerate(self._lane_units):
                 with m.Case(t):
                     m.d.sync += [merged.eq(lane.merged), merged_valid.eq(lane.merged_valid)]
+        kept = merged_valid & (discard == 0)
         m.d.comb += [
             word_fifo.w_data.eq(merged),
-            word_fifo.w_en.eq(merged_valid),
+            word_fifo.w_en.eq(kept),
             features.word.eq(merged),
-            features.valid.eq(merged_valid),
+            features.valid.eq(kept),
             writer.words.payload.eq(word_fifo.r_data),
             writer.words.valid.eq(word_fifo.r_rdy),
             word_fifo.r_en.eq(writer.words.ready),
@@ -133,7 +142,20 @@ class SketchCore(wiring.Component):
             m.d.sync += self.records.eq(self.records + 1)
 
         genome_ends = decoder.lanes_valid & (decoder.end_of_genome != 0)
-        with m.FSM():
+        with m.FSM(init="Reset"):
+            with m.State("Reset"):
+                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1), clearing.eq(1)]
+                m.d.sync += [drain_addr.eq(drain_addr + 1), discard.eq(flight + 1)]
+                with m.If(drain_addr == words - 1):
+                    m.next = "Settle"
+            with m.State("Settle"):
+                # the words read while clearing are still on their way through the merge tree
+                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
+                m.d.sync += discard.eq(discard - 1)
+                with m.If(discard == 1):
+                    m.d.comb += features.clear.eq(1)
+                    m.d.sync += drain_addr.eq(0)
+                    m.next = "Run"
             with m.State("Run"):
                 m.d.comb += [decoder.hold.eq(genome_ends), self.ending_genome.eq(genome_ends)]
                 with m.If(genome_ends):

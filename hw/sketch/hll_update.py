@@ -85,6 +85,7 @@ class HllUpdate(wiring.Component):
         word_bits = REGISTERS_PER_WORD * w
         m.submodules.registers = registers = memory.Memory(shape=word_bits, depth=self.words,
                                                            init=[])
+        self.registers = registers   # the elaborated memory, for tests that inspect the sketch
         read = registers.read_port()
         write = registers.write_port()
 

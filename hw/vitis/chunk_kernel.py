@@ -19,16 +19,44 @@ State the core keeps between calls (genomes spanning chunks) is untouched. A sub
 ``self.core`` (with streams ``i``/``o`` and a ``records`` counter) and ``self.record_bytes``
 before calling ``KernelCore.__init__``, and overrides :meth:`ChunkKernel.core_quiet` (and, for
 extra arguments, :meth:`ChunkKernel.on_start`).
+
+Errors (the ERROR register, :mod:`kmerspec.regmap`; docs/kernel_interface.md): on ``start`` the
+shell checks the arguments (:meth:`StreamKernel.argument_checks`: by default every pointer is
+non-zero and aligned to its bus; a kernel adds its own); a failed check ends the call at once
+(``done`` the cycle after ``start``, nothing read or written). An error response of the memory
+(SLVERR/DECERR) is reported at the end of the call, which completes normally. A body may end a
+call early by driving ``CallState.failure`` (the chunk kernels do when the chunk and
+``n_records`` disagree): the reader and writer are aborted (:class:`~hw.axi.burst.BurstTransfer`),
+the core's registers are reset, and ``done`` follows once both are idle.
+
+Clean state: a call that starts with ``fresh`` (the control block's FRESH register: set by reset
+and by the host, which sets it before its first call; kmerspec.regmap) resets the core first,
+one cycle before the body's ``starting``.
 """
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Module, Signal, Value
+from amaranth.hdl import Module, ResetInserter, Signal, Value, Mux
+
+from kmerspec.regmap import (ERROR_ARGUMENT, ERROR_AXI_READ, ERROR_AXI_WRITE,
+                             ERROR_NULL_POINTER, ERROR_RECORDS_EXTRA, ERROR_RECORDS_MISSING,
+                             ERROR_UNALIGNED_POINTER)
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from .core import KernelCore
 
-__all__ = ["CallState", "StreamKernel", "ChunkKernel", "stream_through", "issue_once"]
+__all__ = ["CallState", "StreamKernel", "ChunkKernel", "stream_through", "issue_once",
+           "error_word", "CHUNK_QUIET_CYCLES"]
+
+#: Cycles a chunk kernel waits, with its input consumed and its core quiet, for records that
+#: n_records promised before it ends the call with ERROR_RECORDS_MISSING (longer than any
+#: core's latency from its last input beat to its first record beat).
+CHUNK_QUIET_CYCLES = 256
+
+
+def error_word(code: int, argument: int = 0) -> int:
+    """An ERROR register value: the code in bits 7:0, the argument index in 15:8."""
+    return code | argument << 8
 
 
 @dataclass(frozen=True)
@@ -39,6 +67,8 @@ class CallState:
     starting: Value
     #: from the cycle after ``starting`` until the body's ``finished``
     running: Value
+    #: 32 bits the body may drive while ``running``: a non-zero ERROR word ends the call
+    failure: Signal
 
 
 def stream_through(m: Module, core, reader: AxiBurstReader, writer: AxiBurstWriter) -> None:
@@ -68,7 +98,34 @@ def issue_once(m: Module, call: CallState, command, address, length) -> Signal:
 
 
 class StreamKernel(KernelCore):
-    """Base of every kernel (see the module docstring); ``self.data_width`` is the bus width."""
+    """Base of every kernel (see the module docstring); ``self.data_width`` is the bus width.
+
+    ``self.core_reset`` (1 bit) pulses when an aborted call ends and when a call starts with
+    ``fresh`` (the cycle before ``starting``): a body resets its core's registers with it
+    (``ResetInserter``), and a core that keeps memories across calls clears them after its reset,
+    so that the next call starts from a clean state.
+    """
+
+    #: The core keeps state across calls (a FRESH call resets it first, one cycle); a kernel
+    #: that keeps nothing starts a FRESH call like any other.
+    keeps_state = False
+
+    def argument_checks(self) -> list:
+        """``[(condition, ERROR word)]`` on ``self.args`` at ``start``, the first true one wins.
+        Default: every pointer argument is non-zero and a multiple of its bus width in bytes."""
+        checks = []
+        for index, arg in enumerate(self.desc.args):
+            if arg.kind != "pointer":
+                continue
+            value = getattr(self.args, arg.name)
+            bus_bytes = self.desc.bundle(arg.bundle).data_width // 8
+            checks.append((value == 0, error_word(ERROR_NULL_POINTER, index)))
+            checks.append((value[:max(1, bus_bytes.bit_length() - 1)] != 0 if bus_bytes > 1
+                           else Value.cast(0), error_word(ERROR_UNALIGNED_POINTER, index)))
+        return checks
+
+    def argument_index(self, name: str) -> int:
+        return [arg.name for arg in self.desc.args].index(name)
 
     def elaborate_body(self, m: Module, reader: AxiBurstReader, writer: AxiBurstWriter,
                        call: CallState) -> Value:
@@ -82,26 +139,63 @@ class StreamKernel(KernelCore):
         m.submodules.writer = writer = AxiBurstWriter(data_width=self.data_width)
         connect_axi_rw(m, self.m_axi_gmem0, reader=reader.axi)
         connect_axi_rw(m, self.m_axi_gmem1, writer=writer.axi)
-        starting, running = Signal(), Signal()
-        finished = self.elaborate_body(m, reader, writer, CallState(starting, running))
+        starting, running, failure = Signal(), Signal(), Signal(32)
+        self.core_reset = Signal()
+        finished = self.elaborate_body(m, reader, writer, CallState(starting, running, failure))
+
+        argument_error = Signal(32)
+        for condition, word in reversed(self.argument_checks()):
+            argument_error = Mux(condition, word, argument_error)
+        error = Signal(32)       # the argument or body failure of this call
+        m.d.comb += [
+            reader.clear.eq(starting), writer.clear.eq(starting),
+            self.error.eq(Mux(error != 0, error,
+                              Mux(reader.error, ERROR_AXI_READ,
+                                  Mux(writer.error, ERROR_AXI_WRITE, 0)))),
+        ]
         with m.FSM():
             with m.State("Idle"):
-                m.d.comb += starting.eq(self.start)
+                # a refused call never reaches the body; a fresh one resets the core first
+                fresh = self.fresh if self.keeps_state else 0
+                m.d.comb += starting.eq(self.start & (argument_error == 0) & ~fresh)
                 with m.If(self.start):
-                    m.next = "Run"
+                    m.d.sync += error.eq(argument_error)
+                    with m.If(argument_error != 0):
+                        m.next = "Refuse"
+                    with m.Elif(fresh):
+                        m.d.comb += self.core_reset.eq(1)
+                        m.next = "Begin"
+                    with m.Else():
+                        m.next = "Run"
+            with m.State("Begin"):
+                m.d.comb += starting.eq(1)
+                m.next = "Run"
             with m.State("Run"):
                 m.d.comb += running.eq(1)
-                with m.If(finished):
+                with m.If(failure != 0):
+                    m.d.sync += error.eq(failure)
+                    m.next = "Abort"
+                with m.Elif(finished):
                     m.next = "Wait"
             with m.State("Wait"):
                 with m.If(writer.idle):
                     m.d.comb += self.done.eq(1)
                     m.next = "Idle"
+            with m.State("Abort"):
+                m.d.comb += [reader.abort.eq(1), writer.abort.eq(1)]
+                with m.If(reader.idle & writer.idle):
+                    m.d.comb += [self.done.eq(1), self.core_reset.eq(1)]
+                    m.next = "Idle"
+            with m.State("Refuse"):
+                m.d.comb += self.done.eq(1)
+                m.next = "Idle"
         return m
 
 
 class ChunkKernel(StreamKernel):
     """Base of kernels that turn chunks into records (see the module docstring)."""
+
+    keeps_state = True
 
     def core_quiet(self, core):
         """A 1-bit value: the core holds no unfinished record work from this call."""
@@ -111,9 +205,22 @@ class ChunkKernel(StreamKernel):
         """Statements for the ``sync`` domain on the start cycle (latch extra arguments)."""
         return []
 
+    def argument_checks(self):
+        """The pointers, and: ``n_bytes`` a whole number of bus beats, ``n_records`` records fit
+        in a 32-bit byte length."""
+        bus_bytes = self.data_width // 8
+        most_records = (1 << 32) // self.record_bytes - 1
+        return [*super().argument_checks(),
+                (self.args.n_bytes % bus_bytes != 0,
+                 error_word(ERROR_ARGUMENT, self.argument_index("n_bytes"))),
+                (self.args.n_records > most_records,
+                 error_word(ERROR_ARGUMENT, self.argument_index("n_records")))]
+
     def elaborate_body(self, m, reader, writer, call):
-        m.submodules.core = core = self.core
+        core = self.core
+        m.submodules.core = ResetInserter({"sync": self.core_reset})(core)
         stream_through(m, core, reader, writer)
+        self._check_record_count(m, core, reader, call)
         read_sent = issue_once(m, call, reader.cmd, self.args.src, self.args.n_bytes)
         write_sent = issue_once(m, call, writer.cmd, self.args.dst,
                                 self.args.n_records * self.record_bytes)
@@ -123,3 +230,32 @@ class ChunkKernel(StreamKernel):
             m.d.sync += [*start_statements, records_at_start.eq(core.records)]
         return (read_sent & write_sent & reader.idle & ~reader.data.valid & self.core_quiet(core)
                 & (core.records - records_at_start == self.args.n_records))
+
+    def _check_record_count(self, m, core, reader, call):
+        """``call.failure`` when the chunk and ``n_records`` disagree: the core offers a beat
+        past the ``n_records`` records (too many records), or the chunk has been read, the core
+        is quiet and no record beat came for CHUNK_QUIET_CYCLES cycles while beats are missing."""
+        bus_bytes = self.data_width // 8
+        if self.record_bytes % bus_bytes:
+            raise ValueError(f"{self.desc.name}: records of {self.record_bytes} bytes are not "
+                             f"whole {bus_bytes}-byte bus beats")
+        record_beats = self.record_bytes // bus_bytes
+        expected_beats, beats_out = Signal(32), Signal(32)
+        quiet_for = Signal(range(CHUNK_QUIET_CYCLES + 1))
+        with m.If(call.starting):
+            m.d.sync += [expected_beats.eq(self.args.n_records * record_beats), beats_out.eq(0),
+                         quiet_for.eq(0)]
+        with m.If(core.o.valid & core.o.ready):
+            m.d.sync += beats_out.eq(beats_out + 1)
+        input_done = reader.idle & ~reader.data.valid & ~core.i.valid
+        quiet = call.running & input_done & self.core_quiet(core) & ~core.o.valid
+        with m.If(quiet & (beats_out < expected_beats)):
+            with m.If(quiet_for != CHUNK_QUIET_CYCLES):
+                m.d.sync += quiet_for.eq(quiet_for + 1)
+        with m.Else():
+            m.d.sync += quiet_for.eq(0)
+        index = self.argument_index("n_records")
+        with m.If(call.running & core.o.valid & (beats_out == expected_beats)):
+            m.d.comb += call.failure.eq(error_word(ERROR_RECORDS_EXTRA, index))
+        with m.Elif(quiet_for == CHUNK_QUIET_CYCLES):
+            m.d.comb += call.failure.eq(error_word(ERROR_RECORDS_MISSING, index))

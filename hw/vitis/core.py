@@ -8,6 +8,11 @@ A core is a ``wiring.Component`` whose signature is derived from a :class:`Kerne
                                until the next ``start``.
 ``done``               Out(1)  one-cycle pulse: the run has completed.  Raise it only after every
                                write of the run has its B response (``AxiBurstWriter.idle``).
+``error``              Out(32) the ERROR register (:mod:`kmerspec.regmap`: an ``ERROR_*`` code in
+                               bits 7:0, an argument index in 15:8; 0 = success), held from
+                               ``done`` until the next ``start``.
+``fresh``              In(1)   with ``args``: the call must start from a clean kernel (reset or the
+                               host's FRESH write since the last call); the shell resets its core.
 ``m_axi_<bundle>``     Out(Axi4Signature)  one AXI4 master per bundle.  Use
                                :class:`hw.axi.AxiBurstReader` / :class:`hw.axi.AxiBurstWriter` and
                                :func:`hw.axi.connect_axi_rw` to drive it.
@@ -28,7 +33,8 @@ __all__ = ["KernelCore", "core_signature_members"]
 
 def core_signature_members(desc: KernelDesc):
     layout = data.StructLayout({a.name: a.width for a in desc.args} or {"_none": 1})
-    members = {"start": In(1), "args": In(layout), "done": Out(1)}
+    members = {"start": In(1), "args": In(layout), "done": Out(1), "error": Out(32),
+               "fresh": In(1)}
     for b in desc.bundles:
         members[b.port] = Out(bundle_signature(b))
     return members

@@ -68,7 +68,7 @@ class VitisKernel(wiring.Component):
         m.d.ap += rst_pipe.eq(Cat(~self.ap_rst_n, rst_pipe[0]))
         m.d.comb += cd_sync.rst.eq(rst_pipe[1])
 
-        m.submodules.control = control = AxiLiteControl(desc.reg_args,
+        m.submodules.control = control = AxiLiteControl(desc.reg_args, identity=desc.identity,
                                                          addr_width=desc.control_addr_width)
         m.submodules.core = core = self.core
 
@@ -81,7 +81,8 @@ class VitisKernel(wiring.Component):
                 m.d.comb += top.eq(inner)
         m.d.comb += self.interrupt.eq(control.interrupt)
 
-        m.d.comb += [core.start.eq(control.start), control.done.eq(core.done)]
+        m.d.comb += [core.start.eq(control.start), control.done.eq(core.done),
+                     control.error.eq(core.error), core.fresh.eq(control.fresh)]
         for a in desc.args:
             m.d.comb += getattr(core.args, a.name).eq(getattr(control.args, a.name))
 

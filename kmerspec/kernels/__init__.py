@@ -19,12 +19,34 @@ parameter of the kernel once (its default, range and error message come from
 
 import importlib
 import json
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 
-__all__ = ["KernelParams", "KERNELS", "params_class", "params_from_dict"]
+__all__ = ["KernelParams", "KERNELS", "params_class", "params_from_dict", "IDENTITY_VERSION",
+           "IDENTITY_MAGIC", "IdentityMismatch"]
 
 #: kernel name -> its contract module (under kmerspec.kernels)
 KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity", "motif")
+
+#: Version of the identity words and of every kernel's argument and buffer layouts: a binary of
+#: another version is refused (raise it whenever a layout changes incompatibly).
+IDENTITY_VERSION = 1
+#: High half of every kernel's magic word ("KM"); the low half is the kernel's place in KERNELS
+#: plus one (0 for a kernel outside KERNELS, such as hw.kernels' examples).
+IDENTITY_MAGIC = 0x4B4D0000
+
+
+@dataclass(frozen=True)
+class IdentityMismatch:
+    """Why a binary's identity words do not match the Params asked for: ``name`` (a Params field,
+    or ``magic``/``version``), the binary's value and the requested one."""
+    name: str
+    built: object
+    asked: object
+
+    def __str__(self):
+        if self.name == "magic":
+            return (f"not a {self.asked} kernel: identity magic 0x{self.built:08x}")
+        return f"built with {self.name}={self.built}, asked for {self.asked}"
 
 
 class KernelParams:
@@ -60,6 +82,41 @@ class KernelParams:
             raise ValueError(f"kernel {cls.KERNEL!r} has no parameter {unknown[0]!r} "
                              f"(parameters: {', '.join(sorted(names))})")
         return cls(**values)
+
+    # -- identity: what a binary reports it was built with (kmerspec.regmap status registers) ---
+    @classmethod
+    def magic(cls) -> int:
+        return IDENTITY_MAGIC | (KERNELS.index(cls.KERNEL) + 1 if cls.KERNEL in KERNELS else 0)
+
+    def identity_words(self) -> tuple:
+        """Magic, IDENTITY_VERSION, number of parameter words, then every field of the Params
+        as a 64-bit value (two 32-bit words, low first) in field order."""
+        values = []
+        for field in fields(self):
+            value = int(getattr(self, field.name))
+            values += [value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF]
+        return (self.magic(), IDENTITY_VERSION, len(values), *values)
+
+    def identity_mismatch(self, words) -> "IdentityMismatch | None":
+        """The first difference between a binary's identity ``words`` and these Params (None
+        when they are the same build)."""
+        words = [int(word) for word in words]
+        expected = self.identity_words()
+        if len(words) != len(expected) and len(words) < 3:
+            return IdentityMismatch("magic", words[0] if words else 0, self.KERNEL)
+        if words[0] != expected[0]:
+            return IdentityMismatch("magic", words[0], self.KERNEL)
+        if words[1] != IDENTITY_VERSION:
+            return IdentityMismatch("layout version", words[1], IDENTITY_VERSION)
+        for index, field in enumerate(fields(self)):
+            low, high = 3 + 2 * index, 4 + 2 * index
+            built = (words[low] | words[high] << 32) if high < len(words) else None
+            asked = int(getattr(self, field.name))
+            if built != asked:
+                return IdentityMismatch(field.name, built, asked)
+        if words != list(expected):
+            return IdentityMismatch("parameter words", words[2], expected[2])
+        return None
 
     def replace(self, **changes):
         """A copy with ``changes`` (checked like the constructor's arguments)."""

@@ -75,7 +75,7 @@ class Params(KernelParams):
     def desc(self) -> KernelDesc:
         sketches, features, *scalars = CALL_ARGUMENTS
         return KernelDesc(
-            name=self.KERNEL,
+            name=self.KERNEL, identity=self.identity_words(),
             args=[Arg(sketches, "pointer", "gmem0"), Arg(features, "pointer", "gmem1")]
             + [Arg(name, "scalar") for name in scalars],
             bundles=gmem_bundles(self.data_width))

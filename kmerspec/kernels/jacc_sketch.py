@@ -58,7 +58,7 @@ class Params(ChunkLanes, KernelParams):
     @property
     def desc(self) -> KernelDesc:
         return KernelDesc(
-            name=self.KERNEL,
+            name=self.KERNEL, identity=self.identity_words(),
             args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
                   Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar")],
             bundles=gmem_bundles(self.data_width))

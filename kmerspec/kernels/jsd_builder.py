@@ -126,7 +126,7 @@ class Params(ChunkLanes, PqaRecordLayout, KernelParams):
     @property
     def desc(self) -> KernelDesc:
         return KernelDesc(
-            name=self.KERNEL,
+            name=self.KERNEL, identity=self.identity_words(),
             args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
                   Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar"),
                   Arg("update", "scalar")],

@@ -53,7 +53,7 @@ class Params(PqaRecordLayout, KernelParams):
     @property
     def desc(self) -> KernelDesc:
         return KernelDesc(
-            name=self.KERNEL,
+            name=self.KERNEL, identity=self.identity_words(),
             args=[Arg("pivots", "pointer", "gmem0"), Arg("n_pivots", "scalar"),
                   Arg("pqas", "pointer", "gmem0"), Arg("n_pqas", "scalar"),
                   Arg("out", "pointer", "gmem1"), Arg("mode", "scalar")],

@@ -114,7 +114,7 @@ class Params(KernelParams):
     @property
     def desc(self) -> KernelDesc:
         return KernelDesc(
-            name=self.KERNEL,
+            name=self.KERNEL, identity=self.identity_words(),
             args=[Arg("test", "pointer", "gmem0"), Arg("test_bytes", "scalar"),
                   Arg("control", "pointer", "gmem0"), Arg("control_bytes", "scalar"),
                   Arg("thresholds", "pointer", "gmem0"), Arg("growth_q8", "scalar"),
