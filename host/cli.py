@@ -668,9 +668,10 @@ def build_parser() -> argparse.ArgumentParser:
                            default=MC_WIDTH_BITS.default, metavar="CW",
                            help=f"log2 counters per Count-Min row for --min-count, "
                                 f"{MC_WIDTH_BITS.low}..{MC_WIDTH_BITS.high} (default "
-                                f"{MC_WIDTH_BITS.default}: 4 x 2^20 counters, 16 MiB per genome "
-                                f"in flight; widen it for more than a few million distinct "
-                                f"k-mers)")
+                                f"{MC_WIDTH_BITS.default}); 2^CW should be 3x the reads' "
+                                f"distinct k-mers or more, else rare k-mers pass (20: ~350k, a "
+                                f"virus; 24: a bacterium at 30x; docs/min_count.md). Memory "
+                                f"per genome in flight: 4 x D x 2^CW bytes")
 
     def jsd_options(sub, with_k, from_sketches):
         group = sub.add_argument_group("JSD engine (SPEC 4)")
