@@ -12,8 +12,11 @@ as plain FASTA and as gzip to a temporary directory.
 * sketch: ``python -m host sketch`` (k=31, p=14, w=4) as a separate process, wall time and peak
   RSS, with --threads 1 and 2, plain and gzip input; ``mash sketch -p 1 -k 31 -s 10000`` on the
   same files when mash is on PATH (and -p 2).
-* all-pairs: host.similarity.all_pairs over 400 sketches (p=14, w=4), distinct pairs per second,
-  1 and 2 threads.
+* all-pairs: host.similarity.all_pairs over 2,000 sketches (p=14, w=4; 2.0 M distinct pairs, about
+  a second per run, so that thread start-up does not dominate), distinct pairs per second, 1 and 2
+  threads.
+* jsd matrix: host.jsdmatrix's compiled float64 JSD over 200 full PQAs of the JSD defaults,
+  ordered pairs per second, 1 and 2 threads.
 * gzip: decompression speed of Python's zlib, ISA-L (python-isal, what host.reader uses when
   it is installed) and zlib-ng when installed, MB of output per CPU-second.
 * jsd, motifs: in-process throughput of one thread, Mbases/s (build_pqa_fast with the JSD
@@ -216,6 +219,30 @@ def all_pairs_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float
     return pairs, pairs / statistics.median(seconds), pairs / statistics.median(cpu)
 
 
+def jsd_matrix_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float]:
+    """Ordered pairs per second of the float64 JSD matrix (textbook), full PQAs of the JSD
+    defaults (every slot filled, random tags: few shared keys, as between distant genomes)."""
+    from host.fast.threads import map_in_threads
+    from host.jsdmatrix import PqaArrays, entropies, jsd_row_tile
+    from kmerspec.golden.jsd import JsdParams
+    params = JsdParams()
+    rng = np.random.default_rng(2)
+    shape = (genomes, 1 << params.R, params.n)
+    pqas = PqaArrays(rng.integers(0, 2**32, shape, dtype=np.uint32),
+                     rng.integers(1, 1000, shape, dtype=np.uint32))
+    entropy = entropies(pqas)
+    tiles = [range(s, min(s + 16, genomes)) for s in range(0, genomes, 16)]
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in map_in_threads(lambda tile: jsd_row_tile(tile, pqas, entropy, "textbook",
+                                                          "float"), tiles, threads):
+            pass
+        seconds.append(time.perf_counter() - start)
+    pairs = genomes * (genomes - 1)
+    return pairs, pairs / statistics.median(seconds)
+
+
 # -- report ---------------------------------------------------------------------------------
 
 def main() -> None:
@@ -224,9 +251,9 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=None,
                         help="an older checkout to run the same rows from, for before/after")
     parser.add_argument("--synthetic", action="store_true", help="synthetic genomes only")
-    parser.add_argument("--copies", type=int, default=3,
+    parser.add_argument("--copies", type=int, default=10,
                         help="sketch each genome file this many times (as separate files), so "
-                             "that start-up time does not dominate (default 3)")
+                             "that start-up time does not dominate (default 10)")
     parser.add_argument("--quick", action="store_true", help="fewer k for motifs, fewer sketches")
     parser.add_argument("--in-process", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -296,14 +323,30 @@ def main() -> None:
     for name, seconds, cpu, rss in rows:
         print(f"{name:<44} {seconds:>8.2f} {args.copies * bases / seconds / 1e6:>9.1f} "
               f"{cpu:>7.2f} {rss:>8.0f}")
+    wall = {name: seconds for name, seconds, *_ in rows}
+    for label in sketch_inputs:
+        one, two = (wall[f"host sketch --threads {t}, {label}"] for t in (1, 2))
+        mash_one = wall.get(f"mash sketch -p 1, {label}")
+        against_mash = f"; one thread is {mash_one / one:.2f}x mash -p 1" if mash_one else ""
+        print(f"host sketch, {label}: 2 threads are {one / two:.2f}x one thread (whole "
+              f"process, start-up included){against_mash}")
     print()
-    genomes_pairs = 200 if args.quick else 400
+    genomes_pairs = 400 if args.quick else 2000
     print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "
           f"{'per CPU-s':>10}")
+    pair_rates = []
     for threads in (1, 2):
         pairs, rate, cpu_rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
         print(f"{f'{genomes_pairs} sketches, threads={threads}':<44} {pairs:>8} {rate:>9.0f} "
               f"{cpu_rate:>10.0f}")
+        pair_rates.append(rate)
+    print(f"all-pairs: 2 threads are {pair_rates[1] / pair_rates[0]:.2f}x one thread")
+    print()
+    jsd_genomes = 50 if args.quick else 200
+    print(f"{'JSD matrix (float, textbook; R, n defaults)':<44} {'pairs':>8} {'pairs/s':>9}")
+    for threads in (1, 2):
+        pairs, rate = jsd_matrix_rate(jsd_genomes, threads, args.repeats)
+        print(f"{f'{jsd_genomes} PQAs, threads={threads}':<44} {pairs:>8} {rate:>9.0f}")
     print()
     print(f"{'gzip decompression, one thread':<44} {'MB/s':>8}")
     for label, rate in decompression:

@@ -23,7 +23,7 @@ from kmerspec.kernels.jacc_similarity import Params as JaccSimilarityParams
 from .similarity import cardinalities, estimates, union_features
 
 __all__ = ["SimilarityJob", "execute_model", "device_executor", "run_all_pairs",
-           "write_similarity"]
+           "run_union_calls", "write_similarity"]
 
 Executor = Callable[[bytes, KernelCall], bytes]
 
@@ -116,6 +116,15 @@ class SimilarityJob:
         cat = (lambda parts: np.concatenate(parts) if parts else np.empty(0, dtype=np.int64))
         return cat(rs), cat(ts), zs, cat(nzs)
 
+    def call_unions(self, call: KernelCall, records: bytes
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(i, j, |X_i u X_j|) of the wanted pairs of one call, as genome indices (each pair
+        once, in no particular order): for consuming the records call by call."""
+        r, t, q, j, s = call_pairs(call, self.n, self.geometry, self.stops)
+        z, nz = unpack_features(records, call.groups, self.geometry)
+        unions = estimates(z[q, j, s].tolist(), nz[q, j, s], self.params)
+        return self.order[r], self.order[t], unions
+
     def rows(self, features: Sequence[bytes]) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(i, js, J) per genome, the same rows, partners and values as host.similarity.all_pairs
         (with a threshold, only pairs with J >= h)."""
@@ -149,6 +158,17 @@ def run_all_pairs(registers: np.ndarray, params: HllParams, geometry: JaccSimila
     job = SimilarityJob(registers, params, geometry, threshold)
     run = execute or (lambda buffer, call: execute_model(buffer, call, geometry))
     return job.rows([run(job.buffer, call) for call in job.calls])
+
+
+def run_union_calls(registers: np.ndarray, params: HllParams, geometry: JaccSimilarityParams,
+                    execute: Executor | None = None
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(i, j, |X_i u X_j|) of every pair i != j (each once), one kernel call after another, as
+    the records arrive: nothing of the full matrix is held."""
+    job = SimilarityJob(registers, params, geometry)
+    run = execute or (lambda buffer, call: execute_model(buffer, call, geometry))
+    for call in job.calls:
+        yield job.call_unions(call, run(job.buffer, call))
 
 
 def write_similarity(out: TextIO, names: Sequence[str],

@@ -99,6 +99,10 @@ class KernelBackend:
         from .drivers import all_pairs
         return all_pairs(self.device, registers, params, threshold)
 
+    def union_calls(self, registers, params):
+        from .drivers import union_calls
+        return union_calls(self.device, registers, params)
+
 
 def _sim_backend() -> KernelBackend:
     from .device import SimDevice

@@ -1,4 +1,4 @@
-"""Command line: ``python -m host {sketch,dist,merge,info,jsd,motifs} ...``.
+"""Command line: ``python -m host {sketch,dist,search,merge,info,jsd,motifs} ...``.
 
 Every failure the user can cause prints one line ``error: <file or option>: <cause>`` and exits
 with status 2 (``--debug`` shows the traceback instead); a bug prints one line asking for
@@ -25,14 +25,18 @@ from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
 from .fast.jsd import pqa_to_arrays
+from .fast.threads import map_in_threads
 from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
                  writes_in_place)
 from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
 from .reader import SequenceFile, read_genomes
-from .similarity import (PackedSketches, all_pairs, cardinalities, edge_tile, mash_distance,
-                         row_tile, similarity_row_tiles)
+from .metrics import (METRICS, base_similarity, express, lower_is_better, metric_values,
+                      pair_similarity, phylip_distance)
+from .neighbours import RunningTopK, metric_row_tile, top_of_rows, top_row_tile
+from .similarity import (PackedSketches, all_pairs, cardinalities, edge_tile, row_tile,
+                         similarity_row_tiles, union_rows)
 from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
                          write_sketches)
 from kmerspec.golden.hll import HllParams
@@ -294,9 +298,10 @@ def _pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
 
 
 def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: _Session,
-                 executor) -> SketchSet:
+                 executor, reference: SketchSet | None = None) -> SketchSet:
     """Sketch files are read; sequence files are sketched with the parameters of the sketch
-    files given, or with the command-line ones when there are none."""
+    files given (of ``reference``, which every input must match, when given), or with the
+    command-line ones when there are none."""
     sketch_paths = [p for p in paths if is_sketch_file(p)]
     sequence_paths = [p for p in paths if not is_sketch_file(p)]
     sets = [read_sketches(p) for p in sketch_paths]
@@ -305,7 +310,9 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: _
             hint = " (sketch --kind pqa)" if kind == "pqa" else ""
             raise InputError(f"{sketches.origin}: {command} needs {kind.upper()} sketches"
                              f"{hint}, not {sketches.kind}")
-    like = merge(sets) if sets else None
+        if reference is not None:
+            reference.check_compatible(sketches)
+    like = reference or (merge(sets) if sets else None)
     if sequence_paths:
         backend = _backend(args, session)
         if kind == "hll":
@@ -372,6 +379,15 @@ def _command_dist(args, session: _Session) -> None:
         raise InputError("--threshold: gives sparse output; use it with --format edges")
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         raise InputError(f"--threshold: must be a Jaccard value from 0 to 1, not {args.threshold}")
+    if args.threshold is not None and args.metric == "containment":
+        raise InputError("--threshold: prunes by Jaccard, which does not bound containment; "
+                         "use --top K with --metric containment")
+    if args.top is not None and args.format != "edges":
+        raise InputError("--top: gives sparse output (K edges per genome); use it with "
+                         "--format edges")
+    if args.format == "phylip" and args.metric == "containment":
+        raise InputError("--format phylip: needs a symmetric distance, but containment is "
+                         "asymmetric; use --format tsv or edges")
     if args.plot and args.format == "edges":
         raise InputError("--plot: draws the full matrix; use it with --format tsv or phylip")
     output = session.outputs.open(args.output)
@@ -385,35 +401,61 @@ def _command_dist(args, session: _Session) -> None:
         _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 
-def _software_tiles(sketches: SketchSet, executor, threshold, threads=None):
-    """(edge tiles, row tiles) computed on the host, in this process or on the cluster."""
-    p, w = sketches.params["p"], sketches.params["w"]
-    packed = PackedSketches(sketches.arrays["registers"], HllParams(p, w))
-    n = len(sketches)
-    tiles = [range(s, min(s + _ROWS_PER_TILE, n)) for s in range(0, n, _ROWS_PER_TILE)]
-    if isinstance(executor, LocalExecutor):  # one run over every core, each pair once
-        if threshold is not None:
-            return [all_pairs(packed, HllParams(p, w), threshold, threads=threads)], None
-        return None, similarity_row_tiles(packed, HllParams(p, w), tiles, threads=threads)
-    # On a cluster the workers are the parallelism: one thread per task unless told otherwise.
-    shared, cards, threads = executor.share(packed), packed.cards, threads or 1
+def _row_tiles(n: int) -> list[range]:
+    return [range(s, min(s + _ROWS_PER_TILE, n)) for s in range(0, n, _ROWS_PER_TILE)]
+
+
+def _software_tiles(sketches: SketchSet, executor, args):
+    """(edge tiles, row tiles) computed on the host, in this process or on the cluster.
+
+    Edge tiles yield (i, js, values): J for --threshold, the metric for --top. Row tiles yield
+    (rows, full rows of the base similarity: J, or C for containment)."""
+    p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
+    params, threads, threshold = HllParams(p, w), args.threads, args.threshold
+    packed = PackedSketches(sketches.arrays["registers"], params)
+    cards, tiles = packed.cards, _row_tiles(len(sketches))
+    base = base_similarity(args.metric)
+    if isinstance(executor, LocalExecutor):
+        if threshold is not None:  # one run over every core, each pair once
+            return [all_pairs(packed, params, threshold, threads=threads)], None
+        if args.top is None and base == "jaccard":
+            return None, similarity_row_tiles(packed, params, tiles, threads=threads)
+    else:
+        # On a cluster the workers are the parallelism: one thread per task unless told so.
+        packed, threads = executor.share(packed), threads or 1
+    if args.top is not None:  # each task: its rows against every genome, K kept per row
+        return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
+                                    args.top, threads), None
     if threshold is not None:
-        return executor.map_ordered(edge_tile, tiles, shared, cards, p, w, threshold,
+        return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
                                     threads), None
-    return None, zip(tiles, executor.map_ordered(row_tile, tiles, shared, cards, p, w,
-                                                 threads))
+    if base == "jaccard":
+        return None, zip(tiles, executor.map_ordered(row_tile, tiles, packed, cards, p, w,
+                                                     threads))
+    return None, zip(tiles, executor.map_ordered(metric_row_tile, tiles, packed, cards, p, w,
+                                                 base, k, threads))
 
 
-def _kernel_tiles(sketches: SketchSet, backend, threshold):
-    """(edge tiles, row tiles) from the similarity kernel's pairs (host.allpairs)."""
+def _kernel_tiles(sketches: SketchSet, backend, args):
+    """(edge tiles, row tiles) as _software_tiles, from the similarity kernel's calls: the
+    pruned walk for --threshold, else the union estimates of every pair, call by call (--top
+    keeps K per genome as the calls complete)."""
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    pairs = backend.all_pairs(sketches.arrays["registers"], params, threshold)
-    if threshold is not None:
-        return [list(pairs)], None
-    n = len(sketches)
+    registers, k, n = sketches.arrays["registers"], sketches.params["k"], len(sketches)
+    if args.threshold is not None:
+        return [list(backend.all_pairs(registers, params, args.threshold))], None
+    cards = cardinalities(registers, params)
+    base = base_similarity(args.metric)
+    if args.top is not None:
+        best = RunningTopK(n, args.top, args.metric)
+        for i, j, unions in backend.union_calls(registers, params):
+            best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k))
+            best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k))
+        return [best.rows()], None
     matrix = np.eye(n)
-    for i, js, values in pairs:
-        matrix[i, js] = matrix[js, i] = values
+    for i, j, unions in backend.union_calls(registers, params):
+        matrix[i, j] = pair_similarity(base, cards[i], cards[j], unions)
+        matrix[j, i] = pair_similarity(base, cards[j], cards[i], unions)
     return None, [(range(n), matrix)]
 
 
@@ -425,23 +467,29 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
     n = len(names)
     backend = _backend(args, session) if args.backend in ("sim", "xrt") else None
     if hasattr(backend, "all_pairs"):
-        edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args.threshold)
+        edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args)
     else:
-        edge_tiles, row_tiles = _software_tiles(sketches, executor, args.threshold, args.threads)
-    header = _parameter_header("dist", {**dict(sorted(sketches.params.items())),
-                                        "metric": args.metric, "threshold": args.threshold})
+        edge_tiles, row_tiles = _software_tiles(sketches, executor, args)
+    chosen = {"metric": args.metric, "threshold": args.threshold}
+    if args.top is not None:
+        chosen["top"] = args.top
+    header = _parameter_header("dist", {**dict(sorted(sketches.params.items())), **chosen})
     progress = session.progress("dist", n, "rows")
-
-    def value(j):
-        # + 0.0 turns the -0.0 of a Mash distance of identical sets into 0.0
-        return (mash_distance(j, k) if args.metric == "mash" else j) + 0.0
+    base = base_similarity(args.metric)
 
     if args.format == "edges":
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}\n")
+        if edge_tiles is None:  # every pair (both directions for containment)
+            edge_tiles = ([(i, js, row[js]) for i, row in zip(tile, rows)
+                           for js in [np.flatnonzero(np.arange(n) > i) if base == "jaccard"
+                                      else np.flatnonzero(np.arange(n) != i)]]
+                          for tile, rows in row_tiles)
         for tile in edge_tiles:
             for i, js, values in tile:
-                for j, v in zip(js.tolist(), value(values).tolist()):
+                if args.top is None:  # J or C; --top gives the metric already
+                    values = express(args.metric, values, k)
+                for j, v in zip(js.tolist(), values.tolist()):
                     out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
                 progress.advance()
         progress.close()
@@ -458,15 +506,66 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
         if similarity is not None:
             similarity[tile.start:tile.stop] = rows
         for i, row in zip(tile, rows):
+            values = express(args.metric, row, k)
             if args.format == "tsv":
-                out.write(names[i] + "\t" + "\t".join(f"{v:.6g}" for v in value(row)) + "\n")
-            else:  # PHYLIP square distance matrix; Jaccard similarity becomes 1 - J
-                distance = (1.0 - row + 0.0) if args.metric == "jaccard" else value(row)
+                out.write(names[i] + "\t" + "\t".join(f"{v:.6g}" for v in values) + "\n")
+            else:  # PHYLIP square distance matrix
+                distance = phylip_distance(args.metric, values)
                 out.write(names[i] + " " + " ".join(f"{v:.6f}" for v in distance) + "\n")
         progress.advance(len(tile))
     progress.close()
     if plot:
-        plot_heatmap(similarity, names, plot[0], plot[1], f"Jaccard, k={k}")
+        title = "Jaccard" if base == "jaccard" else "containment (row in column)"
+        plot_heatmap(similarity, names, plot[0], plot[1], f"{title}, k={k}")
+
+
+# -- search -----------------------------------------------------------------------------------
+
+def _threshold_passes(metric: str, values: np.ndarray, threshold: float) -> np.ndarray:
+    return values <= threshold if lower_is_better(metric) else values >= threshold
+
+
+def _command_search(args, session: _Session) -> None:
+    if args.threshold is not None:
+        high = 100.0 if args.metric == "ani" else 1.0
+        if not 0.0 <= args.threshold <= high:
+            raise InputError(f"--threshold: must be from 0 to {high:g} for --metric "
+                             f"{args.metric}, not {args.threshold}")
+    output = session.outputs.open(args.output)
+    references = read_sketches(args.db)
+    if references.kind != "hll":
+        raise InputError(f"{references.origin}: --db needs HLL sketches (python -m host "
+                         f"sketch), not {references.kind}")
+    if not len(references):
+        raise InputError(f"{references.origin}: holds no genomes; nothing to search")
+    queries = _load_inputs(args.queries, "hll", "search", args, session, None,
+                           reference=references)
+    params = references.params
+    k, hll = params["k"], HllParams(params["p"], params["w"])
+    n_ref = len(references)
+    # One packing of references and queries: query rows meet reference columns.
+    packed = PackedSketches(np.concatenate([references.arrays["registers"],
+                                            queries.arrays["registers"]]), hll)
+    chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top}
+    output.write(_parameter_header("search", {**dict(sorted(params.items())), **chosen})
+                 + "\n")
+    output.write(f"#query\treference\t{args.metric}\n")
+    progress = session.progress("search", len(queries), "queries")
+    columns = np.arange(n_ref)
+    for tile in _row_tiles(len(queries)):
+        rows = np.arange(tile.start, tile.stop) + n_ref
+        unions = union_rows(packed, hll, rows, columns, threads=args.threads)
+        values = metric_values(args.metric, packed.cards[rows, None],
+                               packed.cards[None, :n_ref], unions, k)
+        best = top_of_rows(values, args.top or n_ref, args.metric)
+        for q, (found, found_values) in zip(tile, best):
+            if args.threshold is not None:
+                keep = _threshold_passes(args.metric, found_values, args.threshold)
+                found, found_values = found[keep], found_values[keep]
+            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}\n"
+                                 for r, v in zip(found.tolist(), found_values.tolist())))
+        progress.advance(len(tile))
+    progress.close()
 
 
 # -- jsd --------------------------------------------------------------------------------------
@@ -492,8 +591,13 @@ def _command_jsd(args, session: _Session) -> None:
                 parameters.write(header + "\n")
         progress = session.progress("jsd", n, "rows")
         separator, digits = ("\t", ".6g") if args.format == "tsv" else (" ", ".6f")
-        for tile, rows in zip(tiles, executor.map_ordered(
-                jsd_row_tile, tiles, shared_pqas, shared_entropy, args.mode, args.arithmetic)):
+        if isinstance(executor, LocalExecutor):  # row tiles on threads: the loop drops the GIL
+            row_tiles = map_in_threads(lambda tile: jsd_row_tile(
+                tile, pqas, entropy, args.mode, args.arithmetic), tiles, args.threads)
+        else:
+            row_tiles = executor.map_ordered(jsd_row_tile, tiles, shared_pqas, shared_entropy,
+                                             args.mode, args.arithmetic)
+        for tile, rows in zip(tiles, row_tiles):
             for i, row in zip(tile, rows):
                 out.write(sketches.names[i] + separator
                           + separator.join(f"{v + 0.0:{digits}}" for v in row) + "\n")
@@ -583,6 +687,9 @@ def _ranged_int(low: int, high: int):
     parse.__name__ = "integer"
     return parse
 
+
+_METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) in columns; "
+                "ani: 100 (1 - Mash distance), percent; mash: Mash distance")
 
 _OUTPUT_HELP = ("output file; - is standard output. Written only if the command succeeds; a "
                 "symlink is followed (its target is replaced), a FIFO or device is written in "
@@ -720,13 +827,18 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     dist = matrix_command("dist", "all-pairs Jaccard from sketch or sequence files",
-                          "All-pairs Jaccard (or Mash distance)", "HLL",
+                          "All-pairs Jaccard (or containment, ANI, Mash distance)", "HLL",
                           ("tsv", "phylip", "edges"))
-    dist.add_argument("--metric", choices=("jaccard", "mash"), default="jaccard",
-                      help="jaccard similarity (default; PHYLIP gets 1 - J) or Mash distance")
-    dist.add_argument("--threshold", type=float, default=None,
-                      help="report only pairs with Jaccard >= h, 0..1 (pruned; needs --format "
-                           "edges; default: none)")
+    dist.add_argument("--metric", choices=METRICS, default="jaccard", help=_METRIC_HELP
+                      + "; PHYLIP gets 1 - J, D or 1 - ANI/100 (not containment)")
+    sparse = dist.add_mutually_exclusive_group()
+    sparse.add_argument("--threshold", type=float, default=None,
+                        help="report only pairs with Jaccard >= h, 0..1 (pruned; needs --format "
+                             "edges; not with containment; default: none)")
+    sparse.add_argument("--top", type=_ranged_int(1, 1 << 20), default=None, metavar="K",
+                        help="report each genome's K best others by the metric, best first, "
+                             "ties by input order, without holding the matrix (needs --format "
+                             "edges; default: every pair)")
     dist.add_argument("--plot", metavar="IMAGE", default=None,
                       help="also draw a clustered heatmap of the Jaccard matrix; the suffix "
                            "picks the format (png, svg, pdf, ...; default: no plot)")
@@ -734,6 +846,30 @@ def build_parser() -> argparse.ArgumentParser:
     min_count_options(dist)
     cluster_options(dist)
     dist.set_defaults(run=_command_dist)
+
+    search = new_command("search", "queries against a sketch collection (--db)",
+                         "Compare queries (FASTA/FASTQ files, sketched with the parameters of "
+                         "--db, or HLL sketch files made with them) with every reference of a "
+                         "sketch file, without re-sketching the references. Output: TSV lines "
+                         "query, reference, value, each query's references best first (ties "
+                         "in --db order). --backend sketches the sequence files; the "
+                         "comparisons run on the host (native, --threads).")
+    search.add_argument("queries", nargs="+", metavar="QUERY",
+                        help="HLL sketch files and/or FASTA/FASTQ files; one query per genome")
+    search.add_argument("--db", required=True, metavar="SKETCH",
+                        help="the references: a sketch file from sketch or merge")
+    output_option(search)
+    backend_options(search)
+    search.add_argument("--metric", choices=METRICS, default="jaccard", help=_METRIC_HELP)
+    chosen = search.add_mutually_exclusive_group()
+    chosen.add_argument("--top", type=_ranged_int(1, 1 << 20), default=None, metavar="K",
+                        help="the K best references of each query (default: every reference)")
+    chosen.add_argument("--threshold", type=float, default=None, metavar="H",
+                        help="the references with value >= H (<= H for mash; ANI in percent; "
+                             "default: every reference)")
+    hll_options(search, from_sketches=True)
+    min_count_options(search)
+    search.set_defaults(run=_command_search)
 
     jsd = matrix_command("jsd", "all-pairs Jensen-Shannon divergence",
                          "All-pairs Jensen-Shannon divergence", "PQA (sketch --kind pqa)",

@@ -20,7 +20,8 @@ from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
 
 from .device import Output
 
-__all__ = ["SIM_GEOMETRY", "sketch_genomes", "all_pairs", "build_pqas", "find_motifs"]
+__all__ = ["SIM_GEOMETRY", "sketch_genomes", "all_pairs", "union_calls", "build_pqas",
+           "find_motifs"]
 
 #: Small kernels for RTL simulation (a 64- or 128-bit bus, few pivots): quick to build and run.
 #: Kernel name -> Params fields that differ from the defaults; the other fields follow the run.
@@ -103,6 +104,15 @@ def all_pairs(device, registers: np.ndarray, params: HllParams, threshold: float
     kernel = jacc_similarity.Params(p=params.p, w=params.w,
                                     **_geometry(device, jacc_similarity.Params.KERNEL))
     return run_all_pairs(registers, params, kernel, threshold, device_executor(device, kernel))
+
+
+def union_calls(device, registers: np.ndarray, params: HllParams):
+    """(i, j, |X_i u X_j|) of every pair, call by call of the JACC similarity kernel
+    (host.allpairs.run_union_calls): for the other metrics and nearest neighbours."""
+    from .allpairs import device_executor, run_union_calls
+    kernel = jacc_similarity.Params(p=params.p, w=params.w,
+                                    **_geometry(device, jacc_similarity.Params.KERNEL))
+    return run_union_calls(registers, params, kernel, device_executor(device, kernel))
 
 
 def build_pqas(device, genomes: list[list[bytes]], params) -> list:

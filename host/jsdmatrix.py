@@ -1,14 +1,18 @@
-"""Jensen-Shannon divergence between many genomes' PQAs (SPEC section 4), vectorised.
+"""Jensen-Shannon divergence between many genomes' PQAs (SPEC section 4).
 
-The float64 path follows kmerspec.golden.entropy's definitions with numpy sums (equal to the golden
-float64 JSD to ~1e-12); the ``fixed`` path calls the bit-exact model of the hardware JSD unit,
-pair by pair, and reports its Q5.24 result in bits.
+The float64 path follows kmerspec.golden.entropy's definitions in compiled code
+(host/fast/_jsd.c: one merge walk of two sorted key lists per pair, no Python per pair, the GIL
+released so row tiles run on every core; equal to the golden float64 JSD to ~1e-12); the
+``fixed`` path calls the bit-exact model of the hardware JSD unit, pair by pair, and reports its
+Q5.24 result in bits.
 """
 
 import numpy as np
 
 from kmerspec.golden.entropy import FIXED_ONE, jsd_fixed, pqa_entropy_fixed
 from kmerspec.golden.pqa import Pqa
+
+from .fast.native import native
 
 __all__ = ["PqaArrays", "entropies", "jsd_row_tile", "ARITHMETICS"]
 
@@ -32,6 +36,7 @@ class PqaArrays:
             order = np.argsort(keys)
             self._keys.append(keys[order])
             self._counts.append(flat_values[used][order].astype(np.float64))
+        self._compiled = {}
 
     def __len__(self) -> int:
         return self.tags.shape[0]
@@ -39,6 +44,28 @@ class PqaArrays:
     def entries(self, genome: int) -> tuple[np.ndarray, np.ndarray]:
         """(sorted keys queue << 32 | tag, counts as float64) of the non-empty entries."""
         return self._keys[genome], self._counts[genome]
+
+    def compiled_input(self, mode: str) -> tuple:
+        """The arrays host/fast/_jsd.c takes for ``mode``: every genome's sorted keys and
+        counts end to end, each entry's term c/s log2(c/s), the offsets of each genome's
+        stretch (N + 1), and per genome its sum of terms, scale s (its count total in textbook
+        mode, 1 in counts mode) and mass (its counts over s)."""
+        if mode not in self._compiled:
+            sizes = [keys.size for keys in self._keys]
+            offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            keys = np.concatenate([np.zeros(0, np.uint64), *self._keys]).astype(np.uint64)
+            counts = np.concatenate([np.zeros(0), *self._counts])
+            totals = np.array([c.sum() for c in self._counts], dtype=np.float64)
+            scales = totals.copy() if mode == "textbook" else np.ones(len(sizes))
+            scales[scales == 0] = 1.0  # an empty genome has no entry to scale
+            shares = counts / np.repeat(scales, sizes)
+            terms = shares * np.log2(shares)
+            term_sums = np.array([terms[offsets[g]:offsets[g + 1]].sum()
+                                  for g in range(len(sizes))], dtype=np.float64)
+            masses = totals / scales
+            self._compiled[mode] = (keys, counts, terms, offsets, term_sums, scales, masses)
+        return self._compiled[mode]
 
     def pqa(self, genome: int) -> Pqa:
         queues = [list(zip(t, v)) for t, v in zip(self.tags[genome].tolist(),
@@ -57,20 +84,7 @@ def entropies(pqas: PqaArrays) -> np.ndarray:
     return np.array([_entropy(pqas.entries(g)[1]) for g in range(len(pqas))])
 
 
-def _jsd_float(pqas: PqaArrays, entropy: np.ndarray, a: int, b: int, mode: str) -> float:
-    keys_p, counts_p = pqas.entries(a)
-    keys_q, counts_q = pqas.entries(b)
-    if mode == "textbook" and (counts_p.size == 0 or counts_q.size == 0):
-        return 0.0 if counts_p.size == counts_q.size == 0 else 1.0
-    united, position = np.unique(np.concatenate([keys_p, keys_q]), return_inverse=True)
-    p = np.bincount(position[:keys_p.size], weights=counts_p, minlength=united.size)
-    q = np.bincount(position[keys_p.size:], weights=counts_q, minlength=united.size)
-    if mode == "counts":
-        mixture = p + q
-    else:  # equal-weight mixture; entropy is invariant to the scale M_P * M_Q of the SPEC form
-        mixture = p / counts_p.sum() + q / counts_q.sum()
-    mixture = mixture[mixture > 0]
-    return _entropy(mixture) - (entropy[a] + entropy[b]) / 2
+_MODE_CODES = {"counts": 0, "textbook": 1}  # host/fast/_jsd.c
 
 
 def jsd_row_tile(rows: range, pqas: PqaArrays, entropy: np.ndarray, mode: str,
@@ -78,17 +92,14 @@ def jsd_row_tile(rows: range, pqas: PqaArrays, entropy: np.ndarray, mode: str,
     """Full rows of the JSD matrix (diagonal 0): a task of a (possibly distributed) run."""
     n = len(pqas)
     out = np.zeros((len(rows), n))
-    fixed_entropy = None
     if arithmetic == "fixed":
         fixed_entropy = [pqa_entropy_fixed(pqas.pqa(g)) for g in range(n)]
-    for row, a in enumerate(rows):
-        for b in range(n):
-            if a == b:
-                continue
-            if arithmetic == "fixed":
-                value = jsd_fixed(pqas.pqa(a), pqas.pqa(b), mode, fixed_entropy[a],
-                                  fixed_entropy[b]) / FIXED_ONE
-            else:
-                value = _jsd_float(pqas, entropy, a, b, mode)
-            out[row, b] = value
+        for row, a in enumerate(rows):
+            for b in range(n):
+                if a != b:
+                    out[row, b] = jsd_fixed(pqas.pqa(a), pqas.pqa(b), mode, fixed_entropy[a],
+                                            fixed_entropy[b]) / FIXED_ONE
+        return out
+    native.jsd_rows(*pqas.compiled_input(mode), np.ascontiguousarray(entropy, dtype=np.float64),
+                    _MODE_CODES[mode], np.array(rows, dtype=np.int64), out)
     return out

@@ -20,8 +20,8 @@ from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
 
 __all__ = ["union_features", "estimates", "cardinalities", "pack_registers", "PackedSketches",
-           "all_pairs", "similarity_rows", "similarity_row_tiles", "mash_distance", "row_tile",
-           "edge_tile"]
+           "all_pairs", "similarity_rows", "union_rows", "similarity_row_tiles", "mash_distance",
+           "row_tile", "edge_tile"]
 
 # Pairs per native call: large enough that the call overhead vanishes, small enough that a few
 # blocks per thread balance the load and the values of one batch of rows stay small.
@@ -95,6 +95,15 @@ class PackedSketches:
     def jaccard(self, rows: np.ndarray, starts: np.ndarray, stops: np.ndarray,
                 order: np.ndarray, threads: int | None = None) -> np.ndarray:
         """J(rows[t], order[u]) for u in [starts[t], stops[t]), row after row, in one array."""
+        return self._pair_values(native.jaccard_rows, rows, starts, stops, order, threads)
+
+    def unions(self, rows: np.ndarray, starts: np.ndarray, stops: np.ndarray,
+               order: np.ndarray, threads: int | None = None) -> np.ndarray:
+        """|X u Y| estimates of the same pairs as :meth:`jaccard` (host.metrics derives every
+        metric from them)."""
+        return self._pair_values(native.union_rows, rows, starts, stops, order, threads)
+
+    def _pair_values(self, function, rows, starts, stops, order, threads) -> np.ndarray:
         rows, starts, stops = (np.ascontiguousarray(a, dtype=np.int64) for a in (rows, starts, stops))
         order = np.ascontiguousarray(order, dtype=np.int64)
         counts = stops - starts
@@ -110,9 +119,8 @@ class PackedSketches:
             lo, hi = block
             if lo < hi:
                 first = int(ends[lo - 1]) if lo else 0
-                native.jaccard_rows(self.packed, self.params.w, self.params.p, self.cards,
-                                    rows[lo:hi], starts[lo:hi], stops[lo:hi], order,
-                                    out[first:int(ends[hi - 1])])
+                function(self.packed, self.params.w, self.params.p, self.cards, rows[lo:hi],
+                         starts[lo:hi], stops[lo:hi], order, out[first:int(ends[hi - 1])])
         for _ in map_in_threads(run, zip(bounds[:-1], bounds[1:]), threads):
             pass
         return out
@@ -200,6 +208,20 @@ def similarity_rows(registers: np.ndarray, params: HllParams, rows: Sequence[int
         out[q, rows[q]] = 1.0
         offset += partners.size
     return out
+
+
+def union_rows(registers, params: HllParams, rows: Sequence[int],
+               columns: Sequence[int] | None = None, cards: np.ndarray | None = None,
+               threads: int | None = None) -> np.ndarray:
+    """The (rows x columns) block of |X u Y| estimates (columns default: every genome; a
+    genome with itself gives its own estimate). Every pair of the block is computed, so a row
+    block costs len(rows) x len(columns) unions whatever else was computed before."""
+    pairs = _packed(registers, params, cards)
+    rows = np.asarray(rows, dtype=np.int64)
+    columns = np.arange(pairs.n) if columns is None else np.asarray(columns, dtype=np.int64)
+    out = pairs.unions(rows, np.zeros(rows.size), np.full(rows.size, columns.size), columns,
+                       threads)
+    return out.reshape(rows.size, columns.size)
 
 
 def similarity_row_tiles(registers: np.ndarray, params: HllParams, tiles: Sequence[range],

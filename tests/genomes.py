@@ -44,20 +44,29 @@ def random_text(rng: random.Random, length: int) -> bytes:
     return random_sequence(rng, length, b"ACGTacgtN\n\n\r>@+-")
 
 
-def write_related_genomes(directory, count: int, length: int, step: float, seed: int,
-                          prefix: str = "g"):
-    """``count`` FASTA files ``{prefix}{i}.fa``: one random base sequence with a fraction
-    ``step * i`` of its bases redrawn in genome i (so similarity falls with i)."""
+def related_sequences(seed: int, count: int, length: int, step: float,
+                      alphabet: bytes = b"ACGT") -> list[bytes]:
+    """``count`` sequences of one random ACGT base sequence of ``length`` with a fraction
+    ``step * i`` of its bases redrawn from ``alphabet`` in sequence i (similarity falls with i)."""
     import numpy as np
     rng = np.random.default_rng(seed)
-    letters = np.frombuffer(b"ACGT", np.uint8)
-    base = letters[rng.integers(0, 4, length)]
-    paths = []
+    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, length)]
+    letters = np.frombuffer(alphabet, np.uint8)
+    sequences = []
     for i in range(count):
         genome = base.copy()
         mutate = rng.random(genome.size) < step * i
-        genome[mutate] = letters[rng.integers(0, 4, mutate.sum())]
+        genome[mutate] = letters[rng.integers(0, letters.size, mutate.sum())]
+        sequences.append(genome.tobytes())
+    return sequences
+
+
+def write_related_genomes(directory, count: int, length: int, step: float, seed: int,
+                          prefix: str = "g"):
+    """``count`` FASTA files ``{prefix}{i}.fa`` of :func:`related_sequences`."""
+    paths = []
+    for i, sequence in enumerate(related_sequences(seed, count, length, step)):
         path = directory / f"{prefix}{i}.fa"
-        path.write_bytes(b">%s%d\n%s\n" % (prefix.encode(), i, genome.tobytes()))
+        path.write_bytes(b">%s%d\n%s\n" % (prefix.encode(), i, sequence))
         paths.append(path)
     return paths

@@ -14,20 +14,14 @@ from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.parse import kmers
 from host.similarity import all_pairs
 from host.sketchfile import read_sketches
-from tests.genomes import random_genome_bytes
+from tests.genomes import random_genome_bytes, related_sequences
 
 
 @pytest.fixture
 def genomes(tmp_path):
     """Five related genomes (a base sequence with growing mutation) and one FASTQ, one gzip."""
-    rng = np.random.default_rng(11)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 30_000)]
     paths = []
-    for i in range(5):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.01 * i
-        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
-        text = genome.tobytes()
+    for i, text in enumerate(related_sequences(11, count=5, length=30_000, step=0.01)):
         body = b"\n".join(text[j:j + 70] for j in range(0, len(text), 70))
         path = tmp_path / f"genome{i}.fa"
         path.write_bytes(b">genome %d\n%s\n" % (i, body))

@@ -10,20 +10,16 @@ from kmerspec.golden.entropy import FIXED_ONE
 from kmerspec.golden.jsd import JsdParams, build_pqa_files, jsd_between, jsd_between_fixed
 from kmerspec.golden.motif import MotifParams, find_motifs
 from host.sketchfile import read_sketches
+from tests.genomes import related_sequences
 
 
 @pytest.fixture
 def family(tmp_path):
     """Four genomes of one family: a base sequence with 0..3 % point mutations."""
-    rng = np.random.default_rng(31)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 12_000)]
     paths = []
-    for i in range(4):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.01 * i
-        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
+    for i, genome in enumerate(related_sequences(31, count=4, length=12_000, step=0.01)):
         path = tmp_path / f"member{i}.fa"
-        path.write_bytes(b">member\n" + genome.tobytes() + b"\n")
+        path.write_bytes(b">member\n" + genome + b"\n")
         paths.append(path)
     return paths
 

@@ -128,3 +128,16 @@ def test_kernel_backends_refuse_min_count(tmp_path, reads_and_reference, capsys)
     assert capsys.readouterr().err.startswith(
         "error: --min-count above 1: the sketch kernel has no minimum-count prefilter yet")
     assert not (tmp_path / "x").exists()
+
+
+def test_search_filters_its_sequence_queries(tmp_path, reads_and_reference):
+    reads, reference = reads_and_reference
+    reference_sketch, reads_sketch = tmp_path / "ref.sketch", tmp_path / "r.sketch"
+    assert run("sketch", reference, "-o", reference_sketch, "--p", 12) == 0
+    assert run("sketch", reads, "-o", reads_sketch, "--p", 12, "--min-count", 2) == 0
+    outputs = []
+    for query, options in ((reads, ["--min-count", "2"]), (reads_sketch, [])):
+        out = tmp_path / "s.tsv"
+        assert run("search", query, "--db", reference_sketch, "-o", out, *options) == 0
+        outputs.append(out.read_text().splitlines()[2:])
+    assert outputs[0] == outputs[1] and float(outputs[0][0].split("\t")[2]) > 0.9

@@ -3,25 +3,22 @@ drivers as a card, and gives byte-identical sketches and identical outputs to `-
 
 import random
 
-import numpy as np
 import pytest
 
 from host.cli import main
-from tests.genomes import random_genome_bytes
+from host.sketchfile import read_sketches
+from kmerspec.golden.hll import HllParams
+from tests.genomes import random_genome_bytes, related_sequences
+from tests.metric_checks import golden_matrix, top_edges_text
 
 
 @pytest.fixture(scope="module")
 def small_genomes(tmp_path_factory):
     """Five small genomes: related FASTA, a FASTQ, CRLF, N runs, lowercase, an empty file."""
     directory = tmp_path_factory.mktemp("genomes")
-    rng = np.random.default_rng(41)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1500)]
     paths = []
-    for i in range(3):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.02 * i
-        genome[mutate] = np.frombuffer(b"ACGTN", np.uint8)[rng.integers(0, 5, mutate.sum())]
-        text = genome.tobytes()
+    for i, text in enumerate(related_sequences(41, count=3, length=1500, step=0.02,
+                                               alphabet=b"ACGTN")):
         body = b"\r\n".join(text[j:j + 61] for j in range(0, len(text), 61))
         path = directory / f"related{i}.fa"
         path.write_bytes(b">related %d\r\n%s\r\n>second record\nacgtacgtNNNNacgtacgtacgttgca\n"
@@ -65,6 +62,21 @@ def test_sketch_and_dist(tmp_path, small_genomes):
     assert matrix.count(b"\n") == 2 + len(small_genomes)
     edges = run_both(tmp_path, "dist", str(kept), "--format", "edges", "--threshold", "0.2")
     assert b"related0.fa\trelated1.fa" in edges or b"related1.fa\trelated0.fa" in edges
+
+
+def test_metrics_and_top_through_the_similarity_kernel(tmp_path, small_genomes):
+    """Containment from the kernel's union features, and --top kept per genome as the kernel
+    calls complete: equal to sw, and to the sorted rows of the golden full matrix."""
+    sketch = tmp_path / "all.sketch"
+    assert main(["sketch", *small_genomes, "--p", "10", "--k", "21", "-o", str(sketch)]) == 0
+    sketches = read_sketches(sketch)
+    run_both(tmp_path, "dist", str(sketch), "--metric", "containment")
+    for metric, top in (("containment", 2), ("mash", 3)):
+        edges = run_both(tmp_path, "dist", str(sketch), "--format", "edges", "--metric", metric,
+                         "--top", str(top))
+        expected = golden_matrix(sketches.arrays["registers"], HllParams(10, 4), metric, 21)
+        assert edges.decode().splitlines()[2:] == top_edges_text(expected, sketches.names,
+                                                                 top, metric)
 
 
 def test_jsd(tmp_path, small_genomes):

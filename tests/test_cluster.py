@@ -15,6 +15,7 @@ from host.cluster import DaskExecutor
 from host.fast.hll import insert_kmers
 from kmerspec.golden.hll import HllParams
 from host.sketchfile import SketchSet, write_sketches
+from tests.genomes import related_sequences
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,15 +50,10 @@ def test_map_ordered_survives_a_killed_worker(executor):
 
 @pytest.fixture
 def genome_files(tmp_path):
-    rng = np.random.default_rng(21)
-    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 20_000)]
     paths = []
-    for i in range(6):
-        genome = base.copy()
-        mutate = rng.random(genome.size) < 0.02 * i
-        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
+    for i, genome in enumerate(related_sequences(21, count=6, length=20_000, step=0.02)):
         path = tmp_path / f"g{i}.fa"
-        path.write_bytes(b">g\n" + genome.tobytes() + b"\n")
+        path.write_bytes(b">g\n" + genome + b"\n")
         paths.append(str(path))
     return paths
 
@@ -70,6 +66,19 @@ def test_cluster_results_equal_single_process(tmp_path, genome_files, executor):
         assert main([command, *genome_files, "-o", str(local), *extra]) == 0
         assert main([command, *genome_files, "-o", str(remote), "--cluster", address, *extra]) == 0
         assert local.read_bytes() == remote.read_bytes(), command
+
+
+def test_cluster_metrics_and_top_equal_single_process(tmp_path, genome_files, executor):
+    """Containment rows tile by tile, and --top with the K best kept per tile by the workers."""
+    address = executor.client.scheduler.address
+    for extra in (["--metric", "containment"],
+                  ["--metric", "containment", "--format", "edges", "--top", "2"],
+                  ["--metric", "mash", "--format", "edges", "--top", "3"]):
+        local, remote = tmp_path / "local.out", tmp_path / "remote.out"
+        assert main(["dist", *genome_files, "-o", str(local), *extra]) == 0
+        assert main(["dist", *genome_files, "-o", str(remote), "--cluster", address,
+                     *extra]) == 0
+        assert local.read_bytes() == remote.read_bytes(), extra
 
 
 def many_sketches(path, genomes=600, p=12):

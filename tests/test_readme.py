@@ -69,7 +69,7 @@ def test_use_lines_run_as_written_on_the_examples(tmp_path, monkeypatch, capsys)
             assert build_main(argv + ["--list"]) == 0, line
             assert "-o" in argv or "--out" in argv or "build/hw" in line, line
             capsys.readouterr()
-    assert {"sketch", "dist", "merge", "info", "jsd", "motifs"} <= set(ran)
+    assert {"sketch", "dist", "search", "merge", "info", "jsd", "motifs"} <= set(ran)
     matrix = [row.split("\t") for row in Path("matrix.tsv").read_text().splitlines()[2:]]
     similarity = {(row[0], name): float(value) for row in matrix
                   for name, value in zip(["dwv.fa.gz", "vdv1.fa.gz", "vdv1dwv5.fa.gz",

@@ -278,17 +278,17 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++)
         out[i] = union_estimate(&sketches, i, i);
     Py_END_ALLOW_THREADS
-    release(a, 2);
-    Py_RETURN_NONE;
+    return release_and_return(a, 2, 0);
 fail:
-    release(a, 2);
-    return NULL;
+    return release_and_return(a, 2, 1);
 }
 
-/* jaccard_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R], stops i64[R],
- *              order i64[n], out f64[sum(stops - starts)]):
- * for each t, J(rows[t], order[u]) for u in [starts[t], stops[t]), appended to out. */
-static PyObject *jaccard_rows(PyObject *self, PyObject *args)
+/* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
+ *                           stops i64[R], order i64[M], out f64[sum(stops - starts)]):
+ * for each t, J(rows[t], order[u]) (or the union's estimate |X u Y|) for u in
+ * [starts[t], stops[t]), appended to out; order lists sketch indices (M of them: every
+ * sketch, or the columns of a block). */
+static PyObject *pair_rows(PyObject *args, int unions)
 {
     PyObject *packed_object, *objects[6];
     int w, p;
@@ -303,29 +303,29 @@ static PyObject *jaccard_rows(PyObject *self, PyObject *args)
         if (get_typed_array(objects[i], &a[i], 8, i == 0 || i == 5 ? KIND_FLOAT : KIND_SIGNED,
                             i == 5, names[i]) < 0)
             goto fail;
-    Py_ssize_t n = a[0].count, count = a[1].count;
+    Py_ssize_t n = a[0].count, count = a[1].count, columns = a[4].count;
     if (get_sketches(packed_object, &a[6], w, p, n, &sketches) < 0)
         goto fail;
     const double *cards = a[0].view.buf;
     const int64_t *rows = a[1].view.buf, *starts = a[2].view.buf, *stops = a[3].view.buf,
                   *order = a[4].view.buf;
     double *out = a[5].view.buf;
-    if (a[2].count != count || a[3].count != count || a[4].count != n) {
-        PyErr_SetString(PyExc_ValueError, "jaccard_rows: inconsistent array sizes");
+    if (a[2].count != count || a[3].count != count) {
+        PyErr_SetString(PyExc_ValueError, "pair rows: inconsistent array sizes");
         goto fail;
     }
     Py_ssize_t total = 0;
     for (Py_ssize_t t = 0; t < count; t++) {
         if (rows[t] < 0 || rows[t] >= n || starts[t] < 0 || stops[t] < starts[t] ||
-            stops[t] > n) {
-            PyErr_Format(PyExc_ValueError, "jaccard_rows: row %zd out of range", t);
+            stops[t] > columns) {
+            PyErr_Format(PyExc_ValueError, "pair rows: row %zd out of range", t);
             goto fail;
         }
         total += stops[t] - starts[t];
     }
-    for (Py_ssize_t u = 0; u < n; u++)
+    for (Py_ssize_t u = 0; u < columns; u++)
         if (order[u] < 0 || order[u] >= n) {
-            PyErr_SetString(PyExc_ValueError, "jaccard_rows: order out of range");
+            PyErr_SetString(PyExc_ValueError, "pair rows: order out of range");
             goto fail;
         }
     if (a[5].count != total) {
@@ -337,15 +337,24 @@ static PyObject *jaccard_rows(PyObject *self, PyObject *args)
         Py_ssize_t x = rows[t];
         for (Py_ssize_t u = starts[t]; u < stops[t]; u++) {
             Py_ssize_t y = order[u];
-            *out++ = jaccard(cards[x], cards[y], union_estimate(&sketches, x, y));
+            double card_union = union_estimate(&sketches, x, y);
+            *out++ = unions ? card_union : jaccard(cards[x], cards[y], card_union);
         }
     }
     Py_END_ALLOW_THREADS
-    release(a, 7);
-    Py_RETURN_NONE;
+    return release_and_return(a, 7, 0);
 fail:
-    release(a, 7);
-    return NULL;
+    return release_and_return(a, 7, 1);
+}
+
+static PyObject *jaccard_rows(PyObject *self, PyObject *args)
+{
+    return pair_rows(args, 0);
+}
+
+static PyObject *union_rows(PyObject *self, PyObject *args)
+{
+    return pair_rows(args, 1);
 }
 
 static PyObject *simd_level(PyObject *self, PyObject *unused)
@@ -395,6 +404,9 @@ PyMethodDef allpairs_methods[] = {
     {"jaccard_rows", jaccard_rows, METH_VARARGS,
      "jaccard_rows(packed, w, p, cards, rows, starts, stops, order, out): Jaccard of each row "
      "sketch with the sketches order[starts[t]:stops[t]], into out."},
+    {"union_rows", union_rows, METH_VARARGS,
+     "union_rows(packed, w, p, cards, rows, starts, stops, order, out): as jaccard_rows, but "
+     "the estimate of each union |X u Y| (the other metrics derive from it)."},
     {"simd_level", simd_level, METH_NOARGS,
      "The instruction set of the w = 4 union loop: avx2, ssse3 or scalar."},
     {"set_simd_level", set_simd_level, METH_VARARGS,

@@ -47,6 +47,14 @@ void release(Array *arrays, int n)
             PyBuffer_Release(&arrays[i].view);
 }
 
+PyObject *release_and_return(Array *arrays, int n, int failed)
+{
+    release(arrays, n);
+    if (failed)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* cm_insert(counters u32[d*width], width, indices u32[N*d], estimates u32[N], max_count,
  *           conservative): insert N keys in order; estimates[i] = estimate of insertion i. */
 static PyObject *cm_insert(PyObject *self, PyObject *args)
@@ -82,11 +90,9 @@ static PyObject *cm_insert(PyObject *self, PyObject *args)
         estimates[i] = countmin_step(counters, width, depth, indices + i * depth, limit,
                                      conservative);
     Py_END_ALLOW_THREADS
-    release(a, 3);
-    Py_RETURN_NONE;
+    return release_and_return(a, 3, 0);
 fail:
-    release(a, 3);
-    return NULL;
+    return release_and_return(a, 3, 1);
 }
 
 /* pqa_insert(tags u32[Q*n], values u32[Q*n], n, queues u32[N], in_tags u32[N],
@@ -145,11 +151,9 @@ static PyObject *pqa_insert(PyObject *self, PyObject *args)
         value[place] = new_value;
     }
     Py_END_ALLOW_THREADS
-    release(a, 5);
-    Py_RETURN_NONE;
+    return release_and_return(a, 5, 0);
 fail:
-    release(a, 5);
-    return NULL;
+    return release_and_return(a, 5, 1);
 }
 
 typedef struct {
@@ -223,11 +227,9 @@ static PyObject *store_record(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++)
         store_step(&store, sets[i], words[i], estimates[i]);
     Py_END_ALLOW_THREADS
-    release(a, 8);
-    Py_RETURN_NONE;
+    return release_and_return(a, 8, 0);
 fail:
-    release(a, 8);
-    return NULL;
+    return release_and_return(a, 8, 1);
 }
 
 /* motif_test_pass(words u64[N], tables u64[G*B*256], fields i64[F*3], counters u32[d*width],
@@ -301,11 +303,9 @@ static PyObject *motif_test_pass(PyObject *self, PyObject *args)
             store_step(&store, outputs[depth], word, estimate);
     }
     Py_END_ALLOW_THREADS
-    release(a, 9);
-    Py_RETURN_NONE;
+    return release_and_return(a, 9, 0);
 fail:
-    release(a, 9);
-    return NULL;
+    return release_and_return(a, 9, 1);
 }
 
 /* count_matches(words u64[N], keys u64[K], counts u64[K]): counts[i] += occurrences of keys[i]
@@ -354,11 +354,9 @@ static PyObject *count_matches(PyObject *self, PyObject *args)
             counts[lo]++;
     }
     Py_END_ALLOW_THREADS
-    release(a, 3);
-    Py_RETURN_NONE;
+    return release_and_return(a, 3, 0);
 fail:
-    release(a, 3);
-    return NULL;
+    return release_and_return(a, 3, 1);
 }
 
 static PyMethodDef methods[] = {
@@ -384,7 +382,8 @@ PyMODINIT_FUNC PyInit__native(void)
     if (m == NULL)
         return NULL;
     init_allpairs();
-    if (PyModule_AddFunctions(m, allpairs_methods) < 0 || add_kmer_stream_type(m) < 0) {
+    if (PyModule_AddFunctions(m, allpairs_methods) < 0 ||
+        PyModule_AddFunctions(m, jsd_methods) < 0 || add_kmer_stream_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -25,6 +25,9 @@ int get_typed_array(PyObject *object, Array *array, Py_ssize_t itemsize, Element
 int get_array(PyObject *object, Array *array, Py_ssize_t itemsize, int writable,
               const char *name);
 void release(Array *arrays, int n);
+/* The end of a method taking arrays: releases them and returns None, or NULL with the
+ * Python error already set when `failed`. */
+PyObject *release_and_return(Array *arrays, int n, int failed);
 
 /* One Count-Min insertion at the row indices given; returns its estimate. */
 static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ssize_t depth,
@@ -48,6 +51,7 @@ static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ss
 
 
 extern PyMethodDef allpairs_methods[];
+extern PyMethodDef jsd_methods[];
 void init_allpairs(void);
 int add_kmer_stream_type(PyObject *module);
 

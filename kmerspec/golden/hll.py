@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from ..params import P, W, check_fields
 from .hashes import fmix64
 
-__all__ = ["HllParams", "Hll", "hll_rank", "features", "estimate", "jaccard", "estimate_from_features"]
+__all__ = ["HllParams", "Hll", "hll_rank", "features", "estimate", "jaccard", "containment",
+           "estimate_from_features"]
 
 
 @dataclass(frozen=True)
@@ -103,3 +104,11 @@ def jaccard(card_x: float, card_y: float, card_union: float) -> float:
     if card_union <= 0:
         return 0.0
     return min(1.0, max(0.0, (card_x + card_y - card_union) / card_union))
+
+
+def containment(card_x: float, card_y: float, card_union: float) -> float:
+    """Containment of X in Y: (|X| + |Y| - |X u Y|) / |X|, clamped to [0, 1]; 0 for an empty
+    X (SPEC 3, "Other metrics")."""
+    if card_x <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (card_x + card_y - card_union) / card_x))

@@ -1,0 +1,224 @@
+"""dist --metric containment|ani, dist --top K and search --db: every value against the golden
+model pair by pair, every --top row against a plain sort of the full matrix, every search row
+against the full matrix of dist; and one-line errors with nothing written."""
+
+import numpy as np
+import pytest
+
+from host.cli import main
+from host.sketchfile import read_sketches
+from kmerspec.golden.hll import HllParams
+from tests.metric_checks import golden_matrix, matrix_text, top_edges_text
+
+METRICS = ("jaccard", "containment", "ani", "mash")
+
+
+def run(*args):
+    """The exit status, usage errors (argparse exits) included."""
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as error:
+        return error.code
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory):
+    """Nine genomes: a base with growing mutation, a half (contained in the base), an exact
+    copy under another name (ties), an empty file; sketched with k=21, p=10."""
+    directory = tmp_path_factory.mktemp("collection")
+    rng = np.random.default_rng(17)
+    base = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 4000)]
+    texts = {}
+    for i in range(5):
+        genome = base.copy()
+        mutate = rng.random(genome.size) < 0.01 * i
+        genome[mutate] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, mutate.sum())]
+        texts[f"g{i}.fa"] = genome.tobytes()
+    texts["half.fa"] = base[:2000].tobytes()
+    texts["g2copy.fa"] = texts["g2.fa"]
+    texts["other.fa"] = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 3000)].tobytes()
+    paths = []
+    for name, text in texts.items():
+        (directory / name).write_bytes(b">" + name.encode() + b"\n" + text + b"\n")
+        paths.append(directory / name)
+    (directory / "empty.fa").write_bytes(b"")
+    paths.append(directory / "empty.fa")
+    sketch = directory / "all.sketch"
+    assert run("sketch", *paths, "--k", "21", "--p", "10", "-o", sketch) == 0
+    sketches = read_sketches(sketch)
+    return {"paths": paths, "sketch": sketch, "names": sketches.names,
+            "registers": sketches.arrays["registers"], "directory": directory}
+
+
+def data_lines(path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if not line.startswith("#")]
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_full_matrix_equals_golden(tmp_path, collection, metric):
+    out = tmp_path / "m.tsv"
+    assert run("dist", collection["sketch"], "--metric", metric, "-o", out) == 0
+    expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
+    assert data_lines(out) == matrix_text(expected, collection["names"])
+    if metric == "containment":  # asymmetric: the half is contained in the base, not back
+        names = collection["names"]
+        half, g0 = names.index("half.fa"), names.index("g0.fa")
+        assert expected[half, g0] > 0.95 and expected[g0, half] < 0.6
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("top", [1, 3, 20])
+def test_top_equals_the_sorted_rows_of_the_full_matrix(tmp_path, collection, metric, top):
+    out = tmp_path / "top.edges"
+    assert run("dist", collection["sketch"], "--metric", metric, "--format", "edges", "--top",
+               top, "--threads", 2, "-o", out) == 0
+    expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
+    lines = data_lines(out)
+    assert lines == top_edges_text(expected, collection["names"], top, metric)
+    n = len(collection["names"])
+    assert len(lines) == n * min(top, n - 1)
+
+
+def test_edges_without_threshold_list_every_pair(tmp_path, collection):
+    names = collection["names"]
+    n = len(names)
+    for metric, pairs in (("jaccard", n * (n - 1) // 2), ("containment", n * (n - 1))):
+        out = tmp_path / f"{metric}.edges"
+        assert run("dist", collection["sketch"], "--metric", metric, "--format", "edges",
+                   "-o", out) == 0
+        expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
+        lines = data_lines(out)
+        assert len(lines) == pairs
+        for line in lines:
+            a, b, value = line.split("\t")
+            assert value == f"{expected[names.index(a), names.index(b)]:.6g}"
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
+    """Queries as a sequence file and as a sketch file: every reference, best first, equals
+    the query's row of dist over references and queries together."""
+    directory = collection["directory"]
+    query_sequence = directory / "query.fa"
+    rng = np.random.default_rng(5)
+    genome = bytearray((directory / "g1.fa").read_bytes().split(b"\n")[1])
+    for at in rng.integers(0, len(genome), 30):
+        genome[at] = ord("ACGT"[(("ACGT".index(chr(genome[at]))) + 1) % 4])
+    query_sequence.write_bytes(b">query\n" + bytes(genome[:3000]) + b"\n")
+    again = tmp_path / "again.fa"  # a reference under another name: a query of J = 1
+    again.write_bytes((directory / "other.fa").read_bytes())
+    query_sketch = tmp_path / "q.sketch"
+    assert run("sketch", again, "--k", "21", "--p", "10", "-o", query_sketch) == 0
+    db = collection["sketch"]
+    out = tmp_path / "hits.tsv"
+    assert run("search", query_sequence, query_sketch, "--db", db, "--metric", metric,
+               "-o", out) == 0
+    refs = collection["names"]
+    lines = data_lines(out)
+    assert len(lines) == 2 * len(refs)
+    # the full matrix of references and queries together
+    whole = tmp_path / "whole.tsv"
+    assert run("dist", db, query_sequence, query_sketch, "--metric", metric, "-o", whole) == 0
+    header, *rows = whole.read_text().splitlines()[1:]
+    columns = header.split("\t")[1:]
+    matrix = {row.split("\t")[0]: dict(zip(columns, row.split("\t")[1:])) for row in rows}
+    for line in lines:
+        query, reference, value = line.split("\t")
+        assert matrix[query][reference] == value, line
+    # best first, ties in --db order, against golden values
+    sketches = read_sketches(query_sketch)
+    # sketch files first, then the sequence files (as dist orders its inputs)
+    queries = np.concatenate([sketches.arrays["registers"],
+                              read_sketches_of(tmp_path, query_sequence).arrays["registers"]])
+    expected = golden_matrix(queries, HllParams(10, 4), metric, 21,
+                             columns=collection["registers"])
+    sign = 1.0 if metric == "mash" else -1.0
+    for q, name in enumerate(["again.fa", "query.fa"]):
+        order = sorted(range(len(refs)), key=lambda r: (sign * expected[q, r], r))
+        assert lines[q * len(refs):(q + 1) * len(refs)] == [
+            f"{name}\t{refs[r]}\t{expected[q, r]:.6g}" for r in order]
+
+
+def read_sketches_of(tmp_path, sequence):
+    out = tmp_path / "one.sketch"
+    assert run("sketch", sequence, "--k", "21", "--p", "10", "-o", out) == 0
+    return read_sketches(out)
+
+
+def test_search_top_and_threshold_are_prefixes_of_the_ranking(tmp_path, collection):
+    db, query = collection["sketch"], collection["paths"][1]
+    every, top, near, ani = (tmp_path / f"{n}.tsv" for n in ("every", "top", "near", "ani"))
+    assert run("search", query, "--db", db, "-o", every) == 0
+    assert run("search", query, "--db", db, "--top", 3, "-o", top) == 0
+    assert run("search", query, "--db", db, "--threshold", 0.5, "-o", near) == 0
+    assert run("search", query, "--db", db, "--metric", "ani", "--threshold", 95, "-o",
+               ani) == 0
+    ranked = data_lines(every)
+    assert data_lines(top) == ranked[:3]
+    passing = [line for line in ranked if float(line.split("\t")[2]) >= 0.5]
+    assert data_lines(near) == passing and 1 <= len(passing) < len(ranked)
+    assert all(float(line.split("\t")[2]) >= 95 for line in data_lines(ani))
+
+
+def test_search_output_path_semantics(tmp_path, collection, capfd):
+    """-o - is standard output, as every command."""
+    assert run("search", collection["paths"][0], "--db", collection["sketch"], "--top", 1,
+               "-o", "-") == 0
+    out = capfd.readouterr().out.splitlines()
+    assert out[1] == "#query\treference\tjaccard" and out[2].startswith("g0.fa\tg0.fa\t1")
+
+
+@pytest.mark.parametrize("case", ["missing_db", "damaged_db", "sequence_db", "pqa_db",
+                                  "option_mismatch", "sketch_mismatch", "ani_threshold",
+                                  "top_and_threshold"])
+def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, capsys, case):
+    db, query = collection["sketch"], collection["paths"][0]
+    args = ["search", query, "--db", db]
+    expected = {"missing_db": "no such file", "damaged_db": "damaged sketch file",
+                "sequence_db": "a FASTA/FASTQ file, not a sketch file",
+                "pqa_db": "--db needs HLL sketches", "option_mismatch": "sketched with k=21",
+                "sketch_mismatch": "sketched with p=12",
+                "ani_threshold": "--threshold: must be from 0 to 100 for --metric ani",
+                "top_and_threshold": "not allowed with argument"}[case]
+    if case == "missing_db":
+        args[3] = tmp_path / "nothing.sketch"
+    elif case == "damaged_db":
+        args[3] = tmp_path / "cut.sketch"
+        args[3].write_bytes(db.read_bytes()[:-100])
+    elif case == "sequence_db":
+        args[3] = query
+    elif case == "pqa_db":
+        args[3] = tmp_path / "pqa.sketch"
+        assert run("sketch", "--kind", "pqa", query, "--R", 4, "--n", 2, "-o", args[3]) == 0
+    elif case == "option_mismatch":
+        args += ["--k", 25]
+    elif case == "sketch_mismatch":
+        args[1] = tmp_path / "p12.sketch"
+        assert run("sketch", query, "--k", "21", "--p", 12, "-o", args[1]) == 0
+    elif case == "ani_threshold":
+        args += ["--metric", "ani", "--threshold", 101]
+    else:
+        args += ["--top", 2, "--threshold", 0.5]
+    capsys.readouterr()
+    out = tmp_path / "out.tsv"
+    assert run(*args, "-o", out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and expected in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("options, expected", [
+    (["--format", "phylip", "--metric", "containment"], "containment is asymmetric"),
+    (["--top", "2"], "--top: gives sparse output"),
+    (["--format", "edges", "--threshold", "0.5", "--metric", "containment"],
+     "--threshold: prunes by Jaccard"),
+    (["--format", "edges", "--threshold", "0.5", "--top", "2"], "not allowed with argument"),
+    (["--format", "edges", "--top", "0"], "must be from 1"),
+])
+def test_dist_metric_errors(tmp_path, collection, capsys, options, expected):
+    out = tmp_path / "out.tsv"
+    capsys.readouterr()
+    assert run("dist", collection["sketch"], *options, "-o", out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and expected in err, err
+    assert not out.exists()
