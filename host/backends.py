@@ -104,9 +104,9 @@ class KernelBackend:
         return union_calls(self.device, registers, params)
 
 
-def _sim_backend() -> KernelBackend:
+def _sim_backend(geometry: str = "small") -> KernelBackend:
     from .device import SimDevice
-    return KernelBackend(SimDevice(), "sim")
+    return KernelBackend(SimDevice(geometry=geometry), "sim")
 
 
 def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
@@ -130,10 +130,13 @@ BACKENDS = {"sw": SoftwareBackend, "golden": GoldenBackend, "sim": _sim_backend,
             "xrt": _xrt_backend, "auto": _auto_backend}
 
 
-def get_backend(name: str, xclbin: str | None = None):
-    """The backend called ``name``; device errors surface as host.device.DeviceError."""
+def get_backend(name: str, xclbin: str | None = None, sim_geometry: str = "small"):
+    """The backend called ``name``; device errors surface as host.device.DeviceError.
+    ``sim_geometry`` is the kernel geometry of ``sim`` (host.drivers.SIM_GEOMETRIES)."""
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     if name in ("xrt", "auto"):
         return BACKENDS[name](xclbin)
+    if name == "sim":
+        return BACKENDS[name](sim_geometry)
     return BACKENDS[name]()

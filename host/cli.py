@@ -147,15 +147,25 @@ def _check_backend(args) -> None:
     """Fail on a missing FPGA binary before any input is read (and before XRT is looked for)."""
     backend = getattr(args, "backend", None)
     xclbin = _xclbin(args) if backend == "xrt" else getattr(args, "xclbin", None)
-    if backend in ("xrt", "auto") and xclbin and not Path(xclbin).is_file():
+    if backend in ("xrt", "auto") and xclbin and _pyxrt_stand_in():
+        if not Path(xclbin).is_dir():
+            raise InputError(f"{xclbin}: not a directory (with KMER_SKETCH_PYXRT=sim, --xclbin "
+                             "names a python -m hw.build output directory)")
+    elif backend in ("xrt", "auto") and xclbin and not Path(xclbin).is_file():
         what = "is not a file" if Path(xclbin).exists() else "no such file"
         raise InputError(f"{xclbin}: {what} (the --xclbin FPGA binary; build one with "
                          f"python -m hw.build and v++)")
 
 
+def _pyxrt_stand_in() -> bool:
+    """``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the pyxrt stand-in (host.device)."""
+    return os.environ.get("KMER_SKETCH_PYXRT") == "sim"
+
+
 def _backend(args, session: _Session):
     if session.backend is None:
-        session.backend = get_backend(args.backend, _xclbin(args))
+        session.backend = get_backend(args.backend, _xclbin(args),
+                                      sim_geometry=getattr(args, "sim_geometry", "small"))
     return session.backend
 
 
@@ -725,10 +735,16 @@ def build_parser() -> argparse.ArgumentParser:
                               "xrt: an FPGA card; auto: xrt if available, else sw")
         sub.add_argument("--xclbin", default=None, metavar="FILE",
                          help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1; "
-                              "default: $KMER_SKETCH_XCLBIN)")
+                              "with KMER_SKETCH_PYXRT=sim, a python -m hw.build output "
+                              "directory whose kernels are simulated; default: "
+                              "$KMER_SKETCH_XCLBIN)")
         sub.add_argument("--threads", type=_ranged_int(1, 4096), default=None, metavar="N",
                          help="threads of the sw backend; the output is the same for every N "
                               "(default: all cores)")
+        sub.add_argument("--sim-geometry", choices=["small", "default"], default="small",
+                         help="kernel geometry of --backend sim: small (narrow buses, few "
+                              "lanes and pivots; quick to build, the default) or default (the "
+                              "geometry python -m hw.build builds; slow to build and run)")
 
     def cluster_options(sub):
         where = sub.add_mutually_exclusive_group()
@@ -938,11 +954,13 @@ def _one_line(text) -> str:
 
 @contextlib.contextmanager
 def _simulator_log(args):
-    """With --backend sim, the simulator's output (Verilator warnings, build lines) goes to a
-    log file instead of the terminal; the log is kept and named only if the command fails.
+    """With --backend sim (or xrt on the pyxrt stand-in), the simulator's output (Verilator
+    warnings, build lines) goes to a log file instead of the terminal; the log is kept and named
+    only if the command fails.
 
     Yields the stream progress lines go to (the terminal's standard error)."""
-    if getattr(args, "backend", None) != "sim":
+    backend = getattr(args, "backend", None)
+    if backend != "sim" and not (backend in ("xrt", "auto") and _pyxrt_stand_in()):
         yield sys.stderr
         return
     directory = Path(tempfile.gettempdir()) / "kmer-sketch-sim"

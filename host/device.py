@@ -17,13 +17,17 @@ cocotb kernel tests use, so the devices cannot disagree on a byte:
 * :class:`SimDevice`: the generated Verilog under Verilator (or Icarus) with cocotb, AXI memory
   models behind every m_axi port and XRT's register protocol on s_axi_control;
 * :class:`XrtDevice`: a real card through XRT's Python bindings (pyxrt), buffers allocated in the
-  memory bank each m_axi port is connected to.
+  memory bank each m_axi port is connected to; with ``KMER_SKETCH_PYXRT=sim`` the same code
+  drives the pyxrt stand-in (sim/pyxrt_sim.py), which simulates a ``python -m hw.build`` output
+  directory's Verilog as a card would run it.
 
-This is the one module of host/ that reaches into hw/ and sim/ (inside :class:`SimDevice` only:
-it builds the RTL kernel from its Params and simulates it); driving a card needs neither.
+This is the one module of host/ that reaches into hw/ and sim/: :class:`SimDevice` builds the
+RTL kernel from its Params and simulates it, and :class:`XrtDevice` imports the pyxrt stand-in
+when asked to; driving a card needs neither.
 """
 
 import json
+import os
 import pathlib
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -31,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "XrtDevice"]
+__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "XrtDevice", "PYXRT_ENV",
+           "pyxrt_module", "standing_in", "c_int", "build_parameters"]
 
 
 class DeviceError(RuntimeError):
@@ -76,17 +81,32 @@ class SimDevice:
     """Kernels simulated from their generated Verilog (sim/tb_device.py does one run).
 
     ``pause`` is the probability of a stall cycle on every AXI channel of the memory models
-    (random backpressure); ``simulator`` is "verilator" (default) or "icarus".
+    (random backpressure); ``simulator`` is "verilator" (default) or "icarus"; ``memory`` is
+    "ideal" (cocotbext-axi's AxiRam) or "ddr" (sim.ddr_memory's DDR-like model). ``geometry``
+    is the kernel geometry the drivers (host.drivers) build: a mapping kernel name -> Params
+    fields, or a name of host.drivers.SIM_GEOMETRIES ("small", the default, or "default": the
+    Params defaults that ``python -m hw.build`` builds).
     """
 
     name = "sim"
 
     def __init__(self, simulator: str | None = None, pause: float = 0.0, seed: int = 1,
-                 timeout_cycles: int = 50_000_000):
+                 timeout_cycles: int = 50_000_000, geometry: str | dict | None = None,
+                 memory: str = "ideal"):
         self.simulator = simulator
         self.pause = pause
         self.seed = seed
         self.timeout_cycles = timeout_cycles
+        if isinstance(geometry, str):
+            from .drivers import SIM_GEOMETRIES
+            if geometry not in SIM_GEOMETRIES:
+                raise DeviceError(f"simulation geometry must be one of "
+                                  f"{', '.join(SIM_GEOMETRIES)}, not {geometry!r}")
+            geometry = SIM_GEOMETRIES[geometry]
+        self.geometry = geometry
+        if memory not in ("ideal", "ddr"):
+            raise DeviceError(f"memory model must be 'ideal' or 'ddr', not {memory!r}")
+        self.memory = memory
 
     def run(self, kernel, arguments: dict) -> RunResult:
         return self.run_many(kernel, [arguments])[0]
@@ -125,57 +145,154 @@ class SimDevice:
             report = directory / "report.json"
             run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
                        parameters={"calls": plans, "report": str(report), "pause": self.pause,
-                                   "seed": self.seed, "timeout_cycles": self.timeout_cycles})
+                                   "seed": self.seed, "timeout_cycles": self.timeout_cycles,
+                                   "memory": self.memory})
             cycles = json.loads(report.read_text())["cycles"]
             return [RunResult({name: pathlib.Path(spec["path"]).read_bytes()
                                for name, spec in plan.items() if spec["kind"] == "out"}, count)
                     for plan, count in zip(plans, cycles)]
 
 
+#: ``KMER_SKETCH_PYXRT=sim``: XrtDevice drives the pyxrt stand-in (sim/pyxrt_sim.py), which
+#: simulates the kernels of a ``python -m hw.build`` output directory, instead of a card.
+PYXRT_ENV = "KMER_SKETCH_PYXRT"
+
+
+def pyxrt_module():
+    """XRT's Python binding, or its stand-in :mod:`sim.pyxrt_sim` with ``KMER_SKETCH_PYXRT=sim``."""
+    choice = os.environ.get(PYXRT_ENV, "")
+    if choice == "sim":
+        from sim import pyxrt_sim
+        return pyxrt_sim
+    if choice:
+        raise DeviceError(f"{PYXRT_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
+                          "pyxrt stand-in), unset uses XRT's pyxrt")
+    try:
+        import pyxrt
+    except ImportError:
+        raise DeviceError("the xrt backend needs XRT's Python bindings (pyxrt): install XRT "
+                          "and 'source /opt/xilinx/xrt/setup.sh' (on F1, the aws-fpga "
+                          "vitis_runtime_setup.sh)") from None
+    return pyxrt
+
+
+def standing_in() -> bool:
+    """Whether ``--backend xrt`` drives the pyxrt stand-in (``KMER_SKETCH_PYXRT=sim``)."""
+    return os.environ.get(PYXRT_ENV) == "sim"
+
+
+def c_int(value: int) -> int:
+    """A 32-bit scalar as pyxrt's ``set_arg`` takes it: a C ``int``, so 2**31 and above wrap to
+    negative (the register receives the same 32 bits)."""
+    value = int(value)
+    if not 0 <= value < 1 << 32:
+        raise DeviceError(f"scalar {value} does not fit in 32 bits")
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def build_parameters(directory: pathlib.Path) -> dict:
+    """``{kernel: its Params fields}`` of a ``python -m hw.build`` output directory (the
+    ``kernel.json`` of each kernel), or of one kernel's directory."""
+    files = ([directory / "kernel.json"] if (directory / "kernel.json").is_file()
+             else sorted(directory.glob("kernels/*/kernel.json")))
+    built = {}
+    for path in files:
+        info = json.loads(path.read_text())
+        built[info["name"]] = info["params"]
+    return built
+
+
+def _run_fields(kernel: str) -> tuple:
+    """The Params fields a driver sets from the run (the algorithm); the kernel's other fields
+    (lanes, bus width, pivots, ...) are its geometry, taken from the device."""
+    from kmerspec.kernels import jsd_builder, motif
+    return {"jacc_sketch": ("k", "p", "w"), "jacc_similarity": ("p", "w"),
+            "jsd_builder": tuple(jsd_builder.ALGORITHM_FIELDS),
+            "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())
+
+
 class XrtDevice:
-    """A card driven through pyxrt: load the xclbin (.awsxclbin on F1), then run kernels."""
+    """A card driven through pyxrt: load the xclbin (.awsxclbin on F1), then run kernels.
+
+    With ``KMER_SKETCH_PYXRT=sim`` the same code drives the pyxrt stand-in, whose ``xclbin`` is
+    a ``python -m hw.build`` output directory: the kernels run as they were built there (their
+    geometry is taken from its kernel.json files, and a run asking for other algorithm parameters
+    is refused)."""
 
     name = "xrt"
 
     def __init__(self, xclbin: str, device_index: int = 0):
-        try:
-            import pyxrt
-        except ImportError:
-            raise DeviceError("the xrt backend needs XRT's Python bindings (pyxrt): install XRT "
-                              "and 'source /opt/xilinx/xrt/setup.sh' (on F1, the aws-fpga "
-                              "vitis_runtime_setup.sh)") from None
+        pyxrt = pyxrt_module()
         path = pathlib.Path(xclbin)
-        if not path.is_file():
+        if standing_in():
+            if not path.is_dir():
+                raise DeviceError(f"{path}: not a directory ({PYXRT_ENV}=sim takes a python -m "
+                                  f"hw.build output directory as --xclbin)")
+        elif not path.is_file():
             raise DeviceError(f"{path}: no such xclbin (build one with python -m hw.build and "
                               f"v++, see its Makefile)")
         self._pyxrt = pyxrt
+        self.path = path
         try:
             self.device = pyxrt.device(device_index)
             self.xclbin = pyxrt.xclbin(str(path))
             self.uuid = self.device.load_xclbin(self.xclbin)
         except RuntimeError as error:
-            raise DeviceError(f"{path}: cannot load on device {device_index} ({error})") from None
+            raise DeviceError(f"{path}: cannot load on device {device_index} "
+                              f"({_first_line(error)})") from None
+        self._arg_counts = {k.get_name(): k.get_num_args() for k in self.xclbin.get_kernels()}
+        self._built = build_parameters(path) if path.is_dir() else {}
+        #: kernel -> geometry fields (host.drivers builds the kernels' Params with them)
+        self.geometry = {name: {field: value for field, value in params.items()
+                                if field not in _run_fields(name)}
+                         for name, params in self._built.items()}
         self._kernels = {}
 
     def _kernel(self, name: str):
         if name not in self._kernels:
+            if name not in self._arg_counts:
+                raise DeviceError(f"kernel {name} is not in {self.path} (it has: "
+                                  f"{', '.join(self._arg_counts) or 'no kernel'})")
             try:
                 self._kernels[name] = self._pyxrt.kernel(self.device, self.uuid, name,
                                                          self._pyxrt.kernel.shared)
             except RuntimeError as error:
-                raise DeviceError(f"kernel {name} is not in the loaded xclbin ({error})") from None
+                raise DeviceError(f"kernel {name} in {self.path}: cannot open "
+                                  f"({_first_line(error)})") from None
         return self._kernels[name]
+
+    def _check_kernel(self, kernel) -> None:
+        """The xclbin's kernel takes the arguments the driver passes and, where the build
+        parameters are known (a hw.build directory), was built with the requested ones."""
+        desc = kernel.desc
+        count = self._arg_counts.get(desc.name)
+        if count is not None and count != len(desc.args):
+            raise DeviceError(f"kernel {desc.name} in {self.path} takes {count} arguments, the "
+                              f"driver passes {len(desc.args)} (host and xclbin are of different "
+                              f"versions)")
+        built = self._built.get(desc.name)
+        if built is not None:
+            asked = kernel.to_dict()
+            for field, value in built.items():
+                if asked.get(field) != value:
+                    raise DeviceError(f"kernel {desc.name} in {self.path} was built with "
+                                      f"{field}={value}, this run asks for {field}="
+                                      f"{asked.get(field)}")
 
     def run(self, kernel, arguments: dict) -> RunResult:
         pyxrt = self._pyxrt
         desc = kernel.desc
         _check_arguments(desc, arguments)
+        self._check_kernel(kernel)
         handle = self._kernel(desc.name)
-        call_args, outputs = [], {}
+        # run.set_arg raises on a wrong type or index; calling the kernel would skip the
+        # argument silently (pyxrt's __call__ ignores cast errors)
+        execution = pyxrt.run(handle)
+        outputs = {}
         for index, arg in enumerate(desc.args):
             value = arguments[arg.name]
             if arg.kind == "scalar":
-                call_args.append(int(value))
+                execution.set_arg(index, c_int(value))
                 continue
             size = value.size if isinstance(value, Output) else len(_as_bytes(value))
             buffer = pyxrt.bo(self.device, max(size, 4096), pyxrt.bo.normal,
@@ -183,19 +300,20 @@ class XrtDevice:
             if isinstance(value, Output):
                 outputs[arg.name] = (buffer, size)
             else:
-                data = np.frombuffer(_as_bytes(value), dtype=np.uint8)
-                buffer.write(data, 0)
+                buffer.write(np.frombuffer(_as_bytes(value), dtype=np.uint8), 0)
                 buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, size, 0)
-            call_args.append(buffer)
-        run = handle(*call_args)
-        state = run.wait()
+            execution.set_arg(index, buffer)
+        execution.start()
+        state = execution.wait()
         if state != pyxrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
-            raise DeviceError(f"kernel {desc.name} ended in state {state}")
+            detail = "; ".join(getattr(execution, "errors", []))
+            raise DeviceError(f"kernel {desc.name} ended in state {getattr(state, 'name', state)}"
+                              + (f" ({detail})" if detail else ""))
         result = {}
         for name, (buffer, size) in outputs.items():
             buffer.sync(pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE, size, 0)
-            result[name] = bytes(buffer.read(size, 0))
-        return RunResult(result)
+            result[name] = buffer.read(size, 0).tobytes()
+        return RunResult(result, getattr(execution, "cycles", None))
 
     def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
         return list(self.run_stream(kernel, calls))
@@ -205,3 +323,7 @@ class XrtDevice:
         this one runs (pyxrt's wait releases the GIL)."""
         for arguments in calls:
             yield self.run(kernel, arguments)
+
+
+def _first_line(error) -> str:
+    return " ".join(str(error).split("\n")[0].split())

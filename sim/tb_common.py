@@ -51,16 +51,18 @@ def random_pause(probability, seed=None):
 
 
 def set_axi_ram_pauses(ram, probability, seed=0):
-    """Random stalls on every channel of an AxiRam: AW/W/AR ready and B/R valid."""
-    if not probability:
-        for ch in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
-                   ram.read_if.ar_channel, ram.read_if.r_channel):
-            ch.clear_pause_generator()
-        return
+    """Random stalls on every channel of an AxiRam (or DdrAxiRam): AW/W/AR ready and B/R valid.
+    A DdrAxiRam keeps its refresh gaps on R."""
     chans = (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
              ram.read_if.ar_channel, ram.read_if.r_channel)
     for i, ch in enumerate(chans):
-        ch.set_pause_generator(random_pause(probability, seed * 17 + i))
+        generator = random_pause(probability, seed * 17 + i) if probability else None
+        if ch is ram.read_if.r_channel and hasattr(ram.read_if, "set_random_pauses"):
+            ram.read_if.set_random_pauses(generator)
+        elif generator is None:
+            ch.clear_pause_generator()
+        else:
+            ch.set_pause_generator(generator)
 
 
 def set_axil_master_pauses(master, probability, seed=0):
@@ -81,9 +83,15 @@ def quiet_axi_logs(level=logging.WARNING):
 
 
 def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=0.0, seed=0,
-                 reset_active_level=False):
-    ram = AxiRam(AxiBus.from_prefix(dut, prefix), clk, rst_n, reset_active_level=reset_active_level,
-                 size=size, mem=mem)
+                 reset_active_level=False, ddr=None):
+    """An ideal AxiRam, or with ``ddr`` (a sim.ddr_memory.DdrTiming) the DDR-like DdrAxiRam."""
+    bus = AxiBus.from_prefix(dut, prefix)
+    if ddr is None:
+        ram = AxiRam(bus, clk, rst_n, reset_active_level=reset_active_level, size=size, mem=mem)
+    else:
+        from sim.ddr_memory import DdrAxiRam
+        ram = DdrAxiRam(bus, clk, rst_n, reset_active_level=reset_active_level, size=size,
+                        mem=mem, timing=ddr)
     for lg in ("write_if", "read_if"):
         getattr(ram, lg).log.setLevel(logging.WARNING)
     set_axi_ram_pauses(ram, pause, seed)
@@ -99,13 +107,27 @@ def make_axil_master(dut, prefix, clk, rst_n, pause=0.0, seed=0, reset_active_le
     return m
 
 
-async def start_two_memory_kernel(dut, size, pause=0.0, seed=0):
-    """The usual bench of a gmem0-reads / gmem1-writes kernel: an AxiRam on each m_axi port and
-    an AXI-Lite master, all with ``pause`` stall probability, then clock and reset.
-    Returns (read RAM, write RAM, AXI-Lite master)."""
+def memory_timing(settings: dict):
+    """The memory model a bench's parameters ask for: ``memory`` "ideal" (default: AxiRam) or
+    "ddr" (DdrAxiRam with the ``ddr`` timing fields over sim.ddr_memory.DDR4); None for ideal."""
+    memory = settings.get("memory", "ideal")
+    if memory == "ideal":
+        return None
+    if memory != "ddr":
+        raise ValueError(f"memory must be 'ideal' or 'ddr', not {memory!r}")
+    from sim.ddr_memory import DdrTiming
+    return DdrTiming.from_dict(settings.get("ddr"))
+
+
+async def start_two_memory_kernel(dut, size, pause=0.0, seed=0, ddr=None):
+    """The usual bench of a gmem0-reads / gmem1-writes kernel: an AxiRam (or with ``ddr`` a
+    DdrAxiRam) on each m_axi port and an AXI-Lite master, all with ``pause`` stall probability,
+    then clock and reset. Returns (read RAM, write RAM, AXI-Lite master)."""
     clk, rst_n = dut.ap_clk, dut.ap_rst_n
-    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=size, pause=pause, seed=seed)
-    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=size, pause=pause, seed=seed + 7)
+    rd_ram = make_axi_ram(dut, "m_axi_gmem0", clk, rst_n, size=size, pause=pause, seed=seed,
+                          ddr=ddr)
+    wr_ram = make_axi_ram(dut, "m_axi_gmem1", clk, rst_n, size=size, pause=pause, seed=seed + 7,
+                          ddr=ddr)
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=pause, seed=seed + 3)
     quiet_axi_logs()
     await start_clock_reset(clk, rst_n)
@@ -164,8 +186,9 @@ class BurstMonitor:
 class KernelBench:
     """The skeleton of a kernel testbench: an AxiRam on m_axi_gmem0 (read) and m_axi_gmem1
     (write), an AXI-Lite master, clock and reset, a :class:`BurstMonitor` on both bundles and a
-    :class:`~sim.kernel_driver.KernelDriver`, all from the test's ``pause`` and ``seed``
-    parameters; buffers placed one after another at 4 KiB-aligned addresses from 0x1000.
+    :class:`~sim.kernel_driver.KernelDriver`, all from the test's ``pause``, ``seed``, ``memory``
+    and ``ddr`` parameters (:func:`memory_timing`); buffers placed one after another at 4
+    KiB-aligned addresses from 0x1000.
 
     ``bench = await KernelBench.start(dut, desc)``; per call ``bench.new_call()``, then
     ``bench.input(data)`` and ``bench.output(size)`` give addresses for the kernel arguments,
@@ -178,6 +201,7 @@ class KernelBench:
         self.pause, self.seed = pause, seed
         self.data_width = desc.bundles[0].data_width
         self._outputs = {}
+        self.calls = []          # (input beats, cycles from ap_start to ap_done) of every call
         self.new_call()
 
     @classmethod
@@ -190,7 +214,7 @@ class KernelBench:
         bench = cls(dut, desc, memory_bytes, pause, seed)
         clk = dut.ap_clk
         bench.read_ram, bench.write_ram, axil = await start_two_memory_kernel(
-            dut, memory_bytes, pause, seed)
+            dut, memory_bytes, pause, seed, ddr=memory_timing(settings))
         bench.monitors = tuple(BurstMonitor(dut, f"m_axi_{bundle}", clk, bench.data_width)
                                for bundle in ("gmem0", "gmem1"))
         bench.driver = KernelDriver(axil, desc, clk)
@@ -243,13 +267,34 @@ class KernelBench:
         for chunk, tags in pack_chunks(blocks, geometry, max_chunk_bytes=max_chunk_bytes):
             self.new_call()
             src, dst = self.input(chunk), self.output(len(tags) * geometry.record_bytes)
-            cycles = await self.driver.run(timeout_cycles=timeout_cycles(chunk, tags), src=src,
+            cycles = await self.timed_call(timeout_cycles(chunk, tags), len(chunk), src=src,
                                            n_bytes=len(chunk), dst=dst, n_records=len(tags),
                                            **scalars)
             outputs.append(self.read_output(dst))
             self.dut._log.info("chunk of %d beats, %d records: %d cycles",
                                len(chunk) // geometry.bus_bytes, len(tags), cycles)
         return outputs
+
+    async def timed_call(self, timeout_cycles, input_bytes, **arguments) -> int:
+        """One kernel call; its cycles from the ap_start write to the ap_done read (as the host
+        sees a call: memory latency, genome ends and record writes included) are appended to
+        ``calls`` with its input beats."""
+        from cocotb.utils import get_sim_time
+        await self.driver.set_args(**arguments)
+        started = get_sim_time("ns")
+        await self.driver.run(timeout_cycles)      # the arguments are already written
+        cycles = round((get_sim_time("ns") - started) / CLOCK_PERIOD_NS)
+        self.calls.append((input_bytes * 8 // self.data_width, cycles))
+        return cycles
+
+    def write_report(self, **figures):
+        """With a ``report`` parameter (a path): the calls and ``figures`` as JSON, for bench/."""
+        import json
+        import pathlib
+        from sim.runner import params
+        path = params().get("report")
+        if path:
+            pathlib.Path(path).write_text(json.dumps({"calls": self.calls, **figures}))
 
     def check_bursts(self):
         for monitor in self.monitors:

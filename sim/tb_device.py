@@ -4,8 +4,8 @@ Parameters (sim.runner.params): ``calls``, a list of {argument name: {"kind": "i
 ...}} run one after another in one simulation (the kernel keeps its state between calls, as a
 card does), ``report`` (a JSON file that receives the cycles of each call, from the ap_start write to the
 ap_done read), ``pause`` (stall
-probability on every AXI channel), ``seed``, ``timeout_cycles``. Each m_axi bundle gets its own
-AxiRam; the buffers of a bundle are placed one after another at 4 KiB-aligned addresses from
+probability on every AXI channel), ``seed``, ``timeout_cycles``, ``memory``/``ddr``
+(sim.tb_common.memory_timing). Each m_axi bundle gets its own AxiRam (or DdrAxiRam); the buffers of a bundle are placed one after another at 4 KiB-aligned addresses from
 0x1000 (0 stays unused so that a null pointer is never valid).
 """
 
@@ -17,8 +17,8 @@ from cocotb.utils import get_sim_time
 
 from sim.kernel_driver import KernelDriver
 from sim.runner import params
-from sim.tb_common import (CLOCK_PERIOD_NS, make_axi_ram, make_axil_master, quiet_axi_logs,
-                           start_clock_reset)
+from sim.tb_common import (CLOCK_PERIOD_NS, make_axi_ram, make_axil_master, memory_timing,
+                           quiet_axi_logs, start_clock_reset)
 
 P = params()
 PAGE = 4096
@@ -60,7 +60,7 @@ async def run_kernel(dut):
     placements, sizes = _place(calls)
     rams = {bundle: make_axi_ram(dut, f"m_axi_{bundle}", clk, rst_n, size=size,
                                  pause=float(P.get("pause", 0.0)),
-                                 seed=int(P.get("seed", 1)) + i)
+                                 seed=int(P.get("seed", 1)) + i, ddr=memory_timing(P))
             for i, (bundle, size) in enumerate(sorted(sizes.items()))}
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
     quiet_axi_logs()

@@ -665,6 +665,29 @@ def test_timing_estimate_counts_bram_dsp_and_carry_chains():
                                                 + m["bram_clk_to_out_reg"])
 
 
+def test_timing_estimate_counts_carry4_pairs_as_one_carry8_on_ultrascale():
+    """Yosys emits CARRY4 only: FF -> LUT -> 4 chained CARRY4 (a 16-bit chain, two CARRY8 in
+    Vivado's UltraScale+ mapping) -> FF is 3 levels for xcup, 5 for a 7-series family."""
+    from hw.vitis.timing import DELAY_MODEL as m, estimate_timing
+    cells = {"ff_a": _cell("FDRE", {"C": [1], "D": [2]}, {"Q": [10]}),
+             "lut": _cell("LUT2", {"I0": [10], "I1": [10]}, {"O": [11]}),
+             "c0": _cell("CARRY4", {"S": [11], "CI": ["0"]}, {"CO": [12]}),
+             "c1": _cell("CARRY4", {"S": [10], "CI": [12]}, {"CO": [13]}),
+             "c2": _cell("CARRY4", {"S": [10], "CI": [13]}, {"CO": [14]}),
+             "c3": _cell("CARRY4", {"S": [10], "CI": [14]}, {"CO": [15]}),
+             "ff_b": _cell("FDRE", {"C": [1], "D": [15]}, {"Q": [16]})}
+    netlist = {"modules": {"t": {"ports": {"clk": {"direction": "input", "bits": [1]}},
+                                 "cells": cells, "netnames": {}}}}
+    ultrascale = estimate_timing(netlist, "t", family="xcup")
+    assert ultrascale["logic_levels"] == 3
+    assert ultrascale["logic_levels_path"]["cells"] == ["LUT2"] + ["CARRY4"] * 4
+    r = m["route"]
+    assert ultrascale["est_delay_ns"] == pytest.approx(
+        m["ff_clk_to_q"] + r + m["lut"] + r + m["carry_entry"] + 3 * m["carry_chain"] / 2
+        + r + m["ff_setup"])
+    assert estimate_timing(netlist, "t", family="xc7")["logic_levels"] == 5
+
+
 def test_fast_comb_cycle_check_finds_the_same_cycles():
     """A loop through an adder (a cell whose output bits share their inputs) and one through a
     bitwise AND: both found, with Amaranth's own message; a wide loop-free design passes."""

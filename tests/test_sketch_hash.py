@@ -74,8 +74,11 @@ def run_hll(hashes, p, w, seed=0, idle_probability=0.2):
             while rng.random() < idle_probability:
                 ctx.set(dut.i.valid, 0)
                 await ctx.tick()
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            if h is None:                  # an idle cycle where the test puts one
+                ctx.set(dut.i.valid, 0)
+            else:
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload, {"word": h, "valid": 1})
             await ctx.tick()
         ctx.set(dut.i.valid, 0)
         await ctx.tick().repeat(dut.latency)
@@ -140,3 +143,21 @@ def test_hll_parameter_errors():
         HllUpdate(7, 4)
     with pytest.raises(ValueError, match=r"^w must be an integer from 4 to 8, not 9$"):
         HllUpdate(14, 9)
+
+
+@pytest.mark.parametrize("gap", [1, 2, 3])
+def test_hll_update_same_word_at_each_forwarding_distance(gap):
+    # rising ranks into the 16 registers of one word in turn, with exactly ``gap`` - 1 idle
+    # cycles between inserts: a stale read at that distance (1, 2, 3 updates back) writes the
+    # previous register's old rank back
+    p, w = 8, 4
+    low_bits = 64 - p
+    hashes = []
+    for rank in range(1, 16):
+        for slot in range(16):
+            hashes += [((0x20 | slot) << low_bits) | (1 << (low_bits - rank))] + [None] * (gap - 1)
+    model = Hll(HllParams(p, w))
+    for h in hashes:
+        if h is not None:
+            model.insert_hash(h)
+    assert run_hll(hashes, p, w, idle_probability=0.0) == model.registers

@@ -10,27 +10,43 @@ same key in every cycle.
 Pipeline (one stage per cycle)::
 
     H   optional hash front end (``hasher``): key -> d row indices, ``hasher.latency`` cycles
-    R   read address = index; the counter arrives ``read_latency`` cycles later (1: the memory's
-        own read register; 2: plus the BRAM output register)
-    U   forward, increment, compare, write-back; the write commits this cycle
+    R   read address = index; the counter reaches U :attr:`data_latency` cycles later (1: the
+        memory's own read register; 3 with ``read_latency=2``: plus the BRAM output register and
+        a register of the counter's saturating increment). In the last R cycle each row's index
+        is compared with the indices of the writes that U will have to forward, registered as
+        one match flag per distance.
+    U   forward (a select by the registered flags), pairwise compares, choose the new value
+    W   the new value, its index and valid are registered and written to the memory
+    E   the estimate: the OR of the increments of the rows whose counter is a smallest one
     O   estimate registered at the output
 
 Each row is its own memory (simple dual-port BRAM, one read and one write port). Read-modify-
-write hazards are forwarded, never stalled or ignored: a read issued while later writes are still
-in the pipeline does not see them (the read port is not transparent), so stage U keeps, per row,
-the (index, value) written in each of the last ``read_latency`` cycles and takes the most recent
-one whose index matches in place of the memory data. Whether a row is written is decided from the
-counters before the increment (``c_r <= c_s`` for every other row s), so the comparisons run
-beside the adders instead of after a minimum tree: the two tests differ only for a saturated
-counter, whose value the write leaves unchanged. The only single-cycle feedback path is
-``forwarded value -> pairwise compares (beside the +1) -> select``; the minimum tree of the
-estimate is outside it.
+write hazards are forwarded, never stalled or ignored: a read does not see the writes of the
+insertions that were in U in the ``data_latency + 1`` cycles before its own U cycle (the read port
+is not transparent and W writes one cycle after U), so U keeps, per row, the (index, value) of
+each of those insertions and takes the most recent one whose index matches in place of the memory
+data. Whether a row is updated is decided from the counters before the increment (``c_r <= c_s``
+for every other row s), so the comparisons run beside the adders instead of after a minimum tree:
+the two tests differ only for a saturated counter, whose value the write leaves unchanged. The
+increments of the memory word and of the written values are computed before the forwarding
+select, so the only single-cycle feedback path is ``written value -> flag select -> pairwise
+compares -> select -> register`` (8 logic levels, 4.6 ns in the estimate of hw/vitis/timing.py
+with 32-bit counters: ``python bench/timing_parts.py``). With ``read_latency=2`` every candidate
+but the newest write is selected one cycle early, so the compares start behind one select. (A
+borrow-based compare, ``~(b - a)[32]``, was tried: 4.1 ns but 9 levels, its 33-bit chain one
+CARRY4 longer.); the estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the
+increment of any smallest counter).
 
-Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + ``read_latency`` + 1 cycles
-from acceptance to ``o``; one insertion per cycle for every input sequence; the output has no
-backpressure. ``clear`` zeroes every counter in 2^width_bits cycles (``busy`` is high meanwhile):
-with ``stall_while_clearing`` the input's ``ready`` is low then, otherwise the input is always
-ready and insertions presented while clearing are dropped.
+Timing: use ``read_latency=2`` at the board clock; with 1 the block RAM's clock-to-out without
+output register is on the increment and compare paths.
+
+Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_latency` + 2
+cycles from acceptance to ``o`` (without a hasher: 3 with ``read_latency=1``, 5 with 2; read it
+from the attribute, it grew with the timing work); one insertion per cycle for every input
+sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
+(``busy`` is high meanwhile): with ``stall_while_clearing`` the input's ``ready`` is low then,
+otherwise the input is always ready and insertions presented while clearing are dropped. The
+ports and parameters are unchanged.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
@@ -40,16 +56,7 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import CM_COUNTER_BITS, CM_WIDTH_BITS, JSD_DEPTH, READ_LATENCY, check_int
 
-__all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit", "minimum"]
-
-
-def minimum(values):
-    """Balanced tree of two-input minimums."""
-    values = list(values)
-    while len(values) > 1:
-        paired = [Mux(a <= b, a, b) for a, b in zip(values[0::2], values[1::2])]
-        values = paired + values[len(paired) * 2:]
-    return values[0]
+__all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit"]
 
 
 def countmin_input_layout(depth: int, width_bits: int, key_bits: int) -> data.StructLayout:
@@ -142,7 +149,13 @@ class CountMinUnit(wiring.Component):
     @property
     def latency(self) -> int:
         front = self._hasher.latency if self._hasher is not None else 0
-        return front + self.read_latency + 1
+        return front + self.data_latency + 2
+
+    @property
+    def data_latency(self) -> int:
+        """Cycles from a read address to stage U: the memory's read register, and with
+        ``read_latency`` 2 the BRAM output register and a register of the counter's increment."""
+        return 1 if self.read_latency == 1 else 3
 
     def elaborate(self, platform):
         m = Module()
@@ -171,9 +184,11 @@ class CountMinUnit(wiring.Component):
                 valid_r, key_r = self._delay(m, valid_r), self._delay(m, key_r)
             indices_r = [hasher.hashes[row] for row in range(self.depth)]
 
-        # stage R: the key, its indices and valid travel alongside the memory read
-        valid_u, key_u, indices_u = valid_r, key_r, indices_r
-        for _ in range(self.read_latency):
+        # stage R: the key, its indices and valid travel alongside the memory read; indices_p
+        # are those of the insertion one stage before U, for the forwarding matches
+        valid_u, key_u, indices_u, indices_p = valid_r, key_r, indices_r, indices_r
+        for _ in range(self.data_latency):
+            indices_p = indices_u
             valid_u, key_u = self._delay(m, valid_u), self._delay(m, key_u)
             indices_u = [self._delay(m, index) for index in indices_u]
 
@@ -184,42 +199,80 @@ class CountMinUnit(wiring.Component):
             read = memory.read_port()
             m.d.comb += read.addr.eq(indices_r[row])
             counter = read.data
+            counter_plus_one = self._saturating_increment(counter, max_count)
+            memory_word = None            # with read_latency 2: the BRAM output register (U - 1)
             if self.read_latency == 2:
-                counter = self._delay(m, counter)
-            # per row: (valid, index, value) written 1 .. read_latency cycles ago
+                # the BRAM output register, then the word's increment registered beside it
+                memory_word = self._delay(m, counter)
+                counter_plus_one = self._delay(m, self._saturating_increment(memory_word,
+                                                                             max_count))
+                counter = self._delay(m, memory_word)
+            # per row: (valid, index, value) decided in U 1 .. data_latency + 1 cycles ago; the
+            # newest is the registered write of stage W
             written = [(Signal(name=f"written_valid_{row}_{age}"),
                         Signal(self.width_bits, name=f"written_index_{row}_{age}"),
                         Signal(self.counter_bits, name=f"written_value_{row}_{age}"))
-                       for age in range(1, self.read_latency + 1)]
+                       for age in range(1, self.data_latency + 2)]
             history.append(written)
-            current = counter
-            for valid, index, value in reversed(written):   # the most recent wins
-                current = Mux(valid & (index == indices_u[row]), value, current)
+            # the saturating increments of the written values: of age 1 computed here, of the
+            # older ones registered from the age-1 increment as the value ages
+            written_plus_one = [self._saturating_increment(written[0][2], max_count)]
+            for age in range(2, self.data_latency + 2):
+                written_plus_one.append(self._delay(m, written_plus_one[-1]))
+            # Whether the write of age a matches this insertion's index is decided one cycle
+            # early, from the writes that will have age a (the insertion now in U for a = 1),
+            # so only a registered select stands between the counters and the compares.
+            sources = [(valid_u, indices_u[row])] + [(v, i) for v, i, _ in written[:-1]]
+            matches, next_matches = [], []
+            for age, (valid, index) in enumerate(sources, start=1):
+                match = Signal(name=f"forward_{row}_{age}")
+                next_matches.append(valid & ~self.busy & (index == indices_p[row]))
+                m.d.sync += match.eq(next_matches[-1])
+                matches.append(match)
+            # the counter and its saturating increment, each selected from the memory word and
+            # the written values (the most recent match wins); the increments of the
+            # candidates are computed beside the select, not after it
+            plus_one = counter_plus_one
+            for match, value_plus_one in reversed(list(zip(matches, written_plus_one))):
+                plus_one = Mux(match, value_plus_one, plus_one)
+            if memory_word is None:
+                current = counter
+                for match, (_, _, value) in reversed(list(zip(matches, written))):
+                    current = Mux(match, value, current)
+            else:
+                # every candidate but the newest write is known in U - 1: select it there
+                # (the memory word and the writes that will be 2 .. 4 old), so the compares
+                # start behind a single select
+                older = memory_word
+                for next_match, (_, _, value) in reversed(list(zip(next_matches[1:],
+                                                                   written[:-1]))):
+                    older = Mux(next_match, value, older)
+                current = Mux(matches[0], written[0][2], self._delay(m, older))
             current_signal = Signal(self.counter_bits, name=f"current_{row}")
-            m.d.comb += current_signal.eq(current)
+            incremented_signal = Signal(self.counter_bits, name=f"incremented_{row}")
+            m.d.comb += [current_signal.eq(current), incremented_signal.eq(plus_one)]
             currents.append(current_signal)
-            plus_one = Signal(self.counter_bits, name=f"incremented_{row}")
-            m.d.comb += plus_one.eq(Mux(current_signal == max_count, max_count,
-                                        current_signal + 1))
-            incremented.append(plus_one)
+            incremented.append(incremented_signal)
 
-        estimate = Signal(self.counter_bits)
-        m.d.comb += estimate.eq(minimum(incremented))
+        smallest_flags = []
         for row, memory in enumerate(self.rows):
             write = memory.write_port()
             smallest = Signal(name=f"smallest_{row}")
             m.d.comb += smallest.eq(Cat(currents[row] <= currents[other]
                                         for other in range(self.depth) if other != row).all()
                                     if self.depth > 1 else 1)
+            smallest_flags.append(smallest)
             updated = Signal(name=f"updated_{row}")
             m.d.comb += updated.eq(self.plain_update | smallest)
             new_value = Mux(updated, incremented[row], currents[row])
+            written = history[row]
+            # stage W: the memory is written from the registered (index, value) of age 1; a row
+            # that is not updated writes back its current value, which changes nothing
             with m.If(self.busy):
                 m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
             with m.Else():
-                m.d.comb += [write.addr.eq(indices_u[row]), write.data.eq(new_value),
-                             write.en.eq(valid_u & updated)]
-            written = history[row]
+                m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2]),
+                             write.en.eq(written[0][0])]
             m.d.sync += [written[0][0].eq(valid_u & ~self.busy),
                          written[0][1].eq(indices_u[row]),
                          written[0][2].eq(new_value)]
@@ -227,10 +280,24 @@ class CountMinUnit(wiring.Component):
                 m.d.sync += [older[0].eq(newer[0] & ~self.busy), older[1].eq(newer[1]),
                              older[2].eq(newer[2])]
 
+        # stage E: e = min_r v_r is the increment of a smallest counter (v_r grows with c_r);
+        # every smallest row has the same value, so the estimate is the OR of their increments
+        # (two LUT levels after registers instead of a minimum tree after the compares)
+        valid_e, key_e = self._delay(m, valid_u), self._delay(m, key_u)
+        candidates = [self._delay(m, Mux(flag, value, 0))
+                      for flag, value in zip(smallest_flags, incremented)]
+        estimate = Cat(Cat(candidate[bit] for candidate in candidates).any()
+                       for bit in range(self.counter_bits))
         # stage O
-        m.d.sync += [self.o.valid.eq(valid_u), self.o.payload.key.eq(key_u),
+        m.d.sync += [self.o.valid.eq(valid_e), self.o.payload.key.eq(key_e),
                      self.o.payload.estimate.eq(estimate)]
         return m
+
+    @staticmethod
+    def _saturating_increment(value, max_count):
+        # the all-ones test runs beside the carry chain (a carry-out test would lengthen the
+        # chain by one CARRY4)
+        return Mux(value == max_count, max_count, value + 1)[:len(value)]
 
     @staticmethod
     def _delay(m, value):

@@ -69,7 +69,7 @@ class QueueBuilderLane(wiring.Component):
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
         self.hashes = Murmur3Hashes(range(params.d))
         self.countmin = CountMinUnit(params.d, params.cw, 32, key_bits=32,
-                                     stall_while_clearing=True)
+                                     read_latency=2, stall_while_clearing=True)
         self.pqa = PqaInsert(params.R, params.n)
         self.entropy = EntropyUnit(32, params.n, params.R)
         if params.fifo_depth < self.in_flight + 4:

@@ -11,10 +11,12 @@ entry}: with ``taken`` the slot taken out and ``place`` the new entry's position
 * place > taken: slots from taken up to place - 1 take their lower neighbour (j + 1).
 
 The n slots are n memories (2^R words of tag + value, synchronous read), all read at the queue
-index in the cycle the insertion is accepted; the next cycle compares the tag and value against
-all n entries in parallel and writes the whole queue back. Only the write of the directly
-preceding insertion is not visible to the read yet, so it is forwarded when the queue matches:
-the same queue in every cycle is exact.
+index in the cycle the insertion is accepted (stage 0); stage 1 receives the words (and decides
+the forwarding matches), stage 2 takes them from the BRAM output register, compares the tag and
+value against all n entries in parallel and decides the whole queue, stage W writes it back from
+registers. The writes of the insertions in stage 2 during the three cycles before an insertion's
+own are not visible to its read yet, so the last three written queues are kept and the most recent
+one with the same queue index is forwarded: the same queue in every cycle is exact.
 
 Draining reads the queues 0 .. 2^R - 1 out in order, one per cycle under ``ready``, and writes
 each back empty as it is read, so the PQA is ready for the next genome when the drain ends.
@@ -69,10 +71,11 @@ class PqaInsert(wiring.Component):
     o : Out(stream.Signature(queue_layout(R, n)))
         The drained queues in order, one per cycle while ``ready`` is high.
 
-    Insertions take effect :attr:`latency` = 2 cycles after acceptance.
+    Insertions take effect :attr:`latency` = 4 cycles after acceptance (was 2 before the
+    BRAM output register and the registered write; read it from the attribute).
     """
 
-    latency = 2
+    latency = 4
 
     def __init__(self, R: int = 12, n: int = 8):
         check_int("R", R, 1, 20)
@@ -139,17 +142,39 @@ class PqaInsert(wiring.Component):
                 read.en.eq(accepted | draining_read),
             ]
 
-        # insertion stage 1: forward, compare against every entry, write the queue back
-        last_queue = Signal(queue_bits)
-        last_written = Signal()
-        last_entries = [Signal(entry_layout(R), name=f"last_entry{j}") for j in range(n)]
-        m.d.sync += [last_queue.eq(writes[0].addr), last_written.eq(writes[0].en)]
-        m.d.sync += [last.eq(write.data) for last, write in zip(last_entries, writes)]
-        forward = last_written & (last_queue == stage_queue)
+        # insertion stage 1: the memory words arrive (registered into the BRAM output register
+        # for stage 2); the forwarding matches of stage 2 are decided here and registered,
+        # against the writes that will be 1 .. 3 cycles old then (the read of stage 0 misses
+        # the writes of the insertions in stage 2 during the three cycles before its own: stage
+        # W writes one cycle after stage 2)
+        data1 = [read.data for read in reads]
+        valid1, queue1, tag1, value1 = stage_valid, stage_queue, stage_tag, stage_value
+        # (valid, queue, entries) of the queues written 1, 2, 3 cycles ago; the newest is W's
+        written = [(Signal(name=f"written_valid_{age}"), Signal(queue_bits, name=f"written_queue_{age}"),
+                    [Signal(entry_layout(R), name=f"written_entry_{age}_{j}") for j in range(n)])
+                   for age in (1, 2, 3)]
+        valid2 = Signal()
+        queue2 = Signal(queue_bits)
+        store2 = Signal()
+        sources = [(valid2 & store2, queue2)] + [(v, q) for v, q, _ in written[:-1]]
+        matches = [Signal(name=f"forward_{age}") for age in (1, 2, 3)]
+        m.d.sync += [match.eq(valid & (queue == queue1)) for match, (valid, queue)
+                     in zip(matches, sources)]
+
+        # insertion stage 2: forward, compare against every entry, decide the queue
+        tag2 = Signal(32 - R)
+        value2 = Signal(VALUE_BITS)
+        data2 = [Signal(entry_layout(R), name=f"data2_{j}") for j in range(n)]
+        m.d.sync += [valid2.eq(valid1), queue2.eq(queue1), tag2.eq(tag1), value2.eq(value1)]
+        m.d.sync += [d2.eq(d1) for d2, d1 in zip(data2, data1)]
+        stage_valid, stage_queue, stage_tag, stage_value = valid2, queue2, tag2, value2
         entries = []
-        for j, read in enumerate(reads):
+        for j in range(n):
             entry = Signal(entry_layout(R), name=f"entry{j}")
-            m.d.comb += entry.eq(Mux(forward, last_entries[j], read.data))
+            current = data2[j]
+            for match, (_, _, words) in reversed(list(zip(matches, written))):
+                current = Mux(match, words[j], current)
+            m.d.comb += entry.eq(current)
             entries.append(entry)
 
         hit = Cat(*((entry.value != 0) & (entry.tag == stage_tag) for entry in entries))
@@ -169,7 +194,9 @@ class PqaInsert(wiring.Component):
 
         new_entry = Signal(entry_layout(R))
         m.d.comb += [new_entry.tag.eq(stage_tag), new_entry.value.eq(stage_value)]
-        for j, write in enumerate(writes):
+        m.d.comb += store2.eq(store)
+        results = []
+        for j in range(n):
             result = Signal(entry_layout(R), name=f"result{j}")
             upper = entries[j - 1] if j > 0 else entries[j]
             lower = entries[j + 1] if j + 1 < n else entries[j]
@@ -181,10 +208,19 @@ class PqaInsert(wiring.Component):
                 m.d.comb += result.eq(lower)
             with m.Else():
                 m.d.comb += result.eq(entries[j])
+            results.append(result)
+        m.d.sync += [written[0][0].eq(stage_valid & store), written[0][1].eq(stage_queue)]
+        m.d.sync += [w.eq(r) for w, r in zip(written[0][2], results)]
+        for older, newer in zip(written[1:], written[:-1]):
+            m.d.sync += [older[0].eq(newer[0]), older[1].eq(newer[1])]
+            m.d.sync += [o.eq(nw) for o, nw in zip(older[2], newer[2])]
+
+        # stage W: write the registered queue back (the drain writes instead while busy)
+        for j, write in enumerate(writes):
             with m.If(self.busy):
                 m.d.comb += [write.addr.eq(drain_address), write.data.eq(0),
                              write.en.eq(draining_read)]
             with m.Else():
-                m.d.comb += [write.addr.eq(stage_queue), write.data.eq(result),
-                             write.en.eq(stage_valid & store)]
+                m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2][j]),
+                             write.en.eq(written[0][0])]
         return m

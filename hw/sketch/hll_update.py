@@ -3,9 +3,13 @@
 The ``2^p`` registers of ``w`` bits sit 16 to a memory word (:data:`REGISTERS_PER_WORD`), so a
 sketch is ``2^(p-4)`` words of ``16 w`` bits (p=14, w=4: 1024 x 64, two BRAM36). An insert reads
 its word, puts ``max(register, rank)`` in its register and writes the word back one cycle later.
-The only read that can miss a write is the one issued while the previous insert writes (the read
-port is not transparent), so the written word is kept one cycle and forwarded on an address match:
-the result equals the sequential model for every sequence, including one word hit every cycle.
+Stages: index and rank; read; the BRAM output register (where the forwarding matches are
+decided and registered); modify; write (W, from registers). A read misses the updates made in the
+three cycles before its own modify cycle (the read port is not transparent and W writes one cycle
+after the modify), so the last three updated words are kept and the most recent one with a
+matching address replaces the memory word: the result equals the sequential model for every
+sequence, including one word hit every cycle. The read data and the write data come from and go
+to registers only (timing: no block RAM clock-to-out or setup on the modify path).
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -58,7 +62,7 @@ class HllUpdate(wiring.Component):
     Insert latency (hash in to memory written) is :attr:`latency` cycles.
     """
 
-    latency = 3
+    latency = 5
 
     def __init__(self, p: int = P.default, w: int = W.default):
         P.check(p)
@@ -101,18 +105,42 @@ class HllUpdate(wiring.Component):
         m.d.sync += [insert2.eq(insert1), addr2.eq(index1[4:]), slot2.eq(index1[:4]),
                      rank2.eq(rank1)]
 
-        # stage 3: modify and write back, forwarding the word written in the previous cycle
-        last_written = Signal(word_bits)
-        last_addr = Signal(p - 4)
-        last_valid = Signal()
-        current = Mux(last_valid & (last_addr == addr2), last_written, read.data)
+        # stage 3: the BRAM output register; each forwarding match of stage 4 is decided here,
+        # registered, against the updates that will be 1 .. 3 cycles old then (the read of
+        # stage 2 misses the writes of the updates in stage 4 during the three cycles before
+        # its own: W writes one cycle after the update)
+        data3 = Signal(word_bits)
+        insert3 = Signal()
+        addr3 = Signal(p - 4)
+        slot3 = Signal(4)
+        rank3 = Signal(w)
+        m.d.sync += [data3.eq(read.data), insert3.eq(insert2), addr3.eq(addr2), slot3.eq(slot2),
+                     rank3.eq(rank2)]
+        # (valid, address, word) of the updates 1, 2, 3 cycles ago; the newest is stage W
+        written = [(Signal(name=f"written_valid_{age}"), Signal(p - 4, name=f"written_addr_{age}"),
+                    Signal(word_bits, name=f"written_word_{age}")) for age in (1, 2, 3)]
+        sources = [(insert3, addr3)] + [(valid, addr) for valid, addr, _ in written[:-1]]
+        matches = [Signal(name=f"forward_{age}") for age in (1, 2, 3)]
+        m.d.sync += [match.eq(valid & (addr == addr2)) for match, (valid, addr)
+                     in zip(matches, sources)]
+
+        # stage 4: modify, forwarding the most recent matching update
+        current = data3
+        for match, (_, _, word) in reversed(list(zip(matches, written))):
+            current = Mux(match, word, current)
         updated = Signal(word_bits)
         m.d.comb += updated.eq(current)
         for slot in range(REGISTERS_PER_WORD):
-            with m.If((slot2 == slot) & (rank2 > current[slot * w:(slot + 1) * w])):
-                m.d.comb += updated[slot * w:(slot + 1) * w].eq(rank2)
-        m.d.comb += [write.addr.eq(addr2), write.data.eq(updated), write.en.eq(insert2)]
-        m.d.sync += [last_written.eq(updated), last_addr.eq(addr2), last_valid.eq(insert2)]
+            with m.If((slot3 == slot) & (rank3 > current[slot * w:(slot + 1) * w])):
+                m.d.comb += updated[slot * w:(slot + 1) * w].eq(rank3)
+        m.d.sync += [written[0][0].eq(insert3), written[0][1].eq(addr3),
+                     written[0][2].eq(updated)]
+        for older, newer in zip(written[1:], written[:-1]):
+            m.d.sync += [o.eq(n) for o, n in zip(older, newer)]
+
+        # stage W: write the registered update
+        m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2]),
+                     write.en.eq(written[0][0])]
 
         # drain: clear each word as it is read
         m.d.comb += self.drain_data.eq(read.data)

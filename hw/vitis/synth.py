@@ -103,7 +103,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
                  next(iter(stat["modules"].values()))["num_cells_by_type"])
     cells = {k: v for k, v in cells.items() if not k.startswith("$")}
     with open(wd / net_file) as f:
-        timing = estimate_timing(json.load(f), top, clock_hz=clock_hz)
+        timing = estimate_timing(json.load(f), top, clock_hz=clock_hz, family=family)
     res = summarize_cells(cells)
     report = {"top": top, "family": family, "lut_mapper": mapper, "cells": cells, "resources": res,
               **timing}

@@ -15,15 +15,27 @@ LUT-RAM or SRL read and a combinational DSP.  The delay of a path is
 
 with no routing allowance on the dedicated connections (carry chain CO -> CI, LUT -> MUXF).
 
-:data:`DELAY_MODEL` values (ns, UltraScale+ -2): the block RAM clock-to-out (1.5 ns without and
-0.4 ns with the output register) is AMD UG949 ("Optimizing Paths with Dedicated Blocks and Macro
-Primitives"); the others are typical values of Vivado timing reports for -2 UltraScale+ parts,
-not DS923 table entries (the data sheet was not reachable while this was written: replace them
-with DS923's figures when it is).  The routing allowance of 0.38 ns per level makes a LUT level
-0.5 ns, the usual planning figure (7-8 levels between registers at 250 MHz).  An estimate to
-rank paths and catch deep logic before Vivado, not a sign-off.
+:data:`DELAY_MODEL` values (ns, UltraScale+ -2) and where each comes from:
+
+* sourced: the block RAM clock-to-out (1.5 ns without and 0.4 ns with the output register) is
+  AMD UG949 ("Optimizing Paths with Dedicated Blocks and Macro Primitives"); the DSP48E2 figures
+  are bounded by DS923 v1.20 Table "DSP48 Slice Switching Characteristics", -2 at 0.85 V: FMAX
+  775 MHz with every register (1.29 ns register to register inside the DSP), 544 MHz without
+  MREG (1.84 ns), 410 MHz without pipeline registers (2.44 ns; ``dsp_comb`` 2.5 ns covers it);
+* estimated (typical values of Vivado timing reports for -2 UltraScale+ parts, not DS923 table
+  entries: the current DS923 no longer tabulates CLB LUT/carry delays nor the block RAM
+  clock-to-out, and no older revision was reachable): ``lut``, ``muxf``, ``carry_*``, the
+  flip-flop clock-to-out and setup, the RAM/DSP setups, LUT-RAM and UltraRAM figures;
+* a planning allowance: ``route`` 0.38 ns per level, so a LUT level costs 0.5 ns.
+
+Yosys maps arithmetic to CARRY4 only; Vivado places a CARRY8 on UltraScale(+), so there a CARRY4
+counts half a level and half a CARRY8's chain delay (levels rounded up at the end). An estimate to
+rank paths and catch deep logic before Vivado, not a sign-off: under this model a register-to-
+register path of 7 LUT levels already takes about 4 ns, so it is stricter than the usual "7-8
+levels at 250 MHz" rule of thumb, and a path into a block RAM input pays 0.5 ns of setup.
 """
 
+import math
 import re
 from collections import defaultdict
 
@@ -109,15 +121,17 @@ def _names(module):
     return {b: v[1] for b, v in best.items()}
 
 
-def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
+def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="xcup"):
     """``netlist``: Yosys ``write_json`` of a flattened ``synth_xilinx`` design.  Returns
     ``{"logic_levels", "logic_levels_path", "est_delay_ns", "est_delay_path", "clock_period_ns",
     "meets_clock", "delay_model"}``; a path is ``{"start", "end", "levels", "delay_ns"}``."""
     module = netlist["modules"][top]
     m = model
+    ultrascale = family in ("xcu", "xcup")
     # Each bit: (arrival ns, levels, start bit) for the worst delay and for the most levels.
     start_delay = {}                  # bit -> clock-to-out of a clocked output
     comb_arcs = defaultdict(list)     # output bit -> [(input bit, arc delay, wire kind, level)]
+    cell_of = {}                      # output bit -> cell type, for the path's cell list
     endpoints = []                    # (input bit, setup, where: for naming the end)
     driver = {}
 
@@ -148,6 +162,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
                    for b in bs if not isinstance(b, str)]
         for p, b in outputs:
             driver[b] = (t, p)
+            cell_of[b] = t
         if _FF.match(t):
             for p, b in outputs:
                 start_delay[b] = m["ff_clk_to_q"]
@@ -186,11 +201,16 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
                 elif not p.startswith("CLK") and p not in ("WCLK", "CLK"):
                     endpoints.append((b, m["lutram_setup"], ("pin", cname, p)))
         elif _CARRY.match(t):
+            # Yosys maps arithmetic to CARRY4 only; on UltraScale(+) a CARRY4 is half of the
+            # CARRY8 that Vivado places, so it counts half a level (rounded up at the end)
+            # and half a CARRY8's chain delay.
+            half = t == "CARRY4" and ultrascale
             for p, b in inputs:
                 chained = p in ("CI", "CI_TOP")
+                delay = m["carry_chain"] if chained else m["carry_entry"]
                 for _, o in outputs:
-                    comb_arcs[o].append((b, m["carry_chain"] if chained else m["carry_entry"],
-                                         "carry" if chained else "route", 1))
+                    comb_arcs[o].append((b, delay / 2 if half and chained else delay,
+                                         "carry" if chained else "route", 0.5 if half else 1))
         elif _MUXF.match(t):
             for p, b in inputs:
                 for _, o in outputs:
@@ -213,6 +233,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
 
     # Longest paths over the combinational DAG, iteratively (chains are thousands deep).
     by_delay, by_levels = {}, {}
+    via_delay, via_levels = {}, {}    # bit -> the input bit on its worst path (for tracing)
     for b, c2o in start_delay.items():
         by_delay[b] = (c2o, 0, b)
         by_levels[b] = (0, c2o, b)
@@ -242,11 +263,11 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
                 d, lv, s = by_delay[i]
                 cand = (d + w + delay, lv + level, s)
                 if best_d is None or cand[0] > best_d[0]:
-                    best_d = cand
+                    best_d, via_delay[b] = cand, i
                 lv2, d2, s2 = by_levels[i]
                 cand2 = (lv2 + level, d2 + w + delay, s2)
                 if best_l is None or cand2[:2] > best_l[:2]:
-                    best_l = cand2
+                    best_l, via_levels[b] = cand2, i
             by_delay[b], by_levels[b] = best_d, best_l
             stack.pop()
 
@@ -271,15 +292,26 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL):
             return f"{names.get(bit, bit)} -> {ref}.{pin}"
         return names.get(bit, str(bit))
 
+    def cells(bit, via):
+        """The cell types along the worst path into ``bit``, from its start."""
+        chain = []
+        while bit in via and len(chain) < 10_000:
+            chain.append(cell_of.get(bit, "?"))
+            bit = via[bit]
+        return list(reversed(chain))
+
     def path(w, delay_first):
         if w is None:
             return None
         d, lv = (w[0], w[1]) if delay_first else (w[1], w[0])
         return {"start": names.get(w[2], str(w[2])), "end": end_name(w[3], w[4]),
-                "levels": lv, "delay_ns": round(d, 3)}
+                "levels": math.ceil(lv), "delay_ns": round(d, 3),
+                "cells": cells(w[3], via_delay if delay_first else via_levels)}
 
     period = 1e9 / clock_hz if clock_hz else None
     est = round(worst_d[0], 3) if worst_d else None
+    if worst_l is not None:           # whole levels (half-levels of CARRY4 pairs rounded up)
+        worst_l = (math.ceil(worst_l[0]),) + tuple(worst_l[1:])
     return {"logic_levels": worst_l[0] if worst_l else 0,
             "logic_levels_path": path(worst_l, False),
             "est_delay_ns": est, "est_delay_path": path(worst_d, True),

@@ -2,7 +2,8 @@
 
 Parameters: ``params`` (``kmerspec.kernels.jacc_similarity.Params.to_dict()``), ``sketches`` (path
 of an .npy register array), ``runs`` = [[threshold or null, pause, sketch count or null], ...] (a
-count runs the plan of the first sketches only), ``seed``, ``out`` (path of a JSON file that
+count runs the plan of the first sketches only), ``seed``, ``memory``/``ddr``
+(sim.tb_common.memory_timing), ``out`` (path of a JSON file that
 receives, per run, the feature records of every call and the measured cycles).
 
 Every call of each run's plan (host.allpairs.SimilarityJob) is executed on the kernel; its
@@ -60,6 +61,7 @@ async def run_plans(dut):
             await bench.driver.start()
             await bench.driver.wait_done(100 * (call.groups + 4) * GEOMETRY.beats_per_group
                                          + 20_000)
+            done = monitors[0].cycle
             got = bench.read_output(out)
             expected = job.model_features(call)
             assert got == expected, \
@@ -68,7 +70,8 @@ async def run_plans(dut):
             assert len(reads) == call.groups * GEOMETRY.beats_per_group
             assert len(writes) == call.groups * GEOMETRY.record_beats
             features.append(got.hex())
-            cycles.append({"groups": call.groups, "start_to_first_read": reads[0] - started,
+            cycles.append({"groups": call.groups, "start_to_done": done - started,
+                           "start_to_first_read": reads[0] - started,
                            "first_read_to_last_write": writes[-1] - reads[0] + 1,
                            "read_span": reads[-1] - reads[0] + 1})
         report.append({"threshold": threshold, "pause": pause, "count": count, "features": features,

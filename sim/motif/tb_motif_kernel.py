@@ -5,7 +5,8 @@ must equal kmerspec.golden.motif, run after run on the same kernel (so clearing 
 Parameters: ``params`` (``kmerspec.kernels.motif.Params.to_dict()``), ``runs`` = [{"test": [file, ...], "control":
 [...], "thresholds": [...], "growth": g}] with files as latin-1 strings, ``pause`` (probability
 of a stall on every AXI channel), ``seed``, ``max_overhead_cycles`` (throughput bound, only
-checked without pauses); a run may give ``min_windows_per_cycle``.
+checked without pauses), ``memory``/``ddr`` (sim.tb_common.memory_timing), ``report`` (a JSON
+file receiving each run's bases and cycles); a run may give ``min_windows_per_cycle``.
 """
 
 import dataclasses
@@ -48,6 +49,7 @@ def count_bases(files):
 @cocotb.test()
 async def test_runs_match_golden(dut):
     bench = await KernelBench.start(dut, KERNEL.desc, memory_bytes=1 << 20)
+    passes = []
 
     for number, run in enumerate(P["runs"]):
         test_files = [text.encode("latin-1") for text in run["test"]]
@@ -61,9 +63,9 @@ async def test_runs_match_golden(dut):
                          thresholds=bench.input(pack_thresholds(run_params)),
                          growth_q8=run_params.growth_q8,
                          result=bench.output(result_bytes(KERNEL)))
-        cycles = await bench.driver.run(
-            timeout_cycles=20 * (len(test_bytes) + len(control_bytes)) + (40 << GEOMETRY.cw)
-            + 50_000, **arguments)
+        cycles = await bench.timed_call(
+            20 * (len(test_bytes) + len(control_bytes)) + (40 << GEOMETRY.cw) + 50_000,
+            len(test_bytes) + len(control_bytes), **arguments)
         result = unpack_result(bench.read_output(arguments["result"]), KERNEL)
 
         expected = golden_entries(run_engine(test_files, control_files, run_params), run_params)
@@ -89,6 +91,10 @@ async def test_runs_match_golden(dut):
             result.test_cycles, len(test_bytes) / max(1, result.test_cycles),
             result.test_bases / max(1, result.test_cycles), lanes, len(control_bytes),
             result.control_cycles, valid, emerging)
+        passes.append({"test_bytes": len(test_bytes), "test_bases": result.test_bases,
+                       "test_cycles": result.test_cycles, "control_bytes": len(control_bytes),
+                       "control_bases": result.control_bases,
+                       "control_cycles": result.control_cycles, "call_cycles": cycles})
         if not bench.pause and "max_overhead_cycles" in P:
             overhead = int(P["max_overhead_cycles"])
             assert result.test_cycles <= len(test_bytes) + overhead, result.test_cycles
@@ -99,3 +105,4 @@ async def test_runs_match_golden(dut):
             assert result.test_bases / result.test_cycles >= run["min_windows_per_cycle"]
             assert result.control_bases / result.control_cycles >= run["min_windows_per_cycle"]
     bench.check_bursts()
+    bench.write_report(passes=passes)

@@ -1,0 +1,198 @@
+"""Throughput of the kernels at their default geometry (the Params defaults, what ``python -m
+hw.build`` builds) under the DDR-like memory model, on fragments of real genomes and reads.
+
+    python bench/default_geometry.py [--kernels jacc_sketch,jacc_similarity] [--memory ddr|ideal]
+                                     [--latency 150] [--outstanding 8] [--fragment-bytes 6000]
+
+Every figure comes from a bit-exact cocotb regression of the generated Verilog under Verilator
+(each bench compares every output byte with the golden model, so a wrong kernel prints no row):
+
+* ``jacc_sketch`` (T = 8 lanes x 8 bytes, 512-bit bus, k = 31, p = 14, w = 4): fragments of the
+  example genomes and SRR059298 reads (sim.real_data), chunked as the host does; cycles per
+  512-bit input beat over whole calls (ap_start write to ap_done read: memory latency, genome
+  ends and record writes included), the share of offered beats taken outside genome ends, and
+  the genome-end stop at p = 14;
+* ``jacc_similarity`` (V = 80 pivots, D = 4 streams, 512-bit bus, p = 14): sketches of the same
+  fragments, the whole call plan of a full all-pairs run; cycles per call from ap_start to
+  ap_done against the read beats of the call and the kernel's cycle model;
+* ``motif`` (k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, B = 2 bytes per cycle): a FASTA fragment
+  (lambda) and a FASTQ fragment (SRR059298) as test sets; bases per cycle of the test pass (one
+  window of every k per base), from the kernel's own cycle counters.
+
+The memory model is sim.ddr_memory.DdrAxiRam (read latency, outstanding-burst limit, refresh
+gaps; DDR4 defaults) or cocotbext-axi's ideal AxiRam (``--memory ideal``). "vs ideal" is the
+beats per cycle over the call divided by what the memory can deliver at most (one beat per
+cycle outside refresh gaps). The first run of a kernel builds it with Verilator (minutes; the
+build is cached under $TMPDIR/kmer-sketch-sim).
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from kmerspec.golden.hll import HllParams  # noqa: E402
+from kmerspec.kernels import jacc_similarity, jacc_sketch, motif  # noqa: E402
+from sim.ddr_memory import DdrTiming  # noqa: E402
+from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments  # noqa: E402
+from sim.runner import run_cocotb, run_kernel_bench  # noqa: E402
+
+KERNELS = ("jacc_sketch", "jacc_similarity", "motif")
+
+
+def run_bench(args, geometry, module: str, parameters: dict):
+    """run_kernel_bench, or with ``--verilog KERNEL=FILE`` the bench on that Verilog (the same
+    kernel generated earlier, e.g. from another checkout: the build cache is keyed by the
+    Verilog text, which names source paths)."""
+    given = dict(item.split("=", 1) for item in args.verilog)
+    if geometry.KERNEL in given:
+        return run_cocotb(pathlib.Path(given[geometry.KERNEL]).read_text(), module,
+                          toplevel=geometry.desc.name,
+                          parameters={"params": geometry.to_dict(), **parameters})
+    return run_kernel_bench(geometry, module, parameters)
+
+
+def memory_parameters(args) -> dict:
+    if args.memory == "ideal":
+        return {"memory": "ideal"}
+    return {"memory": "ddr", "ddr": {"read_latency": args.latency,
+                                      "max_outstanding": args.outstanding}}
+
+
+def ceiling(args) -> float:
+    """Beats per cycle the memory can deliver at most."""
+    if args.memory == "ideal":
+        return 1.0
+    return DdrTiming(read_latency=args.latency, max_outstanding=args.outstanding) \
+        .peak_beats_per_cycle
+
+
+def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
+    geometry = jacc_sketch.Params()
+    genomes = genome_fragments(args.genomes, args.fragment_bytes)
+    report = directory / "sketch.json"
+    started = time.time()
+    (directory / "genomes.json").write_text(json.dumps(
+        [[f.decode("latin-1") for f in files] for files in genomes]))
+    run_bench(args, geometry, "sim.sketch.tb_sketch_kernel", {
+        "genomes_file": str(directory / "genomes.json"),
+        "seed": 5, "max_chunk_bytes": args.chunk_bytes, "max_block_beats": args.block_beats,
+        "report": str(report), **memory_parameters(args)})
+    result = json.loads(report.read_text())
+    beats = sum(b for b, _ in result["calls"])
+    cycles = sum(c for _, c in result["calls"])
+    stops = sorted(set(result["stops"]))
+    return [
+        ("jacc_sketch", "cycles per 512-bit beat, whole calls",
+         f"{cycles / beats:.3f}", f"{beats / cycles / ceiling(args):.3f}",
+         f"{len(genomes)} genomes, {beats} beats, {len(result['calls'])} calls"),
+        ("jacc_sketch", "beats taken / offered outside genome ends",
+         f"{result['taken']}/{result['offered']}", f"{result['taken'] / result['offered']:.3f}",
+         "every offered beat must be taken"),
+        ("jacc_sketch", "genome-end stop, p=14 (cycles)", ", ".join(map(str, stops)), "",
+         f"{len(result['stops'])} stops"),
+        ("jacc_sketch", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""),
+    ]
+
+
+def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
+    from host.fast.hll import sketch_genomes
+    geometry = jacc_similarity.Params()
+    hll = HllParams(geometry.p, geometry.w)
+    genomes = genome_fragments(args.sketches, args.fragment_bytes)
+    registers = np.stack(list(sketch_genomes(genomes, 31, hll, True, 1)))
+    np.save(directory / "sketches.npy", registers)
+    started = time.time()
+    run_bench(args, geometry, "sim.jacc_similarity.tb_kernel", {
+        "sketches": str(directory / "sketches.npy"), "seed": 5, "runs": [[None, 0.0, None]],
+        "out": str(directory / "similarity.json"), **memory_parameters(args)})
+    from hw.jacc_similarity.kernel import call_cycles_model
+    calls = json.loads((directory / "similarity.json").read_text())[0]["cycles"]
+    rows = []
+    for index, call in enumerate(calls):
+        beats = call["groups"] * geometry.beats_per_group
+        model = call_cycles_model(geometry, call["groups"], call["start_to_first_read"])
+        rows.append(("jacc_similarity", f"call {index}: cycles ap_start..ap_done",
+                     str(call["start_to_done"]), f"{beats / call['start_to_done'] / ceiling(args):.3f}",
+                     f"{call['groups']} groups, {beats} read beats, model {model} "
+                     f"(first read after {call['start_to_first_read']})"))
+    rows.append(("jacc_similarity", "simulation wall time (s)", f"{time.time() - started:.0f}",
+                 "", f"{len(genomes)} sketches, V={geometry.pivots}, D={geometry.streams}"))
+    return rows
+
+
+def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
+    fields = {}
+    if args.motif_small:      # the CI geometry of tests/test_motif_kernel.py (a quick build)
+        from tests.test_motif_kernel import GEOMETRY
+        fields.update(GEOMETRY)
+    if args.motif_bytes_per_cycle:
+        fields["bytes_per_cycle"] = args.motif_bytes_per_cycle
+    geometry = motif.Params(**fields)
+    inputs = {"FASTA (lambda, 60-base lines)": fasta_fragment("lambda_virus", args.motif_bytes),
+              "FASTQ (SRR059298, 72 bp reads)": fastq_fragment(args.motif_bytes)}
+    control = fasta_fragment("dwv", args.motif_bytes // 4)
+    ks = len(geometry.algorithm.ks)
+    report = directory / "motif.json"
+    started = time.time()
+    run_bench(args, geometry, "sim.motif.tb_motif_kernel", {
+        "runs": [{"test": [text.decode("latin-1")], "control": [control.decode("latin-1")],
+                  "thresholds": [3] * ks, "growth": 2} for text in inputs.values()],
+        "seed": 3, "report": str(report), **memory_parameters(args)})
+    rows = []
+    for name, run in zip(inputs, json.loads(report.read_text())["passes"]):
+        rows.append(("motif", f"bases per cycle per k, {name}",
+                     f"{run['test_bases'] / run['test_cycles']:.3f}",
+                     f"{run['test_bases'] / run['test_cycles']:.3f}",
+                     f"{run['test_bytes']} bytes, {run['test_bases']} bases, "
+                     f"{run['test_cycles']} pass cycles, {run['call_cycles']} call cycles, "
+                     f"k={geometry.kmin}..{geometry.kmax}, B={geometry.bytes_per_cycle}"))
+    rows.append(("motif", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""))
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kernels", default=",".join(KERNELS))
+    parser.add_argument("--memory", choices=("ddr", "ideal"), default="ddr")
+    parser.add_argument("--latency", type=int, default=DdrTiming().read_latency)
+    parser.add_argument("--outstanding", type=int, default=DdrTiming().max_outstanding)
+    parser.add_argument("--fragment-bytes", type=int, default=6000)
+    parser.add_argument("--genomes", type=int, default=16)
+    parser.add_argument("--sketches", type=int, default=24)
+    parser.add_argument("--chunk-bytes", type=int, default=1 << 16)
+    parser.add_argument("--block-beats", type=int, default=64)
+    parser.add_argument("--motif-bytes", type=int, default=8000)
+    parser.add_argument("--motif-bytes-per-cycle", type=int, default=None,
+                        help="the motif front end's B (default: the Params default)")
+    parser.add_argument("--verilog", action="append", default=[], metavar="KERNEL=FILE",
+                        help="simulate this Verilog of KERNEL's default geometry instead of "
+                             "generating it (python -m hw.build output)")
+    parser.add_argument("--motif-small", action="store_true",
+                        help="the motif kernel of the CI test (k=4..7) instead of the default")
+    args = parser.parse_args(argv)
+    benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity,
+               "motif": bench_motif}
+    memory = "ideal AxiRam" if args.memory == "ideal" else \
+        f"DDR-like (latency {args.latency}, {args.outstanding} outstanding, refresh " \
+        f"{DdrTiming().refresh_cycles}/{DdrTiming().refresh_interval} cycles)"
+    print(f"default geometry, memory: {memory}, input: real fragments of "
+          f"<= {args.fragment_bytes} bytes (sim.real_data)\n")
+    print(f"| {'kernel':15} | {'figure':42} | {'value':>12} | {'vs ideal':>8} | notes")
+    print(f"|{'-' * 17}|{'-' * 44}|{'-' * 14}|{'-' * 10}|------")
+    with tempfile.TemporaryDirectory(prefix="default-geometry-") as directory:
+        for name in args.kernels.split(","):
+            for row in benches[name](args, pathlib.Path(directory)):
+                print(f"| {row[0]:15} | {row[1]:42} | {row[2]:>12} | {row[3]:>8} | {row[4]}",
+                      flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

