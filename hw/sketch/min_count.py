@@ -7,8 +7,8 @@ SPEC 7) -> :class:`~hw.common.countmin.CountMinUnit` (conservative update, satur
 unit keeps the stream order of its input, which SPEC 7 requires (the counters of a conservative
 update depend on it): the lane feeds it one k-mer at a time in stream order.
 
-Latency :attr:`latency` = 7 (hashes) + 2 (Count-Min, read latency 1) = 9 cycles from an
-accepted word to its output (if it passes); one word per cycle for every input sequence, the same
+Latency :attr:`latency` = 7 (hashes) + the Count-Min unit's latency (read latency 1) cycles from
+an accepted word to its output (if it passes); one word per cycle for every input sequence, the same
 word in every cycle included; no backpressure (the output is always ready). ``clear`` zeroes the
 counters in 2^width_bits cycles (``busy`` high); words offered meanwhile are dropped, so the lane
 clears only between genomes, with nothing in flight.
