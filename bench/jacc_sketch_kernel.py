@@ -6,7 +6,8 @@ Synthesizes (``synth_xilinx -family xcup`` through :func:`hw.vitis.synth.yosys_r
 of the default configuration (T = 8 lanes x B = 8 bytes, 512-bit bus, k = 31, p = 14, w = 4): one
 fmix64 pipeline (its DSP count per instance), one HLL update unit, one whole lane (parser, k-mer
 buffer, 8 canonicalizer + fmix64 + HLL pipelines, merge tree) scaled by T, and the shared part
-(chunk decoder, feature unit, record writer). ``--kernel`` synthesizes the whole default kernel
+(chunk decoder, feature unit, record writer). ``--parts min-count`` synthesizes the
+minimum-count prefilter stage instead (SPEC 7; not in the default kernel). ``--kernel`` synthesizes the whole default kernel
 with its AXI infrastructure instead of adding parts (slow: tens of minutes). "levels" is the
 longest combinational path in logic levels (the Fmax proxy; the target clock is 250 MHz).
 Yosys numbers are not Vivado's: compare, do not promise a fit.
@@ -25,6 +26,7 @@ from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.sketch.kernel import JaccSketchKernel  # noqa: E402
 from hw.sketch.lane import SketchLane  # noqa: E402
 from hw.sketch.merge import FeatureAccumulator, RecordWriter  # noqa: E402
+from hw.sketch.min_count import MinCountFilter  # noqa: E402
 from hw.vitis.synth import yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 from bench.resource_table import ResourceTable, part_verilog  # noqa: E402
@@ -42,6 +44,15 @@ def parts():
     yield "chunk decoder (8 lanes)", 1, lambda: ChunkDecoder(lanes=8, bytes_per_lane=8)
     yield "feature unit", 1, lambda: FeatureAccumulator(14, 4)
     yield "record writer (512-bit)", 1, lambda: RecordWriter(512, 14, 4)
+
+
+def optional_parts():
+    """Parts not in the default kernel, synthesized only when named by ``--parts``: the
+    minimum-count prefilter stage a lane would need (SPEC 7, docs/min_count.md)."""
+    yield "min-count filter 4 x 2^16 x 8 bit", 0, \
+        lambda: MinCountFilter(depth=4, width_bits=16, counter_bits=8)
+    yield "min-count filter 4 x 2^16 x 2 bit", 0, \
+        lambda: MinCountFilter(depth=4, width_bits=16, counter_bits=2)
 
 
 TABLE = ResourceTable(42)
@@ -65,6 +76,9 @@ def main():
             jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")
                     for name, scale, build in parts()
                     if not wanted or any(w in name for w in wanted)]
+            jobs += [(name, scale, lambda b=build: part_verilog(b(), "part"), "part")
+                     for name, scale, build in optional_parts()
+                     if wanted and any(w in name for w in wanted)]
         for name, scale, text, top in jobs:
             path = pathlib.Path(directory) / f"{top}.v"
             path.write_text(text())

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import genome_kmers
 
 __all__ = ["BACKENDS", "get_backend"]
@@ -31,9 +32,10 @@ class SoftwareBackend:
     streams_files = True
 
     def sketch_hll(self, genomes: Iterable[list], k: int, params: HllParams,
-                   canonical: bool, threads: int | None = None) -> Iterator[np.ndarray]:
+                   canonical: bool, threads: int | None = None,
+                   min_count: MinCountParams = MinCountParams()) -> Iterator[np.ndarray]:
         from .fast.hll import sketch_genomes
-        return sketch_genomes(genomes, k, params, canonical, threads)
+        return sketch_genomes(genomes, k, params, canonical, threads, min_count)
 
     def build_pqa(self, genomes: Iterable[list], params, threads: int | None = None) -> Iterator:
         from .fast.jsd import build_pqas
@@ -50,9 +52,11 @@ class GoldenBackend:
 
     name = "golden"
 
-    def sketch_hll(self, genomes, k, params, canonical, threads=None):
+    def sketch_hll(self, genomes, k, params, canonical, threads=None,
+                   min_count: MinCountParams = MinCountParams()):
         for files in genomes:
-            sketch = Hll(params).update(genome_kmers(files, k, canonical_form=canonical))
+            kmers = genome_kmers(files, k, canonical_form=canonical)
+            sketch = Hll(params).update(passing_kmers(kmers, min_count))
             yield np.array(sketch.registers, dtype=np.uint8)
 
     def build_pqa(self, genomes, params, threads=None):
@@ -72,8 +76,12 @@ class KernelBackend:
         self.device = device
         self.name = name
 
-    def sketch_hll(self, genomes, k, params, canonical, threads=None):
+    def sketch_hll(self, genomes, k, params, canonical, threads=None,
+                   min_count: MinCountParams = MinCountParams()):
         from .drivers import sketch_genomes
+        if min_count.active:
+            raise ValueError("--min-count above 1: the sketch kernel has no minimum-count "
+                             "prefilter yet; use --backend sw or golden")
         if not canonical:
             raise ValueError("the sketch kernel hashes canonical k-mers; drop --no-canonical "
                              "or use --backend sw")

@@ -41,6 +41,8 @@ from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_s
                          write_sketches)
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.jsd import SAMPLE_SEED
+from kmerspec.golden.mincount import MinCountParams
+from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
 from kmerspec.golden.motif import MotifParams
 
 __all__ = ["main", "build_parser", "genome_names"]
@@ -121,6 +123,12 @@ def _resolve_params(args, defaults: dict, hash_name: str, like: SketchSet | None
 
 def _hll_params(args, like: SketchSet | None = None) -> dict:
     return _resolve_params(args, _HLL_DEFAULTS, "fmix64", like)
+
+
+def _min_count_params(args) -> MinCountParams:
+    """The minimum-count filter (SPEC 7) of the sequence files sketched by this command."""
+    return MinCountParams(min_count=args.min_count, mc_depth=args.mc_depth,
+                          mc_width_bits=args.mc_width_bits)
 
 
 def _jsd_params(args, like: SketchSet | None = None) -> dict:
@@ -222,16 +230,23 @@ def _warn_without_kmers(session: _Session, paths: Sequence[str], empty: Sequence
             session.warnings.append(f"{path}: {cause}")
 
 
-def _sketch_path(path: str, params: dict, backend_name: str) -> np.ndarray:
+def _min_count_arguments(min_count: MinCountParams) -> dict:
+    """The backend's min_count argument, given only for m > 1 (SPEC 7)."""
+    return {"min_count": min_count} if min_count.active else {}
+
+
+def _sketch_path(path: str, params: dict, backend_name: str,
+                 min_count: MinCountParams = MinCountParams()) -> np.ndarray:
     """Sketch one genome file where this runs (a cluster worker reads the file itself)."""
     hll = HllParams(params["p"], params["w"])
     backend = get_backend(backend_name)
     return next(backend.sketch_hll([[read_sequence_file(path)]], params["k"], hll,
-                                   params["canonical"]))
+                                   params["canonical"], **_min_count_arguments(min_count)))
 
 
 def _sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
-                      session: _Session | None = None, threads: int | None = None) -> SketchSet:
+                      session: _Session | None = None, threads: int | None = None,
+                      min_count: MinCountParams = MinCountParams()) -> SketchSet:
     names = genome_names(paths)
     hll = HllParams(params["p"], params["w"])
     progress = (session.progress("sketch", len(paths)) if session is not None
@@ -239,9 +254,10 @@ def _sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None
     bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
         results = backend.sketch_hll(_timed_genomes(paths, progress, bases, backend),
-                                     params["k"], hll, params["canonical"], threads=threads)
+                                     params["k"], hll, params["canonical"], threads=threads,
+                                     **_min_count_arguments(min_count))
     else:
-        results = executor.map_ordered(_sketch_path, paths, params, backend.name)
+        results = executor.map_ordered(_sketch_path, paths, params, backend.name, min_count)
     registers = _each_with_progress(results, progress, bases)
     arrays = {"registers": np.stack(registers) if registers
               else np.zeros((0, hll.m), dtype=np.uint8)}
@@ -250,7 +266,8 @@ def _sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None
                             f"no k-mer of length {params['k']}")
     return SketchSet(kind="hll", params=params, names=names,
                      files=[[str(p)] for p in paths], arrays=arrays,
-                     origin=_sequence_origin(paths), from_sequences=True)
+                     origin=_sequence_origin(paths), from_sequences=True,
+                     min_counts=[min_count.record()] * len(paths) if min_count.active else [])
 
 
 def _sequence_origin(paths: Sequence[str]) -> str:
@@ -310,7 +327,8 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: _
         backend = _backend(args, session)
         if kind == "hll":
             sets.append(_sketch_sequences(sequence_paths, _hll_params(args, like), backend,
-                                          executor, session, args.threads))
+                                          executor, session, args.threads,
+                                          _min_count_params(args)))
         else:
             sets.append(_pqa_sequences(sequence_paths, _jsd_params(args, like), backend,
                                        executor, session, args.threads))
@@ -327,13 +345,15 @@ def _command_sketch(args, session: _Session) -> None:
     with _executor(args) as executor:
         backend = _backend(args, session)
         if args.kind == "pqa":
+            if _min_count_params(args).active:
+                raise InputError("--min-count: filters HyperLogLog sketches, not --kind pqa")
             sketches = _pqa_sequences(args.files, _jsd_params(args), backend, executor, session,
                                       args.threads)
         else:
             params = _hll_params(args)
             engine_params("hll", params)
             sketches = _sketch_sequences(args.files, params, backend, executor, session,
-                                         args.threads)
+                                         args.threads, _min_count_params(args))
     write_sketches(output, sketches)
 
 
@@ -351,9 +371,13 @@ def _command_info(args, session: _Session) -> None:
         estimates = (cardinalities(sketches.arrays["registers"],
                                    HllParams(sketches.params["p"], sketches.params["w"]))
                      if sketches.kind == "hll" else [None] * len(sketches))
-        for name, files, estimate in zip(sketches.names, sketches.files, estimates):
+        for index, (name, files, estimate) in enumerate(zip(sketches.names, sketches.files,
+                                                             estimates)):
             size = f"~{estimate:.0f} distinct k-mers\t" if estimate is not None else ""
-            lines.append(f"  {name}\t{size}{','.join(files)}")
+            record = sketches.min_count(index)
+            kept = (f"min_count={record['m']} (Count-Min {record['mc_depth']} x "
+                    f"2^{record['mc_width_bits']})\t" if record else "")
+            lines.append(f"  {name}\t{size}{kept}{','.join(files)}")
     output = session.outputs.open(STDOUT)
     output.write("".join(line + "\n" for line in lines))
 
@@ -751,6 +775,27 @@ def build_parser() -> argparse.ArgumentParser:
         ranged(group, "p", 8, 18, "HLL index bits", like, _HLL_DEFAULTS)
         ranged(group, "w", 4, 8, "HLL register bits", like, _HLL_DEFAULTS)
 
+    def min_count_options(sub):
+        group = sub.add_argument_group("Minimum k-mer count, for reads (SPEC 7)")
+        group.add_argument("--min-count", type=_ranged_int(1, MinCountParams().max_count),
+                           default=1, metavar="M",
+                           help="sketch only k-mers whose Count-Min (conservative update) "
+                                "count reaches M, 1..255; never drops a k-mer seen M times "
+                                "(default 1: every k-mer, no Count-Min)")
+        group.add_argument("--mc-depth", type=_ranged_int(MC_DEPTH.low, MC_DEPTH.high),
+                           default=MC_DEPTH.default, metavar="D",
+                           help=f"Count-Min rows for --min-count, {MC_DEPTH.low}.."
+                                f"{MC_DEPTH.high} (default {MC_DEPTH.default})")
+        group.add_argument("--mc-width-bits",
+                           type=_ranged_int(MC_WIDTH_BITS.low, MC_WIDTH_BITS.high),
+                           default=MC_WIDTH_BITS.default, metavar="CW",
+                           help=f"log2 counters per Count-Min row for --min-count, "
+                                f"{MC_WIDTH_BITS.low}..{MC_WIDTH_BITS.high} (default "
+                                f"{MC_WIDTH_BITS.default}); 2^CW should be 3x the reads' "
+                                f"distinct k-mers or more, else rare k-mers pass (20: ~350k, a "
+                                f"virus; 24: a bacterium at 30x; docs/min_count.md). Memory "
+                                f"per genome in flight: 4 x D x 2^CW bytes")
+
     def jsd_options(sub, with_k, from_sketches):
         group = sub.add_argument_group("JSD engine (SPEC 4)")
         like = ", or that of the sketch files given" if from_sketches else ""
@@ -776,6 +821,7 @@ def build_parser() -> argparse.ArgumentParser:
     output_option(sketch)
     backend_options(sketch)
     hll_options(sketch, from_sketches=False)
+    min_count_options(sketch)
     jsd_options(sketch, with_k=False, from_sketches=False)
     cluster_options(sketch)
     sketch.set_defaults(run=_command_sketch)
@@ -813,6 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also draw a clustered heatmap of the Jaccard matrix; the suffix "
                            "picks the format (png, svg, pdf, ...; default: no plot)")
     hll_options(dist, from_sketches=True)
+    min_count_options(dist)
     cluster_options(dist)
     dist.set_defaults(run=_command_dist)
 
@@ -837,6 +884,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the references with value >= H (<= H for mash; ANI in percent; "
                              "default: every reference)")
     hll_options(search, from_sketches=True)
+    min_count_options(search)
     search.set_defaults(run=_command_search)
 
     jsd = matrix_command("jsd", "all-pairs Jensen-Shannon divergence",

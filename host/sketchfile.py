@@ -8,14 +8,18 @@ member         type                       content
 ``header``     uint8 (UTF-8 JSON)         ``format``, ``format_version``, ``tool_version``,
                                           ``kind`` (``hll`` or ``pqa``), ``params`` (every
                                           parameter that changes a sketch), ``genomes``: a
-                                          list of ``{name, files}``
+                                          list of ``{name, files}``, plus ``min_count`` for
+                                          an HLL genome sketched with m > 1 (SPEC 7: m and
+                                          the Count-Min's mc_depth, mc_width_bits,
+                                          mc_counter_bits, mc_seed)
 ``registers``  uint8 [N, 2^p]             kind ``hll``: the registers of each genome
 ``tags``       uint32 [N, 2^R, n]         kind ``pqa``: entry tags, queue by queue
 ``values``     uint32 [N, 2^R, n]         kind ``pqa``: entry values (0 = empty)
 =============  =========================  ==================================================
 
 Two sketch sets can be compared or merged only when kind and params are equal; the error names
-the parameter and both files. A genome name may occur once in a merged set; the error names both
+the parameter and both files. The minimum-count filter is per genome and need not agree (reads
+sketched with m = 2 against a reference sketched with m = 1). A genome name may occur once in a merged set; the error names both
 sources. Reading checks everything a later step relies on (parameters, array types and shapes),
 so a damaged or foreign file is refused with one line naming it, never half-used.
 """
@@ -33,6 +37,7 @@ from . import __version__
 from .io import InputError, atomic_output, read_input
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.jsd import JsdParams
+from kmerspec.golden.mincount import MinCountParams
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "SketchSet", "read_sketches", "write_sketches",
            "is_sketch_file", "merge", "engine_params"]
@@ -60,9 +65,16 @@ class SketchSet:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     origin: str = "<memory>"
     from_sequences: bool = False
+    #: per genome, the MinCountParams.record() of its minimum-count filter ({} for m = 1);
+    #: an empty list means m = 1 for every genome
+    min_counts: list[dict] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def min_count(self, index: int) -> dict:
+        """The minimum-count record of genome ``index`` ({} when sketched with m = 1)."""
+        return self.min_counts[index] if self.min_counts else {}
 
     def source(self, index: int) -> str:
         """Where genome ``index`` came from: its sequence file, or the sketch file."""
@@ -119,7 +131,17 @@ def merge(sets: list[SketchSet]) -> SketchSet:
         files=[f for s in sets for f in s.files],
         arrays={key: np.concatenate([s.arrays[key] for s in sets])
                 for key in _ARRAYS_OF_KIND[first.kind]},
-        origin=first.origin, from_sequences=all(s.from_sequences for s in sets))
+        origin=first.origin, from_sequences=all(s.from_sequences for s in sets),
+        min_counts=([s.min_count(index) for s in sets for index in range(len(s))]
+                    if any(s.min_counts for s in sets) else []))
+
+
+def _genome_entry(sketches: SketchSet, index: int) -> dict:
+    """A genome of the header; ``min_count`` only for m > 1, so m = 1 files stay as they were."""
+    entry = {"name": sketches.names[index], "files": sketches.files[index]}
+    if sketches.min_count(index):
+        entry["min_count"] = sketches.min_count(index)
+    return entry
 
 
 def write_sketches(target, sketches: SketchSet) -> None:
@@ -131,7 +153,7 @@ def write_sketches(target, sketches: SketchSet) -> None:
     header = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "tool_version": __version__,
         "kind": sketches.kind, "params": sketches.params,
-        "genomes": [{"name": n, "files": f} for n, f in zip(sketches.names, sketches.files)],
+        "genomes": [_genome_entry(sketches, index) for index in range(len(sketches))],
     }
     encoded = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
     np.savez(target, header=encoded, **sketches.arrays)
@@ -153,7 +175,18 @@ def _is_list_of(value, kind) -> bool:
     return isinstance(value, list) and all(isinstance(item, kind) for item in value)
 
 
-def _check_header(path: Path, header) -> tuple[str, dict, list[str], list[list[str]]]:
+def _min_count_record(path: Path, genome: dict) -> dict:
+    record = genome.get("min_count", {})
+    try:
+        if not isinstance(record, dict) or record != MinCountParams.from_record(record).record():
+            raise ValueError(f"not a filter record: {record!r}")
+    except (KeyError, TypeError, ValueError) as error:
+        raise InputError(f"{path}: damaged sketch header (min_count of genome "
+                         f"{genome['name']!r}: {_one_line(error)})") from None
+    return record
+
+
+def _check_header(path: Path, header) -> tuple[str, dict, list[str], list[list[str]], list]:
     if not isinstance(header, dict):
         raise InputError(f"{path}: damaged sketch header (not a JSON object)")
     if header.get("format") != FORMAT or header.get("format_version") != FORMAT_VERSION:
@@ -172,7 +205,9 @@ def _check_header(path: Path, header) -> tuple[str, dict, list[str], list[list[s
             isinstance(g, dict) and isinstance(g.get("name"), str)
             and _is_list_of(g.get("files"), str) for g in genomes)):
         raise InputError(f"{path}: damaged sketch header (genome list)")
-    return kind, params, [g["name"] for g in genomes], [g["files"] for g in genomes]
+    min_counts = [_min_count_record(path, g) for g in genomes]
+    return (kind, params, [g["name"] for g in genomes], [g["files"] for g in genomes],
+            min_counts if any(min_counts) else [])
 
 
 def _expected_shape(kind: str, params: dict) -> tuple[tuple[int, ...], np.dtype]:
@@ -199,7 +234,7 @@ def read_sketches(path) -> SketchSet:
                 header = json.loads(archive["header"].tobytes().decode())
             except (ValueError, UnicodeDecodeError) as error:
                 raise InputError(f"{path}: damaged sketch header ({error})") from None
-            kind, params, names, files = _check_header(path, header)
+            kind, params, names, files, min_counts = _check_header(path, header)
             shape, dtype = _expected_shape(kind, params)
             arrays = {}
             for key in _ARRAYS_OF_KIND[kind]:
@@ -218,7 +253,7 @@ def read_sketches(path) -> SketchSet:
             int(arrays["registers"].max()) > HllParams(params["p"], params["w"]).max_rank:
         raise InputError(f"{path}: damaged sketch file (a register exceeds 2^w - 1)")
     return SketchSet(kind=kind, params=params, names=names, files=files, arrays=arrays,
-                     origin=os.fspath(path))
+                     origin=os.fspath(path), min_counts=min_counts)
 
 
 def _one_line(error: BaseException) -> str:

@@ -14,7 +14,8 @@ __all__ = ["IntParam", "check_int", "check_positive", "check_fields", "K", "P", 
            "PQA_QUEUE_BITS", "KERNEL_QUEUE_BITS", "PQA_SLOTS", "MOTIF_KMIN", "MOTIF_KMAX",
            "MOTIF_DEPTH", "CM_COUNTER_BITS", "H3_SEED", "STORE_SETS", "STORE_WAYS",
            "READ_LATENCY", "BYTES_PER_CYCLE", "FIFO_DEPTH", "JACC_PIVOTS", "JACC_STREAMS",
-           "JSD_PIVOTS", "DATA_WIDTH"]
+           "JSD_PIVOTS", "DATA_WIDTH", "MIN_COUNT", "MC_DEPTH", "MC_WIDTH_BITS",
+           "MC_COUNTER_BITS", "MC_SEED"]
 
 
 def check_int(name: str, value, low: int, high: int) -> int:
@@ -57,6 +58,17 @@ def check_fields(params, specs) -> None:
 K = IntParam("k", 31, 1, 32, "k-mer length")
 P = IntParam("p", 14, 8, 18, "HyperLogLog index bits: m = 2^p registers")
 W = IntParam("w", 4, 4, 8, "HyperLogLog register width in bits")
+
+# The minimum-count prefilter of the HyperLogLog (SPEC 7).
+MIN_COUNT = IntParam("min_count", 1, 1, (1 << 32) - 1,
+                     "a k-mer enters the HLL once its Count-Min estimate reaches it (runtime)")
+MC_DEPTH = IntParam("mc_depth", 4, 1, 16, "Count-Min rows of the minimum-count prefilter")
+MC_WIDTH_BITS = IntParam("mc_width_bits", 20, 1, 24,
+                         "Count-Min columns of the minimum-count prefilter: 2^mc_width_bits")
+MC_COUNTER_BITS = IntParam("mc_counter_bits", 8, 1, 32,
+                           "counter width of the minimum-count prefilter (saturating)")
+MC_SEED = IntParam("mc_seed", 0, 0, (1 << 32) - 1,
+                   "row r of the minimum-count prefilter hashes with murmur3_32 seed mc_seed + r")
 
 # The JSD engine (SPEC 4).
 SAMPLE_BITS = IntParam("s", 10, 0, 32, "a k-mer is sampled when the low s bits of its hash are 0")

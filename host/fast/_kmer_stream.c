@@ -218,13 +218,35 @@ static int acquire(KmerStream *self)
     return 0;
 }
 
+/* The minimum-count prefilter (SPEC 7): a conservative-update Count-Min insertion per k-mer,
+ * in stream order; the k-mer reaches the HLL iff the insertion's estimate is >= min_count. */
+typedef struct {
+    HllSink hll;
+    uint32_t *counters;  /* depth rows of width counters; the caller's, kept between blocks */
+    Py_ssize_t width, depth;
+    uint32_t seed, mask, limit, min_count;
+} MinCountSink;
+
+static inline void emit_min_count(void *context, uint64_t word)
+{
+    MinCountSink *sink = context;
+    uint32_t row_index[16];
+    for (Py_ssize_t r = 0; r < sink->depth; r++)
+        row_index[r] = murmur3_32(word, sink->seed + (uint32_t)r) & sink->mask;
+    if (countmin_step(sink->counters, sink->width, sink->depth, row_index, sink->limit, 1)
+            >= sink->min_count)
+        emit_hll(&sink->hll, word);
+}
+
 static PyObject *stream_hll(KmerStream *self, PyObject *args)
 {
     Py_buffer data;
-    PyObject *registers_object;
-    int p, w;
-    Array registers = {0};
-    if (!PyArg_ParseTuple(args, "y*Oii", &data, &registers_object, &p, &w))
+    PyObject *registers_object, *counters_object = NULL;
+    int p, w, width_bits = 0;
+    unsigned long seed = 0, max_count = 0, min_count = 1;
+    Array registers = {0}, counters = {0};
+    if (!PyArg_ParseTuple(args, "y*Oii|Oikkk", &data, &registers_object, &p, &w,
+                          &counters_object, &width_bits, &seed, &max_count, &min_count))
         return NULL;
     if (get_array(registers_object, &registers, 1, 1, "registers") < 0)
         goto fail;
@@ -233,17 +255,41 @@ static PyObject *stream_hll(KmerStream *self, PyObject *args)
                      "(p=%d, w=%d, %zd registers)", p, w, registers.count);
         goto fail;
     }
+    Py_ssize_t width = (Py_ssize_t)1 << (width_bits & 31);
+    if (counters_object != NULL) {
+        if (get_array(counters_object, &counters, 4, 1, "counters") < 0)
+            goto fail;
+        if (width_bits < 1 || width_bits > 24 || counters.count % width != 0
+                || counters.count / width < 1 || counters.count / width > 16
+                || min_count < 2 || min_count > max_count || max_count > UINT32_MAX
+                || seed > UINT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "hll: the minimum-count prefilter needs 1..16 rows "
+                         "of 2^width_bits counters (1 <= width_bits <= 24) and "
+                         "2 <= min_count <= max_count < 2^32 (%zd counters, width_bits=%d, "
+                         "min_count=%lu, max_count=%lu)", counters.count, width_bits,
+                         min_count, max_count);
+            goto fail;
+        }
+    }
     if (acquire(self) < 0)
         goto fail;
-    HllSink sink = {registers.view.buf, (unsigned)p, (1u << w) - 1};
+    HllSink hll = {registers.view.buf, (unsigned)p, (1u << w) - 1};
+    MinCountSink filter = {hll, counters.view.buf, width, counters.count / width,
+                           (uint32_t)seed, (uint32_t)(width - 1), (uint32_t)max_count,
+                           (uint32_t)min_count};
     Py_BEGIN_ALLOW_THREADS
-    parse_block(self, data.buf, (size_t)data.len, emit_hll, &sink);
+    if (counters_object != NULL)
+        parse_block(self, data.buf, (size_t)data.len, emit_min_count, &filter);
+    else
+        parse_block(self, data.buf, (size_t)data.len, emit_hll, &hll);
     Py_END_ALLOW_THREADS
     self->busy = 0;
+    release(&counters, 1);
     release(&registers, 1);
     PyBuffer_Release(&data);
     Py_RETURN_NONE;
 fail:
+    release(&counters, 1);
     release(&registers, 1);
     PyBuffer_Release(&data);
     return NULL;
@@ -338,7 +384,10 @@ static int stream_init(KmerStream *self, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef stream_methods[] = {
     {"hll", (PyCFunction)stream_hll, METH_VARARGS,
-     "hll(block, registers, p, w): insert the block's k-mers into uint8 registers (2^p)."},
+     "hll(block, registers, p, w[, counters, width_bits, seed, max_count, min_count]): insert "
+     "the block's k-mers into uint8 registers (2^p); with the uint32 counters of the minimum-"
+     "count prefilter (depth x 2^width_bits, zero at the genome's start), only those whose "
+     "conservative Count-Min estimate reaches min_count (SPEC 7)."},
     {"kmers", (PyCFunction)stream_kmers, METH_VARARGS,
      "kmers(block, out) -> count: the block's k-mer words into uint64 out (len(block) words)."},
     {"sample", (PyCFunction)stream_sample, METH_VARARGS,

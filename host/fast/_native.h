@@ -29,6 +29,27 @@ void release(Array *arrays, int n);
  * Python error already set when `failed`. */
 PyObject *release_and_return(Array *arrays, int n, int failed);
 
+/* One Count-Min insertion at the row indices given; returns its estimate. */
+static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ssize_t depth,
+                                     const uint32_t *row_index, uint32_t limit, int conservative)
+{
+    uint32_t estimate = UINT32_MAX;
+    for (Py_ssize_t r = 0; r < depth; r++) {
+        uint32_t value = counters[r * width + row_index[r]];
+        value = value < limit ? value + 1 : limit;
+        if (value < estimate)
+            estimate = value;
+    }
+    for (Py_ssize_t r = 0; r < depth; r++) {
+        uint32_t *counter = &counters[r * width + row_index[r]];
+        uint32_t value = *counter < limit ? *counter + 1 : limit;
+        if (!conservative || value == estimate)
+            *counter = value;
+    }
+    return estimate;
+}
+
+
 extern PyMethodDef allpairs_methods[];
 extern PyMethodDef jsd_methods[];
 void init_allpairs(void);

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from kmerspec.golden.hll import HllParams
+from kmerspec.golden.mincount import MinCountParams
 from .kmers import BLOCK_BYTES, file_blocks, record_bases
 from .native import native
 from .threads import map_in_threads
@@ -59,27 +60,36 @@ def insert_kmers(registers: np.ndarray, kmers: np.ndarray, params: HllParams) ->
 
 
 def sketch_files(files: list, k: int, params: HllParams, canonical: bool = True,
-                 block_bytes: int = BLOCK_BYTES) -> np.ndarray:
+                 block_bytes: int = BLOCK_BYTES,
+                 min_count: MinCountParams = MinCountParams()) -> np.ndarray:
     """The registers of one genome made of several files (uint8 array of m registers).
 
-    Each file is bytes or a streamable host.reader.SequenceFile; memory is one block.
+    Each file is bytes or a streamable host.reader.SequenceFile; memory is one block, plus the
+    ``mc_depth x 2^mc_width_bits`` uint32 counters of the minimum-count prefilter when
+    ``min_count.min_count`` > 1 (SPEC 7; shared by the genome's files).
     """
     if not isinstance(k, int) or not 1 <= k <= 32:
         raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
     registers = np.zeros(params.m, dtype=np.uint8)
+    prefilter = ()
+    if min_count.active:
+        counters = np.zeros((min_count.mc_depth, 1 << min_count.mc_width_bits), dtype=np.uint32)
+        prefilter = (counters, min_count.mc_width_bits, min_count.mc_seed, min_count.max_count,
+                     min_count.min_count)
     for file in files:
         stream = native.KmerStream(k, canonical)
         for block in file_blocks(file, block_bytes):
-            stream.hll(block, registers, params.p, params.w)
+            stream.hll(block, registers, params.p, params.w, *prefilter)
         record_bases(file, stream)
     return registers
 
 
 def sketch_genomes(genomes: Iterable[list], k: int, params: HllParams, canonical: bool = True,
-                   threads: int | None = None) -> Iterator[np.ndarray]:
+                   threads: int | None = None,
+                   min_count: MinCountParams = MinCountParams()) -> Iterator[np.ndarray]:
     """The registers of each genome, in order, genomes sketched ``threads`` at a time."""
-    return map_in_threads(lambda files: sketch_files(files, k, params, canonical), genomes,
-                          threads)
+    return map_in_threads(lambda files: sketch_files(files, k, params, canonical,
+                                                     min_count=min_count), genomes, threads)
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:

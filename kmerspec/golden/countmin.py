@@ -25,10 +25,12 @@ UPDATES = ("cu", "cm")
 RowIndexer = Callable[[int], list[int]]
 
 
-def murmur3_row_indices(depth: int, width_bits: int) -> RowIndexer:
-    """Row r index = low ``width_bits`` bits of murmur3_32(x, seed=r) (the JSD engine)."""
+def murmur3_row_indices(depth: int, width_bits: int, seed: int = 0) -> RowIndexer:
+    """Row r index = low ``width_bits`` bits of murmur3_32(x, seed=seed + r mod 2^32) (the JSD
+    engine with seed 0, the minimum-count prefilter with its ``mc_seed``)."""
     mask = (1 << width_bits) - 1
-    return lambda word: [murmur3_32(word, row) & mask for row in range(depth)]
+    return lambda word: [murmur3_32(word, (seed + row) & 0xFFFFFFFF) & mask
+                         for row in range(depth)]
 
 
 def h3_row_indices(seed_words_per_row: list[list[int]]) -> RowIndexer:

@@ -1,0 +1,143 @@
+"""`--min-count` on the command line (SPEC 7): sketch and dist equal the golden model, m = 1
+files are byte-identical to the plain ones, the filter is recorded per genome and survives
+merge, mixed filters compare, mistakes are one line."""
+
+import gzip
+import random
+
+import numpy as np
+import pytest
+
+from host.cli import main
+from host.sketchfile import read_sketches, write_sketches
+from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.mincount import MinCountParams, passing_kmers
+from kmerspec.golden.parse import kmers
+from tests.genomes import random_sequence
+from tests.test_fast_mincount import reads_text
+
+
+@pytest.fixture(scope="module")
+def reads_and_reference(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("reads")
+    rng = random.Random(17)
+    genome = random_sequence(rng, 3000)
+    reference = directory / "reference.fa"
+    reference.write_bytes(b">ref\n" + genome + b"\n")
+    reads = directory / "reads.fq.gz"
+    reads.write_bytes(gzip.compress(reads_text(rng, genome, 400, 100, 0.01, fastq=True)))
+    return reads, reference
+
+
+def run(*args):
+    return main([str(a) for a in args])
+
+
+def test_sketch_equals_golden_and_records_the_filter(tmp_path, reads_and_reference):
+    reads, reference = reads_and_reference
+    out = tmp_path / "reads.sketch"
+    assert run("sketch", reads, "-o", out, "--p", 10, "--min-count", 2, "--mc-width-bits",
+               12) == 0
+    sketches = read_sketches(out)
+    params = MinCountParams(min_count=2, mc_width_bits=12)
+    assert sketches.min_counts == [params.record()]
+    assert sketches.params == {"k": 31, "p": 10, "w": 4, "canonical": True, "hash": "fmix64"}
+    golden = Hll(HllParams(10, 4)).update(passing_kmers(kmers(gzip.decompress(
+        reads.read_bytes()), 31), params))
+    assert sketches.arrays["registers"][0].tolist() == golden.registers
+    golden_out = tmp_path / "golden.sketch"
+    assert run("sketch", reads, "-o", golden_out, "--p", 10, "--min-count", 2,
+               "--mc-width-bits", 12, "--backend", "golden") == 0
+    assert golden_out.read_bytes() == out.read_bytes()
+
+
+def test_min_count_one_is_byte_identical(tmp_path, reads_and_reference):
+    reads, reference = reads_and_reference
+    plain, one = tmp_path / "plain.sketch", tmp_path / "one.sketch"
+    assert run("sketch", reads, reference, "-o", plain, "--p", 10) == 0
+    assert run("sketch", reads, reference, "-o", one, "--p", 10, "--min-count", 1,
+               "--mc-depth", 2) == 0
+    assert one.read_bytes() == plain.read_bytes()
+
+
+def test_reads_against_reference(tmp_path, reads_and_reference, capsys):
+    """m = 2 lifts Jaccard(reads, reference); a reads sketch (m = 2) and a reference sketch
+    (m = 1) compare, merge and show their filter in info. --min-count filters every sequence
+    file of the command (as Mash's -m), so the reference comes as a sketch file."""
+    reads, reference = reads_and_reference
+    reference_sketch = tmp_path / "ref.sketch"
+    assert run("sketch", reference, "-o", reference_sketch, "--p", 12) == 0
+
+    def jaccard(*inputs_and_options):
+        out = tmp_path / "d.tsv"
+        assert run("dist", *inputs_and_options, "-o", out) == 0
+        return float(out.read_text().splitlines()[2].split("\t")[2])
+
+    plain = jaccard(reads, reference_sketch)
+    filtered = jaccard(reads, reference_sketch, "--min-count", "2")
+    assert plain < 0.6 < 0.9 < filtered
+    reads_sketch = tmp_path / "r.sketch"
+    assert run("sketch", reads, "-o", reads_sketch, "--p", 12, "--min-count", 2) == 0
+    merged = tmp_path / "both.sketch"
+    assert run("merge", reads_sketch, reference_sketch, "-o", merged) == 0
+    assert [bool(record) for record in read_sketches(merged).min_counts] == [True, False]
+    assert jaccard(merged) == filtered
+    capsys.readouterr()
+    assert run("info", merged) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "\tmin_count=2 (Count-Min 4 x 2^20)\t" in lines[1] and "min_count" not in lines[2]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--min-count", "0"], "argument --min-count: must be from 1 to 255, not 0"),
+    (["--min-count", "256"], "argument --min-count: must be from 1 to 255, not 256"),
+    (["--mc-width-bits", "25"], "argument --mc-width-bits: must be from 1 to 24, not 25"),
+    (["--kind", "pqa", "--min-count", "2"],
+     "--min-count: filters HyperLogLog sketches, not --kind pqa"),
+])
+def test_mistakes_are_one_line(tmp_path, reads_and_reference, capsys, args, message):
+    reads, _ = reads_and_reference
+    out = tmp_path / "x.sketch"
+    try:
+        status = run("sketch", reads, "-o", out, *args)
+    except SystemExit as usage_error:  # argparse's own check
+        status = usage_error.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_damaged_filter_record_is_refused(tmp_path, reads_and_reference, capsys):
+    reads, _ = reads_and_reference
+    out = tmp_path / "r.sketch"
+    assert run("sketch", reads, "-o", out, "--p", 10, "--min-count", 3) == 0
+    sketches = read_sketches(out)
+    sketches.min_counts = [dict(sketches.min_counts[0], m=300)]
+    write_sketches(out, sketches)
+    assert run("info", out) == 2
+    assert capsys.readouterr().err == (
+        f"error: {out}: damaged sketch header (min_count of genome 'reads.fq.gz': min_count "
+        f"must be at most 2^mc_counter_bits - 1 = 255, not 300)\n")
+
+
+def test_kernel_backends_refuse_min_count(tmp_path, reads_and_reference, capsys):
+    reads, _ = reads_and_reference
+    assert run("sketch", reads, "-o", tmp_path / "x", "--min-count", 2, "--backend",
+               "sim") == 2
+    assert capsys.readouterr().err.startswith(
+        "error: --min-count above 1: the sketch kernel has no minimum-count prefilter yet")
+    assert not (tmp_path / "x").exists()
+
+
+def test_search_filters_its_sequence_queries(tmp_path, reads_and_reference):
+    reads, reference = reads_and_reference
+    reference_sketch, reads_sketch = tmp_path / "ref.sketch", tmp_path / "r.sketch"
+    assert run("sketch", reference, "-o", reference_sketch, "--p", 12) == 0
+    assert run("sketch", reads, "-o", reads_sketch, "--p", 12, "--min-count", 2) == 0
+    outputs = []
+    for query, options in ((reads, ["--min-count", "2"]), (reads_sketch, [])):
+        out = tmp_path / "s.tsv"
+        assert run("search", query, "--db", reference_sketch, "-o", out, *options) == 0
+        outputs.append(out.read_text().splitlines()[2:])
+    assert outputs[0] == outputs[1] and float(outputs[0][0].split("\t")[2]) > 0.9
