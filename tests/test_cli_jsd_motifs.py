@@ -10,18 +10,14 @@ from kmerspec.golden.entropy import FIXED_ONE
 from kmerspec.golden.jsd import JsdParams, build_pqa_files, jsd_between, jsd_between_fixed
 from kmerspec.golden.motif import MotifParams, find_motifs
 from host.sketchfile import read_sketches
-from tests.genomes import related_sequences
+from tests.genomes import write_related_genomes
 
 
 @pytest.fixture
 def family(tmp_path):
     """Four genomes of one family: a base sequence with 0..3 % point mutations."""
-    paths = []
-    for i, genome in enumerate(related_sequences(31, count=4, length=12_000, step=0.01)):
-        path = tmp_path / f"member{i}.fa"
-        path.write_bytes(b">member\n" + genome + b"\n")
-        paths.append(path)
-    return paths
+    return write_related_genomes(tmp_path, count=4, length=12_000, step=0.01, seed=31,
+                                 prefix="member")
 
 
 def read_matrix(path):

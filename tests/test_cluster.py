@@ -15,7 +15,7 @@ from host.cluster import DaskExecutor
 from host.fast.hll import insert_kmers
 from kmerspec.golden.hll import HllParams
 from host.sketchfile import SketchSet, write_sketches
-from tests.genomes import related_sequences
+from tests.genomes import write_related_genomes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,12 +50,8 @@ def test_map_ordered_survives_a_killed_worker(executor):
 
 @pytest.fixture
 def genome_files(tmp_path):
-    paths = []
-    for i, genome in enumerate(related_sequences(21, count=6, length=20_000, step=0.02)):
-        path = tmp_path / f"g{i}.fa"
-        path.write_bytes(b">g\n" + genome + b"\n")
-        paths.append(str(path))
-    return paths
+    return [str(path) for path in write_related_genomes(tmp_path, count=6, length=20_000,
+                                                        step=0.02, seed=21)]
 
 
 def test_cluster_results_equal_single_process(tmp_path, genome_files, executor):

@@ -3,6 +3,7 @@ n_records, clean state after abort/reset/FRESH -- cocotb on the generated Verilo
 kernels the other kernel tests build (no extra Verilator build) -- and the host's checks
 (host.control) with their one-line errors."""
 
+import numpy as np
 import pytest
 
 from host.control import KernelError, check_error, check_identity, timeout_cycles
@@ -123,13 +124,26 @@ class FakeXrt:
             def group_id(self, index):
                 return 0
 
-            def __call__(self, *args):
-                return Run()
-
         class Run:
+            def __init__(self, kernel):
+                self.arguments = {}
+
+            def set_arg(self, index, value):
+                self.arguments[index] = value
+
+            def start(self):
+                pass
+
             def wait(self, timeout_ms):
                 fake.waits.append(timeout_ms)
                 return fake.state
+
+        class XclbinKernel:
+            def get_name(self):
+                return built.desc.name
+
+            def get_num_args(self):
+                return len(built.desc.args)
 
         class Bo:
             normal = 0
@@ -140,8 +154,8 @@ class FakeXrt:
             def write(self, data, offset):
                 self.data[offset:offset + len(data)] = bytes(data)
 
-            def read(self, size, offset):
-                return bytes(self.data[offset:offset + size])
+            def read(self, size, offset):  # pyxrt gives a numpy array of the bytes
+                return np.frombuffer(bytes(self.data[offset:offset + size]), dtype=np.uint8)
 
             def sync(self, direction, size, offset):
                 pass
@@ -149,10 +163,12 @@ class FakeXrt:
             def address(self):
                 return 0x1000
 
-        self.kernel, self.bo = Kernel, Bo
+        self.kernel, self.bo, self.run = Kernel, Bo, Run
         self.device = lambda index: object()
-        self.xclbin = lambda path: object()
-        self.ert_cmd_state = type("State", (), {"ERT_CMD_STATE_COMPLETED": "completed"})
+        self.xclbin = lambda path: type("Xclbin", (), {"get_kernels":
+                                                       lambda self: [XclbinKernel()]})()
+        self.ert_cmd_state = type("State", (), {"ERT_CMD_STATE_COMPLETED": "completed",
+                                                "ERT_CMD_STATE_TIMEOUT": "timeout"})
         self.xclBOSyncDirection = type("Dir", (), {"XCL_BO_SYNC_BO_TO_DEVICE": 0,
                                                    "XCL_BO_SYNC_BO_FROM_DEVICE": 1})
 
