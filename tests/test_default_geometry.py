@@ -89,8 +89,9 @@ def test_dist_default_sim_geometry_equals_sw(tmp_path):
     outputs = {}
     for backend in ("sw", "sim"):
         extra = ["--sim-geometry", "default"] if backend == "sim" else []
-        run = subprocess.run([sys.executable, "-m", "host", "dist", *paths, "--backend", backend,
-                              *extra], capture_output=True, text=True, timeout=7200)
+        run = subprocess.run([sys.executable, "-m", "host", "dist", *paths, "-o", "-",
+                              "--backend", backend, *extra], capture_output=True, text=True,
+                             timeout=7200)
         assert run.returncode == 0, run.stderr
         outputs[backend] = run.stdout
     assert outputs["sim"] == outputs["sw"]
