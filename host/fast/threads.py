@@ -4,9 +4,8 @@ Python threads run them on every core, and results never depend on the thread co
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["thread_count", "map_in_threads"]
+__all__ = ["thread_count", "map_in_threads", "map_largest_first"]
 
 
 def thread_count(threads: int | None = None) -> int:
@@ -33,6 +32,7 @@ def map_in_threads(function: Callable, items: Iterable, threads: int | None = No
     if threads == 1:
         yield from map(function, items)
         return
+    from concurrent.futures import ThreadPoolExecutor  # here: one thread does without its import
     window = window or 2 * threads
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fast") as pool:
         pending: deque = deque()
@@ -45,4 +45,35 @@ def map_in_threads(function: Callable, items: Iterable, threads: int | None = No
                 yield pending.popleft().result()
         finally:
             for future in pending:
+                future.cancel()
+
+
+def map_largest_first(function: Callable, items: Iterable, cost: Callable,
+                      threads: int | None = None) -> Iterator:
+    """``function(item)`` for every item, yielded in the order of ``items``, computed in the
+    order of decreasing ``cost(item)``.
+
+    The threads take the next item whenever they finish one (a dynamic queue), and the run ends
+    on the cheapest items, so no thread waits long for another to finish a big one. Every item
+    is taken at once, and a result is held until those before it in ``items`` are yielded: meant
+    for cheap items such as file handles, whose cost is known before they are read. Ties keep
+    the order of ``items``. One thread runs everything in the calling thread, in input order.
+    """
+    threads = thread_count(threads)
+    if threads == 1:
+        yield from map(function, items)
+        return
+    items = list(items)
+    costs = [cost(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor  # here: one thread does without its import
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fast") as pool:
+        futures: list = [None] * len(items)
+        # the pool's queue is first in, first out: submitted largest first, taken largest first
+        for index in sorted(range(len(items)), key=lambda i: -costs[i]):
+            futures[index] = pool.submit(function, items[index])
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
                 future.cancel()
