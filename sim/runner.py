@@ -17,7 +17,7 @@
   :data:`LARGE_VERILOG_BYTES` and with ``-O0`` above (a default-geometry kernel: minutes instead
   of most of an hour of C++ compilation, for a slower simulation); ``KSA_CXX_OPT=-O0|-O1|-Os|...``
   forces one level for every design, ``KSA_BUILD_JOBS=N`` sets the parallel compile jobs
-  (default: every core).  docs/default_geometry.md has the measured trade-off.
+  (default: every core, at most 4).  docs/default_geometry.md has the measured trade-off.
 * ``parameters`` (JSON-serialisable) reach the test module as :func:`params` (env ``KSA_PARAMS``);
   :func:`run_kernel_bench` builds a kernel from its Params (kmerspec.kernels) and passes them as
   ``params`` (``Params.to_dict()``; the bench reads them back with
