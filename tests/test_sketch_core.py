@@ -158,13 +158,21 @@ def test_core_bank_switches_in_every_lane(seed):
     assert len(stats["stops"]) > 1, "some genome end should wait for a drain"
 
 
-def test_reset_forgets_a_cut_off_genome():
+@pytest.mark.parametrize("both_banks", [False, True])
+def test_reset_forgets_a_cut_off_genome(both_banks):
     """A reset in the middle of a genome (an aborted call, ap_rst_n, a FRESH start) leaves
-    nothing behind: after the core's clear every word of every partial sketch of every lane is 0
-    and the record counter is back at 0, and the next genomes give the golden records."""
+    nothing behind: after the core's clear every word of both banks of every partial sketch of
+    every lane is 0 and the record counter is back at 0, and the next genomes give the golden
+    records. ``both_banks``: the reset comes while a lane's ended genome is still in one bank
+    (waiting for or in its drain) and its next genome has begun in the other."""
     from amaranth.hdl import Module, ResetInserter, Signal
 
-    geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+    if both_banks:
+        geometry = Params(lanes=1, bytes_per_lane=8, p=10, w=4)
+        first_bases, max_block_beats, max_chunk_bytes = 45, 4, 15 * 8
+    else:
+        geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+        first_bases, max_block_beats, max_chunk_bytes = 600, 32, 300
     k = 21
     core = SketchCore(lanes=geometry.lanes, bytes_per_lane=geometry.bytes_per_lane, k=k,
                       p=geometry.p, w=geometry.w)
@@ -173,12 +181,13 @@ def test_reset_forgets_a_cut_off_genome():
     top.submodules.core = ResetInserter({"sync": reset})(core)
     bus_bytes = core.bus_bits // 8
     rng = random.Random(9)
-    genomes = [[b">g%d\n" % index + bytes(rng.choice(b"ACGT") for _ in range(600))]
+    genomes = [[b">g%d\n" % index + bytes(rng.choice(b"ACGT")
+                                           for _ in range(600 if index else first_bases))]
                for index in range(3)]
-    calls = list(pack_chunks(plan_blocks(genomes, geometry, max_block_beats=32), geometry,
-                             max_chunk_bytes=300))
+    calls = list(pack_chunks(plan_blocks(genomes, geometry, max_block_beats=max_block_beats),
+                             geometry, max_chunk_bytes=max_chunk_bytes))
     cut, cut_tags = calls[0]
-    assert not cut_tags, "the first chunk must end no genome (it is cut off)"
+    assert cut_tags == ([0] if both_banks else []), "the first chunk is cut off"
     sketches = [sketch for lane in core._lane_units for sketch in lane._sketches]
     outputs = []
 
@@ -198,13 +207,21 @@ def test_reset_forgets_a_cut_off_genome():
         ctx.set(core.i.valid, 0)
         return bytes(out)
 
-    def words(ctx):
-        return [ctx.get(sketch.banks[bank].data[i]) for sketch in sketches for bank in (0, 1)
+    def words(ctx, banks=(0, 1)):
+        return [ctx.get(sketch.banks[bank].data[i]) for sketch in sketches for bank in banks
                 for i in range(geometry.registers // 16)]
 
     async def testbench(ctx):
         await run_chunk(ctx, cut, 0)
-        await ctx.tick().repeat(core.insert_latency + 4)
+        if both_banks:
+            # the next genome's first k-mers reach bank 1 while bank 0 is still being drained
+            for _ in range(2 * core.insert_latency):
+                if any(words(ctx, [0])) and any(words(ctx, [1])):
+                    break
+                await ctx.tick()
+            assert any(words(ctx, [0])) and any(words(ctx, [1])), "both banks should hold data"
+        else:
+            await ctx.tick().repeat(core.insert_latency + 4)
         assert any(words(ctx)), "the cut-off genome should be in the partial sketches"
         ctx.set(reset, 1)
         await ctx.tick()
@@ -218,6 +235,6 @@ def test_reset_forgets_a_cut_off_genome():
     simulate(top, testbench)
     replies = iter(outputs)
     records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
-                          max_block_beats=32, max_chunk_bytes=300)
+                          max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
     compare_records(records, [expected_record(tag, files, k, geometry)
                               for tag, files in enumerate(genomes)])
