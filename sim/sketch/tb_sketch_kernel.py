@@ -44,7 +44,7 @@ class ThroughputMonitor:
 
     async def _run(self):
         dut = self.dut
-        ending_flag = dut.core.stalled
+        ending_flag = dut.core.core.stalled   # the SketchCore inside the kernel shell
         stop = 0
         while True:
             await RisingEdge(dut.ap_clk)
