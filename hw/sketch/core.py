@@ -241,7 +241,8 @@ class SketchCore(wiring.Component):
                 m.d.comb += running.eq(1)
                 with m.If(writer.done):
                     m.next = "Idle"
-        m.d.comb += self.ending_genome.eq(~fsm.ongoing("Idle") | (pending != 0) | (deferred != 0))
+        m.d.comb += self.ending_genome.eq(~fsm.ongoing("Idle") | (pending != 0) | (deferred != 0)
+                                          | (ends != 0))
         return m
 
 
