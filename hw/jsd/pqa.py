@@ -49,6 +49,12 @@ def entry_layout(R: int) -> data.StructLayout:
     return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS})
 
 
+def _slot_layout(R: int) -> data.StructLayout:
+    """An entry inside the insert pipeline: with ``occupied`` (value != 0), decided where the
+    entry is read from memory, so a tag compare does not wait for a 32-bit zero test."""
+    return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS, "occupied": 1})
+
+
 def queue_layout(R: int, n: int) -> data.StructLayout:
     """One drained queue: its n entries (slot 0 = largest value) and ``last`` on queue 2^R - 1."""
     return data.StructLayout({"entries": data.ArrayLayout(entry_layout(R), n), "last": 1})
@@ -110,6 +116,7 @@ class PqaInsert(wiring.Component):
         m = Module()
         R, n = self.R, self.n
         queue_bits = R
+        slot = _slot_layout(R)
         queue_count = 1 << R
 
         reads, writes = [], []
@@ -171,14 +178,14 @@ class PqaInsert(wiring.Component):
         # the one W writes now
         written = [(Signal(name=f"written_valid_{age}"),
                     Signal(queue_bits, name=f"written_queue_{age}"),
-                    [Signal(entry_layout(R), name=f"written_entry_{age}_{j}") for j in range(n)])
+                    [Signal(slot, name=f"written_entry_{age}_{j}") for j in range(n)])
                    for age in (1, 2, 3)]
 
         # stage 1: the memory words arrive (into the BRAM output register for A); the flags of
         # the forwarding in A are decided against the insertions that will then be 2, 3, 4
         # insertions old (in B now, written 1 and 2 cycles ago)
-        data_a = [Signal(entry_layout(R), name=f"data_a_{j}") for j in range(n)]
-        m.d.sync += [d.eq(read.data) for d, read in zip(data_a, reads)]
+        data_a = [Signal(slot, name=f"data_a_{j}") for j in range(n)]
+        m.d.sync += [d.eq(Cat(read.data, read.data.value != 0)) for d, read in zip(data_a, reads)]
         sources = [(valid_b, queue_b)] + [(v, q) for v, q, _ in written[:-1]]
         forward_a = []
         for distance, (valid, queue) in enumerate(sources, start=2):
@@ -190,7 +197,7 @@ class PqaInsert(wiring.Component):
         # stage A: the queue (memory word or a forwarded written queue, the most recent wins)
         entries_a = []
         for j in range(n):
-            entry = Signal(entry_layout(R), name=f"entry_a_{j}")
+            entry = Signal(slot, name=f"entry_a_{j}")
             current = data_a[j]
             for match, (_, _, words) in reversed(list(zip(forward_a, written))):
                 current = Mux(match, words[j], current)
@@ -198,17 +205,17 @@ class PqaInsert(wiring.Component):
             entries_a.append(entry)
         # the queue of the insertion in B: its forwarded queue, or the result of the insertion
         # of the cycle before it (registered in written[0])
-        held_b = [Signal(entry_layout(R), name=f"held_b_{j}") for j in range(n)]
+        held_b = [Signal(slot, name=f"held_b_{j}") for j in range(n)]
         forward_b = Signal()
         m.d.sync += [h.eq(e) for h, e in zip(held_b, entries_a)]
         entries_b = []
         for j in range(n):
-            entry = Signal(entry_layout(R), name=f"entry_b_{j}")
+            entry = Signal(slot, name=f"entry_b_{j}")
             m.d.comb += entry.eq(Mux(forward_b, written[0][2][j], held_b[j]))
             entries_b.append(entry)
 
         def hits(entries, tag):
-            return Cat(*((entry.value != 0) & (entry.tag == tag) for entry in entries))
+            return Cat(*(entry.occupied & (entry.tag == tag) for entry in entries))
 
         def at_least(entries, value):
             return Cat(*(entry.value >= value for entry in entries))
@@ -270,11 +277,12 @@ class PqaInsert(wiring.Component):
                 chose_upper[j].eq(store & ~taken_before_place & ~ge_above & ~hit_above
                                   if j > 0 else 0),
             ]
-        new_entry = Signal(entry_layout(R))
-        m.d.comb += [new_entry.tag.eq(tag_b), new_entry.value.eq(value_b)]
+        new_entry = Signal(slot)
+        m.d.comb += [new_entry.tag.eq(tag_b), new_entry.value.eq(value_b),
+                     new_entry.occupied.eq(1)]
         results = []
         for j in range(n):
-            result = Signal(entry_layout(R), name=f"result{j}")
+            result = Signal(slot, name=f"result{j}")
             with m.If(chose_new[j]):
                 m.d.comb += result.eq(new_entry)
             with m.Elif(chose_lower[j]):
@@ -296,6 +304,7 @@ class PqaInsert(wiring.Component):
                 m.d.comb += [write.addr.eq(drain_address), write.data.eq(0),
                              write.en.eq(draining_read)]
             with m.Else():
-                m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2][j]),
+                m.d.comb += [write.addr.eq(written[0][1]),
+                             write.data.eq(written[0][2][j].as_value()[:64 - R]),
                              write.en.eq(written[0][0])]
         return m
