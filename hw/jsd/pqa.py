@@ -50,9 +50,8 @@ def entry_layout(R: int) -> data.StructLayout:
 
 
 def _slot_layout(R: int) -> data.StructLayout:
-    """An entry inside the insert pipeline: with ``occupied`` (value != 0), decided once where
-    the entry leaves the BRAM output register, so a tag compare does not wait for a 32-bit zero
-    test."""
+    """An entry inside the insert pipeline: with ``occupied`` (value != 0), decided where the
+    entry is read from memory, so a tag compare does not wait for a 32-bit zero test."""
     return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS, "occupied": 1})
 
 
@@ -185,8 +184,8 @@ class PqaInsert(wiring.Component):
         # stage 1: the memory words arrive (into the BRAM output register for A); the flags of
         # the forwarding in A are decided against the insertions that will then be 2, 3, 4
         # insertions old (in B now, written 1 and 2 cycles ago)
-        data_a = [Signal(entry_layout(R), name=f"data_a_{j}") for j in range(n)]
-        m.d.sync += [d.eq(read.data) for d, read in zip(data_a, reads)]
+        data_a = [Signal(slot, name=f"data_a_{j}") for j in range(n)]
+        m.d.sync += [d.eq(Cat(read.data, read.data.value != 0)) for d, read in zip(data_a, reads)]
         sources = [(valid_b, queue_b)] + [(v, q) for v, q, _ in written[:-1]]
         forward_a = []
         for distance, (valid, queue) in enumerate(sources, start=2):
@@ -199,8 +198,7 @@ class PqaInsert(wiring.Component):
         entries_a = []
         for j in range(n):
             entry = Signal(slot, name=f"entry_a_{j}")
-            # the zero test here, on the BRAM output register, not on the block RAM's slow output
-            current = Cat(data_a[j], data_a[j].value != 0)
+            current = data_a[j]
             for match, (_, _, words) in reversed(list(zip(forward_a, written))):
                 current = Mux(match, words[j], current)
             m.d.comb += entry.eq(current)
