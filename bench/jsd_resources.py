@@ -8,8 +8,8 @@ the lane's 5-seed murmur3 finish (from the sampler's mixed blocks), the 8-way sa
 Count-Min rows, the PQA insert network, the builder's one entropy unit (shared by the lanes), and
 a one-pivot similarity core; then sums a builder lane's parts, scales them by T = 8 and adds the
 shared parts, and scales the pivot unit by the thesis' 24 pivots. The full murmur3 pipeline
-(``Murmur3Hashes``, block mixing included) is printed for reference, outside the sums. ``--kernels`` also synthesizes the
-whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
+(``Murmur3Hashes``, block mixing included) is printed for reference, outside the sums.
+``--kernels`` also synthesizes the whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
 """
 
 import pathlib
