@@ -4,10 +4,12 @@
 
 Synthesizes (``synth_xilinx -family xcup`` through :func:`hw.vitis.synth.yosys_report`) the parts
 of the default geometry (k = 31, s = 10, 5 x 2^14 32-bit Count-Min, 2^12 x 8 PQA, 512-bit bus):
-the 5-seed murmur3 pipeline, the 8-way sampler, the Count-Min rows, the PQA insert network, the
-builder's entropy unit, one whole builder lane, and a one-pivot similarity core; then scales the
-lane by T = 8 and the pivot unit by the thesis' 24 pivots. ``--kernels`` also synthesizes the
-whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
+the lane's 5-seed murmur3 finish (from the sampler's mixed blocks), the 8-way sampler, the
+Count-Min rows, the PQA insert network, the builder's one entropy unit (shared by the lanes), and
+a one-pivot similarity core; then sums a builder lane's parts, scales them by T = 8 and adds the
+shared parts, and scales the pivot unit by the thesis' 24 pivots. The full murmur3 pipeline
+(``Murmur3Hashes``, block mixing included) is printed for reference, outside the sums.
+``--kernels`` also synthesizes the whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
 """
 
 import pathlib
@@ -19,7 +21,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from hw.common.countmin import CountMinUnit  # noqa: E402
 from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
-from hw.jsd.murmur3 import Murmur3Hashes  # noqa: E402
+from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds  # noqa: E402
 from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.sampler import Sampler  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
@@ -34,16 +36,21 @@ THESIS_ROWS = [("thesis build kernel (8 builders)", 75219, None, 960),
                ("thesis similarity kernel (24 pivots)", 757827, None, 4032)]
 
 
+PER_LANE, SHARED, APART = "per lane", "shared", "apart"
+
+
 def parts():
-    """(name, scale, build, part of a builder lane)."""
-    yield "murmur3_32 x 5 seeds", 1, lambda: Murmur3Hashes(range(5)), True
-    yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), True
+    """(name, scale, build, role): PER_LANE parts are summed and scaled by the lanes, SHARED
+    parts (one per builder kernel) added once, APART parts stand alone."""
+    yield "murmur3_32 x 5 seeds (with block mixing)", 1, lambda: Murmur3Hashes(range(5)), APART
+    yield "murmur3 finish x 5 seeds (lane's form)", 1, lambda: Murmur3Seeds(range(5)), PER_LANE
+    yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), PER_LANE
     yield "Count-Min rows 5 x 2^14 x 32", 1, \
-        lambda: CountMinUnit(5, 14, 32, 32, stall_while_clearing=True), True
-    yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), True
-    yield "entropy unit (8 x 32-bit)", 1, lambda: EntropyUnit(32, 8, 12), True
+        lambda: CountMinUnit(5, 14, 32, 32, read_latency=2, stall_while_clearing=True), PER_LANE
+    yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), PER_LANE
+    yield "entropy unit (8 x 32-bit), shared", 1, lambda: EntropyUnit(32, 8, 12), SHARED
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
-        lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), False
+        lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), APART
 
 
 TABLE = ResourceTable(44)
@@ -55,15 +62,15 @@ def main():
         return 1
     wanted, row = args.wanted, TABLE.row
     with tempfile.TemporaryDirectory(prefix="jsd-resources-") as directory:
-        jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part", in_lane)
-                for name, scale, build, in_lane in parts()]
+        jobs = [(name, scale, lambda b=build: part_verilog(b(), "part"), "part", role)
+                for name, scale, build, role in parts()]
         if args.kernels:
             jobs += [("build kernel (default)", 1, lambda: to_verilog(QueueBuilderKernel()),
-                      "jsd_builder", False),
+                      "jsd_builder", APART),
                      ("similarity kernel (8 pivots)", 1,
-                      lambda: to_verilog(JsdSimilarityKernel()), "jsd_similarity", False)]
-        lane = {}
-        for name, scale, text, top, in_lane in jobs:
+                      lambda: to_verilog(JsdSimilarityKernel()), "jsd_similarity", APART)]
+        lane, shared = {}, {}
+        for name, scale, text, top, role in jobs:
             if wanted and not any(w in name for w in wanted):
                 continue
             path = pathlib.Path(directory) / f"{top}.v"
@@ -71,10 +78,11 @@ def main():
             report = yosys_report(path, top, family=args.family)
             res = report["resources"]
             print(row(name, res, report["logic_levels"]), flush=True)
-            if in_lane:
+            if role != APART:
+                total = lane if role == PER_LANE else shared
                 for key, value in res.items():
                     if isinstance(value, (int, float)):
-                        lane[key] = lane.get(key, 0) + value
+                        total[key] = total.get(key, 0) + value
             if scale > 1:
                 scaled = {key: value * scale for key, value in res.items()
                           if isinstance(value, (int, float))}
@@ -82,6 +90,10 @@ def main():
         if lane:
             print(row("JSD parts of one builder lane (sum)", lane), flush=True)
             print(row(f"  x {LANES} lanes", {key: value * LANES for key, value in lane.items()}))
+            if shared:
+                print(row(f"  x {LANES} lanes + shared parts",
+                          {key: value * LANES + shared.get(key, 0)
+                           for key, value in lane.items()}))
     for name, lut, ff, dsp in THESIS_ROWS:
         print(f"| {name:44} | {lut:8} | {'':>8} | {'':>7} | {'':>5} | {dsp:5} | {'':>6} |")
     return 0

@@ -133,3 +133,30 @@ def test_pqa_rejects_bad_parameters():
         PqaInsert(R=0)
     with pytest.raises(ValueError, match="n"):
         PqaInsert(n=65)
+
+
+def distance_inserts(distance, count=400, seed=0):
+    """Insertions whose same-queue neighbours are exactly ``distance`` cycles apart: ``distance``
+    queues in rotation, one insertion per cycle, few tags and values so most insertions change
+    their queue."""
+    rng = random.Random(seed + distance)
+    R = 3
+    return [((rng.randrange(6) << R) | (index % distance), rng.randint(1, 5))
+            for index in range(count)]
+
+
+@pytest.mark.parametrize("distance", PqaInsert.forwarded_distances + (5,))
+def test_pqa_each_forwarding_distance_alone(distance):
+    """Only one read-modify-write distance at a time (5 is the first the memory covers)."""
+    check(PqaInsert(3, 4), [distance_inserts(distance)])
+
+
+@pytest.mark.parametrize("distance", PqaInsert.forwarded_distances)
+def test_pqa_without_one_forwarding_distance_fails(distance):
+    """A mutant that does not forward at one distance must get that distance's run wrong: the
+    test above can fail."""
+    class Mutant(PqaInsert):
+        forwarded_distances = tuple(d for d in PqaInsert.forwarded_distances if d != distance)
+
+    with pytest.raises(AssertionError):
+        check(Mutant(3, 4), [distance_inserts(distance)])

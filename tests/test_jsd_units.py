@@ -6,9 +6,14 @@ import random
 
 import pytest
 
-from kmerspec.golden.hashes import murmur3_32
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.sim import Simulator
+from amaranth.lib.wiring import In, Out
+
+from kmerspec.golden.hashes import murmur3_32, murmur3_mixed_blocks
 from kmerspec.golden.jsd import SAMPLE_SEED
-from hw.jsd.murmur3 import Murmur3Hashes
+from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds, times_constant
 from hw.jsd.sampler import Sampler
 from tests.simulation import simulate
 
@@ -60,6 +65,58 @@ def test_murmur3_thesis_vectors():
     assert got == table
 
 
+@pytest.mark.parametrize("hash_bits", [32, 10, 1])
+def test_murmur3_seeds_from_mixed_blocks(hash_bits):
+    """The lane's form: the sampler's mixed blocks in, murmur3_32 (its low hash_bits) out."""
+    rng = random.Random(hash_bits)
+    seeds = [0, 1, 2, 3, 4] if hash_bits == 32 else [SAMPLE_SEED]
+    words = [0, MASK64] + [rng.getrandbits(64) for _ in range(300)]
+    dut = Murmur3Seeds(seeds, hash_bits=hash_bits)
+    got = []
+
+    async def testbench(ctx):
+        for word in words + [None] * (dut.latency + 1):
+            ctx.set(dut.i.valid, word is not None)
+            ctx.set(dut.i.payload, murmur3_mixed_blocks(word or 0))
+            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+            if valid:
+                got.append([payload.hashes[j] for j in range(len(seeds))])
+
+    simulate(dut, testbench)
+    mask = (1 << hash_bits) - 1
+    assert got == [[murmur3_32(word, seed) & mask for seed in seeds] for word in words]
+
+
+class _TimesConstant(wiring.Component):
+    def __init__(self, constant, width):
+        self.constant, self.width = constant, width
+        super().__init__({"x": In(32), "y": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq(times_constant(self.x, self.constant, self.width))
+        return m
+
+
+@pytest.mark.parametrize("constant,width", [(0xCC9E2D51, 32), (0xC2B2AE35, 26),
+                                            (0xFFFFFFFF, 32), (0x80000001, 9), (0x10000, 32)])
+def test_times_constant(constant, width):
+    """The DSP-tiled constant product is the product modulo 2^width (corner tiles included)."""
+    rng = random.Random(constant ^ width)
+    values = [0, 1, (1 << 32) - 1, 1 << 26, (1 << 26) - 1] + [rng.getrandbits(32)
+                                                              for _ in range(200)]
+    dut = _TimesConstant(constant, width)
+
+    async def testbench(ctx):
+        for value in values:
+            ctx.set(dut.x, value)
+            assert ctx.get(dut.y) == value * constant % (1 << width), hex(value)
+
+    sim = Simulator(dut)   # combinational: no clock
+    sim.add_testbench(testbench)
+    sim.run()
+
+
 def test_murmur3_rejects_bad_seeds():
     with pytest.raises(ValueError, match="seed"):
         Murmur3Hashes([1 << 32])
@@ -95,7 +152,7 @@ def test_sampler(s):
     for words, valid, last in beats:
         keep = sum(1 << j for j in range(slots) if valid >> j & 1
                    and murmur3_32(words[j], SAMPLE_SEED) & ((1 << s) - 1) == 0)
-        expected.append((words, keep, last))
+        expected.append(([murmur3_mixed_blocks(word) for word in words], keep, last))
     assert got == expected
     if s == 0:
         assert all(beat[1] == keep for beat, (_, keep, _) in zip(beats, got))

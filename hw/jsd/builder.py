@@ -3,10 +3,17 @@
 Per lane (``QueueBuilderLane``), all at one beat per cycle with fixed latency up to the FIFO:
 the sketch kernel's :class:`LaneParser` and :class:`KmerBuffer`, B :class:`Canonicalizer` s,
 the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) enter a FIFO; the
-:class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Hashes`, the
-:class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network. At a genome end the lane waits for the
-pipeline to empty, then drains the PQA (which clears it) into its record stream and the
-:class:`EntropyUnit` while the Count-Min clears itself, appends the trailer and resumes.
+:class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Seeds` (the
+sampler has already mixed the k-mer's murmur3 blocks), the
+:class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network. At a genome end the
+lane waits for the pipeline to empty, then drains the PQA (which clears it) into its record
+stream while the Count-Min clears itself, appends the genome's tag and resumes.
+
+The core (``QueueBuilderCore``) forwards one lane's record at a time, and its one
+:class:`EntropyUnit` takes the PQA values of the record beats as they pass; it completes each
+lane's tag beat into the record trailer (tag, entropy, total). Genome ends are rare (a record is
+2^R queue beats), so one unit for all lanes never limits the throughput, and the records were
+already serialised by the lane multiplexer.
 
 Backpressure: the front end cannot stall, so a lane raises ``full`` while its FIFO could not
 absorb every beat already in flight; the core then holds the chunk decoder (all lanes).
@@ -33,7 +40,7 @@ from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer
 from hw.sketch.parser import LaneParser, lane_bytes_layout
 from .entropy import EntropyUnit
-from .murmur3 import Murmur3Hashes
+from .murmur3 import Murmur3Seeds
 from .pqa import PqaInsert
 from .sampler import Sampler, kmer_beat_layout
 from .serializer import Serializer
@@ -61,7 +68,8 @@ class QueueBuilderLane(wiring.Component):
     full : Out(1)
         Stop sending beats (the FIFO could not take every beat already in flight).
     o : Out(stream.Signature(record_beat_layout(bus_bits)))
-        The records of the genomes of this lane, in order.
+        The records of the genomes of this lane, in order; the beat marked ``last`` holds only
+        the genome tag (bits 0-31): the core's entropy unit completes the trailer.
     idle : Out(1)
         No beat and no record in flight (the genome state may continue in the next chunk).
     """
@@ -71,11 +79,10 @@ class QueueBuilderLane(wiring.Component):
         self.parser = LaneParser(params.bytes_per_lane)
         self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
-        self.hashes = Murmur3Hashes(range(params.d))
+        self.hashes = Murmur3Seeds(range(params.d))
         self.countmin = CountMinUnit(params.d, params.cw, 32, key_bits=32,
                                      read_latency=2, stall_while_clearing=True)
         self.pqa = PqaInsert(params.R, params.n)
-        self.entropy = EntropyUnit(32, params.n, params.R)
         if params.fifo_depth < self.in_flight + 4:
             raise ValueError(f"fifo_depth must be at least {self.in_flight + 4} (the beats in "
                              f"flight in the front end + 4), not {params.fifo_depth}")
@@ -111,7 +118,6 @@ class QueueBuilderLane(wiring.Component):
         m.submodules.hashes = hashes = self.hashes
         m.submodules.countmin = countmin = self.countmin
         m.submodules.pqa = pqa = self.pqa
-        m.submodules.entropy = entropy = self.entropy
         m.submodules.serializer = serializer = Serializer(B)
         beat_bits = len(Signal(kmer_beat_layout(B)).as_value())
         m.submodules.beats = beats = fifo.SyncFIFOBuffered(width=beat_bits, depth=p.fifo_depth)
@@ -174,7 +180,6 @@ class QueueBuilderLane(wiring.Component):
                            for entry in pqa.o.payload.entries))
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1
-        trailer = Cat(tags.r_data, entropy.o.payload.entropy, entropy.o.payload.total)
         flush_cycles = hashes.latency + countmin.latency + pqa.latency + 1
         flush = Signal(range(flush_cycles + 1))
         with m.FSM(init="Reset"):
@@ -198,29 +203,23 @@ class QueueBuilderLane(wiring.Component):
                     m.d.sync += piece.eq(0)
                     m.next = "Queues"
             with m.State("Queues"):
-                move = self.o.ready & entropy.i.ready
                 m.d.comb += [
-                    self.o.valid.eq(pqa.o.valid & entropy.i.ready),
+                    self.o.valid.eq(pqa.o.valid),
                     self.o.payload.data.eq(queue_word.word_select(piece, p.data_width)),
-                    pqa.o.ready.eq(move & final_piece),
-                    entropy.i.valid.eq(pqa.o.valid & move & final_piece),
-                    entropy.i.payload.last.eq(pqa.o.payload.last),
+                    pqa.o.ready.eq(self.o.ready & final_piece),
                 ]
-                for j, entry in enumerate(pqa.o.payload.entries):
-                    m.d.comb += entropy.i.payload.counts[j].eq(entry.value)
-                with m.If(pqa.o.valid & move):
+                with m.If(pqa.o.valid & self.o.ready):
                     m.d.sync += piece.eq(Mux(final_piece, 0, piece + 1))
                     with m.If(final_piece & pqa.o.payload.last):
-                        m.next = "Trailer"
-            with m.State("Trailer"):
+                        m.next = "Tag"
+            with m.State("Tag"):
                 m.d.comb += [
-                    self.o.valid.eq(entropy.o.valid),
-                    self.o.payload.data.eq(trailer),
+                    self.o.valid.eq(tags.r_rdy),
+                    self.o.payload.data.eq(tags.r_data),
                     self.o.payload.last.eq(1),
-                    entropy.o.ready.eq(self.o.ready),
-                    tags.r_en.eq(entropy.o.valid & self.o.ready),
+                    tags.r_en.eq(self.o.ready),
                 ]
-                with m.If(entropy.o.valid & self.o.ready):
+                with m.If(tags.r_rdy & self.o.ready):
                     m.next = "Clear"
             with m.State("Clear"):
                 with m.If(~countmin.busy):
@@ -235,7 +234,9 @@ class QueueBuilderCore(wiring.Component):
     -------
     i : In(stream.Signature(8 T B))
     o : Out(stream.Signature(8 T B))
-        Records of the genomes that end, whole records back to back, lowest lane first.
+        Records of the genomes that end, whole records back to back, lowest lane first. The
+        trailer leaves about 16 cycles after the record's last queue beat (the shared entropy
+        unit's finish).
     plain_update : In(1)
     idle : Out(1)
         Every accepted beat is processed and every record delivered.
@@ -273,6 +274,8 @@ class QueueBuilderCore(wiring.Component):
                 m.d.comb += lowest.eq(t)
         with m.If(~granted & requests.any()):
             m.d.sync += [granted.eq(1), current.eq(lowest)]
+        beat = Signal(record_beat_layout(p.data_width))
+        beat_valid, beat_ready = Signal(), Signal()
         for t, lane in enumerate(self.lane_units):
             m.submodules[f"lane{t}"] = lane
             m.d.comb += [
@@ -283,13 +286,39 @@ class QueueBuilderCore(wiring.Component):
                 lane.plain_update.eq(self.plain_update),
             ]
             with m.If(granted & (current == t)):
-                m.d.comb += [
-                    self.o.valid.eq(lane.o.valid),
-                    self.o.payload.eq(lane.o.payload.data),
-                    lane.o.ready.eq(self.o.ready),
-                ]
-                with m.If(lane.o.valid & self.o.ready & lane.o.payload.last):
-                    m.d.sync += [granted.eq(0), self.records.eq(self.records + 1)]
+                m.d.comb += [beat_valid.eq(lane.o.valid), beat.eq(lane.o.payload),
+                             lane.o.ready.eq(beat_ready)]
+
+        # the granted lane's queue beats pass to the output and their values into the entropy
+        # unit; its tag beat is first counted in as an empty `last` beat (ending the sums), then
+        # leaves as the trailer once the entropy is known
+        entries_per_beat = p.data_width // 64
+        m.submodules.entropy = entropy = EntropyUnit(
+            32, entries_per_beat, p.R + (p.beats_per_queue - 1).bit_length())
+        ending = Signal()
+        with m.If(~beat.last):
+            m.d.comb += [
+                self.o.valid.eq(beat_valid & entropy.i.ready),
+                self.o.payload.eq(beat.data),
+                beat_ready.eq(self.o.ready & entropy.i.ready),
+                entropy.i.valid.eq(beat_valid & self.o.ready),
+            ]
+            for j in range(entries_per_beat):
+                m.d.comb += entropy.i.payload.counts[j].eq(beat.data[64 * j:64 * j + 32])
+        with m.Elif(~ending):
+            m.d.comb += [entropy.i.valid.eq(beat_valid), entropy.i.payload.last.eq(1)]
+            with m.If(beat_valid & entropy.i.ready):
+                m.d.sync += ending.eq(1)
+        with m.Else():
+            m.d.comb += [
+                self.o.valid.eq(beat_valid & entropy.o.valid),
+                self.o.payload.eq(Cat(beat.data[:32], entropy.o.payload.entropy,
+                                      entropy.o.payload.total)),
+                beat_ready.eq(self.o.ready & entropy.o.valid),
+                entropy.o.ready.eq(self.o.ready & beat_valid),
+            ]
+            with m.If(beat_valid & entropy.o.valid & self.o.ready):
+                m.d.sync += [ending.eq(0), granted.eq(0), self.records.eq(self.records + 1)]
         pipeline_empty = Signal()
         m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in self.lane_units)).all()
                                       & ~decoder.lanes_valid & ~granted)

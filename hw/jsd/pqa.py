@@ -11,18 +11,31 @@ entry}: with ``taken`` the slot taken out and ``place`` the new entry's position
 * place > taken: slots from taken up to place - 1 take their lower neighbour (j + 1).
 
 The n slots are n memories (2^R words of tag + value, synchronous read), all read at the queue
-index in the cycle the insertion is accepted (stage 0); stage 1 receives the words (and decides
-the forwarding matches), stage 2 takes them from the BRAM output register, compares the tag and
-value against all n entries in parallel and decides the whole queue, stage W writes it back from
-registers. The writes of the insertions in stage 2 during the three cycles before an insertion's
-own are not visible to its read yet, so the last three written queues are kept and the most recent
-one with the same queue index is forwarded: the same queue in every cycle is exact.
+index in the cycle the insertion is accepted (stage 0); stage 1 receives the words into the BRAM
+output register; stage A takes the queue from there, or the most recent of the queues written
+2 .. 4 insertions (cycles) earlier whose index matches (flags decided in stage 1, registered), and
+compares the new tag and value with its n entries; stage B decides the whole queue from the
+registered compare results and registers it; stage W writes it back. The insertion of the
+cycle before (distance 1), whose queue B is deciding only now, is covered without a single-cycle
+loop through the compares: stage A also compares the new tag and value with that insertion's
+entries and with its new entry, and if the queue is the same, stage B picks each compare result
+through the same choice (new entry, upper, lower or own neighbour) that made the previous queue,
+and the entries from its registered result. So the same queue in every cycle is exact, and no
+path runs from a decision through a compare back to a decision.
+
+The decision works on the compare bits alone: with ``at_least`` (value >= e, a prefix of the
+sorted queue, K entries) and the hit slot T (else the last slot), the new entry goes to K - 1 if
+T < K, else to K; slots T .. K - 2 take their lower neighbour or slots K + 1 .. T their upper
+one. An insertion that stores nothing writes its queue back unchanged. Entries carry an
+``occupied`` bit (value != 0) inside the pipeline, set where they are read from the memory, so a
+tag hit is a 25-input AND. Timing: 6 levels, 3.93 ns with 2^8 queues (``python
+bench/timing_parts.py --parts pqa``, docs/timing.md).
 
 Draining reads the queues 0 .. 2^R - 1 out in order, one per cycle under ``ready``, and writes
 each back empty as it is read, so the PQA is ready for the next genome when the drain ends.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -37,6 +50,12 @@ VALUE_BITS = 32
 
 def entry_layout(R: int) -> data.StructLayout:
     return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS})
+
+
+def _slot_layout(R: int) -> data.StructLayout:
+    """An entry inside the insert pipeline: with ``occupied`` (value != 0), decided where the
+    entry is read from memory, so a tag compare does not wait for a 32-bit zero test."""
+    return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS, "occupied": 1})
 
 
 def queue_layout(R: int, n: int) -> data.StructLayout:
@@ -71,11 +90,16 @@ class PqaInsert(wiring.Component):
     o : Out(stream.Signature(queue_layout(R, n)))
         The drained queues in order, one per cycle while ``ready`` is high.
 
-    Insertions take effect :attr:`latency` = 4 cycles after acceptance (was 2 before the
-    BRAM output register and the registered write; read it from the attribute).
+    Insertions take effect :attr:`latency` = 5 cycles after acceptance (2 before the BRAM
+    output register and the registered write, 4 before the split of the insert network into A
+    and B; read it from the attribute).
     """
 
-    latency = 4
+    latency = 5
+    #: the distances (insertions, one per cycle) at which a later insertion into the same queue
+    #: reads the memory before the earlier one's write and gets the queue forwarded instead:
+    #: 1 through stage B's choice, 2 .. 4 through stage A's select
+    forwarded_distances = (1, 2, 3, 4)
 
     def __init__(self, R: int = 12, n: int = 8):
         check_int("R", R, 1, 20)
@@ -95,6 +119,7 @@ class PqaInsert(wiring.Component):
         m = Module()
         R, n = self.R, self.n
         queue_bits = R
+        slot = _slot_layout(R)
         queue_count = 1 << R
 
         reads, writes = [], []
@@ -126,15 +151,15 @@ class PqaInsert(wiring.Component):
         # insertion stage 0: accept and read
         accepted = self.i.valid & self.i.ready
         m.d.comb += self.i.ready.eq(~self.busy)
-        stage_valid = Signal()
-        stage_queue = Signal(queue_bits)
-        stage_tag = Signal(32 - R)
-        stage_value = Signal(VALUE_BITS)
+        valid1 = Signal()
+        queue1 = Signal(queue_bits)
+        tag1 = Signal(32 - R)
+        value1 = Signal(VALUE_BITS)
         m.d.sync += [
-            stage_valid.eq(accepted),
-            stage_queue.eq(self.i.payload.hash[:R]),
-            stage_tag.eq(self.i.payload.hash[R:]),
-            stage_value.eq(self.i.payload.value),
+            valid1.eq(accepted),
+            queue1.eq(self.i.payload.hash[:R]),
+            tag1.eq(self.i.payload.hash[R:]),
+            value1.eq(self.i.payload.value),
         ]
         for read in reads:
             m.d.comb += [
@@ -142,74 +167,135 @@ class PqaInsert(wiring.Component):
                 read.en.eq(accepted | draining_read),
             ]
 
-        # insertion stage 1: the memory words arrive (registered into the BRAM output register
-        # for stage 2); the forwarding matches of stage 2 are decided here and registered,
-        # against the writes that will be 1 .. 3 cycles old then (the read of stage 0 misses
-        # the writes of the insertions in stage 2 during the three cycles before its own: stage
-        # W writes one cycle after stage 2)
-        data1 = [read.data for read in reads]
-        valid1, queue1, tag1, value1 = stage_valid, stage_queue, stage_tag, stage_value
-        # (valid, queue, entries) of the queues written 1, 2, 3 cycles ago; the newest is W's
-        written = [(Signal(name=f"written_valid_{age}"), Signal(queue_bits, name=f"written_queue_{age}"),
-                    [Signal(entry_layout(R), name=f"written_entry_{age}_{j}") for j in range(n)])
-                   for age in (1, 2, 3)]
-        valid2 = Signal()
-        queue2 = Signal(queue_bits)
-        store2 = Signal()
-        sources = [(valid2 & store2, queue2)] + [(v, q) for v, q, _ in written[:-1]]
-        matches = [Signal(name=f"forward_{age}") for age in (1, 2, 3)]
-        m.d.sync += [match.eq(valid & (queue == queue1)) for match, (valid, queue)
-                     in zip(matches, sources)]
+        def stage_signals(name):
+            return (Signal(name=f"valid_{name}"), Signal(queue_bits, name=f"queue_{name}"),
+                    Signal(32 - R, name=f"tag_{name}"), Signal(VALUE_BITS, name=f"value_{name}"))
 
-        # insertion stage 2: forward, compare against every entry, decide the queue
-        tag2 = Signal(32 - R)
-        value2 = Signal(VALUE_BITS)
-        data2 = [Signal(entry_layout(R), name=f"data2_{j}") for j in range(n)]
-        m.d.sync += [valid2.eq(valid1), queue2.eq(queue1), tag2.eq(tag1), value2.eq(value1)]
-        m.d.sync += [d2.eq(d1) for d2, d1 in zip(data2, data1)]
-        stage_valid, stage_queue, stage_tag, stage_value = valid2, queue2, tag2, value2
-        entries = []
+        valid_a, queue_a, tag_a, value_a = stage_signals("a")
+        valid_b, queue_b, tag_b, value_b = stage_signals("b")
+        m.d.sync += [valid_a.eq(valid1), queue_a.eq(queue1), tag_a.eq(tag1), value_a.eq(value1),
+                     valid_b.eq(valid_a), queue_b.eq(queue_a), tag_b.eq(tag_a),
+                     value_b.eq(value_a)]
+
+        # (valid, queue, entries) of the queues decided in B 1, 2, 3 cycles ago; the newest is
+        # the one W writes now
+        written = [(Signal(name=f"written_valid_{age}"),
+                    Signal(queue_bits, name=f"written_queue_{age}"),
+                    [Signal(slot, name=f"written_entry_{age}_{j}") for j in range(n)])
+                   for age in (1, 2, 3)]
+
+        # stage 1: the memory words arrive (into the BRAM output register for A); the flags of
+        # the forwarding in A are decided against the insertions that will then be 2, 3, 4
+        # insertions old (in B now, written 1 and 2 cycles ago)
+        data_a = [Signal(slot, name=f"data_a_{j}") for j in range(n)]
+        m.d.sync += [d.eq(Cat(read.data, read.data.value != 0)) for d, read in zip(data_a, reads)]
+        sources = [(valid_b, queue_b)] + [(v, q) for v, q, _ in written[:-1]]
+        forward_a = []
+        for distance, (valid, queue) in enumerate(sources, start=2):
+            match = Signal(name=f"forward_a_{distance}")
+            if distance in self.forwarded_distances:
+                m.d.sync += match.eq(valid & (queue == queue1))
+            forward_a.append(match)
+
+        # stage A: the queue (memory word or a forwarded written queue, the most recent wins)
+        entries_a = []
         for j in range(n):
-            entry = Signal(entry_layout(R), name=f"entry{j}")
-            current = data2[j]
-            for match, (_, _, words) in reversed(list(zip(matches, written))):
+            entry = Signal(slot, name=f"entry_a_{j}")
+            current = data_a[j]
+            for match, (_, _, words) in reversed(list(zip(forward_a, written))):
                 current = Mux(match, words[j], current)
             m.d.comb += entry.eq(current)
-            entries.append(entry)
-
-        hit = Cat(*((entry.value != 0) & (entry.tag == stage_tag) for entry in entries))
-        at_least = Cat(*(entry.value >= stage_value for entry in entries))
-        evict = ~hit.any() & (stage_value > entries[-1].value)
-        store = hit.any() | evict
-        # taken as a one-hot vector: the hit slot, else the last slot
-        taken = Mux(hit.any(), hit, Const(1 << (n - 1), n))
-        # place = number of remaining entries with value >= e (a prefix of the sorted queue)
-        remaining_at_least = at_least & ~taken
-        place = Signal(range(n + 1))
-        m.d.comb += place.eq(sum(remaining_at_least[j] for j in range(n)))
-        taken_index = Signal(range(n))
+            entries_a.append(entry)
+        # the queue of the insertion in B: its forwarded queue, or the result of the insertion
+        # of the cycle before it (registered in written[0])
+        held_b = [Signal(slot, name=f"held_b_{j}") for j in range(n)]
+        forward_b = Signal()
+        m.d.sync += [h.eq(e) for h, e in zip(held_b, entries_a)]
+        entries_b = []
         for j in range(n):
-            with m.If(taken[j]):
-                m.d.comb += taken_index.eq(j)
+            entry = Signal(slot, name=f"entry_b_{j}")
+            m.d.comb += entry.eq(Mux(forward_b, written[0][2][j], held_b[j]))
+            entries_b.append(entry)
 
-        new_entry = Signal(entry_layout(R))
-        m.d.comb += [new_entry.tag.eq(stage_tag), new_entry.value.eq(stage_value)]
-        m.d.comb += store2.eq(store)
+        def hits(entries, tag):
+            return Cat(*(entry.occupied & (entry.tag == tag) for entry in entries))
+
+        def at_least(entries, value):
+            return Cat(*(entry.value >= value for entry in entries))
+
+        # A's compares, registered for B: against its own queue, and against the queue and the
+        # new entry of the insertion now in B (used if that one has the same queue)
+        compares = {
+            "hit": (hits(entries_a, tag_a), n),
+            "at_least": (at_least(entries_a, value_a), n),
+            "hit_previous": (hits(entries_b, tag_a), n),
+            "at_least_previous": (at_least(entries_b, value_a), n),
+            "hit_previous_new": (tag_b == tag_a, 1),
+            "at_least_previous_new": (value_b >= value_a, 1),
+        }
+        registered = {}
+        for name, (value, width) in compares.items():
+            registered[name] = Signal(width, name=f"{name}_b")
+            m.d.sync += registered[name].eq(value)
+        if 1 in self.forwarded_distances:
+            m.d.sync += forward_b.eq(valid_b & (queue_b == queue_a))
+
+        # stage B: the compare bits of the queue being decided; after a same-queue insertion in
+        # the cycle before, each is taken through the choice that made that queue's slot
+        chose_new = Signal(n)
+        chose_lower = Signal(n)
+        chose_upper = Signal(n)
+        chosen_new, chosen_lower, chosen_upper = Signal(n), Signal(n), Signal(n)
+        m.d.sync += [chosen_new.eq(chose_new), chosen_lower.eq(chose_lower),
+                     chosen_upper.eq(chose_upper)]
+
+        def through_choice(own, previous, previous_new):
+            bits = Signal(n)
+            for j in range(n):
+                lower = previous[j + 1] if j + 1 < n else 0
+                upper = previous[j - 1] if j > 0 else 0
+                after_previous = Mux(chosen_new[j], previous_new,
+                                     Mux(chosen_lower[j], lower,
+                                         Mux(chosen_upper[j], upper, previous[j])))
+                m.d.comb += bits[j].eq(Mux(forward_b, after_previous, own[j]))
+            return bits
+
+        hit = through_choice(registered["hit"], registered["hit_previous"],
+                             registered["hit_previous_new"])
+        ge = through_choice(registered["at_least"], registered["at_least_previous"],
+                            registered["at_least_previous_new"])
+
+        hit_up_to = [Cat(*(hit[i] for i in range(j + 1))).any() for j in range(n)]
+        store = Signal()
+        taken_before_place = Signal()   # the hit slot is one of the `at_least` prefix
+        m.d.comb += [store.eq(hit.any() | ~ge[n - 1]), taken_before_place.eq((hit & ge).any())]
+        for j in range(n):
+            ge_above = ge[j - 1] if j > 0 else 1
+            ge_below = ge[j + 1] if j + 1 < n else 0
+            hit_above = hit_up_to[j - 1] if j > 0 else 0
+            m.d.comb += [
+                chose_new[j].eq(store & Mux(taken_before_place, ge[j] & ~ge_below,
+                                            ~ge[j] & ge_above)),
+                chose_lower[j].eq(store & taken_before_place & hit_up_to[j] & ge_below),
+                chose_upper[j].eq(store & ~taken_before_place & ~ge_above & ~hit_above
+                                  if j > 0 else 0),
+            ]
+        new_entry = Signal(slot)
+        m.d.comb += [new_entry.tag.eq(tag_b), new_entry.value.eq(value_b),
+                     new_entry.occupied.eq(1)]
         results = []
         for j in range(n):
-            result = Signal(entry_layout(R), name=f"result{j}")
-            upper = entries[j - 1] if j > 0 else entries[j]
-            lower = entries[j + 1] if j + 1 < n else entries[j]
-            with m.If(j == place):
+            result = Signal(slot, name=f"result{j}")
+            with m.If(chose_new[j]):
                 m.d.comb += result.eq(new_entry)
-            with m.Elif((place < j) & (j <= taken_index)):
-                m.d.comb += result.eq(upper)
-            with m.Elif((taken_index <= j) & (j < place)):
-                m.d.comb += result.eq(lower)
+            with m.Elif(chose_lower[j]):
+                m.d.comb += result.eq(entries_b[j + 1] if j + 1 < n else entries_b[j])
+            with m.Elif(chose_upper[j]):
+                m.d.comb += result.eq(entries_b[j - 1] if j > 0 else entries_b[j])
             with m.Else():
-                m.d.comb += result.eq(entries[j])
+                m.d.comb += result.eq(entries_b[j])
             results.append(result)
-        m.d.sync += [written[0][0].eq(stage_valid & store), written[0][1].eq(stage_queue)]
+        m.d.sync += [written[0][0].eq(valid_b), written[0][1].eq(queue_b)]
         m.d.sync += [w.eq(r) for w, r in zip(written[0][2], results)]
         for older, newer in zip(written[1:], written[:-1]):
             m.d.sync += [older[0].eq(newer[0]), older[1].eq(newer[1])]
@@ -221,6 +307,7 @@ class PqaInsert(wiring.Component):
                 m.d.comb += [write.addr.eq(drain_address), write.data.eq(0),
                              write.en.eq(draining_read)]
             with m.Else():
-                m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2][j]),
+                m.d.comb += [write.addr.eq(written[0][1]),
+                             write.data.eq(written[0][2][j].as_value()[:64 - R]),
                              write.en.eq(written[0][0])]
         return m

@@ -4,7 +4,7 @@ import random
 
 from ..params import H3_SEED
 
-__all__ = ["MASK32", "MASK64", "fmix64", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
+__all__ = ["MASK32", "MASK64", "fmix64", "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
 
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
@@ -23,6 +23,17 @@ def fmix64(x: int) -> int:
 
 def _rotl32(x: int, r: int) -> int:
     return ((x << r) | (x >> (32 - r))) & MASK32
+
+
+def murmur3_mixed_blocks(word: int) -> int:
+    """The seed-independent part of ``murmur3_32(word, seed)``: its two body blocks after
+    ``k = rotl(k * c1, 15) * c2``, packed as ``k1 | k2 << 32`` (what the RTL carries from the JSD
+    sampler to the Count-Min hashes)."""
+    mixed = 0
+    for index in range(2):
+        block = (((word >> (32 * index)) & MASK32) * 0xCC9E2D51) & MASK32
+        mixed |= ((_rotl32(block, 15) * 0x1B873593) & MASK32) << (32 * index)
+    return mixed
 
 
 def murmur3_32(word: int, seed: int) -> int:
