@@ -12,16 +12,20 @@ from sim.sketch.golden import compare_records, expected_record, regression_genom
 from tests.simulation import simulate
 
 
-def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2):
+def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2,
+                   settings=()):
     """Run kernel calls ``(chunk bytes, record count)`` one after the other through one core
-    (its state persists between calls, as between kernel runs); return each call's output bytes
-    and throughput counters."""
+    (its state persists between calls, as between kernel runs), with the inputs ``settings``
+    ((signal, value) pairs, such as the prefilter's min_count) set first; return each call's
+    output bytes and throughput counters."""
     rng = random.Random(seed)
     bus_bytes = core.bus_bits // 8
     outputs = []
     stats = {"offered_streaming": 0, "taken": 0, "ending_cycles": 0, "stops": []}
 
     async def testbench(ctx):
+        for signal, value in settings:
+            ctx.set(signal, value)
         for chunk, records in calls:
             beats = [int.from_bytes(chunk[i:i + bus_bytes], "little")
                      for i in range(0, len(chunk), bus_bytes)]

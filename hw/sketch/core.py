@@ -14,12 +14,20 @@ Clean state: after reset the core first clears every word of every partial sketc
 (``2^(p-4)`` cycles plus the drain latency, 1,024 + 4 at p=14; ``ending_genome`` is high
 meanwhile), so nothing of a genome cut off by the reset (an aborted call, ap_rst_n, or the
 kernel's fresh start) survives in its memories.
+
+With ``prefilter`` (SPEC 7; hw/sketch/min_count_stage.py) and ``min_count`` > 1 a lane takes one
+k-mer per cycle: a lane whose FIFO fills raises ``full`` and the core holds the input (all
+lanes); at a genome end the core also waits until the ending lanes have ``settled`` (their FIFO
+empty, their last k-mer in the sketch), and starts their Count-Min clear when their drain
+starts (2^mc_width_bits cycles, beside the drain; the lane's next k-mers wait in its FIFO). The
+reset clear zeroes the counters too.
 """
 
-from amaranth.hdl import Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import BYTES_PER_LANE, K, LANES, P, W, check_positive
 
 from .chunk import ChunkDecoder
@@ -52,11 +60,14 @@ class SketchCore(wiring.Component):
         Records completed since reset (wraps).
     ending_genome : Out(1)
         A genome end is being processed (the input is stopped by the core, not by its source).
+    min_count : In(mc_counter_bits)
+        Only with ``prefilter``: m of SPEC 7 (change it only between genomes).
     """
 
     def __init__(self, *, lanes: int = LANES.default,
                  bytes_per_lane: int = BYTES_PER_LANE.default, k: int = K.default,
-                 p: int = P.default, w: int = W.default):
+                 p: int = P.default, w: int = W.default,
+                 prefilter: MinCountParams | None = None):
         check_positive("lanes", lanes)
         check_positive("bytes_per_lane", bytes_per_lane)
         K.check(k)
@@ -65,14 +76,23 @@ class SketchCore(wiring.Component):
         self._lanes, self._bytes_per_lane, self._k, self._p, self._w = lanes, bytes_per_lane, k, p, w
         self._bus_bits = 8 * lanes * bytes_per_lane
         self._writer = RecordWriter(self._bus_bits, p, w)
-        self._lane_units = [SketchLane(bytes_per_lane=bytes_per_lane, k=k, p=p, w=w)
+        self._prefilter = prefilter
+        self._lane_units = [SketchLane(bytes_per_lane=bytes_per_lane, k=k, p=p, w=w,
+                                       prefilter=prefilter)
                             for _ in range(lanes)]
-        super().__init__({
+        members = {
             "i": In(stream.Signature(self._bus_bits)),
             "o": Out(stream.Signature(self._bus_bits)),
             "records": Out(32),
             "ending_genome": Out(1),
-        })
+        }
+        if prefilter is not None:
+            members["min_count"] = In(prefilter.mc_counter_bits)
+        super().__init__(members)
+
+    @property
+    def lane_units(self) -> list:
+        return self._lane_units
 
     @property
     def bus_bits(self) -> int:
@@ -141,10 +161,24 @@ class SketchCore(wiring.Component):
         with m.If(writer.done):
             m.d.sync += self.records.eq(self.records + 1)
 
+        # the prefilter (m > 1): hold the input while a lane's FIFO fills, drain a lane only once
+        # its k-mers have left the FIFO and reached the sketch, clear its counters meanwhile
+        full_hold = Signal()
+        settled = Signal(lanes, init=(1 << lanes) - 1)
+        clear_counts = Signal(lanes)
+        if self._prefilter is not None:
+            m.d.sync += full_hold.eq(Cat(lane.full for lane in self._lane_units).any())
+            m.d.comb += settled.eq(Cat(lane.settled for lane in self._lane_units))
+            for t, lane in enumerate(self._lane_units):
+                m.d.comb += [lane.min_count.eq(self.min_count),
+                             lane.clear_counts.eq(clear_counts[t])]
+
         genome_ends = decoder.lanes_valid & (decoder.end_of_genome != 0)
         with m.FSM(init="Reset"):
             with m.State("Reset"):
                 m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1), clearing.eq(1)]
+                with m.If(drain_addr == 0):
+                    m.d.comb += clear_counts.eq(Const((1 << lanes) - 1, lanes))
                 m.d.sync += [drain_addr.eq(drain_addr + 1), discard.eq(flight + 1)]
                 with m.If(drain_addr == words - 1):
                     m.next = "Settle"
@@ -157,7 +191,8 @@ class SketchCore(wiring.Component):
                     m.d.sync += drain_addr.eq(0)
                     m.next = "Run"
             with m.State("Run"):
-                m.d.comb += [decoder.hold.eq(genome_ends), self.ending_genome.eq(genome_ends)]
+                m.d.comb += [decoder.hold.eq(genome_ends | full_hold),
+                             self.ending_genome.eq(genome_ends)]
                 with m.If(genome_ends):
                     m.d.sync += [
                         pending.eq(decoder.end_of_genome),
@@ -168,8 +203,12 @@ class SketchCore(wiring.Component):
             with m.State("Drain"):
                 # the ending lanes' last k-mers are still on their way into the sketches
                 m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
-                m.d.sync += drain_wait.eq(drain_wait - 1)
-                with m.If(drain_wait == 0):
+                with m.If(drain_wait != 0):
+                    m.d.sync += drain_wait.eq(drain_wait - 1)
+                with m.If((drain_wait == 0) & ((pending & ~settled) == 0)):
+                    if self._prefilter is not None:
+                        with m.If(self.min_count > 1):
+                            m.d.comb += clear_counts.eq(pending)
                     m.d.comb += features.clear.eq(1)
                     m.d.sync += [current.eq(lowest_pending), drain_addr.eq(0)]
                     m.next = "Merge"
