@@ -194,3 +194,21 @@ def test_lane_reaction_budget():
     lane = SketchLane(bytes_per_lane=8, k=31, p=8, w=4, prefilter=MinCountParams(mc_depth=1))
     stage = lane.stage
     assert stage.fifo_depth - stage._in_flight >= 4
+
+
+@pytest.mark.parametrize("built,message", [
+    (Params(), "jacc_sketch: built without the minimum-count prefilter (mc_depth=0), asked for "
+               "mc_depth=4 (--min-count above 1)"),
+    (Params(mc_depth=4, mc_width_bits=16, mc_counter_bits=8),
+     "jacc_sketch: built with mc_width_bits=16, asked for 20"),
+])
+def test_host_refuses_a_kernel_built_otherwise(built, message):
+    """host/control.py's identity check, as a card's driver runs it before the first call, for
+    --min-count 2 with the CLI's Count-Min (4 x 2^20 x 8 bits)."""
+    from host.control import KernelError, check_identity
+    asked = Params().with_prefilter(MinCountParams(min_count=2))
+    registers = dict(zip(built.desc.status_map().identity_offsets, built.identity_words()))
+    with pytest.raises(KernelError) as error:
+        check_identity(asked, lambda offset: registers.get(offset, 0))
+    assert str(error.value) == message
+    assert Params().with_prefilter(MinCountParams()) == Params(), "m = 1 asks for no filter"
