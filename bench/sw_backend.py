@@ -9,9 +9,14 @@ installed, else synthetic "real-looking" ones (``--synthetic``: a random ancesto
 relatives, repeats, N runs, soft-masked lowercase, 80-column lines, contigs). Each is written
 as plain FASTA and as gzip to a temporary directory.
 
-* sketch: ``python -m host sketch`` (k=31, p=14, w=4) as a separate process, wall time and peak
-  RSS, with --threads 1 and 2, plain and gzip input; ``mash sketch -p 1 -k 31 -s 10000`` on the
-  same files when mash is on PATH (and -p 2).
+* sketch: ``python -m host sketch`` (k=31, p=14, w=4) as a separate process, wall time, CPU
+  seconds (user + sys) and peak RSS, with --threads 1 and 2, plain and gzip input; ``mash sketch
+  -p 1 -k 31 -s 10000`` on the same files when mash is on PATH (and -p 2). The runs of a table
+  take turns (1 thread, 2 threads, 1 thread, ...), so that a change of load hits both alike.
+  Start-up alone: ``python -m host sketch`` of one 120-base file. Python runs as an installed
+  package does: its bytecode cached after a first run (in a temporary PYTHONPYCACHEPREFIX, so the
+  checkout stays clean), even where PYTHONDONTWRITEBYTECODE is set; the start-up is also timed
+  in the environment as given, and ``--environment-as-is`` times every row so.
 * all-pairs: host.similarity.all_pairs over 2,000 sketches (p=14, w=4; 2.0 M distinct pairs, about
   a second per run, so that thread start-up does not dominate), distinct pairs per second, 1 and 2
   threads.
@@ -135,10 +140,27 @@ def run_process(command: list[str], cwd: Path, env: dict | None = None
     return float(seconds), float(cpu), float(rss)
 
 
-def median_run(command, cwd, repeats, env=None) -> tuple[float, float, float]:
-    runs = [run_process(command, cwd, env) for _ in range(repeats)]
-    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
-            max(r[2] for r in runs))
+def median_runs(commands: list[tuple], repeats: int) -> list[tuple[str, float, float, float]]:
+    """(name, median wall seconds, median CPU seconds, largest peak RSS) of each (name, command,
+    cwd, env), the commands run in turn ``repeats`` times after one unmeasured warm-up each."""
+    for _, command, cwd, env in commands:
+        run_process(command, cwd, env)
+    runs: dict = {name: [] for name, *_ in commands}
+    for _ in range(repeats):
+        for name, command, cwd, env in commands:
+            runs[name].append(run_process(command, cwd, env))
+    return [(name, statistics.median(r[0] for r in runs[name]),
+             statistics.median(r[1] for r in runs[name]), max(r[2] for r in runs[name]))
+            for name, *_ in commands]
+
+
+def cached_bytecode_environment(cache: Path) -> dict:
+    """The environment with Python's bytecode cache on (in ``cache``), as for an installed
+    package, whose modules pip compiled when it installed them."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "PYTHONDONTWRITEBYTECODE"}
+    environment["PYTHONPYCACHEPREFIX"] = str(cache)
+    return environment
 
 
 def in_process_figures(genome_paths: list[str], repeats: int, quick: bool) -> dict:
@@ -255,6 +277,9 @@ def main() -> None:
                         help="sketch each genome file this many times (as separate files), so "
                              "that start-up time does not dominate (default 10)")
     parser.add_argument("--quick", action="store_true", help="fewer k for motifs, fewer sketches")
+    parser.add_argument("--environment-as-is", action="store_true",
+                        help="run python -m host in this environment as given (by default its "
+                             "bytecode is cached, as for an installed package)")
     parser.add_argument("--in-process", nargs="+", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.in_process:  # the child of --baseline
@@ -288,20 +313,35 @@ def main() -> None:
                     os.link(file, target)
                     sketch_inputs[label].append(str(target))
         host = [sys.executable, "-m", "host", "sketch", *SKETCH_ARGS, "-o", str(tmp / "s.ksk")]
+        as_given = dict(os.environ)
+        host_env = (as_given if args.environment_as_is
+                    else cached_bytecode_environment(tmp / "bytecode"))
         for label, files in sketch_inputs.items():
+            commands = []
             if mash:
                 for p in (1, 2):
-                    command = [mash, "sketch", "-p", str(p), "-k", "31", "-s", "10000",
-                               "-o", str(tmp / "mash"), *files]
-                    rows.append((f"mash sketch -p {p}, {label}",
-                                 *median_run(command, tmp, args.repeats)))
+                    commands.append((f"mash sketch -p {p}, {label}",
+                                     [mash, "sketch", "-p", str(p), "-k", "31", "-s", "10000",
+                                      "-o", str(tmp / "mash"), *files], tmp, None))
             for threads in (1, 2):
-                rows.append((f"host sketch --threads {threads}, {label}",
-                             *median_run([*host, "--threads", str(threads), *files], REPOSITORY,
-                                         args.repeats)))
+                commands.append((f"host sketch --threads {threads}, {label}",
+                                 [*host, "--threads", str(threads), *files], REPOSITORY,
+                                 host_env))
             if args.baseline:
-                rows.append((f"baseline host sketch, {label}",
-                             *median_run([*host, *files], args.baseline, args.repeats)))
+                commands.append((f"baseline host sketch, {label}", [*host, *files],
+                                 args.baseline, host_env))
+            rows += median_runs(commands, args.repeats)
+        tiny = tmp / "tiny.fa"
+        tiny.write_bytes(b">tiny\n" + b"ACGTTGCAAGCTTAGC" * 7 + b"ACGTTGCA\n")
+        given = ("start-up (PYTHONDONTWRITEBYTECODE set)"
+                 if os.environ.get("PYTHONDONTWRITEBYTECODE") else "start-up (environment as is)")
+        startup_commands = [(given if args.environment_as_is
+                             else "start-up (bytecode cached, as installed)",
+                             [*host, str(tiny)], REPOSITORY, host_env)]
+        if not args.environment_as_is:  # what this environment gives, for comparison
+            startup_commands.append((given, [*host, str(tiny)], REPOSITORY, as_given))
+        startup_rows = median_runs(startup_commands, args.repeats)
+        load_after_sketch = os.getloadavg()[0]
         after = in_process_figures(plain, args.repeats, args.quick)
         decompression = decompression_rates(packed, args.repeats)
         before = None
@@ -316,20 +356,36 @@ def main() -> None:
     print(f"input: {len(genomes)} genomes, {bases / 1e6:.1f} Mbases, {source}; sketched "
           f"{args.copies} times over ({args.copies * len(genomes)} files); median of "
           f"{args.repeats} runs; load average {load_at_start:.1f} at start, "
-          f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores")
+          f"{load_after_sketch:.1f} after the sketch rows, {os.getloadavg()[0]:.1f} at the end, "
+          f"on {os.cpu_count()} cores")
     print()
+    bytecode = ("environment as given" if args.environment_as_is
+                else "bytecode cached, as installed")
     print(f"{'sketch (k=31, p=14, w=4; mash s=10000)':<44} {'seconds':>8} {'Mbases/s':>9} "
           f"{'CPU-s':>7} {'peak MB':>8}")
     for name, seconds, cpu, rss in rows:
         print(f"{name:<44} {seconds:>8.2f} {args.copies * bases / seconds / 1e6:>9.1f} "
               f"{cpu:>7.2f} {rss:>8.0f}")
+    print()
+    print(f"{'python -m host sketch, one 120-base file':<44} {'seconds':>8} {'':>9} "
+          f"{'CPU-s':>7} {'peak MB':>8}")
+    for name, seconds, cpu, rss in startup_rows:
+        print(f"{name:<44} {seconds:>8.2f} {'':>9} {cpu:>7.2f} {rss:>8.0f}")
+    print()
+    startup = startup_rows[0][1]
     wall = {name: seconds for name, seconds, *_ in rows}
+    print(f"{'2 threads against 1 (python -m host sketch)':<44} {'whole':>8} {'sketching':>10}")
     for label in sketch_inputs:
         one, two = (wall[f"host sketch --threads {t}, {label}"] for t in (1, 2))
+        print(f"{f'speed-up, {label}':<44} {one / two:>7.2f}x "
+              f"{(one - startup) / max(two - startup, 1e-9):>9.2f}x")
+    print(f"(whole: measured, start-up included ({bytecode}); sketching: computed, the "
+          f"start-up above taken from both)")
+    for label in sketch_inputs:
         mash_one = wall.get(f"mash sketch -p 1, {label}")
-        against_mash = f"; one thread is {mash_one / one:.2f}x mash -p 1" if mash_one else ""
-        print(f"host sketch, {label}: 2 threads are {one / two:.2f}x one thread (whole "
-              f"process, start-up included){against_mash}")
+        if mash_one:
+            one = wall[f"host sketch --threads 1, {label}"]
+            print(f"host sketch, {label}: one thread is {mash_one / one:.2f}x mash -p 1")
     print()
     genomes_pairs = 400 if args.quick else 2000
     print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "

@@ -16,34 +16,32 @@ import tempfile
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
-from .fast.jsd import pqa_to_arrays
-from .fast.threads import map_in_threads
 from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
                  writes_in_place)
-from .jsdmatrix import ARITHMETICS, PqaArrays, entropies, jsd_row_tile
+from .jsdmatrix import ARITHMETICS
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
 from .reader import SequenceFile, read_genomes
 from .metrics import (METRICS, base_similarity, express, lower_is_better, metric_values,
                       pair_similarity, phylip_distance)
-from .neighbours import RunningTopK, metric_row_tile, top_of_rows, top_row_tile
-from .similarity import (PackedSketches, all_pairs, cardinalities, edge_tile, row_tile,
-                         similarity_row_tiles, union_rows)
 from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
                          write_sketches)
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.jsd import SAMPLE_SEED
 from kmerspec.golden.mincount import MinCountParams
-from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
-from kmerspec.golden.motif import MotifParams
+from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS, SAMPLE_SEED
+
+# Start-up is a serial cost of every run (a tenth of sketching 200 Mbases on two threads), so
+# the modules of one command's engines (all-pairs, JSD, motifs) are imported when it runs.
+if TYPE_CHECKING:
+    from kmerspec.golden.motif import MotifParams
 
 __all__ = ["main", "build_parser", "genome_names"]
 
@@ -93,7 +91,7 @@ def _parameters_file(session: _Session, output: str):
 # -- parameters from options or from the sketch files given -------------------------------
 
 _HLL_DEFAULTS = {"k": 31, "p": 14, "w": 4, "canonical": True}
-_JSD_DEFAULTS = {"k": 31, "s": 10, "sample_seed": SAMPLE_SEED, "d": 5, "cw": 14, "R": 12,
+_JSD_DEFAULTS = {"k": 31, "s": 10, "sample_seed": SAMPLE_SEED.default, "d": 5, "cw": 14, "R": 12,
                  "n": 8, "update": "cu", "canonical": True}
 
 
@@ -276,6 +274,7 @@ def _sequence_origin(paths: Sequence[str]) -> str:
 
 
 def _pqa_of_path(path: str, params: dict, backend_name: str):
+    from .fast.jsd import pqa_to_arrays
     backend = get_backend(backend_name)
     return pqa_to_arrays(next(backend.build_pqa([[read_sequence_file(path)]],
                                                 engine_params("pqa", params))))
@@ -283,6 +282,7 @@ def _pqa_of_path(path: str, params: dict, backend_name: str):
 
 def _pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
                    session: _Session, threads: int | None = None) -> SketchSet:
+    from .fast.jsd import pqa_to_arrays
     names = genome_names(paths)
     shape = (1 << params["R"], params["n"])
     progress = session.progress("pqa", len(paths))
@@ -363,6 +363,7 @@ def _command_merge(args, session: _Session) -> None:
 
 
 def _command_info(args, session: _Session) -> None:
+    from .similarity import cardinalities
     lines = []
     for path in args.inputs:
         sketches = read_sketches(path)
@@ -420,6 +421,8 @@ def _software_tiles(sketches: SketchSet, executor, args):
 
     Edge tiles yield (i, js, values): J for --threshold, the metric for --top. Row tiles yield
     (rows, full rows of the base similarity: J, or C for containment)."""
+    from .neighbours import metric_row_tile, top_row_tile
+    from .similarity import PackedSketches, all_pairs, edge_tile, row_tile, similarity_row_tiles
     p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
     params, threads, threshold = HllParams(p, w), args.threads, args.threshold
     packed = PackedSketches(sketches.arrays["registers"], params)
@@ -450,6 +453,8 @@ def _kernel_tiles(sketches: SketchSet, backend, args):
     """(edge tiles, row tiles) as _software_tiles, from the similarity kernel's calls: the
     pruned walk for --threshold, else the union estimates of every pair, call by call (--top
     keeps K per genome as the calls complete)."""
+    from .neighbours import RunningTopK
+    from .similarity import cardinalities
     params = HllParams(sketches.params["p"], sketches.params["w"])
     registers, k, n = sketches.arrays["registers"], sketches.params["k"], len(sketches)
     if args.threshold is not None:
@@ -536,6 +541,8 @@ def _threshold_passes(metric: str, values: np.ndarray, threshold: float) -> np.n
 
 
 def _command_search(args, session: _Session) -> None:
+    from .neighbours import top_of_rows
+    from .similarity import PackedSketches, union_rows
     if args.threshold is not None:
         high = 100.0 if args.metric == "ani" else 1.0
         if not 0.0 <= args.threshold <= high:
@@ -581,6 +588,8 @@ def _command_search(args, session: _Session) -> None:
 # -- jsd --------------------------------------------------------------------------------------
 
 def _command_jsd(args, session: _Session) -> None:
+    from .fast.threads import map_in_threads
+    from .jsdmatrix import PqaArrays, entropies, jsd_row_tile
     out = session.outputs.open(args.output)
     parameters = _parameters_file(session, args.output) if args.format == "phylip" else None
     with _executor(args) as executor:
@@ -631,7 +640,7 @@ def _parse_thresholds(text: str, kmin: int, kmax: int) -> int | tuple[int, ...]:
     return values
 
 
-def _read_motif_set(paths: Sequence[str], params: MotifParams, session: _Session,
+def _read_motif_set(paths: Sequence[str], params: "MotifParams", session: _Session,
                     progress: Progress) -> list[bytes]:
     from .fast.kmers import kmer_array
     genome_names(paths)  # the same file twice is refused
@@ -645,6 +654,8 @@ def _read_motif_set(paths: Sequence[str], params: MotifParams, session: _Session
 
 
 def _command_motifs(args, session: _Session) -> None:
+    from fractions import Fraction
+    from kmerspec.golden.motif import MotifParams
     try:
         growth = Fraction(args.growth)
     except (ValueError, ZeroDivisionError):

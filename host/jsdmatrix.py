@@ -7,12 +7,16 @@ released so row tiles run on every core; equal to the golden float64 JSD to ~1e-
 Q5.24 result in bits.
 """
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from kmerspec.golden.entropy import FIXED_ONE, jsd_fixed, pqa_entropy_fixed
-from kmerspec.golden.pqa import Pqa
-
 from .fast.native import native
+
+# The bit-exact fixed-point models (their lookup tables are computed on import) are imported by
+# the ``fixed`` path only: host.cli imports ARITHMETICS on every command's start-up.
+if TYPE_CHECKING:
+    from kmerspec.golden.pqa import Pqa
 
 __all__ = ["PqaArrays", "entropies", "jsd_row_tile", "ARITHMETICS"]
 
@@ -67,7 +71,8 @@ class PqaArrays:
             self._compiled[mode] = (keys, counts, terms, offsets, term_sums, scales, masses)
         return self._compiled[mode]
 
-    def pqa(self, genome: int) -> Pqa:
+    def pqa(self, genome: int) -> "Pqa":
+        from kmerspec.golden.pqa import Pqa
         queues = [list(zip(t, v)) for t, v in zip(self.tags[genome].tolist(),
                                                    self.values[genome].tolist())]
         return Pqa(self.R, self.n, queues)
@@ -93,6 +98,7 @@ def jsd_row_tile(rows: range, pqas: PqaArrays, entropy: np.ndarray, mode: str,
     n = len(pqas)
     out = np.zeros((len(rows), n))
     if arithmetic == "fixed":
+        from kmerspec.golden.entropy import FIXED_ONE, jsd_fixed, pqa_entropy_fixed
         fixed_entropy = [pqa_entropy_fixed(pqas.pqa(g)) for g in range(n)]
         for row, a in enumerate(rows):
             for b in range(n):

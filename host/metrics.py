@@ -9,8 +9,6 @@ in the same order.
 
 import numpy as np
 
-from .similarity import mash_distance
-
 __all__ = ["METRICS", "base_similarity", "pair_similarity", "express", "metric_values",
            "lower_is_better", "ranking_key", "phylip_distance"]
 
@@ -41,6 +39,9 @@ def express(metric: str, similarity: np.ndarray, k: int) -> np.ndarray:
     """The metric from its base similarity (J for mash and ani)."""
     if metric in ("jaccard", "containment"):
         return np.asarray(similarity, np.float64) + 0.0
+    # here, not at the top: host.cli imports METRICS on every command's start-up, and the
+    # all-pairs module behind mash_distance is heavy
+    from .similarity import mash_distance
     distance = mash_distance(similarity, k) + 0.0  # + 0.0: no -0.0 for identical sets
     return distance if metric == "mash" else 100.0 * (1.0 - distance)
 

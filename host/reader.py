@@ -10,6 +10,7 @@ the genome's size. gzip is decompressed by ISA-L (python-isal, about three times
 where it is installed, else by zlib.
 """
 
+import functools
 import gzip
 import os
 import sys
@@ -17,23 +18,26 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .io import InputError, _check_format, read_sequence_file
-
-try:
-    from isal import igzip as _gzip
-    from isal.isal_zlib import error as _isal_error
-    _GZIP_ERRORS: tuple = (gzip.BadGzipFile, zlib.error, _isal_error)
-except ImportError:  # no wheel for this platform: zlib
-    _gzip = gzip
-    _GZIP_ERRORS = (gzip.BadGzipFile, zlib.error)
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_BYTES = 1 << 22  # at least the 64 KiB the format check looks at
+
+
+@functools.cache
+def _gzip_reader() -> tuple[type, tuple]:
+    """(GzipFile class, the exceptions of a corrupt stream): ISA-L's where installed, else
+    zlib's. Imported with the first gzip file, so that a run over plain files does without."""
+    try:
+        from isal.igzip import GzipFile
+        from isal.isal_zlib import error
+        return GzipFile, (gzip.BadGzipFile, zlib.error, error)
+    except ImportError:  # no wheel for this platform: zlib
+        return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
 
 
 def _raise_open_error(path: Path, error: OSError):
@@ -60,7 +64,8 @@ def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> 
         if file is not None:
             file.close()
         _raise_open_error(path, error)
-    with file, (_gzip.GzipFile(fileobj=file) if compressed else file) as stream:
+    gzip_file, corrupt = _gzip_reader() if compressed else (None, ())
+    with file, (gzip_file(fileobj=file) if compressed else file) as stream:
         first = True
         while True:
             try:
@@ -68,7 +73,7 @@ def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> 
             except EOFError:
                 raise InputError(f"{path}: truncated gzip file (ends before the end of the "
                                  f"compressed stream)") from None
-            except _GZIP_ERRORS as error:
+            except corrupt as error:
                 raise InputError(f"{path}: corrupt gzip file ({error})") from None
             except OSError as error:
                 _raise_open_error(path, error)
@@ -157,6 +162,7 @@ def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int
     if stream:
         yield from _streamed_genomes(paths, progress)
         return
+    from concurrent.futures import ThreadPoolExecutor
     threads = threads or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="reader") as pool:
         pending: deque = deque()

@@ -36,7 +36,6 @@ import numpy as np
 from . import __version__
 from .io import InputError, atomic_output, read_input
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.jsd import JsdParams
 from kmerspec.golden.mincount import MinCountParams
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "SketchSet", "read_sketches", "write_sketches",
@@ -103,6 +102,7 @@ def engine_params(kind: str, params: dict):
         if not isinstance(params["canonical"], bool):
             raise ValueError(f"canonical must be true or false, not {params['canonical']!r}")
         return HllParams(params["p"], params["w"])
+    from kmerspec.golden.jsd import JsdParams  # here: the HLL path never needs the JSD model
     return JsdParams(**{key: value for key, value in params.items() if key != "hash"})
 
 

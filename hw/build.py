@@ -575,20 +575,40 @@ def main(argv=None):
             return 2
         params.setdefault(canonical_name(kname), {})[pname] = value
     params = {canonical_name(k): v for k, v in params.items()}
+    out = args.out or cfg.get("out") or "build/hw"
+    try:
+        board_objs = [load_board(b) for b in boards]
+        standalone = [b for b in board_objs if b["kind"] == "standalone"]
+        boards = [b["file"] for b in board_objs if b["kind"] != "standalone"]
+        status = 0
+        for board in standalone:
+            # imported here: Amaranth's vendor platforms are needed only for these boards
+            from .selftest.board import build_standalone
+            own = params if not boards else {k: v for k, v in params.items()
+                                             if k in ("jacc_sketch", "selftest")}
+            status = max(status, build_standalone(board, out, own, run_tools=not args.no_run,
+                                                  require_tools=args.require_tools))
+        if not boards:
+            return status
+        if standalone:
+            params.pop("selftest", None)
+    except (BoardError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for kname in params:
         if kname not in KERNELS:
             print(f"error: parameters for unknown kernel {kname!r}", file=sys.stderr)
             return 2
 
-    out = args.out or cfg.get("out") or "build/hw"
     try:
-        status, _ = build(boards, names, out, params=params, banks=cfg.get("banks"),
-                          cus=cfg.get("compute_units"),
-                          platform=args.platform or cfg.get("platform"),
-                          resources=args.resources or bool(cfg.get("resources")),
-                          require_tools=args.require_tools, run_tools=not args.no_run,
-                          link=link or None, force=args.force or bool(cfg.get("force")),
-                          impl=args.impl, jobs=max(1, args.jobs))
+        vitis_status, _ = build(boards, names, out, params=params, banks=cfg.get("banks"),
+                                cus=cfg.get("compute_units"),
+                                platform=args.platform or cfg.get("platform"),
+                                resources=args.resources or bool(cfg.get("resources")),
+                                require_tools=args.require_tools, run_tools=not args.no_run,
+                                link=link or None, force=args.force or bool(cfg.get("force")),
+                                impl=args.impl, jobs=max(1, args.jobs))
+        status = max(status, vitis_status)
     except (BoardError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

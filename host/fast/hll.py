@@ -11,9 +11,9 @@ import numpy as np
 
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
-from .kmers import BLOCK_BYTES, file_blocks, record_bases
+from .kmers import BLOCK_BYTES, file_blocks, genome_bytes, record_bases
 from .native import native
-from .threads import map_in_threads
+from .threads import map_largest_first
 
 __all__ = ["fmix64_array", "hll_ranks", "insert_kmers", "sketch_files", "sketch_genomes",
            "union", "features"]
@@ -87,9 +87,14 @@ def sketch_files(files: list, k: int, params: HllParams, canonical: bool = True,
 def sketch_genomes(genomes: Iterable[list], k: int, params: HllParams, canonical: bool = True,
                    threads: int | None = None,
                    min_count: MinCountParams = MinCountParams()) -> Iterator[np.ndarray]:
-    """The registers of each genome, in order, genomes sketched ``threads`` at a time."""
-    return map_in_threads(lambda files: sketch_files(files, k, params, canonical,
-                                                     min_count=min_count), genomes, threads)
+    """The registers of each genome, in order, genomes sketched ``threads`` at a time.
+
+    With more than one thread, every genome is taken at once (file handles, or bytes already in
+    memory) and the largest are sketched first (host.fast.threads.map_largest_first).
+    """
+    return map_largest_first(lambda files: sketch_files(files, k, params, canonical,
+                                                        min_count=min_count),
+                             genomes, genome_bytes, threads)
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -9,7 +9,6 @@ processes build once) and fails loudly if the build fails.
 import fcntl
 import importlib
 import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ def _is_stale() -> bool:
 
 
 def _build_in_place() -> None:
+    import subprocess  # here: start-up without a build does not need it
     lock_path = _REPOSITORY / "build" / "native.lock"
     lock_path.parent.mkdir(exist_ok=True)
     with open(lock_path, "w") as lock:

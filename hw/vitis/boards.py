@@ -7,6 +7,9 @@ __all__ = ["BOARDS_DIR", "list_boards", "load_board", "BoardError"]
 
 BOARDS_DIR = pathlib.Path(__file__).resolve().parents[2] / "boards"
 _REQUIRED = ("name", "part", "platforms", "kernel_clock_hz", "memory_banks", "resources")
+#: ``kind = "standalone"``: a board without a Vitis shell, built as a bitstream by Amaranth's own
+#: vendor flow (hw/selftest/board.py)
+_REQUIRED_STANDALONE = ("name", "part", "amaranth_platform", "clock_hz", "resources")
 
 
 class BoardError(ValueError):
@@ -26,10 +29,15 @@ def load_board(name, boards_dir=BOARDS_DIR) -> dict:
         raise BoardError(f"unknown board {name!r}; known: {', '.join(list_boards(boards_dir))}")
     with open(p, "rb") as f:
         board = tomllib.load(f)
-    missing = [k for k in _REQUIRED if k not in board]
+    board.setdefault("kind", "vitis")
+    if board["kind"] not in ("vitis", "standalone"):
+        raise BoardError(f"board file {p}: kind must be \"vitis\" or \"standalone\", "
+                         f"not {board['kind']!r}")
+    standalone = board["kind"] == "standalone"
+    missing = [k for k in (_REQUIRED_STANDALONE if standalone else _REQUIRED) if k not in board]
     if missing:
         raise BoardError(f"board file {p}: missing {', '.join(missing)}")
-    if not board["platforms"] or not board["memory_banks"]:
+    if not standalone and (not board["platforms"] or not board["memory_banks"]):
         raise BoardError(f"board file {p}: platforms and memory_banks must not be empty")
     for k in ("lut", "ff", "bram36", "uram", "dsp"):
         if k not in board["resources"]:

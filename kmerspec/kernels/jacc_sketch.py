@@ -30,7 +30,7 @@ from ..params import (BYTES_PER_LANE, LANES, MC_SEED, SKETCH_MC_COUNTER_BITS, SK
                       SKETCH_MC_WIDTH_BITS, K, P, W, check_fields)
 from . import KernelParams
 
-__all__ = ["Params", "SketchRecord", "unpack_records", "run_genomes", "REGISTERS_PER_WORD"]
+__all__ = ["Params", "SketchRecord", "unpack_records", "pack_record", "run_genomes", "REGISTERS_PER_WORD"]
 
 #: registers per memory word of the kernel's sketch memories (and per record word)
 REGISTERS_PER_WORD = 16
@@ -150,6 +150,19 @@ def unpack_records(data: bytes, count: int, params: Params) -> list[SketchRecord
             registers=registers,
         ))
     return records
+
+
+def pack_record(record: SketchRecord, params: Params) -> bytes:
+    """The bytes the kernel writes for ``record`` (the inverse of :func:`unpack_records`): the
+    registers packed ``w`` bits each from bit 0, then the trailer: tag, nz, Z, zero padding to
+    whole beats."""
+    packed = 0
+    for j, value in enumerate(record.registers):
+        packed |= value << (params.w * j)
+    trailer = (record.tag.to_bytes(4, "little") + record.nz.to_bytes(4, "little")
+               + record.z.to_bytes(params.z_bytes, "little"))
+    return (packed.to_bytes(params.sketch_bytes, "little")
+            + trailer.ljust(params.trailer_bytes, b"\0"))
 
 
 def run_genomes(genomes: Sequence[Sequence[bytes]], params: Params,

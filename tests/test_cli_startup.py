@@ -1,0 +1,39 @@
+"""Start-up of ``python -m host sketch``: a serial cost of every run, so the sketch path imports
+only what it uses (checked on the real entry point with ``python -X importtime``)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+# What the other commands need (all-pairs, JSD, motifs, the kernels' contracts, simulation,
+# plotting, a cluster), and what a run over plain FASTA does without (threads included).
+NOT_ON_THE_SKETCH_PATH = (
+    "host.similarity", "host.neighbours", "host.fast.jsd", "host.fast.motif", "host.drivers",
+    "host.device", "kmerspec.golden.jsd", "kmerspec.golden.entropy",
+    "kmerspec.golden.fixedpoint", "kmerspec.golden.motif", "kmerspec.kernels", "hw", "sim",
+    "amaranth", "dask", "scipy", "matplotlib", "isal", "concurrent.futures", "subprocess",
+)
+
+
+def _imported_modules(*arguments: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "host", *arguments],
+                          cwd=REPOSITORY, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
+    assert done.returncode == 0, done.stderr
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "cumulative" not in line}
+
+
+def test_sketch_imports_only_what_it_uses(tmp_path):
+    genome = tmp_path / "g.fa"
+    genome.write_bytes(b">g\n" + b"ACGTTGCAAGCT" * 10 + b"\n")
+    modules = _imported_modules("sketch", str(genome), "-o", str(tmp_path / "g.ksk"),
+                                "--threads", "2")
+    assert "host.fast.hll" in modules and "numpy" in modules  # the parse is right
+    heavy = sorted(m for m in modules
+                   if any(m == name or m.startswith(name + ".") for name in NOT_ON_THE_SKETCH_PATH))
+    assert heavy == []
+    assert (tmp_path / "g.ksk").stat().st_size > 0
