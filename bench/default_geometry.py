@@ -15,6 +15,9 @@ Every figure comes from a bit-exact cocotb regression of the generated Verilog u
 * ``jacc_similarity`` (V = 80 pivots, D = 4 streams, 512-bit bus, p = 14): sketches of the same
   fragments, the whole call plan of a full all-pairs run; cycles per call from ap_start to
   ap_done against the read beats of the call and the kernel's cycle model;
+* ``jsd_builder`` (8 lanes x 8 bytes, 512-bit bus, k = 31, cw = 14, R = 12 queues of n = 8):
+  the same fragments; cycles per 512-bit input beat over whole calls (memory latency, genome
+  ends and the 256 KiB record of every genome included);
 * ``motif`` (k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, B = 2 bytes per cycle): a FASTA fragment
   (lambda) and a FASTQ fragment (SRR059298) as test sets; bases per cycle of the test pass (one
   window of every k per base), from the kernel's own cycle counters.
@@ -22,8 +25,9 @@ Every figure comes from a bit-exact cocotb regression of the generated Verilog u
 The memory model is sim.ddr_memory.DdrAxiRam (read latency, outstanding-burst limit, refresh
 gaps; DDR4 defaults) or cocotbext-axi's ideal AxiRam (``--memory ideal``). "vs ideal" is the
 beats per cycle over the call divided by what the memory can deliver at most (one beat per
-cycle outside refresh gaps). The first run of a kernel builds it with Verilator (minutes; the
-build is cached under $TMPDIR/kmer-sketch-sim).
+cycle outside refresh gaps). The first run of a kernel builds it (Verilator with -O0 C++ for
+these large designs, or ``SIM=icarus``; see docs/default_geometry.md; the build is cached under
+$TMPDIR/kmer-sketch-sim).
 """
 
 import argparse
@@ -38,18 +42,18 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from kmerspec.golden.hll import HllParams  # noqa: E402
-from kmerspec.kernels import jacc_similarity, jacc_sketch, motif  # noqa: E402
+from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif  # noqa: E402
 from sim.ddr_memory import DdrTiming  # noqa: E402
 from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments  # noqa: E402
 from sim.runner import run_cocotb, run_kernel_bench  # noqa: E402
 
-KERNELS = ("jacc_sketch", "jacc_similarity", "motif")
+KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "motif")
 
 
 def run_bench(args, geometry, module: str, parameters: dict):
     """run_kernel_bench, or with ``--verilog KERNEL=FILE`` the bench on that Verilog (the same
-    kernel generated earlier, e.g. from another checkout: the build cache is keyed by the
-    Verilog text, which names source paths)."""
+    kernel generated earlier: skips the minutes of Amaranth and Yosys; the build cache is keyed
+    by the design, not its source paths, so a build from another checkout is reused)."""
     given = dict(item.split("=", 1) for item in args.verilog)
     if geometry.KERNEL in given:
         return run_cocotb(pathlib.Path(given[geometry.KERNEL]).read_text(), module,
@@ -127,6 +131,32 @@ def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
     return rows
 
 
+def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
+    geometry = jsd_builder.Params()
+    genomes = genome_fragments(args.genomes, args.fragment_bytes)
+    (directory / "jsd_genomes.json").write_text(json.dumps(
+        [[f.decode("latin-1") for f in files] for files in genomes]))
+    report = directory / "jsd_builder.json"
+    started = time.time()
+    run_bench(args, geometry, "sim.jsd.tb_builder_kernel", {
+        "genomes_file": str(directory / "jsd_genomes.json"), "seed": 5,
+        "max_chunk_bytes": args.chunk_bytes, "max_block_beats": args.block_beats,
+        "report": str(report), **memory_parameters(args)})
+    calls = json.loads(report.read_text())["calls"]
+    beats = sum(b for b, _ in calls)
+    cycles = sum(c for _, c in calls)
+    record_beats = len(genomes) * geometry.record_bytes // geometry.bus_bytes
+    return [
+        ("jsd_builder", "cycles per 512-bit beat, whole calls", f"{cycles / beats:.3f}",
+         f"{beats / cycles / ceiling(args):.3f}",
+         f"{len(genomes)} genomes, {beats} input beats, {len(calls)} calls, {cycles} cycles"),
+        ("jsd_builder", "cycles per beat read or written, whole calls",
+         f"{cycles / (beats + record_beats):.3f}", "",
+         f"+ {record_beats} record beats ({geometry.record_bytes} bytes per genome)"),
+        ("jsd_builder", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""),
+    ]
+
+
 def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
     fields = {}
     if args.motif_small:      # the CI geometry of tests/test_motif_kernel.py (a quick build)
@@ -178,7 +208,7 @@ def main(argv=None) -> int:
                         help="the motif kernel of the CI test (k=4..7) instead of the default")
     args = parser.parse_args(argv)
     benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity,
-               "motif": bench_motif}
+               "jsd_builder": bench_jsd_builder, "motif": bench_motif}
     memory = "ideal AxiRam" if args.memory == "ideal" else \
         f"DDR-like (latency {args.latency}, {args.outstanding} outstanding, refresh " \
         f"{DdrTiming().refresh_cycles}/{DdrTiming().refresh_interval} cycles)"

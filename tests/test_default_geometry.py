@@ -89,9 +89,71 @@ def test_dist_default_sim_geometry_equals_sw(tmp_path):
     outputs = {}
     for backend in ("sw", "sim"):
         extra = ["--sim-geometry", "default"] if backend == "sim" else []
-        run = subprocess.run([sys.executable, "-m", "host", "dist", *paths, "--backend", backend,
-                              *extra], capture_output=True, text=True, timeout=7200)
+        run = subprocess.run([sys.executable, "-m", "host", "dist", *paths, "-o", "-",
+                              "--backend", backend, *extra], capture_output=True, text=True,
+                             timeout=7200)
         assert run.returncode == 0, run.stderr
         outputs[backend] = run.stdout
     assert outputs["sim"] == outputs["sw"]
     assert len(outputs["sw"].splitlines()) >= 3
+
+
+COUNTER_MODULE = '''
+from amaranth import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+
+class Counter(wiring.Component):
+    def __init__(self, width):
+        super().__init__({"enable": In(1), "count": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.enable):
+            m.d.sync += self.count.eq(self.count + 1)
+        return m
+'''
+
+
+def _counter_verilog(directory, width):
+    """The Verilog of a small design whose Python source lives in ``directory`` (as in another
+    checkout: Yosys names that path in the src attributes)."""
+    import importlib.util
+
+    from sim.runner import to_verilog_text
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / "counter_design.py"
+    source.write_text(COUNTER_MODULE)
+    spec = importlib.util.spec_from_file_location(f"counter_{abs(hash(str(directory)))}", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return to_verilog_text(module.Counter(width), "counter")
+
+
+def test_build_cache_key_ignores_the_checkout_path(tmp_path):
+    """The same design generated from two checkouts shares one build directory; a changed design
+    or changed build options get another."""
+    from sim.runner import build_directory
+    here = _counter_verilog(tmp_path / "work" / "wt" / "one", 8)
+    there = _counter_verilog(tmp_path / "tmp" / "ci-clone", 8)
+    assert str(tmp_path / "work" / "wt" / "one") in here
+    assert here != there
+    key = build_directory("counter", "verilator", here, "[]")
+    assert build_directory("counter", "verilator", there, "[]") == key
+    wider = _counter_verilog(tmp_path / "work" / "wt" / "one", 9)
+    assert build_directory("counter", "verilator", wider, "[]") != key
+    assert build_directory("counter", "icarus", here, "[]") != key
+    assert build_directory("counter", "verilator", here, '["OPT_FAST=-O0"]') != key
+
+
+def test_cxx_optimisation_follows_design_size(monkeypatch):
+    from sim.runner import CXX_OPT_ENV, LARGE_VERILOG_BYTES, verilator_cxx_opt
+    monkeypatch.delenv(CXX_OPT_ENV, raising=False)
+    assert verilator_cxx_opt(LARGE_VERILOG_BYTES) is None
+    assert verilator_cxx_opt(LARGE_VERILOG_BYTES + 1) == "-O0"
+    monkeypatch.setenv(CXX_OPT_ENV, "-O1")
+    assert verilator_cxx_opt(100) == "-O1"
+    monkeypatch.setenv(CXX_OPT_ENV, "-O1; rm -rf /")
+    with pytest.raises(RuntimeError, match="KSA_CXX_OPT must be a compiler optimisation flag"):
+        verilator_cxx_opt(100)

@@ -13,11 +13,12 @@ from tests.simulation import simulate
 
 
 def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2,
-                   settings=()):
+                   settings=(), at_end=None):
     """Run kernel calls ``(chunk bytes, record count)`` one after the other through one core
     (its state persists between calls, as between kernel runs), with the inputs ``settings``
     ((signal, value) pairs, such as the prefilter's min_count) set first; return each call's
-    output bytes and throughput counters."""
+    output bytes and throughput counters. ``at_end(ctx)``, if given, runs after the last call's
+    records."""
     rng = random.Random(seed)
     bus_bytes = core.bus_bits // 8
     outputs = []
@@ -37,7 +38,7 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
                 ctx.set(core.i.payload, beats[index] if offer else 0)
                 ctx.set(core.o.ready, rng.random() >= backpressure)
                 _, _, taken, out_valid, out_ready, payload, ending = await ctx.tick().sample(
-                    core.i.ready, core.o.valid, core.o.ready, core.o.payload, core.ending_genome)
+                    core.i.ready, core.o.valid, core.o.ready, core.o.payload, core.stalled)
                 taken = taken and offer
                 if ending and not stats["ending_cycles"]:
                     stats["stops"].append(0)
@@ -51,13 +52,15 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
                     out += payload.to_bytes(bus_bytes, "little")
             ctx.set(core.i.valid, 0)
             outputs.append(bytes(out))
+        if at_end:
+            await at_end(ctx)
 
     simulate(core, testbench)
     return outputs, stats
 
 
 def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_bytes=400,
-                     idle=0.2, backpressure=0.2):
+                     idle=0.2, backpressure=0.2, at_end=None):
     """Sketch ``genomes`` through :func:`run_genomes` with the simulated core as the kernel.
 
     The simulator cannot be called back from ``run_genomes``, so the calls are simulated first
@@ -67,7 +70,8 @@ def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_by
     calls = [(chunk, len(tags)) for chunk, tags in pack_chunks(
         plan_blocks(genomes, geometry, max_block_beats=max_block_beats), geometry,
         max_chunk_bytes=max_chunk_bytes)]
-    outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed, idle, backpressure)
+    outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed, idle, backpressure,
+                                    at_end=at_end and (lambda ctx: at_end(ctx, core)))
     replies = iter(outputs)
     records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
@@ -87,32 +91,92 @@ def test_core_matches_golden(lanes, bytes_per_lane, k):
     assert stats["taken"] == stats["offered_streaming"] > 0
 
 
-def test_core_genome_end_stop():
-    """Without output backpressure a genome end stops the input for the k-mers in flight, one
-    drain per sketch word and a few cycles of record trailer, whatever the genome length (after
-    the one stop of the clear that follows reset)."""
+def genome_of_beats(data_beats, bytes_per_lane=8):
+    """A one-file genome that fills exactly ``data_beats`` beats of its lane (0: empty)."""
+    if not data_beats:
+        return [b""]
+    return [b">g\n" + b"ACGTTGCA"[:bytes_per_lane - 3] + b"ACGTTGCA" * (data_beats - 1)]
+
+
+def test_core_genome_end_stalls_only_until_the_other_bank_is_drained():
+    """One lane, no output backpressure: a genome end takes no cycle of the input, unless the
+    lane's other bank still holds the previous genome, waiting for or in its drain; then the
+    input stops until that drain has been issued, exactly ``bank_turnaround`` cycles after the
+    previous end. Covers empty genomes and one-beat genomes (ends on consecutive beats of the
+    same lane: a block is one control beat, then the data beats)."""
     geometry = Params(lanes=1, bytes_per_lane=8, p=8, w=4)
-    genomes = [[b">g\n" + b"ACGTTGCA" * n] for n in (1, 10, 40)]
-    records, stats, _ = sketch_with_core(genomes, geometry, 31, seed=0, max_block_beats=1024,
-                                         idle=0.0, backpressure=0.0)
+    core = SketchCore(lanes=1, bytes_per_lane=8, k=31, p=8, w=4)
+    turnaround = core.bank_turnaround
+    data_beats = [40, 0, 0, 1, 1, 10, turnaround - 2, turnaround - 1, turnaround, 3 * turnaround,
+                  turnaround - 1, 0]
+    genomes = [genome_of_beats(n) for n in data_beats]
+    records, stats, calls = sketch_with_core(genomes, geometry, 31, seed=0, max_block_beats=1024,
+                                             max_chunk_bytes=1 << 20, idle=0.0,
+                                             backpressure=0.0)
+    assert calls == 1
     compare_records(records, [expected_record(tag, files, 31, geometry)
                               for tag, files in enumerate(genomes)])
     words = geometry.registers // 16
     # the first stop is the clear after reset (every sketch word once, plus the drain latency)
     clear, *stops = stats["stops"]
     assert words <= clear <= words + 8, clear
-    assert len(stops) == len(genomes)
-    assert len(set(stops)) == 1
-    assert stops[0] <= stats["insert_latency"] + words + 16, stops
+    # a genome's block is its control beat and its data beats; its end waits for the previous
+    # genome's bank for the rest of the turnaround
+    expected = [turnaround - (1 + n) for n in data_beats[1:] if 1 + n < turnaround]
+    assert stops == expected, (stops, expected)
 
 
-def test_reset_forgets_a_cut_off_genome():
+def bank_words(ctx, core):
+    """Every word of both banks of every partial sketch of every lane."""
+    return [ctx.get(bank.data[address]) for lane in core._lane_units for sketch in lane._sketches
+            for bank in sketch.banks for address in range(bank.depth)]
+
+
+def test_core_bank_switches_in_every_lane():
+    """Short, one-beat and empty genomes in two lanes (ends on the same beat and on different
+    beats, ends while the other bank waits for or is in its drain), idle input and output
+    backpressure: every record equals the golden model, and once the last record is out both
+    banks of every partial sketch are clear."""
+    geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+    seed = 1
+    rng = random.Random(seed)
+    genomes = []
+    for _ in range(20):
+        data_beats = rng.choice([0, 0, 1, 1, 2, 3, 8, 20, 60])
+        genomes.append(genome_of_beats(data_beats, 4) if data_beats < 3 else
+                       [b">r\n" + bytes(rng.choice(b"ACGT") for _ in range(4 * data_beats - 3))])
+    genomes.append([b">polyA\n" + b"A" * 300])   # the same k-mer every cycle ...
+    genomes.append([b">polyA again\n" + b"A" * 30])   # ... in the next genome, the other bank
+    clean = []
+
+    async def at_end(ctx, core):
+        await ctx.tick().repeat(4)
+        clean.append(not any(bank_words(ctx, core)) and not ctx.get(core.ending_genome))
+
+    records, stats, _ = sketch_with_core(genomes, geometry, 7, seed=seed, max_block_beats=4,
+                                         max_chunk_bytes=1 << 20, at_end=at_end)
+    compare_records(records, [expected_record(tag, files, 7, geometry)
+                              for tag, files in enumerate(genomes)])
+    assert clean == [True]
+    assert stats["taken"] == stats["offered_streaming"] > 0
+    assert len(stats["stops"]) > 1, "some genome end should wait for a drain"
+
+
+@pytest.mark.parametrize("both_banks", [False, True])
+def test_reset_forgets_a_cut_off_genome(both_banks):
     """A reset in the middle of a genome (an aborted call, ap_rst_n, a FRESH start) leaves
-    nothing behind: after the core's clear every word of every partial sketch of every lane is 0
-    and the record counter is back at 0, and the next genomes give the golden records."""
+    nothing behind: after the core's clear every word of both banks of every partial sketch of
+    every lane is 0 and the record counter is back at 0, and the next genomes give the golden
+    records. ``both_banks``: the reset comes while a lane's ended genome is still in one bank
+    (waiting for or in its drain) and its next genome has begun in the other."""
     from amaranth.hdl import Module, ResetInserter, Signal
 
-    geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+    if both_banks:
+        geometry = Params(lanes=1, bytes_per_lane=8, p=10, w=4)
+        first_bases, bases, max_block_beats, max_chunk_bytes = 45, 240, 4, 15 * 8
+    else:
+        geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+        first_bases, bases, max_block_beats, max_chunk_bytes = 600, 600, 32, 300
     k = 21
     core = SketchCore(lanes=geometry.lanes, bytes_per_lane=geometry.bytes_per_lane, k=k,
                       p=geometry.p, w=geometry.w)
@@ -121,12 +185,13 @@ def test_reset_forgets_a_cut_off_genome():
     top.submodules.core = ResetInserter({"sync": reset})(core)
     bus_bytes = core.bus_bits // 8
     rng = random.Random(9)
-    genomes = [[b">g%d\n" % index + bytes(rng.choice(b"ACGT") for _ in range(600))]
+    genomes = [[b">g%d\n" % index + bytes(rng.choice(b"ACGT")
+                                           for _ in range(bases if index else first_bases))]
                for index in range(3)]
-    calls = list(pack_chunks(plan_blocks(genomes, geometry, max_block_beats=32), geometry,
-                             max_chunk_bytes=300))
+    calls = list(pack_chunks(plan_blocks(genomes, geometry, max_block_beats=max_block_beats),
+                             geometry, max_chunk_bytes=max_chunk_bytes))
     cut, cut_tags = calls[0]
-    assert not cut_tags, "the first chunk must end no genome (it is cut off)"
+    assert cut_tags == ([0] if both_banks else []), "the first chunk is cut off"
     sketches = [sketch for lane in core._lane_units for sketch in lane._sketches]
     outputs = []
 
@@ -146,13 +211,21 @@ def test_reset_forgets_a_cut_off_genome():
         ctx.set(core.i.valid, 0)
         return bytes(out)
 
-    def words(ctx):
-        return [ctx.get(sketch.registers.data[i]) for sketch in sketches
+    def words(ctx, banks=(0, 1)):
+        return [ctx.get(sketch.banks[bank].data[i]) for sketch in sketches for bank in banks
                 for i in range(geometry.registers // 16)]
 
     async def testbench(ctx):
         await run_chunk(ctx, cut, 0)
-        await ctx.tick().repeat(core.insert_latency + 4)
+        if both_banks:
+            # the next genome's first k-mers reach bank 1 while bank 0 is still being drained
+            for _ in range(2 * core.insert_latency):
+                if any(words(ctx, [0])) and any(words(ctx, [1])):
+                    break
+                await ctx.tick()
+            assert any(words(ctx, [0])) and any(words(ctx, [1])), "both banks should hold data"
+        else:
+            await ctx.tick().repeat(core.insert_latency + 4)
         assert any(words(ctx)), "the cut-off genome should be in the partial sketches"
         ctx.set(reset, 1)
         await ctx.tick()
@@ -166,6 +239,6 @@ def test_reset_forgets_a_cut_off_genome():
     simulate(top, testbench)
     replies = iter(outputs)
     records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
-                          max_block_beats=32, max_chunk_bytes=300)
+                          max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
     compare_records(records, [expected_record(tag, files, k, geometry)
                               for tag, files in enumerate(genomes)])

@@ -161,3 +161,107 @@ def test_hll_update_same_word_at_each_forwarding_distance(gap):
         if h is not None:
             model.insert_hash(h)
     assert run_hll(hashes, p, w, idle_probability=0.0) == model.registers
+
+
+def registers_of(words, w):
+    """The registers of sketch words, in register order."""
+    return [(word >> (w * slot)) & ((1 << w) - 1) for word in words
+            for slot in range(REGISTERS_PER_WORD)]
+
+
+def test_hll_update_banks_do_not_forward_into_each_other():
+    """The same word of both banks hit in every cycle, the bank changing at every distance the
+    forwarding covers (every cycle, every 2nd, 3rd, 4th, in random runs), while the other bank
+    is drained and cleared now and then: each bank equals the golden sketch of its own hashes,
+    so no update of one bank is forwarded into the other."""
+    p, w = 8, 4
+    low_bits = 64 - p
+    rng = random.Random(11)
+    inserts = []
+    bank = 0
+    for run in [1] * 40 + [2] * 20 + [3] * 20 + [4] * 10 + [rng.randint(1, 6) for _ in range(60)]:
+        bank ^= 1
+        for _ in range(run):
+            index = rng.choice([0x40 | rng.randrange(16), 0x41, 0x4F, 0x5A])
+            inserts.append((bank, (index << low_bits) | (1 << (low_bits - rng.randint(1, 18)))))
+    dut = HllUpdate(p, w)
+    models = [Hll(HllParams(p, w)), Hll(HllParams(p, w))]
+    drained = [[], []]
+
+    async def drain(ctx, number):
+        words = []
+        ctx.set(dut.drain_en, 1)
+        ctx.set(dut.drain_bank, number)
+        for addr in range(dut.words):
+            ctx.set(dut.drain_addr, addr)
+            await ctx.tick()
+            words.append(ctx.get(dut.drain_data))
+        ctx.set(dut.drain_en, 0)
+        return registers_of(words, w)
+
+    async def testbench(ctx):
+        for index, (number, h) in enumerate(inserts):
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            ctx.set(dut.bank, number)
+            models[number].insert_hash(h)
+            await ctx.tick()
+        ctx.set(dut.i.valid, 0)
+        await ctx.tick().repeat(dut.latency)
+        for number in (0, 1):
+            drained[number] = await drain(ctx, number)
+            assert not any(await drain(ctx, number)), "draining should clear the bank"
+
+    simulate(dut, testbench)
+    for number in (0, 1):
+        assert drained[number] == models[number].registers, number
+
+
+def test_hll_update_drains_one_bank_while_the_other_inserts():
+    """A drain of bank 0 (read and clear) in the same cycles as inserts into bank 1 hitting the
+    drained addresses: bank 0 gives its sketch and is left clear, bank 1 keeps every insert."""
+    p, w = 8, 4
+    low_bits = 64 - p
+    rng = random.Random(12)
+    first = [rng.getrandbits(64) for _ in range(400)]
+    dut = HllUpdate(p, w)
+    words = 1 << (p - 4)
+    # during the drain, bank 1 gets hashes whose word is the one being drained
+    second = [((addr << 4 | rng.randrange(16)) << low_bits) | rng.getrandbits(low_bits - 1)
+              for addr in range(words)]
+    model0, model1 = Hll(HllParams(p, w)), Hll(HllParams(p, w))
+    for h in first:
+        model0.insert_hash(h)
+    for h in second:
+        model1.insert_hash(h)
+    result = {}
+
+    async def testbench(ctx):
+        for h in first:
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            ctx.set(dut.bank, 0)
+            await ctx.tick()
+        ctx.set(dut.bank, 1)
+        ctx.set(dut.i.valid, 0)
+        await ctx.tick().repeat(dut.latency)
+        drained = []
+        ctx.set(dut.drain_en, 1)
+        ctx.set(dut.drain_bank, 0)
+        for addr, h in enumerate(second):
+            ctx.set(dut.drain_addr, addr)
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            await ctx.tick()
+            drained.append(ctx.get(dut.drain_data))
+        ctx.set(dut.i.valid, 0)
+        ctx.set(dut.drain_en, 0)
+        await ctx.tick().repeat(dut.latency)
+        result["bank0"] = drained
+        result["after"] = [[ctx.get(dut.banks[number].data[a]) for a in range(words)]
+                           for number in (0, 1)]
+
+    simulate(dut, testbench)
+    assert registers_of(result["bank0"], w) == model0.registers
+    assert not any(result["after"][0])
+    assert registers_of(result["after"][1], w) == model1.registers

@@ -1,29 +1,50 @@
 """SketchCore: chunk beats in, sketch records out (the whole JACC sketch-construction datapath).
 
 Structure: a :class:`ChunkDecoder` feeds ``T`` :class:`SketchLane`\\ s (parser, k-mer buffer, B
-canonicalizer + fmix64 + HLL update pipelines each). When a beat ends the genome of one or more
-lanes, the core stops taking beats, waits until the lanes' last k-mers are in their partial
-sketches, then for each such lane in order drains its B partial sketches through the lane's merge
-tree into the :class:`FeatureAccumulator` and the :class:`RecordWriter`, and resumes.
+canonicalizer + fmix64 + HLL update pipelines each, every partial sketch in two banks). One drain
+engine (lane mux -> :class:`FeatureAccumulator` and a word FIFO -> :class:`RecordWriter`) turns
+the ended genomes' banks into records, one word per cycle.
 
-Throughput: one input beat per cycle whenever no genome is ending, for every input (the datapath
-has no stall condition). A genome end stops all lanes for ``insert_latency`` + ``2^(p-4)`` word
-drains + the record's trailer (about 1,060 cycles for p=14 on a 512-bit bus) per ending lane.
+Double-buffered genome ends: when a beat ends the genome of a lane, the lane's next beats go to
+its other bank at once and the input goes on; the ended bank is drained (read and cleared) in the
+background, ``insert_latency`` + 1 cycles after the end (its last k-mers in flight), through the
+lane's merge tree. Ready banks are drained one after the other, round robin over the lanes; a drain takes
+``2^(p-4)`` cycles of word reads (one per cycle while the word FIFO has room) and then waits for
+its record's trailer (about 20 cycles more) before the next drain starts.
 
-Clean state: after reset the core first clears every word of every partial sketch of every lane
-(``2^(p-4)`` cycles plus the drain latency, 1,024 + 4 at p=14; ``ending_genome`` is high
-meanwhile), so nothing of a genome cut off by the reset (an aborted call, ap_rst_n, or the
-kernel's fresh start) survives in its memories.
+Throughput: one input beat per cycle, for every input, except that the core stops the input
+(``stalled``) while a lane's genome has ended and that lane's other bank still waits for or is in
+its drain: the lane switches banks (and the input resumes) in the cycle after that bank's last
+word read. No stall happens while every genome is longer than the drains queued before its end:
+with one drain engine and T lanes, a genome of at least ``T * (2^(p-4) + ~30)`` beats of its lane
+(``T * B * 2^(p-4)`` bytes: 64 KiB at T = 8, B = 8, p = 14) never waits, whatever the other
+lanes do. Shorter genomes wait for at most the drains ahead of them, instead of every genome end
+stopping every lane for ``insert_latency`` + ``2^(p-4)`` + trailer cycles (1,063 at p=14) as
+with one bank.
+
+Records are written in the order their drains complete (the tag identifies the genome; the host
+maps records by tag), all within the call whose chunk ends their genomes: ``ending_genome`` stays
+high while any drain is pending or running, so the kernel ends the call only after them.
+
+Clean state: after reset the core first clears every word of both banks of every partial sketch
+of every lane (``2^(p-4)`` cycles plus the drain latency, 1,024 + 4 at p=14; ``ending_genome``
+and ``stalled`` are high meanwhile), so nothing of a genome cut off by the reset (an aborted
+call, ap_rst_n, or the kernel's fresh start) survives in its memories.
 
 With ``prefilter`` (SPEC 7; hw/sketch/min_count_stage.py) and ``min_count`` > 1 a lane takes one
-k-mer per cycle: a lane whose FIFO fills raises ``full`` and the core holds the input (all
-lanes); at a genome end the core also waits until the ending lanes have ``settled`` (their FIFO
-empty, their last k-mer in the sketch), and starts their Count-Min clear when their drain
-starts (2^mc_width_bits cycles, beside the drain; the lane's next k-mers wait in its FIFO). The
-reset clear zeroes the counters too.
+k-mer per cycle: a lane whose FIFO fills raises ``full`` and the core holds the input (all lanes;
+not counted in ``stalled``). The stage's latency varies, so the bank bit (delayed by the fixed
+latency of the front end) could reach the HLL units before the last k-mers of the ended genome:
+at a genome end of such a lane the core therefore stops the input (``stalled``) until
+``insert_latency`` + 1 cycles have passed and the lane has ``settled`` (its last k-mer in the
+sketch), and only then switches the lane's bank and starts its Count-Min clear (2^mc_width_bits
+cycles; the next genome's k-mers wait in the lane's FIFO meanwhile, and the reset clear zeroes the
+counters too). Every k-mer thus sees one bank between switches (k-mers through the stage are never
+faster than the delay line), and the ended bank is drained in the background as above. With
+``min_count`` = 1, or without the prefilter, the core behaves as described above.
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -59,7 +80,12 @@ class SketchCore(wiring.Component):
     records : Out(32)
         Records completed since reset (wraps).
     ending_genome : Out(1)
-        A genome end is being processed (the input is stopped by the core, not by its source).
+        A genome end is being processed: a drain is pending, running or waiting for its record,
+        or the clear after reset runs (the core is not quiet).
+    stalled : Out(1)
+        The core stops the input (``i.ready`` low): the clear after reset, or a lane's genome
+        ended while its other bank is not yet drained (with the prefilter and m > 1: or while
+        the lane has not settled). Not the prefilter's ``full`` holds.
     min_count : In(mc_counter_bits)
         Only with ``prefilter``: m of SPEC 7 (change it only between genomes).
     """
@@ -85,6 +111,7 @@ class SketchCore(wiring.Component):
             "o": Out(stream.Signature(self._bus_bits)),
             "records": Out(32),
             "ending_genome": Out(1),
+            "stalled": Out(1),
         }
         if prefilter is not None:
             members["min_count"] = In(prefilter.mc_counter_bits)
@@ -102,6 +129,13 @@ class SketchCore(wiring.Component):
     def insert_latency(self) -> int:
         """Cycles from an input beat until its k-mers are in the partial sketches."""
         return self._lane_units[0].insert_latency
+
+    @property
+    def bank_turnaround(self) -> int:
+        """Cycles from a beat that ends a lane's genome until that lane's next genome end is
+        taken without a stall, with no other drain queued: the settle wait, ``2^(p-4)`` word
+        reads and three cycles of hand-over."""
+        return self.insert_latency + (1 << (self._p - 4)) + 3
 
     def elaborate(self, platform):
         m = Module()
@@ -121,22 +155,42 @@ class SketchCore(wiring.Component):
             m.submodules[f"lane{t}"] = lane
             m.d.comb += [lane.i.valid.eq(decoder.lanes_valid), lane.i.payload.eq(decoder.lanes[t])]
 
+        insert_latency = self._lane_units[0].insert_latency
+        # per lane: the bank its beats go to; the other bank holds an ended genome until its
+        # drain has been issued (``pending``), after ``settle`` cycles (its last k-mers in flight)
+        insert_bank = Signal(lanes)
         pending = Signal(lanes)
+        settle = [Signal(range(insert_latency + 2), name=f"settle{t}") for t in range(lanes)]
         tags = Signal(data.ArrayLayout(32, lanes))
+        # a genome ended while the lane's other bank was still pending: the lane switches banks
+        # (and the input goes on) once that drain has been issued
+        deferred = Signal(lanes)
+        ready = Signal(lanes)
+        m.d.comb += ready.eq(pending & Cat(counter == 0 for counter in settle))
+
         current = Signal(range(lanes))
-        drain_wait = Signal(range(self._lane_units[0].insert_latency + 2))
+        current_bank = Signal()
+        record_tag = Signal(32)
         drain_addr = Signal(p - 4)
-        lowest_pending = _lowest_set(m, pending, lanes)
+        # round robin from the lane after the last drained one: a ready bank waits for at most
+        # T - 1 other drains
+        after_current = Signal(lanes)
+        m.d.comb += after_current.eq(ready & Cat(current < t for t in range(lanes)))
+        next_lane = Mux(after_current != 0, _lowest_set(m, after_current, lanes),
+                        _lowest_set(m, ready, lanes))
 
         # words in flight from a drain read to the FIFO: lane drain latency + the lane mux stage
         flight = self._lane_units[0].drain_latency + 1
         may_issue = word_fifo.level <= _WORD_FIFO_DEPTH - flight - 1
         issue = Signal()
-        clearing = Signal()       # the reset clear: drain every lane at once, keep nothing
+        clearing = Signal()       # the reset clear: both banks of every lane at once, keep nothing
         discard = Signal(range(flight + 2))
         for t, lane in enumerate(self._lane_units):
-            m.d.comb += [lane.drain_addr.eq(drain_addr),
-                         lane.drain_en.eq((issue & (current == t)) | clearing)]
+            m.d.comb += [lane.bank.eq(insert_bank[t]),
+                         lane.drain_addr.eq(drain_addr),
+                         lane.drain_en.eq((issue & (current == t)) | clearing),
+                         lane.drain_bank.eq(current_bank),
+                         lane.drain_both.eq(clearing)]
 
         merged = Signal(word_bits)
         merged_valid = Signal()
@@ -153,7 +207,7 @@ class SketchCore(wiring.Component):
             writer.words.payload.eq(word_fifo.r_data),
             writer.words.valid.eq(word_fifo.r_rdy),
             word_fifo.r_en.eq(writer.words.ready),
-            writer.tag.eq(tags[current]),
+            writer.tag.eq(record_tag),
             writer.z.eq(features.z),
             writer.nz.eq(features.nz),
             writer.features_ready.eq(features.words == words),
@@ -161,76 +215,96 @@ class SketchCore(wiring.Component):
         with m.If(writer.done):
             m.d.sync += self.records.eq(self.records + 1)
 
-        # the prefilter (m > 1): hold the input while a lane's FIFO fills, drain a lane only once
-        # its k-mers have left the FIFO and reached the sketch, clear its counters meanwhile
-        full_hold = Signal()
-        settled = Signal(lanes, init=(1 << lanes) - 1)
-        clear_counts = Signal(lanes)
+        # genome ends: switch banks at once, or defer the switch (and stop the input) while the
+        # other bank still waits for or is in its drain
+        ends = Mux(decoder.lanes_valid, decoder.end_of_genome, 0)
+        running = Signal()
+        switching = Signal(lanes)
+        # (without the prefilter the core is built exactly as before it: same netlist)
+        waiting, hold = pending, self.stalled
         if self._prefilter is not None:
-            m.d.sync += full_hold.eq(Cat(lane.full for lane in self._lane_units).any())
-            m.d.comb += settled.eq(Cat(lane.settled for lane in self._lane_units))
-            for t, lane in enumerate(self._lane_units):
-                m.d.comb += [lane.min_count.eq(self.min_count),
-                             lane.clear_counts.eq(clear_counts[t])]
+            # the prefilter with m > 1: the ending lane's k-mers have not all reached its bank
+            unsettled, full_hold = Signal(lanes), Signal()
+            clear_counts = self._prefilter_control(m, ends, running, switching, unsettled,
+                                                   full_hold)
+            waiting, hold = pending | unsettled, self.stalled | full_hold
+        blocked = (ends | deferred) & waiting
+        m.d.comb += switching.eq((ends | deferred) & ~waiting)
+        for t in range(lanes):
+            with m.If(settle[t] != 0):
+                m.d.sync += settle[t].eq(settle[t] - 1)
+            with m.If(running & switching[t]):
+                m.d.sync += [insert_bank[t].eq(~insert_bank[t]), pending[t].eq(1),
+                             settle[t].eq(insert_latency + 1), tags[t].eq(decoder.tags[t])]
+        with m.If(running):
+            # decoder.tags stays that of the ending beat while the input is stopped
+            m.d.sync += deferred.eq(blocked)
+        m.d.comb += [self.stalled.eq(~running | (blocked != 0)), decoder.hold.eq(hold)]
 
-        genome_ends = decoder.lanes_valid & (decoder.end_of_genome != 0)
-        with m.FSM(init="Reset"):
+        with m.FSM(init="Reset") as fsm:
             with m.State("Reset"):
-                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1), clearing.eq(1)]
-                with m.If(drain_addr == 0):
-                    m.d.comb += clear_counts.eq(Const((1 << lanes) - 1, lanes))
+                m.d.comb += clearing.eq(1)
+                if self._prefilter is not None:
+                    with m.If(drain_addr == 0):
+                        m.d.comb += clear_counts.eq(Const((1 << lanes) - 1, lanes))
                 m.d.sync += [drain_addr.eq(drain_addr + 1), discard.eq(flight + 1)]
                 with m.If(drain_addr == words - 1):
                     m.next = "Settle"
             with m.State("Settle"):
                 # the words read while clearing are still on their way through the merge tree
-                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
                 m.d.sync += discard.eq(discard - 1)
                 with m.If(discard == 1):
                     m.d.comb += features.clear.eq(1)
                     m.d.sync += drain_addr.eq(0)
-                    m.next = "Run"
-            with m.State("Run"):
-                m.d.comb += [decoder.hold.eq(genome_ends | full_hold),
-                             self.ending_genome.eq(genome_ends)]
-                with m.If(genome_ends):
-                    m.d.sync += [
-                        pending.eq(decoder.end_of_genome),
-                        tags.eq(decoder.tags),
-                        drain_wait.eq(self._lane_units[0].insert_latency + 1),
-                    ]
-                    m.next = "Drain"
-            with m.State("Drain"):
-                # the ending lanes' last k-mers are still on their way into the sketches
-                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
-                with m.If(drain_wait != 0):
-                    m.d.sync += drain_wait.eq(drain_wait - 1)
-                with m.If((drain_wait == 0) & ((pending & ~settled) == 0)):
-                    if self._prefilter is not None:
-                        with m.If(self.min_count > 1):
-                            m.d.comb += clear_counts.eq(pending)
+                    m.next = "Idle"
+            with m.State("Idle"):
+                m.d.comb += running.eq(1)
+                with m.If(ready != 0):
                     m.d.comb += features.clear.eq(1)
-                    m.d.sync += [current.eq(lowest_pending), drain_addr.eq(0)]
+                    m.d.sync += [current.eq(next_lane),
+                                 current_bank.eq(~insert_bank.bit_select(next_lane, 1)),
+                                 record_tag.eq(tags[next_lane]), drain_addr.eq(0)]
                     m.next = "Merge"
             with m.State("Merge"):
-                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1), issue.eq(may_issue)]
+                m.d.comb += [running.eq(1), issue.eq(may_issue)]
                 with m.If(may_issue):
                     m.d.sync += drain_addr.eq(drain_addr + 1)
                     with m.If(drain_addr == words - 1):
+                        # the bank is clear: the lane may switch to it again
+                        m.d.sync += pending.bit_select(current, 1).eq(0)
                         m.next = "Record"
             with m.State("Record"):
-                m.d.comb += [decoder.hold.eq(1), self.ending_genome.eq(1)]
+                m.d.comb += running.eq(1)
                 with m.If(writer.done):
-                    remaining = pending & ~(Const(1, lanes) << current)
-                    m.d.sync += pending.eq(remaining)
-                    with m.If(remaining == 0):
-                        m.next = "Run"
-                    with m.Else():
-                        m.d.comb += features.clear.eq(1)
-                        m.d.sync += [current.eq(_lowest_set(m, remaining, lanes)),
-                                     drain_addr.eq(0)]
-                        m.next = "Merge"
+                    m.next = "Idle"
+        m.d.comb += self.ending_genome.eq(~fsm.ongoing("Idle") | (pending != 0) | (deferred != 0)
+                                          | (ends != 0))
         return m
+
+    def _prefilter_control(self, m, ends, running, switching, unsettled, full_hold):
+        """The prefilter's side of the genome ends (see the module docstring): hold the input
+        while a lane's FIFO fills; with m > 1 keep an ending lane ``unsettled`` until its
+        ending beat's k-mers have left the front end (``insert_latency`` + 1 cycles) and the
+        lane has settled, and clear its counters when its bank switches. Returns the lanes'
+        counter clear pulses (also driven by the reset clear)."""
+        insert_latency = self.insert_latency
+        clear_counts = Signal(self._lanes)
+        filtering = self.min_count > 1
+        m.d.sync += full_hold.eq(Cat(lane.full for lane in self._lane_units).any())
+        for t, lane in enumerate(self._lane_units):
+            front = Signal(range(insert_latency + 2), name=f"front{t}")
+            with m.If(running & ends[t]):
+                m.d.sync += front.eq(insert_latency + 1)
+            with m.Elif(front != 0):
+                m.d.sync += front.eq(front - 1)
+            m.d.comb += [
+                unsettled[t].eq(filtering & (ends[t] | (front != 0) | ~lane.settled)),
+                lane.min_count.eq(self.min_count),
+                lane.clear_counts.eq(clear_counts[t]),
+            ]
+            with m.If(running & switching[t] & filtering):
+                m.d.comb += clear_counts[t].eq(1)
+        return clear_counts
 
 
 def _lowest_set(m, bits, lanes):

@@ -1,4 +1,5 @@
-"""HLL update unit: one hash inserted per cycle into a partial sketch in block RAM (SPEC 3).
+"""HLL update unit: one hash inserted per cycle into one of two banks of partial sketches in block
+RAM (SPEC 3), while the other bank is drained.
 
 The ``2^p`` registers of ``w`` bits sit 16 to a memory word (:data:`REGISTERS_PER_WORD`), so a
 sketch is ``2^(p-4)`` words of ``16 w`` bits (p=14, w=4: 1024 x 64, two BRAM36). An insert reads
@@ -10,6 +11,11 @@ after the modify), so the last three updated words are kept and the most recent 
 matching address replaces the memory word: the result equals the sequential model for every
 sequence, including one word hit every cycle. The read data and the write data come from and go
 to registers only (timing: no block RAM clock-to-out or setup on the modify path).
+
+Two banks (double-buffered genome ends): each bank is its own memory with its own read and write
+port, so inserts into one bank and the drain (read and clear) of the other run in the same cycle.
+Every hash carries its bank through the pipeline and a forwarding match requires the same bank,
+so an update of one bank never reaches a word of the other.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -40,7 +46,8 @@ def hash_index_rank(m, h, p, w):
 
 
 class HllUpdate(wiring.Component):
-    """One partial HyperLogLog sketch with a one-insert-per-cycle update port and a drain port.
+    """Two banks of one partial HyperLogLog sketch: a one-insert-per-cycle update port and a drain
+    port.
 
     Parameters
     ----------
@@ -51,15 +58,24 @@ class HllUpdate(wiring.Component):
     -------
     i : In(stream.Signature(kmer_layout(), always_ready=True))
         64-bit hashes; ``payload.valid`` marks a real one. Every cycle can insert.
+    bank : In(1)
+        The bank the hash on ``i`` goes to (sampled with it).
     drain_addr : In(p - 4)
         Word to read while draining.
     drain_en : In(1)
-        Read word ``drain_addr`` (out on ``drain_data`` one cycle later) and clear it to zero.
-        Only while no insert is in flight (:attr:`latency` cycles after the last valid hash).
+        Read word ``drain_addr`` of bank ``drain_bank`` (out on ``drain_data`` one cycle later)
+        and clear it to zero. Only while no insert into that bank is in flight (:attr:`latency`
+        cycles after its last valid hash); inserts into the other bank may go on.
+    drain_bank : In(1)
+        The bank drained.
+    drain_both : In(1)
+        With ``drain_en``: clear word ``drain_addr`` of both banks (the clear after reset, no
+        insert in flight); ``drain_data`` is then bank ``drain_bank``'s.
     drain_data : Out(16 * w)
         Register ``16 a + r`` of word ``a`` in bits ``[w r, w r + w)``.
 
-    Insert latency (hash in to memory written) is :attr:`latency` cycles.
+    Insert latency (hash in to memory written) is :attr:`latency` cycles; drain latency 1 cycle,
+    one word per cycle; no backpressure.
     """
 
     latency = 5
@@ -70,8 +86,11 @@ class HllUpdate(wiring.Component):
         self._p, self._w = p, w
         super().__init__({
             "i": In(stream.Signature(kmer_layout(), always_ready=True)),
+            "bank": In(1),
             "drain_addr": In(p - 4),
             "drain_en": In(1),
+            "drain_bank": In(1),
+            "drain_both": In(1),
             "drain_data": Out(REGISTERS_PER_WORD * w),
         })
 
@@ -83,28 +102,34 @@ class HllUpdate(wiring.Component):
         m = Module()
         p, w = self._p, self._w
         word_bits = REGISTERS_PER_WORD * w
-        m.submodules.registers = registers = memory.Memory(shape=word_bits, depth=self.words,
-                                                           init=[])
-        self.registers = registers   # the elaborated memory, for tests that inspect the sketch
-        read = registers.read_port()
-        write = registers.write_port()
+        banks = [memory.Memory(shape=word_bits, depth=self.words, init=[]) for _ in range(2)]
+        for number, bank in enumerate(banks):
+            m.submodules[f"bank{number}"] = bank
+        self.banks = banks   # the elaborated memories, for tests that inspect the sketches
+        reads = [bank.read_port() for bank in banks]
+        writes = [bank.write_port() for bank in banks]
+        drains = [self.drain_en & (self.drain_both | (self.drain_bank == number))
+                  for number in range(2)]
 
         # stage 1: index and rank
         index, rank = hash_index_rank(m, self.i.payload.word, p, w)
         insert1 = Signal()
         index1 = Signal(p)
         rank1 = Signal(w)
+        bank1 = Signal()
         m.d.sync += [insert1.eq(self.i.valid & self.i.payload.valid), index1.eq(index),
-                     rank1.eq(rank)]
+                     rank1.eq(rank), bank1.eq(self.bank)]
 
-        # stage 2: read the word
+        # stage 2: read the word (in both banks; a bank being drained reads the drain address)
         insert2 = Signal()
         addr2 = Signal(p - 4)
         slot2 = Signal(4)
         rank2 = Signal(w)
-        m.d.comb += [read.addr.eq(Mux(self.drain_en, self.drain_addr, index1[4:])), read.en.eq(1)]
+        bank2 = Signal()
+        for read, drain in zip(reads, drains):
+            m.d.comb += [read.addr.eq(Mux(drain, self.drain_addr, index1[4:])), read.en.eq(1)]
         m.d.sync += [insert2.eq(insert1), addr2.eq(index1[4:]), slot2.eq(index1[:4]),
-                     rank2.eq(rank1)]
+                     rank2.eq(rank1), bank2.eq(bank1)]
 
         # stage 3: the BRAM output register; each forwarding match of stage 4 is decided here,
         # registered, against the updates that will be 1 .. 3 cycles old then (the read of
@@ -115,36 +140,42 @@ class HllUpdate(wiring.Component):
         addr3 = Signal(p - 4)
         slot3 = Signal(4)
         rank3 = Signal(w)
-        m.d.sync += [data3.eq(read.data), insert3.eq(insert2), addr3.eq(addr2), slot3.eq(slot2),
-                     rank3.eq(rank2)]
-        # (valid, address, word) of the updates 1, 2, 3 cycles ago; the newest is stage W
-        written = [(Signal(name=f"written_valid_{age}"), Signal(p - 4, name=f"written_addr_{age}"),
+        bank3 = Signal()
+        m.d.sync += [data3.eq(Mux(bank2, reads[1].data, reads[0].data)), insert3.eq(insert2),
+                     addr3.eq(addr2), slot3.eq(slot2), rank3.eq(rank2), bank3.eq(bank2)]
+        # (valid, bank, address, word) of the updates 1, 2, 3 cycles ago; the newest is stage W
+        written = [(Signal(name=f"written_valid_{age}"), Signal(name=f"written_bank_{age}"),
+                    Signal(p - 4, name=f"written_addr_{age}"),
                     Signal(word_bits, name=f"written_word_{age}")) for age in (1, 2, 3)]
-        sources = [(insert3, addr3)] + [(valid, addr) for valid, addr, _ in written[:-1]]
+        sources = [(insert3, bank3, addr3)] + [entry[:3] for entry in written[:-1]]
         matches = [Signal(name=f"forward_{age}") for age in (1, 2, 3)]
-        m.d.sync += [match.eq(valid & (addr == addr2)) for match, (valid, addr)
-                     in zip(matches, sources)]
+        # an update of the other bank is not this word's history, whatever its address
+        m.d.sync += [match.eq(valid & (bank == bank2) & (addr == addr2))
+                     for match, (valid, bank, addr) in zip(matches, sources)]
 
         # stage 4: modify, forwarding the most recent matching update
         current = data3
-        for match, (_, _, word) in reversed(list(zip(matches, written))):
+        for match, (*_, word) in reversed(list(zip(matches, written))):
             current = Mux(match, word, current)
         updated = Signal(word_bits)
         m.d.comb += updated.eq(current)
         for slot in range(REGISTERS_PER_WORD):
             with m.If((slot3 == slot) & (rank3 > current[slot * w:(slot + 1) * w])):
                 m.d.comb += updated[slot * w:(slot + 1) * w].eq(rank3)
-        m.d.sync += [written[0][0].eq(insert3), written[0][1].eq(addr3),
-                     written[0][2].eq(updated)]
+        m.d.sync += [target.eq(source) for target, source
+                     in zip(written[0], (insert3, bank3, addr3, updated))]
         for older, newer in zip(written[1:], written[:-1]):
             m.d.sync += [o.eq(n) for o, n in zip(older, newer)]
 
-        # stage W: write the registered update
-        m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2]),
-                     write.en.eq(written[0][0])]
+        # stage W: write the registered update into its bank; a drained word is cleared as it
+        # is read
+        valid_w, bank_w, addr_w, word_w = written[0]
+        for number, (write, drain) in enumerate(zip(writes, drains)):
+            m.d.comb += [write.addr.eq(Mux(drain, self.drain_addr, addr_w)),
+                         write.data.eq(Mux(drain, 0, word_w)),
+                         write.en.eq(drain | (valid_w & (bank_w == number)))]
 
-        # drain: clear each word as it is read
-        m.d.comb += self.drain_data.eq(read.data)
-        with m.If(self.drain_en):
-            m.d.comb += [write.addr.eq(self.drain_addr), write.data.eq(0), write.en.eq(1)]
+        drained_bank = Signal()
+        m.d.sync += drained_bank.eq(self.drain_bank)
+        m.d.comb += self.drain_data.eq(Mux(drained_bank, reads[1].data, reads[0].data))
         return m

@@ -3,6 +3,8 @@
 Organisation (the paper's): every one of the B k-mer slots of a lane has its own canonicalizer,
 fmix64 pipeline and HLL update unit, so B k-mers per cycle are absorbed with no arbitration and no
 stall for any input; the B partial sketches are merged by a :class:`MergeTree` at end of genome.
+Each partial sketch has two banks: the core switches a lane's beats to the other bank at a genome
+end and drains the ended genome's bank while the lane goes on (double-buffered genome ends).
 
 With ``prefilter`` (SPEC 7) a :class:`MinCountStage` sits between the canonicalizers and the
 hash pipelines: a wire with ``min_count`` = 1, one k-mer per cycle into pipeline 0 with m > 1
@@ -34,9 +36,17 @@ class SketchLane(wiring.Component):
     -------
     i : In(stream.Signature(lane_bytes_layout(B), always_ready=True))
         The lane's bytes; ``end_of_file`` after the file's last byte.
-    drain_addr, drain_en : In
-        Drain (read and clear) word ``drain_addr`` of all B partial sketches; allowed only when
-        no byte is in flight, i.e. :attr:`insert_latency` cycles after the last input beat.
+    bank : In(1)
+        The bank of the partial sketches the beat on ``i`` goes to (sampled with it; it travels
+        beside the beat's k-mers, so beats of either bank may follow each other in any cycle;
+        with the prefilter and m > 1, change it only while ``settled`` and no beat is in the
+        front end: the k-mers then take longer than the bank).
+    drain_addr, drain_en, drain_bank : In
+        Drain (read and clear) word ``drain_addr`` of bank ``drain_bank`` of all B partial
+        sketches; allowed when no byte of that bank is in flight, i.e. :attr:`insert_latency`
+        cycles after the last input beat of that bank. Beats of the other bank may go on.
+    drain_both : In(1)
+        With ``drain_en``: clear the word in both banks (the clear after reset).
     merged, merged_valid : Out
         The register-wise max of the drained words, :attr:`drain_latency` cycles later.
 
@@ -67,8 +77,11 @@ class SketchLane(wiring.Component):
         self._merge = MergeTree(bytes_per_lane, w)
         members = {
             "i": In(stream.Signature(lane_bytes_layout(bytes_per_lane), always_ready=True)),
+            "bank": In(1),
             "drain_addr": In(p - 4),
             "drain_en": In(1),
+            "drain_bank": In(1),
+            "drain_both": In(1),
             "merged": Out(REGISTERS_PER_WORD * w),
             "merged_valid": Out(1),
         }
@@ -106,6 +119,14 @@ class SketchLane(wiring.Component):
                          stage.min_count.eq(self.min_count), stage.clear.eq(self.clear_counts),
                          self.full.eq(stage.full), self.settled.eq(stage.settled),
                          self.busy.eq(stage.busy)]
+        # the beat's bank, delayed as its k-mers are (every stage before the HLL update has a
+        # fixed latency and no stall; a prefilter with m > 1 only delays k-mers further, and the
+        # core switches the bank of such a lane only when it has settled)
+        bank = self.bank
+        for delay in range(self.insert_latency - HllUpdate.latency):
+            delayed = Signal(name=f"bank_delay{delay}")
+            m.d.sync += delayed.eq(bank)
+            bank = delayed
         for slot in range(self._bytes_per_lane):
             canonical, hasher, sketch = (self._canonical[slot], self._hashes[slot],
                                          self._sketches[slot])
@@ -116,8 +137,11 @@ class SketchLane(wiring.Component):
                 canonical.i.valid.eq(buffer.o.valid),
                 canonical.i.payload.word.eq(buffer.o.payload.words[slot]),
                 canonical.i.payload.valid.eq(buffer.o.payload.valid[slot]),
+                sketch.bank.eq(bank),
                 sketch.drain_addr.eq(self.drain_addr),
                 sketch.drain_en.eq(self.drain_en),
+                sketch.drain_bank.eq(self.drain_bank),
+                sketch.drain_both.eq(self.drain_both),
                 merge.words[slot].eq(sketch.drain_data),
             ]
             if stage is None:

@@ -5,10 +5,15 @@ their state, ended genomes must have been cleared).
 
 Parameters: ``params`` (the kernel's Params, ``kmerspec.kernels.jsd_builder.Params.to_dict``), ``genomes`` (lists of files as
 latin-1 strings), ``update`` ("cu" | "cm"), ``max_chunk_bytes``, ``max_block_beats``,
-``pause`` (probability of a stall on every AXI channel), ``seed``.
+``pause`` (probability of a stall on every AXI channel), ``seed``, ``memory``/``ddr``
+(sim.tb_common.memory_timing), ``genomes_file`` (a JSON file of the genomes instead of
+``genomes``, for inputs too large for the environment), ``report`` (a JSON file that receives
+every call's input beats and cycles, for bench/default_geometry.py).
 """
 
 import dataclasses
+import json
+import pathlib
 
 import cocotb
 
@@ -26,7 +31,9 @@ GEOMETRY = params_from_dict(P["params"])
 async def test_records_match_golden(dut):
     bench = await KernelBench.start(dut, GEOMETRY.desc)
     update = P.get("update", "cu")
-    genomes = [[text.encode("latin-1") for text in files] for files in P["genomes"]]
+    texts = P["genomes"] if "genomes" in P else \
+        json.loads(pathlib.Path(P["genomes_file"]).read_text())
+    genomes = [[text.encode("latin-1") for text in files] for files in texts]
     max_block_beats = int(P.get("max_block_beats", 64))
     max_chunk_bytes = int(P.get("max_chunk_bytes", 1 << 20))
 
@@ -44,5 +51,6 @@ async def test_records_match_golden(dut):
     golden = dataclasses.replace(GEOMETRY.algorithm, update=update)
     compare_records(records, [expected_record(tag, files, golden)
                               for tag, files in enumerate(genomes)])
-    assert len(outputs) >= 2, "the test should span several chunks"
     bench.check_bursts()
+    bench.write_report()
+    assert len(outputs) >= 2, "the test should span several chunks"

@@ -2,9 +2,10 @@
 every register of every sketch and every (Z, nz) must equal the golden model, over several
 chunks on the same kernel (genomes that span chunks keep their state, ended ones are cleared).
 
-Measures, from the R channel of m_axi_gmem0 and the core's ``ending_genome`` flag: cycles per
-input beat while streaming (every cycle the memory offers a beat and no genome is ending must
-take it), and the length of every genome-end stop.
+Measures, from the R channel of m_axi_gmem0 and the core's ``stalled`` flag: cycles per input
+beat while streaming (every cycle the memory offers a beat and the core does not stop the input
+must take it), and the length of every stop (the clear after reset, and the genome ends that wait
+for the lane's other bank to be drained).
 
 Parameters: ``params`` (``kmerspec.kernels.jacc_sketch.Params.to_dict()``), ``genomes`` (lists of files as latin-1
 strings; or ``genomes_file``, a JSON file of them, for inputs too large for the environment),
@@ -35,7 +36,8 @@ GEOMETRY = params_from_dict(P["params"])
 
 
 class ThroughputMonitor:
-    """Per cycle: input beats offered/taken outside genome ends, and genome-end stop lengths."""
+    """Per cycle: input beats offered/taken while the core does not stop the input, and the
+    lengths of its stops."""
 
     def __init__(self, dut):
         self.dut = dut
@@ -46,7 +48,7 @@ class ThroughputMonitor:
 
     async def _run(self):
         dut = self.dut
-        ending_flag = dut.core.ending_genome
+        ending_flag = dut.core.core.stalled   # the SketchCore inside the kernel shell
         stop = 0
         while True:
             await RisingEdge(dut.ap_clk)
