@@ -7,7 +7,8 @@
 * :class:`SketchCore` built with the prefilter: chunks in, records out, every register equal to
   the golden model for m = 2 and 3 on reads with errors, N runs and one k-mer repeated every
   cycle, genomes spanning calls, idle input and output backpressure; the Count-Min counters of
-  each lane after the run; with m = 1 the records and the beat rate of the plain core.
+  each lane after the run; with m = 1 the records and the beat rate of the plain core; with
+  m = 2 the double-buffered genome ends (short genomes, ends while the other bank is pending).
 """
 
 import random
@@ -212,3 +213,38 @@ def test_host_refuses_a_kernel_built_otherwise(built, message):
         check_identity(asked, lambda offset: registers.get(offset, 0))
     assert str(error.value) == message
     assert Params().with_prefilter(MinCountParams()) == Params(), "m = 1 asks for no filter"
+
+
+def test_filtered_core_genome_ends_with_double_buffering():
+    """m = 2 on one lane with genomes of 0, 1 and a few beats and of about the bank turnaround
+    (ends on consecutive beats of the lane, ends while the other bank is still pending): every
+    register equals the golden model, so no k-mer of a genome reached the other bank and the
+    Count-Min was cleared between genomes (each genome's second half repeats its first). Every
+    genome end stops the input until its lane has settled: at least ``insert_latency`` + 1
+    cycles, once per genome."""
+    geometry = Params(lanes=1, bytes_per_lane=8, k=11, p=8, w=4, mc_depth=2, mc_width_bits=5,
+                      mc_counter_bits=3, mc_seed=9)
+    core = SketchCore(lanes=1, bytes_per_lane=8, k=11, p=8, w=4, prefilter=geometry.prefilter)
+    turnaround = core.bank_turnaround
+    rng = random.Random(12)
+
+    def genome(data_beats):
+        if not data_beats:
+            return [b""]
+        half = random_sequence(rng, (8 * data_beats - 3) // 2)
+        return [b">g\n" + (half + half + b"A")[:8 * data_beats - 3]]
+
+    genomes = [genome(n) for n in [12, 0, 0, 1, 1, 5, turnaround - 2, turnaround, 2, 0]]
+    calls = [(chunk, len(tags)) for chunk, tags in pack_chunks(
+        plan_blocks(genomes, geometry, max_block_beats=1024), geometry, max_chunk_bytes=1 << 20)]
+    assert len(calls) == 1
+    outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed=2, idle=0.0,
+                                    backpressure=0.0, settings=[(core.min_count, 2)])
+    replies = iter(outputs)
+    records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
+                          max_block_beats=1024, max_chunk_bytes=1 << 20)
+    compare_records(records, [expected_record(tag, files, geometry.k, geometry, min_count=2)
+                              for tag, files in enumerate(genomes)])
+    _, *stops = stats["stops"]   # the first stop is the clear after reset
+    assert len(stops) == len(genomes), stops
+    assert min(stops) >= core.insert_latency + 1, stops
