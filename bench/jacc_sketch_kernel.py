@@ -27,6 +27,7 @@ from hw.sketch.kernel import JaccSketchKernel  # noqa: E402
 from hw.sketch.lane import SketchLane  # noqa: E402
 from hw.sketch.merge import FeatureAccumulator, RecordWriter  # noqa: E402
 from hw.sketch.min_count import MinCountFilter  # noqa: E402
+from kmerspec.golden.mincount import MinCountParams  # noqa: E402
 from hw.vitis.synth import yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 from bench.resource_table import ResourceTable, part_verilog  # noqa: E402
@@ -53,6 +54,9 @@ def optional_parts():
         lambda: MinCountFilter(depth=4, width_bits=16, counter_bits=8)
     yield "min-count filter 4 x 2^16 x 2 bit", 0, \
         lambda: MinCountFilter(depth=4, width_bits=16, counter_bits=2)
+    yield "min-count stage of a lane (FIFO, serializer, filter 4 x 2^18 x 2 bit)", 0, \
+        lambda: SketchLane(bytes_per_lane=8, k=31, p=14, w=4, prefilter=MinCountParams(
+            mc_depth=4, mc_width_bits=18, mc_counter_bits=2)).stage
 
 
 TABLE = ResourceTable(42)

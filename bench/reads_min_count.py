@@ -47,6 +47,7 @@ from kmerspec.golden.hll import HllParams, estimate, jaccard  # noqa: E402
 from kmerspec.golden.mincount import MinCountParams  # noqa: E402
 
 K = 31
+NEWLINE = b"\n"   # an f-string may not hold a backslash before Python 3.12
 DEPTH = 4
 CHUNK = 1 << 20
 
@@ -94,6 +95,8 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=125)
     parser.add_argument("--widths", default="12,14,16,18,20",
                         help="log2 Count-Min counters per row, comma-separated")
+    parser.add_argument("--counter-bits", type=int, default=8,
+                        help="mc_counter_bits (2: the jacc_sketch kernel's prefilter, m <= 3)")
     parser.add_argument("--p", type=int, default=14)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -111,7 +114,7 @@ def main() -> None:
     reference_registers = sketch_files([genome], K, hll)
     print(f"genome {Path(args.genome).name}: {len(genome):,} bytes, {reference_kmers.size:,} "
           f"distinct {K}-mers; ART HS25 reads: {args.coverage:g}x {args.length} bp, "
-          f"{reads.count(b"\n") // 4:,} reads (seed {args.seed}), {read_words.size:,} k-mers, "
+          f"{reads.count(NEWLINE) // 4:,} reads (seed {args.seed}), {read_words.size:,} k-mers, "
           f"{distinct.size:,} distinct; HLL p={args.p} w=4")
     print()
     print("| m | Count-Min d x 2^cw | CM memory per lane | exact J | HLL J | false pass | "
@@ -121,7 +124,8 @@ def main() -> None:
         solid = distinct[counts >= m]
         exact = exact_jaccard(solid, reference_kmers)
         for cw in (widths if m > 1 else [None]):
-            params = MinCountParams(min_count=m, mc_depth=DEPTH, mc_width_bits=cw or 1)
+            params = MinCountParams(min_count=m, mc_depth=DEPTH, mc_width_bits=cw or 1,
+                                    mc_counter_bits=args.counter_bits)
             started = time.perf_counter()
             registers = sketch_files([reads], K, hll, min_count=params)
             seconds = time.perf_counter() - started
@@ -138,7 +142,7 @@ def main() -> None:
                     sys.exit(f"error: m={m} cw={cw}: the Count-Min dropped a k-mer seen "
                              f"{m} times")
                 false_pass = np.intersect1d(kept, rare, assume_unique=True).size / rare.size
-                geometry = f"{DEPTH} x 2^{cw}"
+                geometry = f"{DEPTH} x 2^{cw} x {params.mc_counter_bits} bit"
                 memory = f"{DEPTH * (1 << cw) * params.mc_counter_bits / 8 / 1024:,.0f} KiB"
             check = np.zeros(hll.m, dtype=np.uint8)
             insert_kmers(check, kept, hll)

@@ -79,13 +79,10 @@ class KernelBackend:
     def sketch_hll(self, genomes, k, params, canonical, threads=None,
                    min_count: MinCountParams = MinCountParams()):
         from .drivers import sketch_genomes
-        if min_count.active:
-            raise ValueError("--min-count above 1: the sketch kernel has no minimum-count "
-                             "prefilter yet; use --backend sw or golden")
         if not canonical:
             raise ValueError("the sketch kernel hashes canonical k-mers; drop --no-canonical "
                              "or use --backend sw")
-        yield from sketch_genomes(self.device, list(genomes), k, params)
+        yield from sketch_genomes(self.device, list(genomes), k, params, min_count)
 
     def build_pqa(self, genomes, params, threads=None):
         from .drivers import build_pqas

@@ -16,6 +16,7 @@ import numpy as np
 
 from kmerspec.chunks import iter_chunks, plan_blocks
 from kmerspec.golden.hll import HllParams
+from kmerspec.golden.mincount import MinCountParams
 from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
 
 from .device import Output
@@ -93,14 +94,18 @@ def _chunked_records(device, kernel, chunks, record_bytes: int, unpack,
     return records
 
 
-def sketch_genomes(device, genomes: list[list[bytes]], k: int,
-                   params: HllParams) -> list[np.ndarray]:
-    """HLL registers of every genome from the JACC sketch kernel."""
+def sketch_genomes(device, genomes: list[list[bytes]], k: int, params: HllParams,
+                   min_count: MinCountParams = MinCountParams()) -> list[np.ndarray]:
+    """HLL registers of every genome from the JACC sketch kernel; with ``min_count`` m > 1, a
+    kernel built with that prefilter (SPEC 7; a card built otherwise is refused by its identity
+    words), given m at each call. A kernel built with a prefilter is given m = 1 otherwise."""
     kernel = jacc_sketch.Params(k=k, p=params.p, w=params.w,
                                 **_geometry(device, jacc_sketch.Params.KERNEL))
+    kernel = kernel.with_prefilter(min_count)
     records = _chunked_records(device, kernel, iter_chunks(plan_blocks(genomes, kernel), kernel),
                                kernel.record_bytes,
-                               lambda data, count: jacc_sketch.unpack_records(data, count, kernel))
+                               lambda data, count: jacc_sketch.unpack_records(data, count, kernel),
+                               {"min_count": min_count.min_count} if kernel.mc_depth else None)
     return [np.array(records[tag].registers, dtype=np.uint8) for tag in range(len(genomes))]
 
 

@@ -15,7 +15,8 @@ __all__ = ["IntParam", "check_int", "check_positive", "check_fields", "K", "P", 
            "MOTIF_DEPTH", "CM_COUNTER_BITS", "H3_SEED", "STORE_SETS", "STORE_WAYS",
            "READ_LATENCY", "BYTES_PER_CYCLE", "FIFO_DEPTH", "JACC_PIVOTS", "JACC_STREAMS",
            "JSD_PIVOTS", "DATA_WIDTH", "MIN_COUNT", "MC_DEPTH", "MC_WIDTH_BITS",
-           "MC_COUNTER_BITS", "MC_SEED"]
+           "MC_COUNTER_BITS", "MC_SEED", "SKETCH_MC_DEPTH",
+           "SKETCH_MC_WIDTH_BITS", "SKETCH_MC_COUNTER_BITS"]
 
 
 def check_int(name: str, value, low: int, high: int) -> int:
@@ -69,6 +70,17 @@ MC_COUNTER_BITS = IntParam("mc_counter_bits", 8, 1, 32,
                            "counter width of the minimum-count prefilter (saturating)")
 MC_SEED = IntParam("mc_seed", 0, 0, (1 << 32) - 1,
                    "row r of the minimum-count prefilter hashes with murmur3_32 seed mc_seed + r")
+
+# The prefilter inside the jacc_sketch kernel (its Params' mc_* fields; the seed is MC_SEED's).
+# Off by default (the default kernel stays as it was); when built, 4 x 2^18 x 2-bit counters per
+# lane (2 Mbit, 64 BRAM36; 512 for 8 lanes) fit beside the sketches, serve m <= 3 and keep the
+# false passes of ~90k distinct read k-mers below 1 % (docs/min_count.md).
+SKETCH_MC_DEPTH = IntParam("mc_depth", 0, 0, 16,
+                           "Count-Min rows of the jacc_sketch kernel's prefilter (0: not built)")
+SKETCH_MC_WIDTH_BITS = IntParam("mc_width_bits", 18, 1, 24,
+                                "Count-Min columns of the jacc_sketch kernel's prefilter (log2)")
+SKETCH_MC_COUNTER_BITS = IntParam("mc_counter_bits", 2, 1, 32,
+                                  "counter width of the jacc_sketch kernel's prefilter")
 
 # The JSD engine (SPEC 4).
 SAMPLE_BITS = IntParam("s", 10, 0, 32, "a k-mer is sampled when the low s bits of its hash are 0")

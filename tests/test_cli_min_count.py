@@ -121,12 +121,29 @@ def test_damaged_filter_record_is_refused(tmp_path, reads_and_reference, capsys)
         f"must be at most 2^mc_counter_bits - 1 = 255, not 300)\n")
 
 
-def test_kernel_backends_refuse_min_count(tmp_path, reads_and_reference, capsys):
+def test_a_card_built_without_the_prefilter_is_refused(tmp_path, reads_and_reference, capsys,
+                                                       monkeypatch):
+    """--min-count 2 on a device whose jacc_sketch binary was built without the prefilter (the
+    default build): the identity check of host/control.py, as XrtDevice runs it before the first
+    call, refuses it in one line, exit 2, and no output file appears. (The device here answers
+    the identity registers of a default build instead of simulating; tests/test_cli_sim_backend.py
+    runs --min-count 2 on the simulated RTL.)"""
+    from host.control import check_identity
+    from host.device import SimDevice
+
+    def run_stream(self, kernel, calls):
+        built = kernel.replace(mc_depth=0)   # the same kernel, without the prefilter
+        registers = dict(zip(built.desc.status_map().identity_offsets, built.identity_words()))
+        check_identity(kernel, lambda offset: registers.get(offset, 0))
+        raise AssertionError("the identity check should have refused the binary")
+
+    monkeypatch.setattr(SimDevice, "run_stream", run_stream)
     reads, _ = reads_and_reference
     assert run("sketch", reads, "-o", tmp_path / "x", "--min-count", 2, "--backend",
                "sim") == 2
-    assert capsys.readouterr().err.startswith(
-        "error: --min-count above 1: the sketch kernel has no minimum-count prefilter yet")
+    assert capsys.readouterr().err == (
+        "error: jacc_sketch: built without the minimum-count prefilter (mc_depth=0), asked for "
+        "mc_depth=4 (--min-count above 1)\n")
     assert not (tmp_path / "x").exists()
 
 

@@ -3,6 +3,7 @@ drivers as a card, and gives byte-identical sketches and identical outputs to `-
 
 import random
 
+import numpy as np
 import pytest
 
 from host.cli import main
@@ -121,3 +122,31 @@ def test_binary_built_otherwise_is_refused(tmp_path, small_genomes, capfd, monke
     assert main([*command, *files, "-o", str(out), "--backend", "sim"]) == 2
     assert capfd.readouterr().err.splitlines() == [f"error: {message}"]
     assert not out.exists()
+
+
+def test_min_count_sketch_and_dist_on_reads(tmp_path, small_genomes):
+    """SPEC 7 on the RTL, m = 2: reads simulated (fixed seed, 2 % substitutions) from a 600-base
+    fragment of phage lambda (examples/lambda_virus.fa.gz) and that fragment as a reference;
+    the kernel is tests/test_sketch_kernel.py::FILTERED's (the same Verilog); the sketch file
+    records the filter, and the filter changes the reads' sketch."""
+    import gzip
+    import pathlib
+    from tests.test_fast_mincount import reads_text
+    lambda_fa = pathlib.Path(__file__).parent.parent / "examples" / "lambda_virus.fa.gz"
+    sequence = b"".join(gzip.decompress(lambda_fa.read_bytes()).split(b"\n")[1:])
+    fragment = sequence[20_000:20_600]
+    reads = tmp_path / "lambda_reads.fq"
+    reads.write_bytes(reads_text(random.Random(21), fragment, 60, 50, 0.02, fastq=True))
+    reference = tmp_path / "lambda_fragment.fa"
+    reference.write_bytes(b">lambda 20000..20600\n" + fragment + b"\n")
+    options = ["--p", "10", "--k", "21", "--mc-depth", "2", "--mc-width-bits", "8"]
+    filtered = run_both(tmp_path, "sketch", str(reads), *options, "--min-count", "2")
+    (tmp_path / "filtered.sketch").write_bytes(filtered)
+    filtered_set = read_sketches(tmp_path / "filtered.sketch")
+    assert filtered_set.min_counts[0]["m"] == 2
+    (tmp_path / "plain.sketch").write_bytes(
+        run_both(tmp_path, "sketch", str(reads), "--p", "10", "--k", "21"))
+    plain_set = read_sketches(tmp_path / "plain.sketch")
+    assert not all(np.array_equal(plain_set.arrays[key], filtered_set.arrays[key])
+                   for key in plain_set.arrays), "the filter should change the reads' sketch"
+    run_both(tmp_path, "dist", str(reads), str(reference), *options, "--min-count", "2")

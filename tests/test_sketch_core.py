@@ -13,16 +13,20 @@ from tests.simulation import simulate
 
 
 def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2,
-                   at_end=None):
+                   settings=(), at_end=None):
     """Run kernel calls ``(chunk bytes, record count)`` one after the other through one core
-    (its state persists between calls, as between kernel runs); return each call's output bytes
-    and throughput counters. ``at_end(ctx)``, if given, runs after the last call's records."""
+    (its state persists between calls, as between kernel runs), with the inputs ``settings``
+    ((signal, value) pairs, such as the prefilter's min_count) set first; return each call's
+    output bytes and throughput counters. ``at_end(ctx)``, if given, runs after the last call's
+    records."""
     rng = random.Random(seed)
     bus_bytes = core.bus_bits // 8
     outputs = []
     stats = {"offered_streaming": 0, "taken": 0, "ending_cycles": 0, "stops": []}
 
     async def testbench(ctx):
+        for signal, value in settings:
+            ctx.set(signal, value)
         for chunk, records in calls:
             beats = [int.from_bytes(chunk[i:i + bus_bytes], "little")
                      for i in range(0, len(chunk), bus_bytes)]
@@ -67,7 +71,7 @@ def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_by
         plan_blocks(genomes, geometry, max_block_beats=max_block_beats), geometry,
         max_chunk_bytes=max_chunk_bytes)]
     outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed, idle, backpressure,
-                                    at_end and (lambda ctx: at_end(ctx, core)))
+                                    at_end=at_end and (lambda ctx: at_end(ctx, core)))
     replies = iter(outputs)
     records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)

@@ -34,6 +34,26 @@ def test_sketch_kernel_matches_golden(pause):
                       "pause": pause, "seed": 5, "max_chunk_bytes": 2048, "max_block_beats": 16})
 
 
+#: the kernel `python -m host sketch --p 10 --k 21 --min-count 2 --mc-depth 2 --mc-width-bits 8
+#: --backend sim` builds (host.drivers.SIM_GEOMETRY, the CLI's 8-bit counters), so the CLI test
+#: reuses this Verilog
+FILTERED = Params(lanes=2, bytes_per_lane=4, k=21, p=10, w=4, mc_depth=2, mc_width_bits=8,
+                  mc_counter_bits=8)
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_filtered_sketch_kernel_matches_golden(m):
+    """The minimum-count prefilter (SPEC 7): reads with errors and N, poly-A (the same Count-Min
+    counters every cycle), N runs, genomes spanning calls, random stalls on every AXI channel."""
+    from tests.test_sketch_min_count_lane import reads_genomes
+    chosen = reads_genomes(m) + adversarial_genomes()[:1] + regression_genomes(seed=4, count=3,
+                                                                                scale=150)
+    run_kernel_bench(FILTERED, "sim.sketch.tb_sketch_kernel",
+                     {"genomes": [[f.decode("latin-1") for f in files] for files in chosen],
+                      "pause": 0.3, "seed": 6 + m, "max_chunk_bytes": 1024,
+                      "max_block_beats": 16, "min_count": m})
+
+
 def test_default_kernel_converts_to_verilog():
     """T = 8 lanes x 8 bytes (512-bit bus), k = 31, p = 14, w = 4."""
     from hw.vitis.top import to_verilog

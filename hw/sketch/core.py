@@ -30,12 +30,25 @@ Clean state: after reset the core first clears every word of both banks of every
 of every lane (``2^(p-4)`` cycles plus the drain latency, 1,024 + 4 at p=14; ``ending_genome``
 and ``stalled`` are high meanwhile), so nothing of a genome cut off by the reset (an aborted
 call, ap_rst_n, or the kernel's fresh start) survives in its memories.
+
+With ``prefilter`` (SPEC 7; hw/sketch/min_count_stage.py) and ``min_count`` > 1 a lane takes one
+k-mer per cycle: a lane whose FIFO fills raises ``full`` and the core holds the input (all lanes;
+not counted in ``stalled``). The stage's latency varies, so the bank bit (delayed by the fixed
+latency of the front end) could reach the HLL units before the last k-mers of the ended genome:
+at a genome end of such a lane the core therefore stops the input (``stalled``) until
+``insert_latency`` + 1 cycles have passed and the lane has ``settled`` (its last k-mer in the
+sketch), and only then switches the lane's bank and starts its Count-Min clear (2^mc_width_bits
+cycles; the next genome's k-mers wait in the lane's FIFO meanwhile, and the reset clear zeroes the
+counters too). Every k-mer thus sees one bank between switches (k-mers through the stage are never
+faster than the delay line), and the ended bank is drained in the background as above. With
+``min_count`` = 1, or without the prefilter, the core behaves as described above.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import BYTES_PER_LANE, K, LANES, P, W, check_positive
 
 from .chunk import ChunkDecoder
@@ -71,12 +84,16 @@ class SketchCore(wiring.Component):
         or the clear after reset runs (the core is not quiet).
     stalled : Out(1)
         The core stops the input (``i.ready`` low): the clear after reset, or a lane's genome
-        ended while its other bank is not yet drained.
+        ended while its other bank is not yet drained (with the prefilter and m > 1: or while
+        the lane has not settled). Not the prefilter's ``full`` holds.
+    min_count : In(mc_counter_bits)
+        Only with ``prefilter``: m of SPEC 7 (change it only between genomes).
     """
 
     def __init__(self, *, lanes: int = LANES.default,
                  bytes_per_lane: int = BYTES_PER_LANE.default, k: int = K.default,
-                 p: int = P.default, w: int = W.default):
+                 p: int = P.default, w: int = W.default,
+                 prefilter: MinCountParams | None = None):
         check_positive("lanes", lanes)
         check_positive("bytes_per_lane", bytes_per_lane)
         K.check(k)
@@ -85,15 +102,24 @@ class SketchCore(wiring.Component):
         self._lanes, self._bytes_per_lane, self._k, self._p, self._w = lanes, bytes_per_lane, k, p, w
         self._bus_bits = 8 * lanes * bytes_per_lane
         self._writer = RecordWriter(self._bus_bits, p, w)
-        self._lane_units = [SketchLane(bytes_per_lane=bytes_per_lane, k=k, p=p, w=w)
+        self._prefilter = prefilter
+        self._lane_units = [SketchLane(bytes_per_lane=bytes_per_lane, k=k, p=p, w=w,
+                                       prefilter=prefilter)
                             for _ in range(lanes)]
-        super().__init__({
+        members = {
             "i": In(stream.Signature(self._bus_bits)),
             "o": Out(stream.Signature(self._bus_bits)),
             "records": Out(32),
             "ending_genome": Out(1),
             "stalled": Out(1),
-        })
+        }
+        if prefilter is not None:
+            members["min_count"] = In(prefilter.mc_counter_bits)
+        super().__init__(members)
+
+    @property
+    def lane_units(self) -> list:
+        return self._lane_units
 
     @property
     def bus_bits(self) -> int:
@@ -192,10 +218,18 @@ class SketchCore(wiring.Component):
         # genome ends: switch banks at once, or defer the switch (and stop the input) while the
         # other bank still waits for or is in its drain
         ends = Mux(decoder.lanes_valid, decoder.end_of_genome, 0)
-        switching = Signal(lanes)
-        blocked = (ends | deferred) & pending
-        m.d.comb += switching.eq((ends | deferred) & ~pending)
         running = Signal()
+        switching = Signal(lanes)
+        # (without the prefilter the core is built exactly as before it: same netlist)
+        waiting, hold = pending, self.stalled
+        if self._prefilter is not None:
+            # the prefilter with m > 1: the ending lane's k-mers have not all reached its bank
+            unsettled, full_hold = Signal(lanes), Signal()
+            clear_counts = self._prefilter_control(m, ends, running, switching, unsettled,
+                                                   full_hold)
+            waiting, hold = pending | unsettled, self.stalled | full_hold
+        blocked = (ends | deferred) & waiting
+        m.d.comb += switching.eq((ends | deferred) & ~waiting)
         for t in range(lanes):
             with m.If(settle[t] != 0):
                 m.d.sync += settle[t].eq(settle[t] - 1)
@@ -205,12 +239,14 @@ class SketchCore(wiring.Component):
         with m.If(running):
             # decoder.tags stays that of the ending beat while the input is stopped
             m.d.sync += deferred.eq(blocked)
-        m.d.comb += [self.stalled.eq(~running | (blocked != 0)),
-                     decoder.hold.eq(self.stalled)]
+        m.d.comb += [self.stalled.eq(~running | (blocked != 0)), decoder.hold.eq(hold)]
 
         with m.FSM(init="Reset") as fsm:
             with m.State("Reset"):
                 m.d.comb += clearing.eq(1)
+                if self._prefilter is not None:
+                    with m.If(drain_addr == 0):
+                        m.d.comb += clear_counts.eq(Const((1 << lanes) - 1, lanes))
                 m.d.sync += [drain_addr.eq(drain_addr + 1), discard.eq(flight + 1)]
                 with m.If(drain_addr == words - 1):
                     m.next = "Settle"
@@ -244,6 +280,31 @@ class SketchCore(wiring.Component):
         m.d.comb += self.ending_genome.eq(~fsm.ongoing("Idle") | (pending != 0) | (deferred != 0)
                                           | (ends != 0))
         return m
+
+    def _prefilter_control(self, m, ends, running, switching, unsettled, full_hold):
+        """The prefilter's side of the genome ends (see the module docstring): hold the input
+        while a lane's FIFO fills; with m > 1 keep an ending lane ``unsettled`` until its
+        ending beat's k-mers have left the front end (``insert_latency`` + 1 cycles) and the
+        lane has settled, and clear its counters when its bank switches. Returns the lanes'
+        counter clear pulses (also driven by the reset clear)."""
+        insert_latency = self.insert_latency
+        clear_counts = Signal(self._lanes)
+        filtering = self.min_count > 1
+        m.d.sync += full_hold.eq(Cat(lane.full for lane in self._lane_units).any())
+        for t, lane in enumerate(self._lane_units):
+            front = Signal(range(insert_latency + 2), name=f"front{t}")
+            with m.If(running & ends[t]):
+                m.d.sync += front.eq(insert_latency + 1)
+            with m.Elif(front != 0):
+                m.d.sync += front.eq(front - 1)
+            m.d.comb += [
+                unsettled[t].eq(filtering & (ends[t] | (front != 0) | ~lane.settled)),
+                lane.min_count.eq(self.min_count),
+                lane.clear_counts.eq(clear_counts[t]),
+            ]
+            with m.If(running & switching[t] & filtering):
+                m.d.comb += clear_counts[t].eq(1)
+        return clear_counts
 
 
 def _lowest_set(m, bits, lanes):

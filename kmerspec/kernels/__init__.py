@@ -46,6 +46,9 @@ class IdentityMismatch:
     def __str__(self):
         if self.name == "magic":
             return (f"not a {self.asked} kernel: identity magic 0x{self.built:08x}")
+        if self.name == "mc_depth" and self.built == 0:
+            return (f"built without the minimum-count prefilter (mc_depth=0), asked for "
+                    f"mc_depth={self.asked} (--min-count above 1)")
         return f"built with {self.name}={self.built}, asked for {self.asked}"
 
 

@@ -7,6 +7,8 @@ Host arguments (index: name, kind, bundle)::
     1 n_bytes    scalar                chunk bytes (a whole number of bus beats)
     2 dst        pointer  m_axi_gmem1  receives n_records sketch records back to back
     3 n_records  scalar                genomes that end in this chunk
+    4 min_count  scalar                only in a kernel built with the prefilter (mc_depth > 0):
+                                       m of SPEC 7, 1 ..= 2^mc_counter_bits - 1 (1: no filter)
 
 The kernel answers each chunk with one record per genome that ended in it: the packed registers
 of the genome's HyperLogLog sketch (``w`` bits each, register j at bit ``w j``), then a trailer
@@ -22,8 +24,10 @@ from dataclasses import dataclass
 from .. import chunks
 from ..chunks import ChunkLanes
 from ..golden.hll import HllParams
+from ..golden.mincount import MinCountParams
 from ..interface import Arg, KernelDesc, gmem_bundles
-from ..params import BYTES_PER_LANE, LANES, K, P, W, check_fields
+from ..params import (BYTES_PER_LANE, LANES, MC_SEED, SKETCH_MC_COUNTER_BITS, SKETCH_MC_DEPTH,
+                      SKETCH_MC_WIDTH_BITS, K, P, W, check_fields)
 from . import KernelParams
 
 __all__ = ["Params", "SketchRecord", "unpack_records", "pack_record", "run_genomes", "REGISTERS_PER_WORD"]
@@ -35,7 +39,12 @@ REGISTERS_PER_WORD = 16
 @dataclass(frozen=True)
 class Params(ChunkLanes, KernelParams):
     """Build parameters: ``lanes`` T, ``bytes_per_lane`` B (the bus is ``8 T B`` bits, a power of
-    two from 32 to 1024 and a multiple of 16 w), k-mer length ``k``, HLL ``p`` and ``w``."""
+    two from 32 to 1024 and a multiple of 16 w), k-mer length ``k``, HLL ``p`` and ``w``.
+
+    The minimum-count prefilter (SPEC 7) is built when ``mc_depth`` > 0 (default 0: not built,
+    the kernel is the plain sketch kernel): per lane ``mc_depth`` rows of 2^``mc_width_bits``
+    ``mc_counter_bits``-bit counters, row seeds from ``mc_seed``; such a kernel takes the runtime
+    argument ``min_count``."""
 
     KERNEL = "jacc_sketch"
 
@@ -44,9 +53,14 @@ class Params(ChunkLanes, KernelParams):
     k: int = K.default
     p: int = P.default
     w: int = W.default
+    mc_depth: int = SKETCH_MC_DEPTH.default
+    mc_width_bits: int = SKETCH_MC_WIDTH_BITS.default
+    mc_counter_bits: int = SKETCH_MC_COUNTER_BITS.default
+    mc_seed: int = MC_SEED.default
 
     def __post_init__(self):
-        check_fields(self, (LANES, BYTES_PER_LANE, K, P, W))
+        check_fields(self, (LANES, BYTES_PER_LANE, K, P, W, SKETCH_MC_DEPTH, SKETCH_MC_WIDTH_BITS,
+                            SKETCH_MC_COUNTER_BITS, MC_SEED))
         bits = self.data_width
         if bits & (bits - 1) or not 32 <= bits <= 1024:
             raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {bits} bits) must be a "
@@ -60,8 +74,24 @@ class Params(ChunkLanes, KernelParams):
         return KernelDesc(
             name=self.KERNEL, identity=self.identity_words(),
             args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
-                  Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar")],
+                  Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar")]
+            + ([Arg("min_count", "scalar")] if self.mc_depth else []),
             bundles=gmem_bundles(self.data_width))
+
+    @property
+    def prefilter(self) -> MinCountParams | None:
+        """The prefilter's Count-Min (with min_count 1), or None when it is not built."""
+        if not self.mc_depth:
+            return None
+        return MinCountParams(mc_depth=self.mc_depth, mc_width_bits=self.mc_width_bits,
+                              mc_counter_bits=self.mc_counter_bits, mc_seed=self.mc_seed)
+
+    def with_prefilter(self, min_count: MinCountParams) -> "Params":
+        """These Params with the prefilter of ``min_count`` (m > 1), else unchanged."""
+        if not min_count.active:
+            return self
+        return self.replace(mc_depth=min_count.mc_depth, mc_width_bits=min_count.mc_width_bits,
+                            mc_counter_bits=min_count.mc_counter_bits, mc_seed=min_count.mc_seed)
 
     @property
     def hll(self) -> HllParams:

@@ -1,8 +1,10 @@
 """Expected sketch records from the golden model, and genome sets for the sketch tests."""
 
+import dataclasses
 import random
 
 from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import genome_kmers
 from kmerspec.kernels.jacc_sketch import Params, SketchRecord
 
@@ -11,8 +13,13 @@ from .streams import SAMPLE_FILES, random_genome_file
 __all__ = ["expected_record", "regression_genomes", "compare_records"]
 
 
-def expected_record(tag: int, files, k: int, geometry: Params) -> SketchRecord:
-    sketch = Hll(HllParams(geometry.p, geometry.w)).update(genome_kmers(files, k))
+def expected_record(tag: int, files, k: int, geometry: Params, min_count: int = 1) -> SketchRecord:
+    """The record of one genome; with ``min_count`` m > 1 through the geometry's prefilter
+    (SPEC 7)."""
+    prefilter = (dataclasses.replace(geometry.prefilter, min_count=min_count)
+                 if min_count > 1 else MinCountParams())
+    sketch = Hll(HllParams(geometry.p, geometry.w)).update(
+        passing_kmers(genome_kmers(files, k), prefilter))
     z, nz = sketch.features()
     return SketchRecord(tag=tag, registers=sketch.registers, z=z, nz=nz)
 
