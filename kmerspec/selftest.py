@@ -22,7 +22,8 @@ predicts. This module is that contract, written once for the RTL (hw/selftest/) 
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .chunks import Block, pack_blocks
+from .chunks import Block, pack_blocks, plan_blocks
+from .golden.hashes import rotl32
 from .golden.hll import Hll
 from .golden.parse import genome_kmers
 from .kernels.jacc_sketch import Params as SketchParams, SketchRecord, pack_record
@@ -125,19 +126,11 @@ def genomes(params: SelfTestParams) -> Iterator[tuple[int, bytes]]:
 
 
 def blocks(params: SelfTestParams) -> list[Block]:
-    """The blocks the generator emits, in order."""
-    lanes, b = params.sketch.lanes, params.sketch.bytes_per_lane
-    by_round: dict[int, list[bytes]] = {}
-    for tag, data in genomes(params):
-        by_round.setdefault(tag // lanes, []).append(data)
-    step = params.block_beats * b
-    out = []
-    for r in range(params.rounds):
-        for start in range(0, params.genome_bytes, step):
-            last = start + step >= params.genome_bytes
-            out.append(Block([(by_round[r][t][start:start + step], last, last, r * lanes + t)
-                              for t in range(lanes)]))
-    return out
+    """The blocks the generator emits, in order: the host's own schedule
+    (:func:`kmerspec.chunks.plan_blocks`) of the genomes in tag order, which with genomes of one
+    length keeps the lanes in step (every block the same byte count in every lane)."""
+    return plan_blocks([[data] for _, data in genomes(params)], params.sketch,
+                       max_block_beats=params.block_beats)
 
 
 def chunk_bytes(params: SelfTestParams) -> bytes:
@@ -145,23 +138,18 @@ def chunk_bytes(params: SelfTestParams) -> bytes:
     return pack_blocks(blocks(params), params.sketch)
 
 
-def _rotl32(x: int, n: int) -> int:
-    n %= 32
-    return ((x << n) | (x >> (32 - n))) & MASK32 if n else x
-
-
 def fold(beat: bytes) -> int:
     """XOR of the beat's 32-bit little-endian words, word ``j`` rotated left by ``j mod 32``."""
     f = 0
     for j in range(len(beat) // 4):
-        f ^= _rotl32(int.from_bytes(beat[4 * j:4 * j + 4], "little"), j)
+        f ^= rotl32(int.from_bytes(beat[4 * j:4 * j + 4], "little"), j % 32)
     return f
 
 
 def record_checksum(record: bytes, bus_bytes: int) -> int:
     c = 0
     for start in range(0, len(record), bus_bytes):
-        c = _rotl32(c, 1) ^ fold(record[start:start + bus_bytes])
+        c = rotl32(c, 1) ^ fold(record[start:start + bus_bytes])
     return c
 
 

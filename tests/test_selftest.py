@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from kmerspec.chunks import plan_blocks, pack_blocks
 from kmerspec.golden.hll import Hll
 from kmerspec.golden.parse import genome_kmers
 from kmerspec.kernels.jacc_sketch import Params, SketchRecord, pack_record, unpack_records
@@ -37,18 +36,28 @@ def test_pack_record_inverts_unpack():
         assert unpack_records(data, 1, params) == [record]
 
 
-def test_contract_input_is_a_valid_chunk_stream():
-    """The generated genomes, scheduled by the host's own planner, give the same bytes: the
-    self-test feeds the core what a host would."""
+def test_contract_input_keeps_the_lanes_in_step():
+    """The host's own planner schedules the self-test's genomes as the generator emits them:
+    round r of lane t is genome r T + t, and every block carries the same bytes count in every
+    lane, at most block_beats beats, the ends of file and genome only in a genome's last block."""
     params = small()
     data = [g for _, g in genomes(params)]
     assert all(g.startswith(b">selftest\n") and len(g) == 200 for g in data)
     assert set(b"".join(data)) == set(b">selftest\nACGT")
-    by_lane = [[data[r * 2 + t] for r in range(2)] for t in range(2)]
-    # one genome per lane per round, all lanes in step: the planner makes the same blocks
-    planned = plan_blocks([[g] for g in data], SMALL, max_block_beats=16)
-    assert pack_blocks(planned, SMALL) == chunk_bytes(params)
-    assert by_lane[0][0] != by_lane[1][0] and by_lane[0][0] != by_lane[0][1]
+    assert data[0] != data[1] and data[0] != data[2]
+    planned = blocks(params)
+    for block in planned:
+        counts = {len(piece) for piece, *_ in block.lanes}
+        assert len(counts) == 1 and 0 < counts.pop() <= 16 * SMALL.bytes_per_lane
+        assert len({(eof, eog) for _, eof, eog, _ in block.lanes}) == 1
+    tags = [tuple(tag for *_, tag in block.lanes) for block in planned]
+    assert [t for t in dict.fromkeys(tags)] == [(0, 1), (2, 3)]
+    for lane in range(2):
+        for tag in (lane, 2 + lane):
+            pieces = [block.lanes[lane] for block in planned if block.lanes[lane][3] == tag]
+            assert b"".join(p for p, *_ in pieces) == data[tag]
+            assert [eog for _, _, eog, _ in pieces] == [False] * (len(pieces) - 1) + [True]
+    assert len(chunk_bytes(params)) == params.input_beats * SMALL.bus_bytes
 
 
 @pytest.mark.parametrize("geometry", [SMALL, Params(lanes=8, bytes_per_lane=8, k=31, p=14)])

@@ -1,15 +1,10 @@
 """RecordChecksum: the self-test's order-independent checksum of the records a core writes."""
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["RecordChecksum"]
-
-
-def _rotl(value, amount: int):
-    amount %= len(value)
-    return Cat(value[len(value) - amount:], value[:len(value) - amount]) if amount else value
 
 
 class RecordChecksum(wiring.Component):
@@ -44,11 +39,11 @@ class RecordChecksum(wiring.Component):
         # the XOR of rotated words is one XOR tree per bit; registered before the accumulation
         fold = 0
         for j in range(self._bus_bits // 32):
-            fold = fold ^ _rotl(self.i.payload[32 * j:32 * j + 32], j)
+            fold = fold ^ self.i.payload[32 * j:32 * j + 32].rotate_left(j % 32)
         m.d.comb += self.i.ready.eq(1)
         m.d.sync += [folded.eq(fold), folded_valid.eq(self.i.valid)]
 
-        updated = _rotl(running, 1) ^ folded
+        updated = running.rotate_left(1) ^ folded
         with m.If(folded_valid):
             m.d.sync += [running.eq(updated), beat_index.eq(beat_index + 1)]
             with m.If(beat_index == self._record_beats - 1):

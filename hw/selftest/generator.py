@@ -44,10 +44,14 @@ class ChunkGenerator(wiring.Component):
         lanes, b, bus = sketch.lanes, sketch.bytes_per_lane, sketch.data_width
         step = params.block_beats * b
         control_beats = sketch.control_beats
+        # HEADER[9] is the newline of position 9 mod LINE, so one test covers both; B divides LINE
+        assert (len(HEADER) + LINE - 1) % LINE == len(HEADER) - 1 and HEADER[-1:] == b"\n"
+        assert LINE == 64 and LINE % b == 0
 
         round_ = Signal(range(params.rounds))
-        genome_beat = Signal(range(params.genome_beats + 1))
-        remaining = Signal(range(params.genome_bytes + 1), init=params.genome_bytes)
+        genome_beat = Signal(range(params.genome_beats))
+        genome_byte = genome_beat * b    # a shift: B is a power of two
+        remaining = params.genome_bytes - genome_byte
         block_left = Signal(range(params.block_beats + 1))
         control_beat = Signal(range(max(control_beats, 2)))
         in_data = Signal()
@@ -67,19 +71,17 @@ class ChunkGenerator(wiring.Component):
         take = self.o.valid & self.o.ready
 
         slots = []
-        offset_in_line = Signal(6)   # (genome_beat * B) mod LINE, LINE = 64
         for t in range(lanes):
             for q in range(b):
                 base = Const(int.from_bytes(b"ACGT", "little"), 32).word_select(
                     states[t][2 * q:2 * q + 2], 8)
                 byte = Signal(8, name=f"byte{t}_{q}")
-                # HEADER[9] is the newline of position 9 mod LINE, so one test covers both
-                with m.If((offset_in_line + q)[:6] == (len(HEADER) + LINE - 1) % LINE):
+                with m.If((genome_byte + q)[:6] == (len(HEADER) + LINE - 1) % LINE):
                     m.d.comb += byte.eq(ord("\n"))
-                with m.Elif(genome_beat * b + q < len(HEADER)):
+                with m.Elif(genome_byte + q < len(HEADER)):
                     m.d.comb += byte.eq(Const(int.from_bytes(HEADER, "little"),
                                               8 * len(HEADER)).word_select(
-                                                  (genome_beat * b + q)[:4], 8))
+                                                  (genome_byte + q)[:4], 8))
                 with m.Else():
                     m.d.comb += byte.eq(base)
                 slots.append(byte)
@@ -89,9 +91,6 @@ class ChunkGenerator(wiring.Component):
                                   control.word_select(control_beat, bus))),
             self.done.eq(done),
         ]
-        assert (len(HEADER) + LINE - 1) % LINE == len(HEADER) - 1 and HEADER[-1:] == b"\n"
-        assert LINE == 64 and LINE % b == 0
-
         with m.If(take & ~in_data):
             m.d.sync += control_beat.eq(control_beat + 1)
             with m.If(control_beat == control_beats - 1):
@@ -99,13 +98,11 @@ class ChunkGenerator(wiring.Component):
                              block_left.eq(count // b)]
         with m.If(take & in_data):
             m.d.sync += [s.eq(_xorshift32(s)) for s in states]
-            m.d.sync += [genome_beat.eq(genome_beat + 1), remaining.eq(remaining - b),
-                         offset_in_line.eq(offset_in_line + b), block_left.eq(block_left - 1)]
+            m.d.sync += [genome_beat.eq(genome_beat + 1), block_left.eq(block_left - 1)]
             with m.If(block_left == 1):
                 m.d.sync += in_data.eq(0)
-                with m.If(remaining == b):
-                    m.d.sync += [genome_beat.eq(0), remaining.eq(params.genome_bytes),
-                                 offset_in_line.eq(0), round_.eq(round_ + 1)]
+                with m.If(genome_beat == params.genome_beats - 1):
+                    m.d.sync += [genome_beat.eq(0), round_.eq(round_ + 1)]
                     with m.If(round_ == params.rounds - 1):
                         m.d.sync += done.eq(1)
         return m

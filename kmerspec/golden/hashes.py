@@ -4,7 +4,7 @@ import random
 
 from ..params import H3_SEED
 
-__all__ = ["MASK32", "MASK64", "fmix64", "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
+__all__ = ["MASK32", "MASK64", "rotl32", "fmix64", "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
 
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
@@ -21,7 +21,8 @@ def fmix64(x: int) -> int:
     return x
 
 
-def _rotl32(x: int, r: int) -> int:
+def rotl32(x: int, r: int) -> int:
+    """``x`` rotated left by ``r`` bits (0 <= r < 32) as a 32-bit word."""
     return ((x << r) | (x >> (32 - r))) & MASK32
 
 
@@ -32,7 +33,7 @@ def murmur3_mixed_blocks(word: int) -> int:
     mixed = 0
     for index in range(2):
         block = (((word >> (32 * index)) & MASK32) * 0xCC9E2D51) & MASK32
-        mixed |= ((_rotl32(block, 15) * 0x1B873593) & MASK32) << (32 * index)
+        mixed |= ((rotl32(block, 15) * 0x1B873593) & MASK32) << (32 * index)
     return mixed
 
 
@@ -42,10 +43,10 @@ def murmur3_32(word: int, seed: int) -> int:
     h = seed & MASK32
     for block in (word & MASK32, (word >> 32) & MASK32):
         block = (block * c1) & MASK32
-        block = _rotl32(block, 15)
+        block = rotl32(block, 15)
         block = (block * c2) & MASK32
         h ^= block
-        h = _rotl32(h, 13)
+        h = rotl32(h, 13)
         h = (h * 5 + 0xE6546B64) & MASK32
     h ^= 8  # length in bytes
     h ^= h >> 16
