@@ -140,7 +140,8 @@ def kernel_params(cls):
     return {field.name: field.default for field in dataclasses.fields(cls.Params)}
 
 
-def _convert(value, default):
+def convert_value(value, default):
+    """A -P string as the type of the parameter's ``default`` (other values unchanged)."""
     if not isinstance(value, str):
         return value
     if isinstance(default, bool):
@@ -164,7 +165,7 @@ def instantiate(name, cls, params):
         if k not in known:
             raise ValueError(f"kernel {name!r} has no parameter {k!r} "
                              f"(parameters: {', '.join(known) or 'none'})")
-        kwargs[k] = _convert(v, known[k])
+        kwargs[k] = convert_value(v, known[k])
     obj = cls(cls.Params(**kwargs))
     top = obj if isinstance(obj, VitisKernel) else VitisKernel(obj)
     return top, {**known, **kwargs}

@@ -20,6 +20,7 @@ import subprocess
 from kmerspec.kernels.jacc_sketch import Params as SketchParams
 from kmerspec.selftest import SelfTestParams, expected_result
 
+from ..build import convert_value
 from .top import SketchSelfTest
 
 __all__ = ["NAME", "selftest_params", "build_standalone"]
@@ -29,33 +30,35 @@ LEDS = {"led 0": "heartbeat", "led 1": "done", "led 2": "pass", "led 3": "fail (
         "or timeout)", "rgb_led 0": "green = pass, red = fail"}
 
 
-def _as_int(kernel, name, value):
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value), 0)
-    except ValueError:
-        raise ValueError(f"{kernel}.{name} must be an integer, not {value!r}") from None
+def _field_values(kernel, cls, values, exclude=()):
+    """``values`` (hw.build's -P strings or config values) as the fields of dataclass ``cls``,
+    converted by hw.build's own :func:`convert_value`."""
+    defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.name not in exclude}
+    unknown = set(values) - set(defaults)
+    if unknown:
+        raise ValueError(f"{kernel} has no parameter {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(sorted(defaults))}")
+    converted = {}
+    for name, value in values.items():
+        try:
+            converted[name] = convert_value(value, defaults[name])
+        except ValueError:
+            raise ValueError(f"{kernel}.{name} must be an integer, not {value!r}") from None
+    return converted
 
 
 def selftest_params(params: dict) -> SelfTestParams:
     """The self-test's parameters from hw.build's ``-P``/config values: ``jacc_sketch.*`` (the
     core's geometry; default: the kernel's defaults) and ``selftest.*`` (the input)."""
-    sketch_fields = {f.name for f in dataclasses.fields(SketchParams)}
-    test_fields = {f.name for f in dataclasses.fields(SelfTestParams)} - {"sketch"}
-    for kernel, fields in (("jacc_sketch", sketch_fields), ("selftest", test_fields)):
-        unknown = set(params.get(kernel, {})) - fields
-        if unknown:
-            raise ValueError(f"{kernel} has no parameter {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(sorted(fields))}")
     others = set(params) - {"jacc_sketch", "selftest"}
     if others:
         raise ValueError(f"a standalone board builds the jacc_sketch self-test: parameters for "
                          f"{', '.join(sorted(others))} do not apply")
-    sketch = SketchParams(**{k: _as_int("jacc_sketch", k, v)
-                             for k, v in params.get("jacc_sketch", {}).items()})
-    return SelfTestParams(sketch=sketch, **{k: _as_int("selftest", k, v)
-                                            for k, v in params.get("selftest", {}).items()})
+    sketch = SketchParams(**_field_values("jacc_sketch", SketchParams,
+                                          params.get("jacc_sketch", {})))
+    return SelfTestParams(sketch=sketch, **_field_values("selftest", SelfTestParams,
+                                                         params.get("selftest", {}),
+                                                         exclude=("sketch",)))
 
 
 def _platform(board):
