@@ -43,20 +43,14 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
         await collect_beats(ctx, dut.o, output, stall_probability, rng)
 
     async def countmin_probe(ctx):
-        # at each genome end the counters are complete until the clear starts; each lane's
-        # first clear is the one after reset (of the empty Count-Min here), not a genome end
-        lanes = dut.lane_units
-        after_reset = set()
-        async for values in ctx.tick().sample(*(lane.countmin.clear for lane in lanes)):
-            for index, (lane, clearing) in enumerate(zip(lanes, values[2:])):
+        # at each genome end the retiring bank's counters are complete until its clear starts;
+        # nothing is cleared after the reset (the banks start clean)
+        banks = [countmin for lane in dut.lane_units for countmin in lane.countmins]
+        async for values in ctx.tick().sample(*(countmin.clear for countmin in banks)):
+            for countmin, clearing in zip(banks, values[2:]):
                 if clearing:
-                    counters = [[ctx.get(row.data[i]) for i in range(1 << params.cw)]
-                                for row in lane.countmin.rows]
-                    if index not in after_reset:
-                        after_reset.add(index)
-                        assert not any(map(any, counters))
-                        continue
-                    snapshots.append(counters)
+                    snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
+                                      for row in countmin.rows])
 
     simulate(dut, feeder, background=(collector, countmin_probe))
     output = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
@@ -121,8 +115,9 @@ def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse():
 
 def test_reset_forgets_a_cut_off_genome():
     """A reset in the middle of a genome (an aborted call, ap_rst_n, a FRESH start) leaves
-    nothing behind: after the lanes' clear every Count-Min counter and every PQA entry of every
-    lane is 0, and the next genomes give the golden records."""
+    nothing behind: the lane starts at once on its clean bank while the cut-off genome's bank
+    clears in the background; after that clear every Count-Min counter and every PQA entry of
+    every lane is 0, and the next genomes give the golden records."""
     from amaranth.hdl import Module, ResetInserter, Signal
 
     params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=32)
@@ -141,10 +136,12 @@ def test_reset_forgets_a_cut_off_genome():
     def memories(ctx):
         values = []
         for lane in dut.lane_units:
-            for row in lane.countmin.rows:
-                values += [ctx.get(row.data[i]) for i in range(1 << params.cw)]
-            for slot in lane.pqa.slots:   # entries are structs: their bits
-                values += [ctx.get(slot.data[i]).as_value().value for i in range(1 << params.R)]
+            for countmin, pqa in zip(lane.countmins, lane.pqas):
+                for row in countmin.rows:
+                    values += [ctx.get(row.data[i]) for i in range(1 << params.cw)]
+                for slot in pqa.slots:   # entries are structs: their bits
+                    values += [ctx.get(slot.data[i]).as_value().value
+                               for i in range(1 << params.R)]
         return values
 
     def beats(chunk):
@@ -159,13 +156,18 @@ def test_reset_forgets_a_cut_off_genome():
         ctx.set(reset, 1)
         await ctx.tick()
         ctx.set(reset, 0)
-        # the clear: max(2^R + 2, 2^cw) cycles, then the core's quiet count before ``idle``
-        bound = max((1 << params.R) + 2, 1 << params.cw) + dut.lane_units[0].front_latency + 8
+        assert [ctx.get(lane.dirty) for lane in dut.lane_units] == [1, 1], \
+            "each lane's first bank holds the cut-off genome"
+        # no wait for the clear: only the core's quiet count before ``idle``
+        bound = dut.lane_units[0].front_latency + 8
         for cycle in range(bound):
             await ctx.tick()
             if ctx.get(dut.idle):
                 break
         assert ctx.get(dut.idle), f"not idle {bound} cycles after the reset"
+        # the background clear: max(2^R + 2, 2^cw) cycles
+        await ctx.tick().repeat(max((1 << params.R) + 2, 1 << params.cw) + 4)
+        assert [ctx.get(lane.dirty) for lane in dut.lane_units] == [0, 0]
         assert not any(memories(ctx)), "a lane memory survived the reset"
         assert ctx.get(dut.records) == 0
         await send_beats(ctx, dut.i, [beat for chunk, _ in chunks for beat in beats(chunk)])

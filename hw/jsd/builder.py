@@ -80,9 +80,14 @@ class QueueBuilderLane(wiring.Component):
         self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
         self.hashes = Murmur3Seeds(range(params.d))
-        self.countmin = CountMinUnit(params.d, params.cw, 32, key_bits=32,
-                                     read_latency=2, stall_while_clearing=True)
-        self.pqa = PqaInsert(params.R, params.n)
+        #: two banks of Count-Min and PQA: one takes the current genome, the other writes the
+        #: previous genome's record and clears
+        self.countmins = [CountMinUnit(params.d, params.cw, 32, key_bits=32,
+                                       read_latency=2, stall_while_clearing=True)
+                          for _ in range(2)]
+        self.pqas = [PqaInsert(params.R, params.n) for _ in range(2)]
+        #: per bank: written since its last clear (survives resets)
+        self.dirty = Signal(2, reset_less=True)
         if params.fifo_depth < self.in_flight + 4:
             raise ValueError(f"fifo_depth must be at least {self.in_flight + 4} (the beats in "
                              f"flight in the front end + 4), not {params.fifo_depth}")
@@ -116,8 +121,6 @@ class QueueBuilderLane(wiring.Component):
         m.submodules.kmer_buffer = kmer_buffer = self.kmer_buffer
         m.submodules.sampler = sampler = self.sampler
         m.submodules.hashes = hashes = self.hashes
-        m.submodules.countmin = countmin = self.countmin
-        m.submodules.pqa = pqa = self.pqa
         m.submodules.serializer = serializer = Serializer(B)
         beat_bits = len(Signal(kmer_beat_layout(B)).as_value())
         m.submodules.beats = beats = fifo.SyncFIFOBuffered(width=beat_bits, depth=p.fifo_depth)
@@ -158,62 +161,119 @@ class QueueBuilderLane(wiring.Component):
         ]
         m.d.comb += self.full.eq(beats.level + self.in_flight >= p.fifo_depth)
 
-        # back end: one k-mer per cycle through hashes, Count-Min and PQA
+        # back end: one k-mer per cycle through the hashes into the active bank's Count-Min and
+        # PQA; the bank travels beside the hashes
+        active = Signal()          # the bank the current genome's k-mers go to
+        waiting = Signal()         # a genome ended and the other bank is not clean yet
+        forgetting = Signal(2)     # per bank: clearing after a reset (drain into nothing)
+        run = Signal()
         m.d.comb += [
+            run.eq(~waiting & ~forgetting.bit_select(active, 1)),
+            serializer.run.eq(run),
             serializer.i.valid.eq(beats.r_rdy),
             serializer.i.payload.eq(beats.r_data),
             beats.r_en.eq(serializer.i.ready),
             hashes.i.valid.eq(serializer.o.valid & serializer.o.payload.kmer),
             hashes.i.payload.eq(serializer.o.payload.word),
-            countmin.i.valid.eq(hashes.o.valid),
-            countmin.i.payload.key.eq(hashes.o.payload.hashes[0]),
-            countmin.plain_update.eq(self.plain_update),
-            pqa.i.valid.eq(countmin.o.valid),
-            pqa.i.payload.hash.eq(countmin.o.payload.key),
-            pqa.i.payload.value.eq(countmin.o.payload.estimate),
         ]
-        for row in range(p.d):
-            m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
+        bank_line = active
+        for stage in range(hashes.latency):
+            next_bank = Signal(name=f"bank{stage}")
+            m.d.sync += next_bank.eq(bank_line)
+            bank_line = next_bank
+        for bank, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
+            m.submodules[f"countmin{bank}"] = countmin
+            m.submodules[f"pqa{bank}"] = pqa
+            m.d.comb += [
+                countmin.i.valid.eq(hashes.o.valid & (bank_line == bank)),
+                countmin.i.payload.key.eq(hashes.o.payload.hashes[0]),
+                countmin.plain_update.eq(self.plain_update),
+                pqa.i.valid.eq(countmin.o.valid),
+                pqa.i.payload.hash.eq(countmin.o.payload.key),
+                pqa.i.payload.value.eq(countmin.o.payload.estimate),
+            ]
+            for row in range(p.d):
+                m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
+            # a bank is dirty from its first insertion until its clear ends; the flag survives
+            # resets (reset_less), so a reset clears only banks that hold something, and the
+            # first call after configuration (memories zero) starts at once
+            with m.If(countmin.i.valid):
+                m.d.sync += self.dirty[bank].eq(1)
+            with m.If(forgetting[bank] & ~pqa.busy & ~pqa.o.valid & ~countmin.busy):
+                m.d.sync += [forgetting[bank].eq(0), self.dirty[bank].eq(0)]
+            with m.If(forgetting[bank]):
+                m.d.comb += pqa.o.ready.eq(1)
 
-        # record: queues (each split into bus beats), then the trailer
-        queue_word = Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
-                           for entry in pqa.o.payload.entries))
+        # record of the retiring bank: its queues (each split into bus beats), then the trailer
+        retiring = Signal()
+        retiring_countmin = Signal()
+        retiring_pqa_valid, retiring_pqa_last = Signal(), Signal()
+        retiring_pqa_ready = Signal()
+        for bank, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
+            with m.If(retiring == bank):
+                m.d.comb += [retiring_countmin.eq(countmin.busy),
+                             retiring_pqa_valid.eq(pqa.o.valid),
+                             retiring_pqa_last.eq(pqa.o.payload.last)]
+                with m.If(~forgetting[bank]):
+                    m.d.comb += pqa.o.ready.eq(retiring_pqa_ready)
+        queue_word = Mux(retiring, *(Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
+                                           for entry in pqa.o.payload.entries))
+                                     for pqa in reversed(self.pqas)))
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1
-        flush_cycles = hashes.latency + countmin.latency + pqa.latency + 1
+        flush_cycles = hashes.latency + self.countmins[0].latency + self.pqas[0].latency + 1
         flush = Signal(range(flush_cycles + 1))
+        ended = serializer.o.valid & serializer.o.payload.last
+        other_clean = Signal()
+        record_idle = Signal()
+        m.d.comb += other_clean.eq(record_idle & ~forgetting.bit_select(~active, 1))
+
+        def start_drain(bank):
+            for index, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
+                with m.If(bank == index):
+                    m.d.comb += [pqa.drain.eq(1), countmin.clear.eq(1)]
+
+        record_pending = Signal()  # the retiring bank's record is not delivered yet
         with m.FSM(init="Reset"):
             with m.State("Reset"):
-                m.d.comb += [pqa.drain.eq(1), countmin.clear.eq(1)]
-                m.next = "Forget"
-            with m.State("Forget"):
-                m.d.comb += pqa.o.ready.eq(1)
-                with m.If(~pqa.busy & ~pqa.o.valid & ~countmin.busy):
-                    m.next = "Run"
-            with m.State("Run"):
-                m.d.comb += [serializer.run.eq(1), self.idle.eq(~beats.r_rdy
-                                                                 & ~serializer.o.valid)]
-                with m.If(serializer.o.valid & serializer.o.payload.last):
-                    m.d.sync += flush.eq(flush_cycles)
+                # forget what a reset cut off: every dirty bank drains and clears (both at once);
+                # the lane starts on a clean bank if it has one
+                for bank in range(2):
+                    with m.If(self.dirty[bank]):
+                        start_drain(bank)
+                        m.d.sync += forgetting[bank].eq(1)
+                m.d.comb += serializer.run.eq(0)
+                m.d.sync += active.eq(self.dirty[0] & ~self.dirty[1])
+                m.next = "Idle"
+            with m.State("Idle"):
+                m.d.comb += record_idle.eq(1)
+                # the genome ends: the other bank takes the next genome, this one retires; if
+                # the other one is still retiring (the record FSM is busy) the lane waits here
+                with m.If((ended | waiting) & other_clean):
+                    m.d.sync += [waiting.eq(0), active.eq(~active), retiring.eq(active),
+                                 flush.eq(flush_cycles)]
                     m.next = "Flush"
             with m.State("Flush"):
+                m.d.comb += record_pending.eq(1)
                 m.d.sync += flush.eq(flush - 1)
                 with m.If(flush == 0):
-                    m.d.comb += [pqa.drain.eq(1), countmin.clear.eq(1)]
+                    start_drain(retiring)
                     m.d.sync += piece.eq(0)
                     m.next = "Queues"
             with m.State("Queues"):
                 m.d.comb += [
-                    self.o.valid.eq(pqa.o.valid),
+                    record_pending.eq(1),
+                    self.o.valid.eq(retiring_pqa_valid),
                     self.o.payload.data.eq(queue_word.word_select(piece, p.data_width)),
-                    pqa.o.ready.eq(self.o.ready & final_piece),
+                    retiring_pqa_ready.eq(self.o.ready & final_piece),
                 ]
-                with m.If(pqa.o.valid & self.o.ready):
+                with m.If(retiring_pqa_valid & self.o.ready):
                     m.d.sync += piece.eq(Mux(final_piece, 0, piece + 1))
-                    with m.If(final_piece & pqa.o.payload.last):
+                    with m.If(final_piece & retiring_pqa_last):
                         m.next = "Tag"
             with m.State("Tag"):
                 m.d.comb += [
+                    record_pending.eq(1),
                     self.o.valid.eq(tags.r_rdy),
                     self.o.payload.data.eq(tags.r_data),
                     self.o.payload.last.eq(1),
@@ -222,8 +282,14 @@ class QueueBuilderLane(wiring.Component):
                 with m.If(tags.r_rdy & self.o.ready):
                     m.next = "Clear"
             with m.State("Clear"):
-                with m.If(~countmin.busy):
-                    m.next = "Run"
+                with m.If(~retiring_countmin):
+                    m.d.sync += self.dirty.bit_select(retiring, 1).eq(0)
+                    m.next = "Idle"
+        with m.If(ended & ~other_clean):
+            m.d.sync += waiting.eq(1)
+        # the retiring bank's clear may go on after the call: the next genome end waits for it
+        m.d.comb += self.idle.eq(~waiting & ~record_pending & ~beats.r_rdy
+                                 & ~(run & serializer.o.valid))
         return m
 
 
