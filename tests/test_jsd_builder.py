@@ -102,15 +102,15 @@ def test_builder_rejects_a_fifo_shallower_than_the_front_end():
 
 def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse():
     """s = 6: about one sampled k-mer in 8 beats per lane, so the lanes never fill their FIFOs
-    and the core takes one chunk beat per cycle; each genome end costs its lane a stop of the
-    pipeline flush, 2^R queue beats and the trailer."""
+    and the core takes one chunk beat per cycle; the genomes are longer than a bank's retire time,
+    so their ends cost nothing (before the second bank each cost its lane the pipeline flush,
+    2^R queue beats and the trailer)."""
     params = Params(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2, fifo_depth=32)
     rng = random.Random(6)
     genomes = [[b">g\n" + bytes(rng.choice(b"ACGT") for _ in range(1500)) + b"\n"]
                for _ in range(4)]
     stats = check_core(params, genomes, stall_probability=0.0, max_block_beats=64)
-    per_genome_end = 12 + (1 << params.R) + 1 + 8
-    assert stats["input_cycles"] <= stats["beats"] + len(genomes) * per_genome_end, stats
+    assert stats["input_cycles"] == stats["beats"], stats
 
 
 def test_reset_forgets_a_cut_off_genome():
@@ -185,3 +185,100 @@ def test_reset_forgets_a_cut_off_genome():
     golden = params.algorithm
     compare_records([by_tag[t] for t in range(len(genomes))],
                     [expected_record(t, files, golden) for t, files in enumerate(genomes)])
+
+
+def bank_events(params: Params, genomes, stall_probability=0.0):
+    """Run the core; per lane the cycles of its genome end tokens and of its bank switches, the
+    cycles it waited, and the run's stats."""
+    dut = QueueBuilderCore(params)
+    chunks = pack_chunks(plan_blocks(genomes, params, max_block_beats=64), params)
+    bus_bytes = params.bus_bytes
+    lanes = dut.lane_units
+    events = [{"end": [], "switch": [], "waiting": 0} for _ in lanes]
+    output, stats = [], {}
+
+    async def feeder(ctx):
+        beats = [int.from_bytes(chunk[i:i + bus_bytes], "little") for chunk, _ in chunks
+                 for i in range(0, len(chunk), bus_bytes)]
+        stats["beats"] = len(beats)
+        stats["input_cycles"] = await send_beats(ctx, dut.i, beats)
+        while not ctx.get(dut.idle):
+            await ctx.tick()
+
+    async def probe(ctx):
+        signals = [signal for lane in lanes
+                   for signal in (lane.genome_end, lane.bank_switch, lane.waiting)]
+        cycle = 0
+        async for values in ctx.tick().sample(*signals):
+            cycle += 1
+            for lane_events, (end, switch, waiting) in zip(
+                    events, zip(*[iter(values[2:])] * 3)):
+                if end:
+                    lane_events["end"].append(cycle)
+                if switch:
+                    lane_events["switch"].append(cycle)
+                lane_events["waiting"] += waiting
+
+    async def collector(ctx):
+        await collect_beats(ctx, dut.o, output, stall_probability, random.Random(0))
+
+    simulate(dut, feeder, background=(collector, probe))
+    data = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
+    records = unpack_records(data, len(data) // params.record_bytes, params)
+    golden = params.algorithm
+    by_tag = {record.tag: record for record in records}
+    compare_records([by_tag[t] for t in range(len(genomes))],
+                    [expected_record(t, files, golden) for t, files in enumerate(genomes)])
+    return lanes[0], events, stats
+
+
+def short_genomes(count, length, seed=1):
+    rng = random.Random(seed)
+    return [[b">g\n" + bytes(rng.choice(b"ACGT") for _ in range(length)) + b"\n"]
+            for _ in range(count)]
+
+
+def test_genome_end_stall_rule_clear_bound():
+    """The stall rule: a lane whose genome ends switches banks in that cycle if the other bank is
+    clean, else it stops (takes no k-mer) until it is; a bank is clean again
+    ``lane.retire_cycles`` = flush + 3 + max(2^cw, queue beats + 17) cycles after its switch.
+    Here 2^cw = 64 > 2 records' output, so the rule is exact for every genome of both lanes."""
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=6, R=2, n=2, fifo_depth=32)
+    lane, events, _ = bank_events(params, short_genomes(8, 100))
+    assert lane.retire_cycles == lane.flush_cycles + 3 + 64
+    for lane_events in events:
+        ends, switches = lane_events["end"], lane_events["switch"]
+        assert len(ends) == len(switches) == 4
+        expected, clean = [], 0
+        for end in ends:
+            expected.append(max(end, clean))
+            clean = expected[-1] + lane.retire_cycles
+        assert switches == expected, lane_events
+        waits = sum(switch - end for end, switch in zip(ends, switches))
+        assert waits > 0 and lane_events["waiting"] == waits
+
+
+def test_genome_end_stall_rule_record_bound():
+    """2^R = 64 queue beats > 2^cw = 16: the record decides. Lane 0's first record has the
+    output to itself (exact); later ones may wait for the other lane's record (never earlier
+    than the rule)."""
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=4, R=6, n=2, fifo_depth=32)
+    lane, events, _ = bank_events(params, short_genomes(8, 100))
+    assert lane.retire_cycles == lane.flush_cycles + 3 + 64 + 17
+    switches = events[0]["switch"]
+    assert switches[1] == max(events[0]["end"][1], switches[0] + lane.retire_cycles)
+    for lane_events in events:
+        ends, switches = lane_events["end"], lane_events["switch"]
+        for previous, end, switch in zip(switches, ends[1:], switches[1:]):
+            assert switch >= max(end, previous + lane.retire_cycles)
+
+
+def test_long_genomes_never_wait():
+    """Genomes longer than the retire time per lane: every genome end switches banks at once, so
+    the core takes one chunk beat per cycle over the whole run, genome ends included."""
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=6, d=2, cw=6, R=3, n=2, fifo_depth=32)
+    lane, events, stats = bank_events(params, short_genomes(6, 1200, seed=4))
+    assert 1200 // 8 > lane.retire_cycles
+    for lane_events in events:
+        assert lane_events["end"] == lane_events["switch"] and lane_events["waiting"] == 0
+    assert stats["input_cycles"] == stats["beats"], stats

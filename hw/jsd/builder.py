@@ -5,25 +5,38 @@ the sketch kernel's :class:`LaneParser` and :class:`KmerBuffer`, B :class:`Canon
 the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) enter a FIFO; the
 :class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Seeds` (the
 sampler has already mixed the k-mer's murmur3 blocks), the
-:class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network. At a genome end the
-lane waits for the pipeline to empty, then drains the PQA (which clears it) into its record
-stream while the Count-Min clears itself, appends the genome's tag and resumes.
+:class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network of the lane's
+active bank. A lane has two banks (Count-Min + PQA): at a genome end the banks switch, the next
+genome's k-mers go to the other bank at once, and the ended genome's bank retires in the
+background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which clears
+it) into the lane's record stream while its Count-Min clears itself, and appends the genome's tag.
+
+Stall rule (``tests/test_jsd_builder.py`` measures it): when a genome's end token leaves the
+serializer and the other bank is clean, the banks switch in that cycle and the lane loses no
+cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A bank is
+clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 17) cycles after
+its switch when its record has the output to itself (16,403 at the defaults, clear-bound; the
+record is 4,097 beats plus the core's 16-cycle entropy finish), later if another lane's record
+holds the output. So a lane never waits if each of its genomes lasts at least ``retire_cycles``
+cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all lanes fit the output
+(one record of 2^R x beats per queue + 17 cycles per genome).
 
 The core (``QueueBuilderCore``) forwards one lane's record at a time, and its one
 :class:`EntropyUnit` takes the PQA values of the record beats as they pass; it completes each
-lane's tag beat into the record trailer (tag, entropy, total). Genome ends are rare (a record is
-2^R queue beats), so one unit for all lanes never limits the throughput, and the records were
-already serialised by the lane multiplexer.
+lane's tag beat into the record trailer (tag, entropy, total). One unit for all lanes does not
+limit the output: the records were already serialised by the lane multiplexer.
 
 Backpressure: the front end cannot stall, so a lane raises ``full`` while its FIFO could not
 absorb every beat already in flight; the core then holds the chunk decoder (all lanes).
 Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the lanes' sampled
-k-mers average at most one per cycle each; a genome end costs that lane about 2^R record beats
-(plus the wait for 2^cw clear cycles, normally hidden) during which its FIFO fills.
+k-mers average at most one per cycle each and no lane waits at a genome end (rule above).
 
-Clean state: after reset (ap_rst_n, an aborted call, the kernel's fresh start) each lane first
-drains its PQA into nothing and clears its Count-Min, max(2^R + 1, 2^cw) cycles (16,384 at the
-defaults), so nothing of a genome cut off by the reset survives in its memories.
+Clean state: each bank has a ``dirty`` flag (set by its first insertion, cleared when its clear
+ends) that survives resets (``reset_less``; zero at configuration, as are the memories). After a
+reset (ap_rst_n, an aborted call, a FRESH start) every dirty bank drains its PQA into nothing and
+clears its Count-Min in the background (max(2^R + 1, 2^cw) cycles), so nothing of a genome cut
+off by the reset survives; the lane starts at once on a clean bank, and waits only if both banks
+were dirty. The first call after configuration clears nothing.
 
 Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
 """
@@ -71,7 +84,8 @@ class QueueBuilderLane(wiring.Component):
         The records of the genomes of this lane, in order; the beat marked ``last`` holds only
         the genome tag (bits 0-31): the core's entropy unit completes the trailer.
     idle : Out(1)
-        No beat and no record in flight (the genome state may continue in the next chunk).
+        No beat and no record in flight (the genome state may continue in the next chunk; a
+        retired bank may still be clearing: the next genome end waits for it).
     """
 
     def __init__(self, params: Params):
@@ -88,6 +102,12 @@ class QueueBuilderLane(wiring.Component):
         self.pqas = [PqaInsert(params.R, params.n) for _ in range(2)]
         #: per bank: written since its last clear (survives resets)
         self.dirty = Signal(2, reset_less=True)
+        #: a genome's end token leaves the serializer (the genome's last k-mer is in the hashes)
+        self.genome_end = Signal()
+        #: the banks swap: the ended genome's bank retires, the other takes the next genome
+        self.bank_switch = Signal()
+        #: a genome ended before the other bank was clean: the lane takes no k-mer
+        self.waiting = Signal()
         if params.fifo_depth < self.in_flight + 4:
             raise ValueError(f"fifo_depth must be at least {self.in_flight + 4} (the beats in "
                              f"flight in the front end + 4), not {params.fifo_depth}")
@@ -112,6 +132,20 @@ class QueueBuilderLane(wiring.Component):
         """Beats that may still reach the FIFO after ``full`` rises: the front end, the decoder
         stage and the registered hold."""
         return self.front_latency + 3
+
+    @property
+    def flush_cycles(self) -> int:
+        """Cycles after a genome's end token until its last insertion is in the PQA."""
+        return (self.hashes.latency + self.countmins[0].latency + self.pqas[0].latency + 1)
+
+    @property
+    def retire_cycles(self) -> int:
+        """Cycles from a bank switch until the retired bank is clean again, when its record has
+        the output to itself: the flush, the Count-Min clear (2^cw) or the record (its queue
+        beats, the tag beat and the core's entropy finish, 17), whichever is longer, and 3
+        cycles of hand-over."""
+        record = (1 << self.params.R) * self.params.beats_per_queue + 17
+        return self.flush_cycles + 3 + max(1 << self.params.cw, record)
 
     def elaborate(self, platform):
         m = Module()
@@ -164,7 +198,7 @@ class QueueBuilderLane(wiring.Component):
         # back end: one k-mer per cycle through the hashes into the active bank's Count-Min and
         # PQA; the bank travels beside the hashes
         active = Signal()          # the bank the current genome's k-mers go to
-        waiting = Signal()         # a genome ended and the other bank is not clean yet
+        waiting = self.waiting
         forgetting = Signal(2)     # per bank: clearing after a reset (drain into nothing)
         run = Signal()
         m.d.comb += [
@@ -221,9 +255,10 @@ class QueueBuilderLane(wiring.Component):
                                      for pqa in reversed(self.pqas)))
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1
-        flush_cycles = hashes.latency + self.countmins[0].latency + self.pqas[0].latency + 1
+        flush_cycles = self.flush_cycles
         flush = Signal(range(flush_cycles + 1))
-        ended = serializer.o.valid & serializer.o.payload.last
+        ended = self.genome_end
+        m.d.comb += ended.eq(serializer.o.valid & serializer.o.payload.last)
         other_clean = Signal()
         record_idle = Signal()
         m.d.comb += other_clean.eq(record_idle & ~forgetting.bit_select(~active, 1))
@@ -250,6 +285,7 @@ class QueueBuilderLane(wiring.Component):
                 # the genome ends: the other bank takes the next genome, this one retires; if
                 # the other one is still retiring (the record FSM is busy) the lane waits here
                 with m.If((ended | waiting) & other_clean):
+                    m.d.comb += self.bank_switch.eq(1)
                     m.d.sync += [waiting.eq(0), active.eq(~active), retiring.eq(active),
                                  flush.eq(flush_cycles)]
                     m.next = "Flush"
