@@ -33,6 +33,7 @@ $TMPDIR/kmer-sketch-sim).
 import argparse
 import json
 import pathlib
+import random
 import sys
 import tempfile
 import time
@@ -133,7 +134,17 @@ def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
 
 def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
     geometry = jsd_builder.Params()
-    genomes = genome_fragments(args.genomes, args.fragment_bytes)
+    if args.jsd_small:        # the CI geometry of tests/test_jsd_kernel.py (a quick build)
+        from tests.test_jsd_kernel import SMALL as geometry
+    if args.jsd_random_bytes:  # longer than any example genome: random FASTA, 60-base lines
+        rng = random.Random(11)
+        genomes = []
+        for index in range(args.genomes):
+            sequence = bytes(rng.choice(b"ACGT") for _ in range(args.jsd_random_bytes))
+            genomes.append([b">random%d\n" % index + b"\n".join(
+                sequence[i:i + 60] for i in range(0, len(sequence), 60)) + b"\n"])
+    else:
+        genomes = genome_fragments(args.genomes, args.fragment_bytes)
     (directory / "jsd_genomes.json").write_text(json.dumps(
         [[f.decode("latin-1") for f in files] for files in genomes]))
     report = directory / "jsd_builder.json"
@@ -147,12 +158,15 @@ def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
     cycles = sum(c for _, c in calls)
     record_beats = len(genomes) * geometry.record_bytes // geometry.bus_bytes
     return [
-        ("jsd_builder", "cycles per 512-bit beat, whole calls", f"{cycles / beats:.3f}",
+        ("jsd_builder", f"cycles per {geometry.data_width}-bit beat, whole calls",
+         f"{cycles / beats:.3f}",
          f"{beats / cycles / ceiling(args):.3f}",
          f"{len(genomes)} genomes, {beats} input beats, {len(calls)} calls, {cycles} cycles"),
         ("jsd_builder", "cycles per beat read or written, whole calls",
          f"{cycles / (beats + record_beats):.3f}", "",
          f"+ {record_beats} record beats ({geometry.record_bytes} bytes per genome)"),
+        ("jsd_builder", "per call: input beats / cycles", "", "",
+         ", ".join(f"{b} / {c}" for b, c in calls)),
         ("jsd_builder", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""),
     ]
 
@@ -206,14 +220,22 @@ def main(argv=None) -> int:
                              "generating it (python -m hw.build output)")
     parser.add_argument("--motif-small", action="store_true",
                         help="the motif kernel of the CI test (k=4..7) instead of the default")
+    parser.add_argument("--jsd-random-bytes", type=int, default=0,
+                        help="jsd_builder: --genomes random genomes of this many bases instead "
+                             "of real fragments (the example genomes are <= 48.5 kb)")
+    parser.add_argument("--jsd-small", action="store_true",
+                        help="the jsd_builder of the CI test (2 lanes x 8 bytes, R=3, n=2, "
+                             "cw=4) instead of the default")
     args = parser.parse_args(argv)
     benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity,
                "jsd_builder": bench_jsd_builder, "motif": bench_motif}
     memory = "ideal AxiRam" if args.memory == "ideal" else \
         f"DDR-like (latency {args.latency}, {args.outstanding} outstanding, refresh " \
         f"{DdrTiming().refresh_cycles}/{DdrTiming().refresh_interval} cycles)"
-    print(f"default geometry, memory: {memory}, input: real fragments of "
-          f"<= {args.fragment_bytes} bytes (sim.real_data)\n")
+    source = (f"{args.genomes} random genomes of {args.jsd_random_bytes} bases (jsd_builder)"
+              if args.jsd_random_bytes else
+              f"real fragments of <= {args.fragment_bytes} bytes (sim.real_data)")
+    print(f"default geometry, memory: {memory}, input: {source}\n")
     print(f"| {'kernel':15} | {'figure':42} | {'value':>12} | {'vs ideal':>8} | notes")
     print(f"|{'-' * 17}|{'-' * 44}|{'-' * 14}|{'-' * 10}|------")
     with tempfile.TemporaryDirectory(prefix="default-geometry-") as directory:

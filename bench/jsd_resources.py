@@ -40,14 +40,16 @@ PER_LANE, SHARED, APART = "per lane", "shared", "apart"
 
 
 def parts():
-    """(name, scale, build, role): PER_LANE parts are summed and scaled by the lanes, SHARED
+    """(name, scale, build, role): PER_LANE parts are summed (``scale`` copies per lane) and
+    scaled by the lanes, SHARED
     parts (one per builder kernel) added once, APART parts stand alone."""
     yield "murmur3_32 x 5 seeds (with block mixing)", 1, lambda: Murmur3Hashes(range(5)), APART
     yield "murmur3 finish x 5 seeds (lane's form)", 1, lambda: Murmur3Seeds(range(5)), PER_LANE
     yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), PER_LANE
-    yield "Count-Min rows 5 x 2^14 x 32", 1, \
+    # two banks per lane: one takes the current genome, the other writes the previous record
+    yield "Count-Min rows 5 x 2^14 x 32", 2, \
         lambda: CountMinUnit(5, 14, 32, 32, read_latency=2, stall_while_clearing=True), PER_LANE
-    yield "PQA insert 2^12 x 8", 1, lambda: PqaInsert(12, 8), PER_LANE
+    yield "PQA insert 2^12 x 8", 2, lambda: PqaInsert(12, 8), PER_LANE
     yield "entropy unit (8 x 32-bit), shared", 1, lambda: EntropyUnit(32, 8, 12), SHARED
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
         lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), APART
@@ -80,9 +82,10 @@ def main():
             print(row(name, res, report["logic_levels"]), flush=True)
             if role != APART:
                 total = lane if role == PER_LANE else shared
+                copies = scale if role == PER_LANE else 1
                 for key, value in res.items():
                     if isinstance(value, (int, float)):
-                        total[key] = total.get(key, 0) + value
+                        total[key] = total.get(key, 0) + value * copies
             if scale > 1:
                 scaled = {key: value * scale for key, value in res.items()
                           if isinstance(value, (int, float))}
