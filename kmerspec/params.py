@@ -13,7 +13,7 @@ __all__ = ["IntParam", "check_int", "check_positive", "check_fields", "K", "P", 
            "BYTES_PER_LANE", "SAMPLE_BITS", "SAMPLE_SEED", "JSD_DEPTH", "CM_WIDTH_BITS",
            "PQA_QUEUE_BITS", "KERNEL_QUEUE_BITS", "PQA_SLOTS", "MOTIF_KMIN", "MOTIF_KMAX",
            "MOTIF_DEPTH", "CM_COUNTER_BITS", "H3_SEED", "STORE_SETS", "STORE_WAYS",
-           "READ_LATENCY", "BYTES_PER_CYCLE", "FIFO_DEPTH", "JACC_PIVOTS", "JACC_STREAMS",
+           "READ_LATENCY", "BYTES_PER_CYCLE", "FIFO_DEPTH", "RECORD_BANKS", "JACC_PIVOTS", "JACC_STREAMS",
            "JSD_PIVOTS", "DATA_WIDTH", "MIN_COUNT", "MC_DEPTH", "MC_WIDTH_BITS",
            "MC_COUNTER_BITS", "MC_SEED", "SKETCH_MC_DEPTH",
            "SKETCH_MC_WIDTH_BITS", "SKETCH_MC_COUNTER_BITS"]
@@ -105,6 +105,8 @@ STORE_WAYS = IntParam("store_ways", 4, 1, 64, "ways of the candidate store")
 LANES = IntParam("lanes", 8, 1, 64, "genome lanes T of a chunk kernel")
 BYTES_PER_LANE = IntParam("bytes_per_lane", 8, 1, 64, "bytes B per lane per bus beat")
 FIFO_DEPTH = IntParam("fifo_depth", 64, 4, 4096, "sampled-beat FIFO of a queue-builder lane")
+RECORD_BANKS = IntParam("record_banks", 1, 1, 2, "Count-Min + PQA banks of a queue-builder "
+                        "lane (2: a genome's record is written while the next one streams)")
 JACC_PIVOTS = IntParam("pivots", 80, 1, 4096, "pivot sketches V held on chip")
 JACC_STREAMS = IntParam("streams", 4, 1, 1024, "sketches D streamed per bus beat")
 JSD_PIVOTS = IntParam("pivots", 8, 1, 64, "pivot PQAs V held on chip")

@@ -94,14 +94,15 @@ class QueueBuilderLane(wiring.Component):
         self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
         self.hashes = Murmur3Seeds(range(params.d))
-        #: two banks of Count-Min and PQA: one takes the current genome, the other writes the
-        #: previous genome's record and clears
+        #: ``record_banks`` banks of Count-Min and PQA: with two, one takes the current genome
+        #: while the other writes the previous genome's record and clears
+        self.banks = params.record_banks
         self.countmins = [CountMinUnit(params.d, params.cw, 32, key_bits=32,
                                        read_latency=2, stall_while_clearing=True)
-                          for _ in range(2)]
-        self.pqas = [PqaInsert(params.R, params.n) for _ in range(2)]
+                          for _ in range(self.banks)]
+        self.pqas = [PqaInsert(params.R, params.n) for _ in range(self.banks)]
         #: per bank: written since its last clear (survives resets)
-        self.dirty = Signal(2, reset_less=True)
+        self.dirty = Signal(self.banks, reset_less=True)
         #: a genome's end token leaves the serializer (the genome's last k-mer is in the hashes)
         self.genome_end = Signal()
         #: the banks swap: the ended genome's bank retires, the other takes the next genome
@@ -199,10 +200,15 @@ class QueueBuilderLane(wiring.Component):
         # PQA; the bank travels beside the hashes
         active = Signal()          # the bank the current genome's k-mers go to
         waiting = self.waiting
-        forgetting = Signal(2)     # per bank: clearing after a reset (drain into nothing)
+        forgetting = Signal(self.banks)   # per bank: clearing after a reset (into nothing)
+        two_banks = self.banks == 2
+        other = ~active if two_banks else active
+        record_idle = Signal()
         run = Signal()
+        # one bank: the lane also stops while its bank retires
+        lane_free = ~waiting & ~forgetting.bit_select(active, 1)
         m.d.comb += [
-            run.eq(~waiting & ~forgetting.bit_select(active, 1)),
+            run.eq(lane_free if two_banks else lane_free & record_idle),
             serializer.run.eq(run),
             serializer.i.valid.eq(beats.r_rdy),
             serializer.i.payload.eq(beats.r_data),
@@ -250,9 +256,9 @@ class QueueBuilderLane(wiring.Component):
                              retiring_pqa_last.eq(pqa.o.payload.last)]
                 with m.If(~forgetting[bank]):
                     m.d.comb += pqa.o.ready.eq(retiring_pqa_ready)
-        queue_word = Mux(retiring, *(Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
-                                           for entry in pqa.o.payload.entries))
-                                     for pqa in reversed(self.pqas)))
+        queue_words = [Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
+                             for entry in pqa.o.payload.entries)) for pqa in self.pqas]
+        queue_word = Mux(retiring, queue_words[-1], queue_words[0])
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1
         flush_cycles = self.flush_cycles
@@ -260,8 +266,7 @@ class QueueBuilderLane(wiring.Component):
         ended = self.genome_end
         m.d.comb += ended.eq(serializer.o.valid & serializer.o.payload.last)
         other_clean = Signal()
-        record_idle = Signal()
-        m.d.comb += other_clean.eq(record_idle & ~forgetting.bit_select(~active, 1))
+        m.d.comb += other_clean.eq(record_idle & ~forgetting.bit_select(other, 1))
 
         def start_drain(bank):
             for index, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
@@ -273,12 +278,13 @@ class QueueBuilderLane(wiring.Component):
             with m.State("Reset"):
                 # forget what a reset cut off: every dirty bank drains and clears (both at once);
                 # the lane starts on a clean bank if it has one
-                for bank in range(2):
+                for bank in range(self.banks):
                     with m.If(self.dirty[bank]):
                         start_drain(bank)
                         m.d.sync += forgetting[bank].eq(1)
                 m.d.comb += serializer.run.eq(0)
-                m.d.sync += active.eq(self.dirty[0] & ~self.dirty[1])
+                if two_banks:
+                    m.d.sync += active.eq(self.dirty[0] & ~self.dirty[1])
                 m.next = "Idle"
             with m.State("Idle"):
                 m.d.comb += record_idle.eq(1)
@@ -286,7 +292,7 @@ class QueueBuilderLane(wiring.Component):
                 # the other one is still retiring (the record FSM is busy) the lane waits here
                 with m.If((ended | waiting) & other_clean):
                     m.d.comb += self.bank_switch.eq(1)
-                    m.d.sync += [waiting.eq(0), active.eq(~active), retiring.eq(active),
+                    m.d.sync += [waiting.eq(0), active.eq(other), retiring.eq(active),
                                  flush.eq(flush_cycles)]
                     m.next = "Flush"
             with m.State("Flush"):
@@ -324,8 +330,9 @@ class QueueBuilderLane(wiring.Component):
         with m.If(ended & ~other_clean):
             m.d.sync += waiting.eq(1)
         # the retiring bank's clear may go on after the call: the next genome end waits for it
-        m.d.comb += self.idle.eq(~waiting & ~record_pending & ~beats.r_rdy
-                                 & ~(run & serializer.o.valid))
+        # (one bank: the serializer may hold the next genome's beat until the clear ends)
+        m.d.comb += self.idle.eq(~waiting & (~record_pending if two_banks else record_idle)
+                                 & ~beats.r_rdy & ~(run & serializer.o.valid))
         return m
 
 

@@ -75,8 +75,9 @@ class PqaRecordLayout:
 @dataclass(frozen=True)
 class Params(ChunkLanes, PqaRecordLayout, KernelParams):
     """Build parameters: lane geometry T x B (``8 T B`` bits, a power of two >= 128, is the bus),
-    the SPEC 4 parameters k, s, sample_seed, d, cw, R (1..20 in the kernel), n, and the depth of
-    each lane's sampled-beat FIFO. The Count-Min update rule (``update``) is a runtime argument.
+    the SPEC 4 parameters k, s, sample_seed, d, cw, R (1..20 in the kernel), n, the depth of
+    each lane's sampled-beat FIFO and its Count-Min + PQA banks (``record_banks`` 2: a genome's
+    record is written while the lane takes the next genome, at twice the memories). The Count-Min update rule (``update``) is a runtime argument.
     """
 
     KERNEL = "jsd_builder"
@@ -91,11 +92,13 @@ class Params(ChunkLanes, PqaRecordLayout, KernelParams):
     R: int = spec.KERNEL_QUEUE_BITS.default
     n: int = spec.PQA_SLOTS.default
     fifo_depth: int = spec.FIFO_DEPTH.default
+    record_banks: int = spec.RECORD_BANKS.default
 
     def __post_init__(self):
         spec.check_fields(self, (spec.LANES, spec.BYTES_PER_LANE, spec.K, spec.SAMPLE_BITS,
                                  spec.SAMPLE_SEED, spec.JSD_DEPTH, spec.CM_WIDTH_BITS,
-                                 spec.KERNEL_QUEUE_BITS, spec.PQA_SLOTS, spec.FIFO_DEPTH))
+                                 spec.KERNEL_QUEUE_BITS, spec.PQA_SLOTS, spec.FIFO_DEPTH,
+                                 spec.RECORD_BANKS))
         bits = self.data_width
         if bits < 128:
             raise ValueError(f"the bus (8 x lanes x bytes_per_lane = {bits} bits) must "
@@ -111,7 +114,7 @@ class Params(ChunkLanes, PqaRecordLayout, KernelParams):
     def for_algorithm(cls, algorithm: JsdParams, **geometry) -> "Params":
         """The kernel for the SPEC 4 parameters ``algorithm`` (its ``update`` is a runtime
         argument; the kernel hashes canonical k-mers only), with ``geometry`` (lanes,
-        bytes_per_lane, fifo_depth) as given or default."""
+        bytes_per_lane, fifo_depth, record_banks) as given or default."""
         if not algorithm.canonical:
             raise ValueError("the queue-builder kernel uses canonical k-mers; drop --no-canonical "
                              "or use --backend sw")
