@@ -31,6 +31,7 @@ $TMPDIR/kmer-sketch-sim).
 """
 
 import argparse
+import dataclasses
 import json
 import pathlib
 import random
@@ -136,6 +137,8 @@ def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
     geometry = jsd_builder.Params()
     if args.jsd_small:        # the CI geometry of tests/test_jsd_kernel.py (a quick build)
         from tests.test_jsd_kernel import SMALL as geometry
+    if args.jsd_record_banks:
+        geometry = dataclasses.replace(geometry, record_banks=args.jsd_record_banks)
     if args.jsd_random_bytes:  # longer than any example genome: random FASTA, 60-base lines
         rng = random.Random(11)
         genomes = []
@@ -223,6 +226,9 @@ def main(argv=None) -> int:
     parser.add_argument("--jsd-random-bytes", type=int, default=0,
                         help="jsd_builder: --genomes random genomes of this many bases instead "
                              "of real fragments (the example genomes are <= 48.5 kb)")
+    parser.add_argument("--jsd-record-banks", type=int, default=0,
+                        help="jsd_builder: build it with this many Count-Min/PQA banks per lane "
+                             "(default: the Params default)")
     parser.add_argument("--jsd-small", action="store_true",
                         help="the jsd_builder of the CI test (2 lanes x 8 bytes, R=3, n=2, "
                              "cw=4) instead of the default")

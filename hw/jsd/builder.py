@@ -6,12 +6,14 @@ the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) ente
 :class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Seeds` (the
 sampler has already mixed the k-mer's murmur3 blocks), the
 :class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network of the lane's
-active bank. A lane has two banks (Count-Min + PQA): at a genome end the banks switch, the next
+active bank. With ``record_banks`` = 1 (the default: its memories fit the F1 next to the
+similarity kernel) a lane stops at each genome end until its bank has retired (below). With
+``record_banks`` = 2 a lane has two banks (Count-Min + PQA): at a genome end the banks switch, the next
 genome's k-mers go to the other bank at once, and the ended genome's bank retires in the
 background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which clears
 it) into the lane's record stream while its Count-Min clears itself, and appends the genome's tag.
 
-Stall rule (``tests/test_jsd_builder.py`` measures it): when a genome's end token leaves the
+Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a genome's end token leaves the
 serializer and the other bank is clean, the banks switch in that cycle and the lane loses no
 cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A bank is
 clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 17) cycles after
