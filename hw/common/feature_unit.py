@@ -31,6 +31,8 @@ from kmerspec.params import W
 
 __all__ = ["FeatureUnit", "pipelined_sum", "feature_unit_latency"]
 
+_ROWS = 3              # the final adders sum three rows (two carry chains)
+_LUT_LEVELS_PER_STAGE = 2
 _LOW_BITS = 1          # a slice holds the ranks 2h and 2h + 1 (2 measured larger)
 
 
@@ -110,7 +112,7 @@ def _span(heap: dict) -> int:
 def _reduction_levels(heap: dict) -> int:
     """Counter levels until every column of ``heap`` holds at most two bits."""
     levels = 0
-    while _height(heap) > 2:
+    while _height(heap) > _ROWS:
         heap = _compress(heap, lambda group: [None] * len(group).bit_length())
         levels += 1
     return levels
@@ -127,26 +129,22 @@ def _register(m: Module, heap: dict, name: str) -> dict:
 
 
 def _rows_sum(heap: dict, width: int):
-    """The sum (below 2^width) of a heap of at most two bits per column: one carry-chain adder
-    (counters may leave bits above the sum's width; they are zero, and dropped)."""
+    """The sum (below 2^width) of a heap of at most ``_ROWS`` bits per column (counters may
+    leave bits above the sum's width; they are zero, and dropped)."""
     span = max(width, _span(heap))
-    rows = [[Const(0, 1)] * span, [Const(0, 1)] * span]
+    rows = [[Const(0, 1)] * span for _ in range(_ROWS)]
     for weight, bits in heap.items():
         for row, bit in enumerate(bits):
             rows[row][weight] = bit
-    return (Cat(*rows[0]) + Cat(*rows[1]))[:width]
+    return sum(Cat(*row) for row in rows)[:width]
 
 
 def _schedule(operations: int, stages: int) -> set:
-    """The operations (LUT levels: group sums, counter levels) after which to register: spread
-    evenly over the stages before the final adders' own stage, the later stages getting the
-    fewer (their heaps are the smaller)."""
-    lut_stages = max(1, stages - 1)
-    ends, done = set(), 0
-    for stage in range(lut_stages):
-        done += -(-(operations - done) // (lut_stages - stage))
-        ends.add(done - 1)
-    return ends
+    """The operations (LUT levels: group sums, counter levels) after which to register: two per
+    stage (more if the stages before the final adders' own stage are too few); stages left over
+    delay the result, where it is narrowest."""
+    per_stage = max(_LUT_LEVELS_PER_STAGE, -(-operations // max(1, stages - 1)))
+    return {min(end, operations) - 1 for end in range(per_stage, operations + per_stage, per_stage)}
 
 
 class FeatureUnit(wiring.Component):
@@ -302,7 +300,7 @@ class FeatureUnit(wiring.Component):
         z_heap, nz_heap = stage_end(0, (z_heap, nz_heap), "groups")
         for level in range(levels):
             z_heap = _compress(z_heap, counter)
-            if _height(nz_heap) > 2:
+            if _height(nz_heap) > _ROWS:
                 nz_heap = _compress(nz_heap, counter)
             z_heap, nz_heap = stage_end(1 + level, (z_heap, nz_heap), f"level{level}")
         z, nz = Signal.like(self.z), Signal.like(self.nz)
