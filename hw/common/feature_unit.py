@@ -12,13 +12,13 @@ Why the union is not reduced as one-hot terms in an adder tree: every rank's one
 ``2^(W - r)`` puts 2^w bits per register into the sum (512 for 32 registers at w = 4), about
 one LUT each, plus the tree, another LUT per bit: ~35 LUT per register lane.  Instead the union
 stage registers, per register, its rank's *slice* ``h = r >> 1`` as a one-hot mask (each mask
-bit a 6-input function of the two high parts: the slice of the max is the max of the slices)
+bit at w = 4 a 6-input function of the two high parts: the slice of the max is the max of the slices)
 and its low bit ``l``.  In slice ``h`` a register adds ``2 >> l`` (if masked in) at bit
 ``W - 1 - 2h``, so for every slice one 6-input function of three registers' (mask, l) gives
 the bits of their 3-bit sum: 8 heap bits per register at w = 4 instead of 16.  The heap is
-reduced by counters (6-input popcounts, a LUT per output bit) to two rows and one carry-chain
-adder.  ``nz`` is a second, small heap: each triple's count of zero ranks, from the LUT inputs
-of slice 0.
+reduced by counters (6-input popcounts, a LUT per output bit) to three rows, which two
+carry-chain adders sum.  ``nz`` is a second, small heap: each triple's count of zero ranks,
+from the LUT inputs of slice 0.
 """
 
 from collections import defaultdict
@@ -110,7 +110,7 @@ def _span(heap: dict) -> int:
 
 
 def _reduction_levels(heap: dict) -> int:
-    """Counter levels until every column of ``heap`` holds at most two bits."""
+    """Counter levels until every column of ``heap`` holds at most ``_ROWS`` bits."""
     levels = 0
     while _height(heap) > _ROWS:
         heap = _compress(heap, lambda group: [None] * len(group).bit_length())
@@ -180,8 +180,9 @@ class FeatureUnit(wiring.Component):
     Fully pipelined, no handshake: ``z`` and ``nz`` belong to the inputs of :attr:`latency`
     cycles earlier; a new slot is taken every cycle (throughput 1 slot per cycle).  With the
     union: the union stage registers each register's slice masks and low bit; the group sums
-    and counter levels are spread over the next stages, the final adders take the last one
-    (32 registers at w = 4: union, group sums + 1 counter level, 2 counter levels, 1, 1, adders).
+    and counter levels follow, two per stage, then the final adders' stage, then delay stages
+    (32 registers at w = 4: union; group sums and a counter level; two counter levels; the
+    three-row adders; two delay stages).
     """
 
     def __init__(self, registers: int, w: int = 4, field_bits: int | None = None, *,
