@@ -68,8 +68,9 @@ def _adversarial_pairs(n, w):
     pairs = [([r] * n, [r] * n) for r in range(top + 1)]
     pairs += [([0] * n, [0] * n), ([top] * n, [top] * n), ([top] * n, [0] * n),
               ([0] * n, [top] * n)]
-    pairs += [([(2 * i) % (top + 1) for i in range(n)], [(2 * i + 1) % (top + 1) for i in range(n)]),
-              ([(2 * i + 1) % (top + 1) for i in range(n)], [(2 * i) % (top + 1) for i in range(n)]),
+    even = [(2 * i) % (top + 1) for i in range(n)]
+    odd = [(2 * i + 1) % (top + 1) for i in range(n)]
+    pairs += [(even, odd), (odd, even),
               ([2] * n, [1] * n), ([1] * n, [2] * n), ([5] * n, [6] * n), ([6] * n, [5] * n)]
     pairs += [([i % (top + 1) for i in range(n)], [(top - i) % (top + 1) for i in range(n)]),
               ([0] + [top] * (n - 1), [0] * n), ([top] * (n - 1) + [0], [0] * n)]
