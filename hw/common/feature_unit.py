@@ -9,16 +9,16 @@ tree of 4-input adders, two levels) and accumulates the words of a sketch
 (:class:`hw.sketch.merge.FeatureAccumulator`).
 
 Why the union is not reduced as one-hot terms in an adder tree: every rank's one-hot
-``2^(W - r)`` puts 2^w bits per register into the sum (512 for 32 registers at w = 4), about
-one LUT each, plus the tree, another LUT per bit: ~35 LUT per register lane.  Instead the union
-stage registers, per register, its rank's *slice* ``h = r >> 1`` as a one-hot mask (each
-mask bit at w = 4 a 6-input function of the two high parts: the slice of the max is the max
-of the slices) and its low bit ``l``.  In slice ``h`` a register adds ``2 >> l`` (if masked
-in) at bit ``W - 1 - 2h``, so for every slice one 6-input function of three registers'
-(mask, l) gives the bits of their 3-bit sum: 8 heap bits per register at w = 4 instead of 16.  The heap is
-reduced by counters (6-input popcounts, a LUT per output bit) to three rows, which two
-carry-chain adders sum.  ``nz`` is a second, small heap: each triple's count of zero ranks,
-from the LUT inputs of slice 0.
+``2^(W - r)`` puts 2^w bits per register into the sum (512 for 32 registers at w = 4), about one
+LUT each, plus the tree, another LUT per bit: ~35 LUT per register lane. Instead the union stage
+registers, per register, its rank's *slice* ``h = r >> 1`` as a one-hot mask (each mask bit at
+w = 4 a 6-input function of the two high parts: the slice of the max is the max of the slices)
+and its low bit ``l``. In slice ``h`` a register adds ``2 >> l`` (if masked in) at bit
+``W - 1 - 2h``, so for every slice one 6-input function of three registers' (mask, l) gives the
+bits of their 3-bit sum: 8 heap bits per register at w = 4 instead of 16. The heap is reduced by
+counters (6-input popcounts, a LUT per output bit) to three rows, which two carry-chain adders
+sum. ``nz`` is a second, small heap: each triple's count of zero ranks, from the LUT inputs of
+slice 0.
 """
 
 from collections import defaultdict
