@@ -8,20 +8,21 @@ sampler has already mixed the k-mer's murmur3 blocks), the
 :class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network of the lane's
 active bank. With ``record_banks`` = 1 (the default: its memories fit the F1 next to the
 similarity kernel) a lane stops at each genome end until its bank has retired (below). With
-``record_banks`` = 2 a lane has two banks (Count-Min + PQA): at a genome end the banks switch, the next
-genome's k-mers go to the other bank at once, and the ended genome's bank retires in the
-background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which clears
-it) into the lane's record stream while its Count-Min clears itself, and appends the genome's tag.
+``record_banks`` = 2 a lane has two banks (Count-Min + PQA): at a genome end the banks switch,
+the next genome's k-mers go to the other bank at once, and the ended genome's bank retires in
+the background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which
+clears it) into the lane's record stream while its Count-Min clears itself, and appends the
+genome's tag.
 
-Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a genome's end token leaves the
-serializer and the other bank is clean, the banks switch in that cycle and the lane loses no
-cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A bank is
-clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 17) cycles after
-its switch when its record has the output to itself (16,403 at the defaults, clear-bound; the
-record is 4,097 beats plus the core's 16-cycle entropy finish), later if another lane's record
-holds the output. So a lane never waits if each of its genomes lasts at least ``retire_cycles``
-cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all lanes fit the output
-(one record of 2^R x beats per queue + 17 cycles per genome).
+Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a genome's end token
+leaves the serializer and the other bank is clean, the banks switch in that cycle and the lane
+loses no cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A
+bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 17) cycles
+after its switch when its record has the output to itself (16,403 at the defaults, clear-bound;
+the record is 4,097 beats plus the core's 16-cycle entropy finish), later if another lane's
+record holds the output. So a lane never waits if each of its genomes lasts at least
+``retire_cycles`` cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all
+lanes fit the output (one record of 2^R x beats per queue + 17 cycles per genome).
 
 The core (``QueueBuilderCore``) forwards one lane's record at a time, and its one
 :class:`EntropyUnit` takes the PQA values of the record beats as they pass; it completes each
@@ -37,8 +38,8 @@ Clean state: each bank has a ``dirty`` flag (set by its first insertion, cleared
 ends) that survives resets (``reset_less``; zero at configuration, as are the memories). After a
 reset (ap_rst_n, an aborted call, a FRESH start) every dirty bank drains its PQA into nothing and
 clears its Count-Min in the background (max(2^R + 1, 2^cw) cycles), so nothing of a genome cut
-off by the reset survives; the lane starts at once on a clean bank, and waits only if both banks
-were dirty. The first call after configuration clears nothing.
+off by the reset survives; the lane starts at once on a clean bank, and waits only if all its
+banks were dirty (with one bank: if it was). The first call after configuration clears nothing.
 
 Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
 """

@@ -77,7 +77,8 @@ class Params(ChunkLanes, PqaRecordLayout, KernelParams):
     """Build parameters: lane geometry T x B (``8 T B`` bits, a power of two >= 128, is the bus),
     the SPEC 4 parameters k, s, sample_seed, d, cw, R (1..20 in the kernel), n, the depth of
     each lane's sampled-beat FIFO and its Count-Min + PQA banks (``record_banks`` 2: a genome's
-    record is written while the lane takes the next genome, at twice the memories). The Count-Min update rule (``update``) is a runtime argument.
+    record is written while the lane takes the next genome, at twice the memories). The
+    Count-Min update rule (``update``) is a runtime argument.
     """
 
     KERNEL = "jsd_builder"
