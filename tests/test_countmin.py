@@ -192,12 +192,12 @@ def test_clear(hashed, stall, read_latency):
 
 
 def test_latency():
-    # hash front end + data latency (1; or 3: read register, BRAM output register, increment
-    # register) + the update stage U + the estimate stage E
-    assert make_unit("indices")[0].latency == 3
-    assert make_unit("indices", read_latency=2)[0].latency == 5
-    assert make_unit("h3")[0].latency == 3 + H3Hash.latency
-    assert make_unit("h3", read_latency=2)[0].latency == 5 + H3Hash.latency
+    # hash front end + data latency (the read register, with read_latency 2 the BRAM output
+    # register, the memory word's register, stage P) + the update stage U + the estimate stage E
+    assert make_unit("indices")[0].latency == 5
+    assert make_unit("indices", read_latency=2)[0].latency == 6
+    assert make_unit("h3")[0].latency == 5 + H3Hash.latency
+    assert make_unit("h3", read_latency=2)[0].latency == 6 + H3Hash.latency
 
 
 def test_rejects_bad_parameters():
