@@ -10,40 +10,45 @@ same key in every cycle.
 Pipeline (one stage per cycle)::
 
     H   optional hash front end (``hasher``): key -> d row indices, ``hasher.latency`` cycles
-    R   read address = index; the counter reaches U :attr:`data_latency` cycles later (1: the
-        memory's own read register; 3 with ``read_latency=2``: plus the BRAM output register and
-        a register of the counter's saturating increment). In the last R cycle each row's index
-        is compared with the indices of the writes that U will have to forward, registered as
-        one match flag per distance.
-    U   forward (a select by the registered flags), pairwise compares, choose the new value
-    W   the new value, its index and valid are registered and written to the memory
+    R   read address = index; the memory word and its saturating increment are registered
+        ``read_latency`` cycles later (with 2 behind the BRAM output register)
+    P   per row, two candidates of the counter the insertion will see in U, each a select of
+        registers: ``kept`` (if the insertion now in U does not update the row) and ``updated``
+        (if it does; the two differ only when that insertion writes the same index); and for
+        every ordered pair of rows the four compares ``kept/updated_r <= kept/updated_s``
+    U   U's decisions (is the row updated) of the insertion ahead pick the registered compare
+        bits, so ``c_r <= c_s`` is a register here; smallest, update, the new value
+    W   the new value, its increment, index and valid are registered and written to the memory
     E   the estimate: the OR of the increments of the rows whose counter is a smallest one
     O   estimate registered at the output
 
 Each row is its own memory (simple dual-port BRAM, one read and one write port). Read-modify-
 write hazards are forwarded, never stalled or ignored: a read does not see the writes of the
-insertions that were in U in the ``data_latency + 1`` cycles before its own U cycle (the read port
-is not transparent and W writes one cycle after U), so U keeps, per row, the (index, value) of
-each of those insertions and takes the most recent one whose index matches in place of the memory
-data. Whether a row is updated is decided from the counters before the increment (``c_r <= c_s``
-for every other row s), so the comparisons run beside the adders instead of after a minimum tree:
-the two tests differ only for a saturated counter, whose value the write leaves unchanged. The
-increments of the memory word and of the written values are computed before the forwarding
-select, so the only single-cycle feedback path is ``written value -> flag select -> pairwise
-compares -> select -> register`` (8 logic levels, 4.6 ns in the estimate of hw/vitis/timing.py
-with 32-bit counters: ``python bench/timing_parts.py``). With ``read_latency=2`` every candidate
-but the newest write is selected one cycle early, so the compares start behind one select. (A
-borrow-based compare, ``~(b - a)[32]``, was tried: 4.1 ns but 9 levels, its 33-bit chain one
-CARRY4 longer.); the estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the
-increment of any smallest counter).
+insertions that were in U in the ``data_latency + 1`` cycles before its own U cycle
+(:attr:`forwarded_distances`). Three cycles before U each row's index is compared with the
+indices of those insertions and the flags are registered; two cycles before U the newest of the
+writes of distance 3 and more is selected and the choice among distance 1, distance 2, that
+write and the memory word is registered; P selects by it. Every value travels with its saturating
+increment (computed once, from a register), so no increment is on a forwarding path.
+
+Whether a row is updated is decided from the counters before the increment (``c_r <= c_s`` for
+every other row s): the two tests differ only for a saturated counter, whose value the update
+leaves unchanged. The only single-cycle loop (the same key every cycle) is ``compare bit ->
+smallest -> update -> select -> register`` (two LUT levels); the compares of P start behind one
+select of registers and end in the select by U's decisions (8 levels, 3.26 ns with 32-bit
+counters in the estimate of hw/vitis/timing.py: ``python bench/timing_parts.py --parts
+countmin``). A compare is written as the carry out of ``b - a`` (Yosys maps ``<=`` to a chain
+with an inverter in the middle), a saturating increment as the carry out ORed over ``v + 1``.
+The estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the increment of any
+smallest counter). The price is area: 4 d (d - 1) compares instead of d (d - 1).
 
 Timing: use ``read_latency=2`` at the board clock; with 1 the block RAM's clock-to-out without
-output register is on the increment and compare paths.
+output register is on the path into the memory word's register.
 
-Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_latency` + 2
-cycles from acceptance to ``o`` (without a hasher: 3 with ``read_latency=1``, 5 with 2; read it
-from the attribute, it grew with the timing work); one insertion per cycle for every input
-sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
+Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_latency`
+(``read_latency`` + 2) + 2 cycles from acceptance to ``o`` (without a hasher: 5 with
+``read_latency=1``, 6 with 2; read it from the attribute, it grew with the timing work); one
+insertion per cycle for every input sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
 (``busy`` is high meanwhile): with ``stall_while_clearing`` the input's ``ready`` is low then,
 otherwise the input is always ready and insertions presented while clearing are dropped. The
 ports and parameters are unchanged.
@@ -166,7 +171,6 @@ class CountMinUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        max_count = (1 << self.counter_bits) - 1
         depth, latency = self.depth, self.data_latency
 
         clear_address = Signal(self.width_bits)
@@ -211,7 +215,7 @@ class CountMinUnit(wiring.Component):
             if self.read_latency == 2:
                 word = self._delay(m, word)           # the BRAM output register
             memory_value = self._delay(m, word)
-            memory_plus_one = self._delay(m, self._saturating_increment(word, max_count))
+            memory_plus_one = self._delay(m, self._saturating_increment(word))
 
             # the writes of stage W (age 0) and older: valid, index, value, saturating value + 1
             written = [(Signal(name=f"written_valid_{row}_{age}"),
@@ -263,7 +267,7 @@ class CountMinUnit(wiring.Component):
             m.d.comb += [kept.eq(Array(candidates)[source]),
                          kept_plus_one.eq(Array(candidates_plus_one)[source]),
                          if_updated_signal.eq(Array([plus_one] + candidates[1:])[source])]
-            plus_two = self._saturating_increment(plus_one, max_count)
+            plus_two = self._saturating_increment(plus_one)
             takes_update = updated[row] & newest
             m.d.sync += [current.eq(Mux(takes_update, plus_one, kept)),
                          plus_one.eq(Mux(takes_update, plus_two, kept_plus_one))]
@@ -296,8 +300,8 @@ class CountMinUnit(wiring.Component):
                 if other == row:
                     continue
                 flag = Signal(name=f"at_most_{row}_{other}")
-                pairs = {(u_r, u_s): (if_updated if u_r else if_kept)[row]
-                         <= (if_updated if u_s else if_kept)[other]
+                pairs = {(u_r, u_s): self._at_most((if_updated if u_r else if_kept)[row],
+                                                   (if_updated if u_s else if_kept)[other])
                          for u_r in (0, 1) for u_s in (0, 1)}
                 m.d.sync += flag.eq(Mux(updated[row],
                                         Mux(updated[other], pairs[1, 1], pairs[1, 0]),
@@ -328,10 +332,18 @@ class CountMinUnit(wiring.Component):
         return m
 
     @staticmethod
-    def _saturating_increment(value, max_count):
-        # the all-ones test runs beside the carry chain (a carry-out test would lengthen the
-        # chain by one CARRY4)
-        return Mux(value == max_count, max_count, value + 1)[:len(value)]
+    def _at_most(a, b):
+        # a <= b as the carry out of b - a: one carry chain (Yosys maps ``<=`` to a chain with
+        # an inverter in the middle)
+        return (b + (~a)[:len(a)] + 1)[len(a)]
+
+    @staticmethod
+    def _saturating_increment(value):
+        # the carry out of value + 1 (all ones) saturates the sum with one OR per bit after the
+        # chain, instead of an all-ones test and a select that ABC puts behind the chain
+        width = len(value)
+        total = value + 1
+        return (total[:width] | total[width].replicate(width))[:width]
 
     @staticmethod
     def _delay(m, value):
