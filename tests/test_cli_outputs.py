@@ -6,10 +6,11 @@ Mistakes: one line ``error: <file>: <cause>``, exit status 2, never a traceback.
 """
 
 import os
+import select
 import stat
 import subprocess
 import sys
-import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -68,22 +69,35 @@ def test_symlink_is_followed_and_stays_a_symlink(tmp_path, genomes):
 
 
 def test_fifo_is_written_in_place(tmp_path, genomes):
+    """The command runs in its own process with a time limit, so a FIFO that never connects
+    fails this test instead of blocking the suite."""
     regular = tmp_path / "d.tsv"
     assert run("dist", *genomes, "-o", regular) == 0
     fifo = tmp_path / "d.fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
-    reader.start()
+    writer = subprocess.Popen([sys.executable, "-m", "host", "dist", *map(str, genomes),
+                               "-o", str(fifo)], cwd=ROOT, stderr=subprocess.PIPE)
+    # O_NONBLOCK: the open returns at once, and the read below waits (with a limit) for data
+    descriptor = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    received = bytearray()
     try:
-        assert run("dist", *genomes, "-o", fifo) == 0
+        with os.fdopen(descriptor, "rb", buffering=0) as reader:
+            os.set_blocking(reader.fileno(), True)
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                chunk = (reader.read(1 << 16) if select.select([reader], [], [], 1.0)[0]
+                         else b"")
+                received += chunk
+                if not chunk and writer.poll() is not None:
+                    break  # the writer has exited and nothing more is in the FIFO
+        assert writer.wait(timeout=60) == 0, writer.stderr.read()
     finally:
-        if reader.is_alive():  # never leave the reader blocked when the run failed early
-            with open(fifo, "wb"):
-                pass
-        reader.join(timeout=30)
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+        writer.stderr.close()
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
-    assert received == [regular.read_bytes()]
+    assert bytes(received) == regular.read_bytes()
 
 
 def test_dash_is_standard_output(tmp_path, genomes, capsys):

@@ -92,16 +92,31 @@ def many_sketches(path, genomes=600, p=12):
 
 
 def test_dist_output_is_complete_when_a_worker_dies(tmp_path, executor):
+    """A worker is killed while it computes a tile of the run (seen on the scheduler, not
+    guessed with a sleep), and the output still equals the one-process output."""
     sketches = tmp_path / "many.sketch"
     many_sketches(sketches)
     local = tmp_path / "local.tsv"
     assert main(["dist", str(sketches), "-o", str(local)]) == 0
+    client = executor.client
+    client.wait_for_workers(2, timeout=120)  # the nanny restarts the one an earlier test killed
     remote = tmp_path / "remote.tsv"
     run = subprocess.Popen([sys.executable, "-m", "host", "dist", str(sketches), "-o", str(remote),
-                            "--cluster", executor.client.scheduler.address], cwd=ROOT)
-    time.sleep(1.5)
-    killed_while_running = run.poll() is None
-    kill_one_worker(executor.client)
-    assert run.wait(timeout=300) == 0
-    assert killed_while_running, "the run ended before the worker was killed; make it longer"
+                            "--cluster", client.scheduler.address], cwd=ROOT)
+    try:
+        busy = {}
+        deadline = time.monotonic() + 120
+        while not busy and run.poll() is None and time.monotonic() < deadline:
+            busy = {worker: keys for worker, keys in client.processing().items() if keys}
+            time.sleep(0.01)
+        killed_while_running = bool(busy) and run.poll() is None
+        if busy:
+            os.kill(client.run(os.getpid, workers=[sorted(busy)[0]]).popitem()[1],
+                    signal.SIGKILL)
+        assert run.wait(timeout=300) == 0
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert killed_while_running, "no tile of the run was seen on a worker before it ended"
     assert remote.read_bytes() == local.read_bytes()

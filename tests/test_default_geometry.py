@@ -147,13 +147,12 @@ def test_build_cache_key_ignores_the_checkout_path(tmp_path):
     assert build_directory("counter", "verilator", here, '["OPT_FAST=-O0"]') != key
 
 
-def test_cxx_optimisation_follows_design_size(monkeypatch):
-    from sim.runner import CXX_OPT_ENV, LARGE_VERILOG_BYTES, verilator_cxx_opt
+def test_cxx_optimisation_is_O0_unless_chosen(monkeypatch):
+    from sim.runner import CXX_OPT_ENV, verilator_cxx_opt
     monkeypatch.delenv(CXX_OPT_ENV, raising=False)
-    assert verilator_cxx_opt(LARGE_VERILOG_BYTES) is None
-    assert verilator_cxx_opt(LARGE_VERILOG_BYTES + 1) == "-O0"
+    assert verilator_cxx_opt() == "-O0"
     monkeypatch.setenv(CXX_OPT_ENV, "-O1")
-    assert verilator_cxx_opt(100) == "-O1"
+    assert verilator_cxx_opt() == "-O1"
     monkeypatch.setenv(CXX_OPT_ENV, "-O1; rm -rf /")
     with pytest.raises(RuntimeError, match="KSA_CXX_OPT must be a compiler optimisation flag"):
-        verilator_cxx_opt(100)
+        verilator_cxx_opt()

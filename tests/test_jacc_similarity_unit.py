@@ -25,18 +25,12 @@ def _random_slot(rng, n, w):
     return [rng.choice([0, 0, 1, 1, 2, 3, rng.randrange(top + 1)]) for _ in range(n)]
 
 
-@pytest.mark.parametrize("registers, w, field_bits", [(32, 4, 4), (64, 4, 4), (1, 4, 4),
-                                                     (8, 5, 8), (16, 8, 8)])
-def test_feature_unit_matches_golden(registers, w, field_bits):
-    rng = random.Random(registers * 131 + w)
-    dut = FeatureUnit(registers, w, field_bits)
-    cases = [(_random_slot(rng, registers, w), _random_slot(rng, registers, w)) for _ in range(60)]
-    params = HllParams(8, w)
-    expected = [features([max(a, b) for a, b in zip(x, y)], params) for x, y in cases]
+def _run(dut, cases, field_bits):
+    """(z, nz) of each slot pair, one pair presented per cycle (throughput 1)."""
     got = []
 
     async def drive(ctx):
-        for x, y in cases:   # a new pair every cycle: throughput 1
+        for x, y in cases:
             ctx.set(dut.slot, _pack(x, field_bits))
             ctx.set(dut.other, _pack(y, field_bits))
             await ctx.tick()
@@ -52,7 +46,44 @@ def test_feature_unit_matches_golden(registers, w, field_bits):
     sim.add_testbench(drive)
     sim.add_testbench(collect)
     sim.run()
-    assert got == expected
+    return got
+
+
+@pytest.mark.parametrize("registers, w, field_bits", [(32, 4, 4), (64, 4, 4), (1, 4, 4),
+                                                     (8, 5, 8), (16, 8, 8)])
+def test_feature_unit_matches_golden(registers, w, field_bits):
+    rng = random.Random(registers * 131 + w)
+    dut = FeatureUnit(registers, w, field_bits)
+    cases = [(_random_slot(rng, registers, w), _random_slot(rng, registers, w)) for _ in range(60)]
+    params = HllParams(8, w)
+    expected = [features([max(a, b) for a, b in zip(x, y)], params) for x, y in cases]
+    assert _run(dut, cases, field_bits) == expected
+
+
+def _adversarial_pairs(n, w):
+    """Slot pairs where a wrong union, slice, low bit, count or carry shows: all ranks equal
+    (each rank), all zero, all maximal, one slot empty, the max decided by the high part against
+    the low bit (and the other way), every rank present at once, one odd register out."""
+    top = (1 << w) - 1
+    pairs = [([r] * n, [r] * n) for r in range(top + 1)]
+    pairs += [([0] * n, [0] * n), ([top] * n, [top] * n), ([top] * n, [0] * n),
+              ([0] * n, [top] * n)]
+    even = [(2 * i) % (top + 1) for i in range(n)]
+    odd = [(2 * i + 1) % (top + 1) for i in range(n)]
+    pairs += [(even, odd), (odd, even),
+              ([2] * n, [1] * n), ([1] * n, [2] * n), ([5] * n, [6] * n), ([6] * n, [5] * n)]
+    pairs += [([i % (top + 1) for i in range(n)], [(top - i) % (top + 1) for i in range(n)]),
+              ([0] + [top] * (n - 1), [0] * n), ([top] * (n - 1) + [0], [0] * n)]
+    return pairs
+
+
+@pytest.mark.parametrize("registers, w", [(32, 4), (16, 5)])
+def test_feature_unit_adversarial_slots(registers, w):
+    dut = FeatureUnit(registers, w)
+    cases = _adversarial_pairs(registers, w)
+    expected = [features([max(a, b) for a, b in zip(x, y)], HllParams(8, w)) for x, y in cases]
+    assert expected[0] == (registers << ((1 << w) - 1), registers)    # all zero: nz = n
+    assert _run(dut, cases, w) == expected
 
 
 def test_feature_unit_rejects_bad_parameters():
