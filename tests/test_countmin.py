@@ -192,12 +192,12 @@ def test_clear(hashed, stall, read_latency):
 
 
 def test_latency():
-    # hash front end + data latency (1; or 3: read register, BRAM output register, increment
-    # register) + the update stage U + the estimate stage E
-    assert make_unit("indices")[0].latency == 3
-    assert make_unit("indices", read_latency=2)[0].latency == 5
-    assert make_unit("h3")[0].latency == 3 + H3Hash.latency
-    assert make_unit("h3", read_latency=2)[0].latency == 5 + H3Hash.latency
+    # hash front end + data latency (the read register, with read_latency 2 the BRAM output
+    # register, the memory word's register, stage P) + the update stage U + the estimate stage E
+    assert make_unit("indices")[0].latency == 5
+    assert make_unit("indices", read_latency=2)[0].latency == 6
+    assert make_unit("h3")[0].latency == 5 + H3Hash.latency
+    assert make_unit("h3", read_latency=2)[0].latency == 6 + H3Hash.latency
 
 
 def test_rejects_bad_parameters():
@@ -213,3 +213,59 @@ def test_rejects_bad_parameters():
         CountMinUnit(1, 3, 8, 8, read_latency=3)
     with pytest.raises(ValueError, match="hasher"):
         CountMinUnit(2, 3, 8, 8, hasher=H3Hash(8, 4, [h3_seed_words(8, 4, 0)] * 2))
+
+
+def distance_run(dut, distance, update, count=120):
+    """Key 0 every ``distance`` cycles, in between distinct fillers (keys 1 .. distance - 1) on
+    counters of their own, so every read-modify-write hazard is at exactly that distance. The
+    counters start unequal (some one below saturation, 6-bit counters), so the update rule and
+    the saturation decide per row. Returns (estimates, counters, golden estimates, golden
+    counters)."""
+    rng = random.Random(distance)
+    size = 1 << dut.width_bits
+    table = {key: tuple([key] * dut.depth) for key in range(distance)}
+    preset = [[rng.choice([0, 3, 5, 6, 60, 62]) for _ in range(size)] for _ in range(dut.depth)]
+    keys = list(range(distance)) * (count // distance)
+    result = {}
+
+    async def testbench(ctx):
+        for row, memory in enumerate(dut.rows):
+            for index in range(size):
+                ctx.set(memory.data[index], preset[row][index])
+        ctx.set(dut.plain_update, update == "cm")
+        result["estimates"], _ = await insert(ctx, dut, keys, table_indexer(table))
+        result["counters"] = counters_of(ctx, dut)
+
+    simulate(dut, testbench)
+    golden = CountMin(dut.depth, dut.width_bits, dut.counter_bits, table_indexer(table), update)
+    golden.counters = [list(row) for row in preset]
+    expected = golden.insert_all(keys)
+    return result["estimates"], result["counters"], expected, golden.counters
+
+
+def distance_unit(read_latency, unit_class=CountMinUnit):
+    return unit_class(3, 3, 6, KEY_BITS, read_latency=read_latency, stall_while_clearing=True)
+
+
+@pytest.mark.parametrize("update", ["cu", "cm"])
+@pytest.mark.parametrize("read_latency", [1, 2])
+def test_each_forwarding_distance_alone(read_latency, update):
+    """Every forwarded distance alone, and the first one the memory read covers."""
+    distances = distance_unit(read_latency).forwarded_distances
+    for distance in distances + (distances[-1] + 1,):
+        estimates, counters, expected, golden = distance_run(distance_unit(read_latency),
+                                                             distance, update)
+        assert (estimates, counters) == (expected, golden), f"distance {distance}"
+
+
+@pytest.mark.parametrize("read_latency", [1, 2])
+def test_without_one_forwarding_distance_fails(read_latency):
+    """A mutant that does not forward at one distance must get that distance's run wrong (the
+    counters or the estimates): the test above can fail."""
+    for distance in distance_unit(read_latency).forwarded_distances:
+        class Mutant(CountMinUnit):
+            forwarded_distances = tuple(d for d in range(1, read_latency + 4)
+                                        if d != distance)
+        estimates, counters, expected, golden = distance_run(distance_unit(read_latency, Mutant),
+                                                             distance, "cu")
+        assert (estimates, counters) != (expected, golden), f"distance {distance}"

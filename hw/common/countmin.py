@@ -10,46 +10,51 @@ same key in every cycle.
 Pipeline (one stage per cycle)::
 
     H   optional hash front end (``hasher``): key -> d row indices, ``hasher.latency`` cycles
-    R   read address = index; the counter reaches U :attr:`data_latency` cycles later (1: the
-        memory's own read register; 3 with ``read_latency=2``: plus the BRAM output register and
-        a register of the counter's saturating increment). In the last R cycle each row's index
-        is compared with the indices of the writes that U will have to forward, registered as
-        one match flag per distance.
-    U   forward (a select by the registered flags), pairwise compares, choose the new value
-    W   the new value, its index and valid are registered and written to the memory
+    R   read address = index; the memory word and its saturating increment are registered
+        ``read_latency`` cycles later (with 2 behind the BRAM output register)
+    P   per row, two candidates of the counter the insertion will see in U, each a select of
+        registers: ``kept`` (if the insertion now in U does not update the row) and ``updated``
+        (if it does; the two differ only when that insertion writes the same index); and for
+        every ordered pair of rows the four compares ``kept/updated_r <= kept/updated_s``
+    U   U's decisions (is the row updated) of the insertion ahead pick the registered compare
+        bits, so ``c_r <= c_s`` is a register here; smallest, update, the new value
+    W   the new value, its increment, index and valid are registered and written to the memory
     E   the estimate: the OR of the increments of the rows whose counter is a smallest one
     O   estimate registered at the output
 
 Each row is its own memory (simple dual-port BRAM, one read and one write port). Read-modify-
 write hazards are forwarded, never stalled or ignored: a read does not see the writes of the
-insertions that were in U in the ``data_latency + 1`` cycles before its own U cycle (the read port
-is not transparent and W writes one cycle after U), so U keeps, per row, the (index, value) of
-each of those insertions and takes the most recent one whose index matches in place of the memory
-data. Whether a row is updated is decided from the counters before the increment (``c_r <= c_s``
-for every other row s), so the comparisons run beside the adders instead of after a minimum tree:
-the two tests differ only for a saturated counter, whose value the write leaves unchanged. The
-increments of the memory word and of the written values are computed before the forwarding
-select, so the only single-cycle feedback path is ``written value -> flag select -> pairwise
-compares -> select -> register`` (8 logic levels, 4.6 ns in the estimate of hw/vitis/timing.py
-with 32-bit counters: ``python bench/timing_parts.py``). With ``read_latency=2`` every candidate
-but the newest write is selected one cycle early, so the compares start behind one select. (A
-borrow-based compare, ``~(b - a)[32]``, was tried: 4.1 ns but 9 levels, its 33-bit chain one
-CARRY4 longer.); the estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the
-increment of any smallest counter).
+insertions that were in U in the ``data_latency + 1`` cycles before its own U cycle
+(:attr:`forwarded_distances`). Three cycles before U each row's index is compared with the
+indices of those insertions and the flags are registered; two cycles before U the newest of the
+writes of distance 3 and more is selected and the choice among distance 1, distance 2, that
+write and the memory word is registered; P selects by it. Every value travels with its saturating
+increment (computed once, from a register), so no increment is on a forwarding path.
+
+Whether a row is updated is decided from the counters before the increment (``c_r <= c_s`` for
+every other row s): the two tests differ only for a saturated counter, whose value the update
+leaves unchanged. The only single-cycle loop (the same key every cycle) is ``compare bit ->
+smallest -> update -> select -> register`` (two LUT levels); the compares of P start behind one
+select of registers and end in the select by U's decisions (8 levels, 3.26 ns with 32-bit
+counters in the estimate of hw/vitis/timing.py: ``python bench/timing_parts.py --parts
+countmin``). A compare is written as the carry out of ``b - a`` (Yosys maps ``<=`` to a chain
+with an inverter in the middle), a saturating increment as the carry out ORed over ``v + 1``.
+The estimate needs no minimum tree (``v_r`` grows with ``c_r``, so ``e`` is the increment of any
+smallest counter). The price is area: 4 d (d - 1) compares instead of d (d - 1).
 
 Timing: use ``read_latency=2`` at the board clock; with 1 the block RAM's clock-to-out without
-output register is on the increment and compare paths.
+output register is on the path into the memory word's register.
 
-Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_latency` + 2
-cycles from acceptance to ``o`` (without a hasher: 3 with ``read_latency=1``, 5 with 2; read it
-from the attribute, it grew with the timing work); one insertion per cycle for every input
-sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
+Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_latency`
+(``read_latency`` + 2) + 2 cycles from acceptance to ``o`` (without a hasher: 5 with
+``read_latency=1``, 6 with 2; read it from the attribute, it grew with the timing work); one
+insertion per cycle for every input sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
 (``busy`` is high meanwhile): with ``stall_while_clearing`` the input's ``ready`` is low then,
 otherwise the input is always ready and insertions presented while clearing are dropped. The
 ports and parameters are unchanged.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
+from amaranth.hdl import Array, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -153,13 +158,20 @@ class CountMinUnit(wiring.Component):
 
     @property
     def data_latency(self) -> int:
-        """Cycles from a read address to stage U: the memory's read register, and with
-        ``read_latency`` 2 the BRAM output register and a register of the counter's increment."""
-        return 1 if self.read_latency == 1 else 3
+        """Cycles from a read address to stage U: the memory's read register (with
+        ``read_latency`` 2 also the BRAM output register), the register of the memory word and
+        its increment, and stage P."""
+        return self.read_latency + 2
+
+    @property
+    def forwarded_distances(self) -> tuple:
+        """The distances (cycles between the U stages of two insertions) at which a write is
+        forwarded; the memory read covers every larger one. (A test's mutant leaves one out.)"""
+        return tuple(range(1, self.data_latency + 2))
 
     def elaborate(self, platform):
         m = Module()
-        max_count = (1 << self.counter_bits) - 1
+        depth, latency = self.depth, self.data_latency
 
         clear_address = Signal(self.width_bits)
         with m.If(self.clear & ~self.busy):
@@ -175,99 +187,97 @@ class CountMinUnit(wiring.Component):
         valid_r = self.i.valid & ~self.busy
         if self._hasher is None:
             key_r = self.i.payload.key
-            indices_r = [self.i.payload.indices[row] for row in range(self.depth)]
+            indices_r = [self.i.payload.indices[row] for row in range(depth)]
         else:
             m.submodules.hash = hasher = self._hasher
             m.d.comb += hasher.key.eq(self.i.payload)
             key_r = self.i.payload
             for _ in range(hasher.latency):
                 valid_r, key_r = self._delay(m, valid_r), self._delay(m, key_r)
-            indices_r = [hasher.hashes[row] for row in range(self.depth)]
+            indices_r = [hasher.hashes[row] for row in range(depth)]
 
-        # stage R: the key, its indices and valid travel alongside the memory read; indices_p
-        # are those of the insertion one stage before U, for the forwarding matches
-        valid_u, key_u, indices_u, indices_p = valid_r, key_r, indices_r, indices_r
-        for _ in range(self.data_latency):
-            indices_p = indices_u
-            valid_u, key_u = self._delay(m, valid_u), self._delay(m, key_u)
-            indices_u = [self._delay(m, index) for index in indices_u]
+        # stages R .. U: stages[k] = (valid, row indices) of the insertion k cycles after R
+        stages = [(valid_r, indices_r)]
+        key_u = key_r
+        for _ in range(latency):
+            valid, indices = stages[-1]
+            stages.append((self._delay(m, valid), [self._delay(m, index) for index in indices]))
+            key_u = self._delay(m, key_u)
+        valid_u, indices_u = stages[-1]
 
-        # stage U
-        currents, incremented, history = [], [], []
+        updated = [Signal(name=f"updated_{row}") for row in range(depth)]
+        plus_ones, if_kept, if_updated = [], [], []
         for row, memory in enumerate(self.rows):
             m.submodules[f"row_{row}"] = memory
             read = memory.read_port()
             m.d.comb += read.addr.eq(indices_r[row])
-            counter = read.data
-            counter_plus_one = self._saturating_increment(counter, max_count)
-            memory_word = None            # with read_latency 2: the BRAM output register (U - 1)
+            word = read.data
             if self.read_latency == 2:
-                # the BRAM output register, then the word's increment registered beside it
-                memory_word = self._delay(m, counter)
-                counter_plus_one = self._delay(m, self._saturating_increment(memory_word,
-                                                                             max_count))
-                counter = self._delay(m, memory_word)
-            # per row: (valid, index, value) decided in U 1 .. data_latency + 1 cycles ago; the
-            # newest is the registered write of stage W
+                word = self._delay(m, word)           # the BRAM output register
+            memory_value = self._delay(m, word)
+            memory_plus_one = self._delay(m, self._saturating_increment(word))
+
+            # the writes of stage W (age 0) and older: valid, index, value, saturating value + 1
             written = [(Signal(name=f"written_valid_{row}_{age}"),
                         Signal(self.width_bits, name=f"written_index_{row}_{age}"),
-                        Signal(self.counter_bits, name=f"written_value_{row}_{age}"))
-                       for age in range(1, self.data_latency + 2)]
-            history.append(written)
-            # the saturating increments of the written values: of age 1 computed here, of the
-            # older ones registered from the age-1 increment as the value ages
-            written_plus_one = [self._saturating_increment(written[0][2], max_count)]
-            for age in range(2, self.data_latency + 2):
-                written_plus_one.append(self._delay(m, written_plus_one[-1]))
-            # Whether the write of age a matches this insertion's index is decided one cycle
-            # early, from the writes that will have age a (the insertion now in U for a = 1),
-            # so only a registered select stands between the counters and the compares.
-            sources = [(valid_u, indices_u[row])] + [(v, i) for v, i, _ in written[:-1]]
-            matches, next_matches = [], []
-            for age, (valid, index) in enumerate(sources, start=1):
-                match = Signal(name=f"forward_{row}_{age}")
-                next_matches.append(valid & ~self.busy & (index == indices_p[row]))
-                m.d.sync += match.eq(next_matches[-1])
-                matches.append(match)
-            # the counter and its saturating increment, each selected from the memory word and
-            # the written values (the most recent match wins); the increments of the
-            # candidates are computed beside the select, not after it
-            plus_one = counter_plus_one
-            for match, value_plus_one in reversed(list(zip(matches, written_plus_one))):
-                plus_one = Mux(match, value_plus_one, plus_one)
-            if memory_word is None:
-                current = counter
-                for match, (_, _, value) in reversed(list(zip(matches, written))):
-                    current = Mux(match, value, current)
-            else:
-                # every candidate but the newest write is known in U - 1: select it there
-                # (the memory word and the writes that will be 2 .. 4 old), so the compares
-                # start behind a single select
-                older = memory_word
-                for next_match, (_, _, value) in reversed(list(zip(next_matches[1:],
-                                                                   written[:-1]))):
-                    older = Mux(next_match, value, older)
-                current = Mux(matches[0], written[0][2], self._delay(m, older))
-            current_signal = Signal(self.counter_bits, name=f"current_{row}")
-            incremented_signal = Signal(self.counter_bits, name=f"incremented_{row}")
-            m.d.comb += [current_signal.eq(current), incremented_signal.eq(plus_one)]
-            currents.append(current_signal)
-            incremented.append(incremented_signal)
+                        Signal(self.counter_bits, name=f"written_value_{row}_{age}"),
+                        Signal(self.counter_bits, name=f"written_plus_one_{row}_{age}"))
+                       for age in range(latency - 1)]
 
-        smallest_flags = []
-        for row, memory in enumerate(self.rows):
+            # U - 3: whether the insertion of each forwarded distance writes this row's index,
+            # from the insertions then in U - 2 .. U and the writes of W and older, registered
+            probe = stages[latency - 3][1][row]
+            writers = ([(stages[latency - 3 + d][0], stages[latency - 3 + d][1][row])
+                        for d in (1, 2, 3)] + [(valid, index) for valid, index, _, _ in written])
+            matches = []
+            for distance in range(1, latency + 2):
+                match = Signal(name=f"forward_{row}_{distance}")
+                if distance in self.forwarded_distances:
+                    valid, index = writers[distance - 1]
+                    m.d.sync += match.eq(valid & ~self.busy & (index == probe))
+                matches.append(match)
+
+            # U - 2: the newest write of distance 3 .. latency + 1 (in W and older now), and
+            # which candidate stage P takes: 0 distance 1, 1 distance 2, 2 that write, 3 memory
+            older_value = Signal(self.counter_bits, name=f"older_value_{row}")
+            older_plus_one = Signal(self.counter_bits, name=f"older_plus_one_{row}")
+            value, value_plus_one = written[-1][2], written[-1][3]
+            for match, (_, _, newer, newer_plus_one) in reversed(list(zip(matches[2:],
+                                                                          written[:-1]))):
+                value = Mux(match, newer, value)
+                value_plus_one = Mux(match, newer_plus_one, value_plus_one)
+            source = Signal(2, name=f"source_{row}")
+            newest = Signal(name=f"forward_newest_{row}")
+            m.d.sync += [older_value.eq(value), older_plus_one.eq(value_plus_one),
+                         source.eq(Mux(matches[0], 0, Mux(matches[1], 1,
+                                                          Mux(Cat(matches[2:]).any(), 2, 3)))),
+                         newest.eq(matches[0])]
+
+            # stage P (U - 1): the row's counter in U if the insertion now in U does not update
+            # the row (kept) and if it does, each a select of registers
+            current = Signal(self.counter_bits, name=f"current_{row}")     # c_r of U
+            plus_one = Signal(self.counter_bits, name=f"plus_one_{row}")   # v_r of U
+            kept = Signal(self.counter_bits, name=f"if_kept_{row}")
+            kept_plus_one = Signal(self.counter_bits, name=f"if_kept_plus_one_{row}")
+            if_updated_signal = Signal(self.counter_bits, name=f"if_updated_{row}")
+            candidates = [current, written[0][2], older_value, memory_value]
+            candidates_plus_one = [plus_one, written[0][3], older_plus_one, memory_plus_one]
+            # (if updated, the newest write's increment, else the same candidate: one select of
+            # registers, as wide as the other two)
+            m.d.comb += [kept.eq(Array(candidates)[source]),
+                         kept_plus_one.eq(Array(candidates_plus_one)[source]),
+                         if_updated_signal.eq(Array([plus_one] + candidates[1:])[source])]
+            plus_two = self._saturating_increment(plus_one)
+            takes_update = updated[row] & newest
+            m.d.sync += [current.eq(Mux(takes_update, plus_one, kept)),
+                         plus_one.eq(Mux(takes_update, plus_two, kept_plus_one))]
+            plus_ones.append(plus_one)
+            if_kept.append(kept)
+            if_updated.append(if_updated_signal)
+
+            # stage W: U's new value and its increment, registered and written to the memory;
+            # a row that is not updated writes back its value, which changes nothing
             write = memory.write_port()
-            smallest = Signal(name=f"smallest_{row}")
-            m.d.comb += smallest.eq(Cat(currents[row] <= currents[other]
-                                        for other in range(self.depth) if other != row).all()
-                                    if self.depth > 1 else 1)
-            smallest_flags.append(smallest)
-            updated = Signal(name=f"updated_{row}")
-            m.d.comb += updated.eq(self.plain_update | smallest)
-            new_value = Mux(updated, incremented[row], currents[row])
-            written = history[row]
-            # stage W: the memory is written from the registered (index, value) of age 1; a row
-            # that is not updated writes back its current value, which changes nothing
             with m.If(self.busy):
                 m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
             with m.Else():
@@ -275,18 +285,46 @@ class CountMinUnit(wiring.Component):
                              write.en.eq(written[0][0])]
             m.d.sync += [written[0][0].eq(valid_u & ~self.busy),
                          written[0][1].eq(indices_u[row]),
-                         written[0][2].eq(new_value)]
-            for older, newer in zip(written[1:], written[:-1]):
-                m.d.sync += [older[0].eq(newer[0] & ~self.busy), older[1].eq(newer[1]),
-                             older[2].eq(newer[2])]
+                         written[0][2].eq(Mux(updated[row], plus_one, current)),
+                         written[0][3].eq(Mux(updated[row], plus_two, plus_one))]
+            for elder, newer in zip(written[1:], written[:-1]):
+                m.d.sync += [elder[0].eq(newer[0] & ~self.busy), elder[1].eq(newer[1]),
+                             elder[2].eq(newer[2]), elder[3].eq(newer[3])]
+
+        # Stage P compares the candidates of every two rows, for each of the four ways the
+        # insertion in U may update the two, and U's decisions pick the registered result: in
+        # U, ``c_r <= c_s`` is a register.
+        at_most = {}
+        for row in range(depth):
+            for other in range(depth):
+                if other == row:
+                    continue
+                flag = Signal(name=f"at_most_{row}_{other}")
+                pairs = {(u_r, u_s): self._at_most((if_updated if u_r else if_kept)[row],
+                                                   (if_updated if u_s else if_kept)[other])
+                         for u_r in (0, 1) for u_s in (0, 1)}
+                m.d.sync += flag.eq(Mux(updated[row],
+                                        Mux(updated[other], pairs[1, 1], pairs[1, 0]),
+                                        Mux(updated[other], pairs[0, 1], pairs[0, 0])))
+                at_most[row, other] = flag
+
+        # stage U: a row is updated if its counter is a smallest one (the two tests differ only
+        # for a saturated counter, whose value the update leaves unchanged)
+        smallest_flags = []
+        for row in range(depth):
+            smallest = Signal(name=f"smallest_{row}")
+            m.d.comb += smallest.eq(Cat(at_most[row, other] for other in range(depth)
+                                        if other != row).all() if depth > 1 else 1)
+            m.d.comb += updated[row].eq(self.plain_update | smallest)
+            smallest_flags.append(smallest)
 
         # stage E: e = min_r v_r is the increment of a smallest counter (v_r grows with c_r);
         # every smallest row has the same value, so the estimate is the OR of their increments
         # (two LUT levels after registers instead of a minimum tree after the compares)
         valid_e, key_e = self._delay(m, valid_u), self._delay(m, key_u)
-        candidates = [self._delay(m, Mux(flag, value, 0))
-                      for flag, value in zip(smallest_flags, incremented)]
-        estimate = Cat(Cat(candidate[bit] for candidate in candidates).any()
+        estimate_candidates = [self._delay(m, Mux(flag, value, 0))
+                               for flag, value in zip(smallest_flags, plus_ones)]
+        estimate = Cat(Cat(candidate[bit] for candidate in estimate_candidates).any()
                        for bit in range(self.counter_bits))
         # stage O
         m.d.sync += [self.o.valid.eq(valid_e), self.o.payload.key.eq(key_e),
@@ -294,10 +332,18 @@ class CountMinUnit(wiring.Component):
         return m
 
     @staticmethod
-    def _saturating_increment(value, max_count):
-        # the all-ones test runs beside the carry chain (a carry-out test would lengthen the
-        # chain by one CARRY4)
-        return Mux(value == max_count, max_count, value + 1)[:len(value)]
+    def _at_most(a, b):
+        # a <= b as the carry out of b - a: one carry chain (Yosys maps ``<=`` to a chain with
+        # an inverter in the middle)
+        return (b + (~a)[:len(a)] + 1)[len(a)]
+
+    @staticmethod
+    def _saturating_increment(value):
+        # the carry out of value + 1 (all ones) saturates the sum with one OR per bit after the
+        # chain, instead of an all-ones test and a select that ABC puts behind the chain
+        width = len(value)
+        total = value + 1
+        return (total[:width] | total[width].replicate(width))[:width]
 
     @staticmethod
     def _delay(m, value):
