@@ -61,7 +61,7 @@ def test_feature_unit_matches_golden(registers, w, field_bits):
 
 
 def _adversarial_pairs(n, w):
-    """Slot pairs where a wrong union, slice, low bit, count or carry shows: all ranks equal
+    """Slot pairs where a wrong union, rank decode, count or carry shows: all ranks equal
     (each rank), all zero, all maximal, one slot empty, the max decided by the high part against
     the low bit (and the other way), every rank present at once, one odd register out."""
     top = (1 << w) - 1
