@@ -32,9 +32,10 @@ def executor():
     dask_executor.close()
 
 
-def kill_one_worker(client) -> int:
-    pids = client.run(os.getpid)
-    victim = sorted(pids.values())[0]
+def kill_one_worker(client, among=None) -> int:
+    """SIGKILL one worker process (the first of ``among``, worker addresses, if given)."""
+    pids = client.run(os.getpid, workers=among)
+    victim = sorted(pids.values())[0] if among is None else pids[sorted(among)[0]]
     os.kill(victim, signal.SIGKILL)
     return victim
 
@@ -111,8 +112,7 @@ def test_dist_output_is_complete_when_a_worker_dies(tmp_path, executor):
             time.sleep(0.01)
         killed_while_running = bool(busy) and run.poll() is None
         if busy:
-            os.kill(client.run(os.getpid, workers=[sorted(busy)[0]]).popitem()[1],
-                    signal.SIGKILL)
+            kill_one_worker(client, among=list(busy))
         assert run.wait(timeout=300) == 0
     finally:
         if run.poll() is None:

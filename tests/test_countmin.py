@@ -262,10 +262,10 @@ def test_each_forwarding_distance_alone(read_latency, update):
 def test_without_one_forwarding_distance_fails(read_latency):
     """A mutant that does not forward at one distance must get that distance's run wrong (the
     counters or the estimates): the test above can fail."""
-    for distance in distance_unit(read_latency).forwarded_distances:
+    distances = distance_unit(read_latency).forwarded_distances
+    for distance in distances:
         class Mutant(CountMinUnit):
-            forwarded_distances = tuple(d for d in range(1, read_latency + 4)
-                                        if d != distance)
+            forwarded_distances = tuple(d for d in distances if d != distance)
         estimates, counters, expected, golden = distance_run(distance_unit(read_latency, Mutant),
                                                              distance, "cu")
         assert (estimates, counters) != (expected, golden), f"distance {distance}"

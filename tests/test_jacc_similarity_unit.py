@@ -25,6 +25,11 @@ def _random_slot(rng, n, w):
     return [rng.choice([0, 0, 1, 1, 2, 3, rng.randrange(top + 1)]) for _ in range(n)]
 
 
+def _golden(cases, w):
+    """(z, nz) of the golden model for the union of each slot pair."""
+    return [features([max(a, b) for a, b in zip(x, y)], HllParams(8, w)) for x, y in cases]
+
+
 def _run(dut, cases, field_bits):
     """(z, nz) of each slot pair, one pair presented per cycle (throughput 1)."""
     got = []
@@ -55,9 +60,7 @@ def test_feature_unit_matches_golden(registers, w, field_bits):
     rng = random.Random(registers * 131 + w)
     dut = FeatureUnit(registers, w, field_bits)
     cases = [(_random_slot(rng, registers, w), _random_slot(rng, registers, w)) for _ in range(60)]
-    params = HllParams(8, w)
-    expected = [features([max(a, b) for a, b in zip(x, y)], params) for x, y in cases]
-    assert _run(dut, cases, field_bits) == expected
+    assert _run(dut, cases, field_bits) == _golden(cases, w)
 
 
 def _adversarial_pairs(n, w):
@@ -81,7 +84,7 @@ def _adversarial_pairs(n, w):
 def test_feature_unit_adversarial_slots(registers, w):
     dut = FeatureUnit(registers, w)
     cases = _adversarial_pairs(registers, w)
-    expected = [features([max(a, b) for a, b in zip(x, y)], HllParams(8, w)) for x, y in cases]
+    expected = _golden(cases, w)
     assert expected[0] == (registers << ((1 << w) - 1), registers)    # all zero: nz = n
     assert _run(dut, cases, w) == expected
 

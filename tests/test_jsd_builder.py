@@ -16,9 +16,10 @@ from tests.simulation import collect_beats, send_beats, simulate
 
 
 def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0,
-             max_block_beats=6):
+             max_block_beats=6, probes=()):
     """Run every genome through the core; return (records, Count-Min snapshots per tag,
-    input beats, cycles)."""
+    input beats, cycles). ``probes``: functions of the core returning more background
+    processes."""
     rng = random.Random(seed)
     geometry = params
     blocks = plan_blocks(genomes, geometry, max_block_beats=max_block_beats)
@@ -52,7 +53,8 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
                     snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
                                       for row in countmin.rows])
 
-    simulate(dut, feeder, background=(collector, countmin_probe))
+    simulate(dut, feeder,
+             background=(collector, countmin_probe, *(probe(dut) for probe in probes)))
     output = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
     count = len(output) // geometry.record_bytes
     assert len(output) == count * geometry.record_bytes
@@ -109,9 +111,7 @@ def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse(banks):
     flush, 2^R queue beats and the trailer."""
     params = Params(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2, fifo_depth=32,
                     record_banks=banks)
-    rng = random.Random(6)
-    genomes = [[b">g\n" + bytes(rng.choice(b"ACGT") for _ in range(1500)) + b"\n"]
-               for _ in range(4)]
+    genomes = short_genomes(4, 1500, seed=6)
     stats = check_core(params, genomes, stall_probability=0.0, max_block_beats=64)
     if banks == 2:
         assert stats["input_cycles"] == stats["beats"], stats
@@ -197,47 +197,31 @@ def test_reset_forgets_a_cut_off_genome(banks):
 
 
 def bank_events(params: Params, genomes, stall_probability=0.0):
-    """Run the core; per lane the cycles of its genome end tokens and of its bank switches, the
-    cycles it waited, and the run's stats."""
-    dut = QueueBuilderCore(params)
-    chunks = pack_chunks(plan_blocks(genomes, params, max_block_beats=64), params)
-    bus_bytes = params.bus_bytes
-    lanes = dut.lane_units
-    events = [{"end": [], "switch": [], "waiting": 0} for _ in lanes]
-    output, stats = [], {}
+    """Run the core (records and counters checked against golden); per lane the cycles of its
+    genome end tokens and of its bank switches, the cycles it waited, and the run's stats."""
+    events = [{"end": [], "switch": [], "waiting": 0} for _ in range(params.lanes)]
+    lanes = []
 
-    async def feeder(ctx):
-        beats = [int.from_bytes(chunk[i:i + bus_bytes], "little") for chunk, _ in chunks
-                 for i in range(0, len(chunk), bus_bytes)]
-        stats["beats"] = len(beats)
-        stats["input_cycles"] = await send_beats(ctx, dut.i, beats)
-        while not ctx.get(dut.idle):
-            await ctx.tick()
+    def event_probe(dut):
+        lanes.extend(dut.lane_units)
 
-    async def probe(ctx):
-        signals = [signal for lane in lanes
-                   for signal in (lane.genome_end, lane.bank_switch, lane.waiting)]
-        cycle = 0
-        async for values in ctx.tick().sample(*signals):
-            cycle += 1
-            for lane_events, (end, switch, waiting) in zip(
-                    events, zip(*[iter(values[2:])] * 3)):
-                if end:
-                    lane_events["end"].append(cycle)
-                if switch:
-                    lane_events["switch"].append(cycle)
-                lane_events["waiting"] += waiting
+        async def probe(ctx):
+            signals = [signal for lane in lanes
+                       for signal in (lane.genome_end, lane.bank_switch, lane.waiting)]
+            cycle = 0
+            async for values in ctx.tick().sample(*signals):
+                cycle += 1
+                for lane_events, (end, switch, waiting) in zip(
+                        events, zip(*[iter(values[2:])] * 3)):
+                    if end:
+                        lane_events["end"].append(cycle)
+                    if switch:
+                        lane_events["switch"].append(cycle)
+                    lane_events["waiting"] += waiting
+        return probe
 
-    async def collector(ctx):
-        await collect_beats(ctx, dut.o, output, stall_probability, random.Random(0))
-
-    simulate(dut, feeder, background=(collector, probe))
-    data = b"".join(payload.to_bytes(bus_bytes, "little") for payload in output)
-    records = unpack_records(data, len(data) // params.record_bytes, params)
-    golden = params.algorithm
-    by_tag = {record.tag: record for record in records}
-    compare_records([by_tag[t] for t in range(len(genomes))],
-                    [expected_record(t, files, golden) for t, files in enumerate(genomes)])
+    stats = check_core(params, genomes, stall_probability=stall_probability, max_block_beats=64,
+                       probes=(event_probe,))
     return lanes[0], events, stats
 
 
