@@ -25,12 +25,15 @@ from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds  # noqa: E402
 from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.sampler import Sampler  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
-from kmerspec.kernels import jsd_similarity  # noqa: E402
+from kmerspec.kernels import jsd_builder, jsd_similarity  # noqa: E402
 from hw.vitis.synth import yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 from bench.resource_table import ResourceTable, part_verilog  # noqa: E402
 
 LANES = 8
+#: Count-Min + PQA banks per lane of the default builder (``record_banks``): the lane sums
+#: count that many of each
+BANKS = jsd_builder.Params().record_banks
 THESIS_PIVOTS = 24
 THESIS_ROWS = [("thesis build kernel (8 builders)", 75219, None, 960),
                ("thesis similarity kernel (24 pivots)", 757827, None, 4032)]
@@ -46,10 +49,9 @@ def parts():
     yield "murmur3_32 x 5 seeds (with block mixing)", 1, lambda: Murmur3Hashes(range(5)), APART
     yield "murmur3 finish x 5 seeds (lane's form)", 1, lambda: Murmur3Seeds(range(5)), PER_LANE
     yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), PER_LANE
-    # two banks per lane: one takes the current genome, the other writes the previous record
-    yield "Count-Min rows 5 x 2^14 x 32", 2, \
+    yield "Count-Min rows 5 x 2^14 x 32", BANKS, \
         lambda: CountMinUnit(5, 14, 32, 32, read_latency=2, stall_while_clearing=True), PER_LANE
-    yield "PQA insert 2^12 x 8", 2, lambda: PqaInsert(12, 8), PER_LANE
+    yield "PQA insert 2^12 x 8", BANKS, lambda: PqaInsert(12, 8), PER_LANE
     yield "entropy unit (8 x 32-bit), shared", 1, lambda: EntropyUnit(32, 8, 12), SHARED
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
         lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), APART

@@ -176,8 +176,8 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     make_flags = []
     if sim == "verilator":
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
-        make_flags = [f"{name}={verilator_cxx_opt()}"
-                      for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
+        cxx_opt = verilator_cxx_opt()
+        make_flags = [f"{name}={cxx_opt}" for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
     bdir = build_directory(toplevel, sim, text, json.dumps([waves, build_args, make_flags]))
     bdir.mkdir(parents=True, exist_ok=True)
     vfile = bdir / f"{toplevel}.v"
