@@ -46,7 +46,8 @@ import numpy as np  # noqa: E402
 from kmerspec.golden.hll import HllParams  # noqa: E402
 from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif  # noqa: E402
 from sim.ddr_memory import DdrTiming  # noqa: E402
-from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments  # noqa: E402
+from sim.real_data import (bacterial_fragments, fasta_fragment, fastq_fragment,  # noqa: E402
+                            genome_fragments)
 from sim.runner import run_cocotb, run_kernel_bench  # noqa: E402
 
 KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "motif")
@@ -65,10 +66,19 @@ def run_bench(args, geometry, module: str, parameters: dict):
 
 
 def memory_parameters(args) -> dict:
+    size = {"memory_bytes": args.memory_mib << 20}
     if args.memory == "ideal":
-        return {"memory": "ideal"}
+        return {"memory": "ideal", **size}
     return {"memory": "ddr", "ddr": {"read_latency": args.latency,
-                                      "max_outstanding": args.outstanding}}
+                                      "max_outstanding": args.outstanding}, **size}
+
+
+def input_genomes(args) -> list[list[bytes]]:
+    """The genomes of the sketch and JSD benches: fragments of the example genomes and reads, or
+    with ``--bacteria`` of the sibelia-examples bacteria (Mbases each)."""
+    if args.bacteria:
+        return bacterial_fragments(args.genomes, args.fragment_bytes, args.min_fragment_bytes)
+    return genome_fragments(args.genomes, args.fragment_bytes)
 
 
 def ceiling(args) -> float:
@@ -81,7 +91,7 @@ def ceiling(args) -> float:
 
 def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
     geometry = jacc_sketch.Params()
-    genomes = genome_fragments(args.genomes, args.fragment_bytes)
+    genomes = input_genomes(args)
     report = directory / "sketch.json"
     started = time.time()
     (directory / "genomes.json").write_text(json.dumps(
@@ -89,7 +99,7 @@ def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
     run_bench(args, geometry, "sim.sketch.tb_sketch_kernel", {
         "genomes_file": str(directory / "genomes.json"),
         "seed": 5, "max_chunk_bytes": args.chunk_bytes, "max_block_beats": args.block_beats,
-        "report": str(report), **memory_parameters(args)})
+        "min_calls": 1, "report": str(report), **memory_parameters(args)})
     result = json.loads(report.read_text())
     beats = sum(b for b, _ in result["calls"])
     cycles = sum(c for _, c in result["calls"])
@@ -147,7 +157,7 @@ def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
             genomes.append([b">random%d\n" % index + b"\n".join(
                 sequence[i:i + 60] for i in range(0, len(sequence), 60)) + b"\n"])
     else:
-        genomes = genome_fragments(args.genomes, args.fragment_bytes)
+        genomes = input_genomes(args)
     (directory / "jsd_genomes.json").write_text(json.dumps(
         [[f.decode("latin-1") for f in files] for files in genomes]))
     report = directory / "jsd_builder.json"
@@ -155,7 +165,7 @@ def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
     run_bench(args, geometry, "sim.jsd.tb_builder_kernel", {
         "genomes_file": str(directory / "jsd_genomes.json"), "seed": 5,
         "max_chunk_bytes": args.chunk_bytes, "max_block_beats": args.block_beats,
-        "report": str(report), **memory_parameters(args)})
+        "min_calls": 1, "report": str(report), **memory_parameters(args)})
     calls = json.loads(report.read_text())["calls"]
     beats = sum(b for b, _ in calls)
     cycles = sum(c for _, c in calls)
@@ -214,6 +224,14 @@ def main(argv=None) -> int:
     parser.add_argument("--genomes", type=int, default=16)
     parser.add_argument("--sketches", type=int, default=24)
     parser.add_argument("--chunk-bytes", type=int, default=1 << 16)
+    parser.add_argument("--min-fragment-bytes", type=int, default=None,
+                        help="with --bacteria: sizes spread from this to --fragment-bytes")
+    parser.add_argument("--memory-mib", type=int, default=4,
+                        help="size of each simulated memory (a call's input must fit)")
+    parser.add_argument("--bacteria", action="store_true",
+                        help="jacc_sketch, jsd_builder: --genomes fragments of the sibelia-examples "
+                             "bacteria (S. aureus, H. pylori; Mbases each) instead of the "
+                             "example genomes and reads")
     parser.add_argument("--block-beats", type=int, default=64)
     parser.add_argument("--motif-bytes", type=int, default=8000)
     parser.add_argument("--motif-bytes-per-cycle", type=int, default=None,
@@ -240,6 +258,9 @@ def main(argv=None) -> int:
         f"{DdrTiming().refresh_cycles}/{DdrTiming().refresh_interval} cycles)"
     source = (f"{args.genomes} random genomes of {args.jsd_random_bytes} bases (jsd_builder)"
               if args.jsd_random_bytes else
+              f"{args.genomes} fragments of {args.min_fragment_bytes or args.fragment_bytes}"
+              f"..{args.fragment_bytes} bytes of the "
+              f"sibelia-examples bacteria (sim.real_data.bacterial_fragments)" if args.bacteria else
               f"real fragments of <= {args.fragment_bytes} bytes (sim.real_data)")
     print(f"default geometry, memory: {memory}, input: {source}\n")
     print(f"| {'kernel':15} | {'figure':42} | {'value':>12} | {'vs ideal':>8} | notes")

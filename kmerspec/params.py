@@ -106,11 +106,11 @@ STORE_WAYS = IntParam("store_ways", 4, 1, 64, "ways of the candidate store")
 LANES = IntParam("lanes", 8, 1, 64, "genome lanes T of a chunk kernel")
 BYTES_PER_LANE = IntParam("bytes_per_lane", 8, 1, 64, "bytes B per lane per bus beat")
 FIFO_DEPTH = IntParam("fifo_depth", 64, 4, 4096, "sampled-beat FIFO of a queue-builder lane")
-RECORD_BANKS = IntParam("record_banks", 1, 1, 2, "Count-Min + PQA banks of a queue-builder "
+RECORD_BANKS = IntParam("record_banks", 2, 1, 2, "Count-Min + PQA banks of a queue-builder "
                         "lane (2: a genome's record is written while the next one streams)")
 JACC_PIVOTS = IntParam("pivots", 80, 1, 4096, "pivot sketches V held on chip")
 JACC_STREAMS = IntParam("streams", 4, 1, 1024, "sketches D streamed per bus beat")
 JSD_PIVOTS = IntParam("pivots", 8, 1, 64, "pivot PQAs V held on chip")
 READ_LATENCY = IntParam("read_latency", 1, 1, 2, "counter BRAM read latency (2: output register)")
-BYTES_PER_CYCLE = IntParam("bytes_per_cycle", 2, 1, 64, "bytes the motif front end parses a cycle")
+BYTES_PER_CYCLE = IntParam("bytes_per_cycle", 8, 1, 64, "bytes the motif front end parses a cycle")
 DATA_WIDTH = IntParam("data_width", 512, 32, 4096, "AXI data width of the m_axi ports in bits")

@@ -13,10 +13,14 @@ from __future__ import annotations
 import gzip
 import pathlib
 
-__all__ = ["EXAMPLES", "genome_names", "fasta_fragment", "fastq_fragment", "genome_fragments"]
+__all__ = ["EXAMPLES", "SIBELIA", "genome_names", "fasta_fragment", "fastq_fragment",
+           "genome_fragments", "bacterial_fragments"]
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 READS = EXAMPLES / "reads" / "SRR059298_2000.fq.gz"
+#: Debian's sibelia-examples (installed by .ci/run and the README): 6 S. aureus and 2 H. pylori
+#: genomes of 1.6-2.9 Mbases, for runs longer than the example genomes.
+SIBELIA = pathlib.Path("/usr/share/doc/sibelia/examples")
 
 
 def genome_names() -> list[str]:
@@ -71,3 +75,46 @@ def genome_fragments(count: int, max_bytes: int) -> list[list[bytes]]:
         genomes[2] = [fasta_fragment(names[-1], max_bytes // 2, skip_lines=40),
                       fastq_fragment(max_bytes // 2, first_record=500)]
     return genomes
+
+
+def _bacterial_genomes() -> list[bytes]:
+    """The 8 sibelia-examples genomes as FASTA texts: a file of one strain's contigs is one
+    genome, a file of several strains' complete genomes one genome per record."""
+    paths = sorted(SIBELIA.rglob("*.fasta.gz"))
+    if not paths:
+        raise FileNotFoundError(f"{SIBELIA}: no *.fasta.gz; install Debian's sibelia-examples")
+    genomes = []
+    for path in paths:
+        text = gzip.decompress(path.read_bytes())
+        if path.name in ("Staphylococcus.fasta.gz", "Helicobacter_pylori.fasta.gz"):
+            genomes += [b">" + r.lstrip(b">").rstrip(b"\n") + b"\n"
+                        for r in text.split(b"\n>") if r.strip(b">\n")]
+        else:
+            genomes.append(text)
+    return genomes
+
+
+def bacterial_fragments(count: int, max_bytes: int, min_bytes: int | None = None
+                        ) -> list[list[bytes]]:
+    """``count`` genomes (one FASTA file each) of at most ``max_bytes`` bytes, whole lines of the
+    sibelia-examples bacteria in turn (headers of contigs included); round r starts r x
+    ``max_bytes`` bytes into its genome, behind a header of its own, so fragments of one genome do
+    not overlap while it is long enough. With ``min_bytes`` the sizes spread evenly from
+    ``min_bytes`` to ``max_bytes`` in a scrambled order, as a collection's genomes differ."""
+    genomes = _bacterial_genomes()
+    fragments = []
+    for index in range(count):
+        text = genomes[index % len(genomes)]
+        start = (index // len(genomes)) * max_bytes
+        size = max_bytes if min_bytes is None or count == 1 else \
+            min_bytes + (max_bytes - min_bytes) * (index * 5 % count) // (count - 1)
+        lines = text[start:].splitlines(keepends=True)[1:] if start else \
+            text.splitlines(keepends=True)
+        out = bytearray(b"" if start and lines and lines[0].startswith(b">")
+                        else b">fragment%d\n" % index if start else b"")
+        for line in lines:
+            if len(out) + len(line) > size:
+                break
+            out += line
+        fragments.append([bytes(out)])
+    return fragments

@@ -187,7 +187,8 @@ class KernelBench:
     """The skeleton of a kernel testbench: an AxiRam on m_axi_gmem0 (read) and m_axi_gmem1
     (write), an AXI-Lite master, clock and reset, a :class:`BurstMonitor` on both bundles and a
     :class:`~sim.kernel_driver.KernelDriver`, all from the test's ``pause``, ``seed``, ``memory``
-    and ``ddr`` parameters (:func:`memory_timing`); buffers placed one after another at 4
+    and ``ddr`` parameters (:func:`memory_timing`; ``memory_bytes`` overrides the size of each
+    memory, 4 MiB unless the testbench asks otherwise); buffers placed one after another at 4
     KiB-aligned addresses from 0x1000.
 
     ``bench = await KernelBench.start(dut, desc)``; per call ``bench.new_call()``, then
@@ -209,6 +210,7 @@ class KernelBench:
         from sim.kernel_driver import KernelDriver
         from sim.runner import params
         settings = params()
+        memory_bytes = int(settings.get("memory_bytes", memory_bytes))
         pause = float(settings.get("pause", 0.0)) if pause is None else pause
         seed = int(settings.get("seed", 0)) if seed is None else seed
         bench = cls(dut, desc, memory_bytes, pause, seed)

@@ -160,3 +160,15 @@ def test_pqa_without_one_forwarding_distance_fails(distance):
 
     with pytest.raises(AssertionError):
         check(Mutant(3, 4), [distance_inserts(distance)])
+
+
+def test_slots_of_4k_queues_go_to_ultraram():
+    """A slot of 2^12 entries (the default R) fills one URAM288 (4K x 72) instead of six BRAM36;
+    Vivado and Yosys read ``ram_style``. Smaller slots are left to the tools."""
+    from hw.jsd.similarity import JsdSimilarityCore
+    from kmerspec.kernels.jsd_similarity import Params as SimilarityParams
+
+    assert all(dict(slot.attrs) == {"ram_style": "ultra"} for slot in PqaInsert(12, 8).slots)
+    assert all(not slot.attrs for slot in PqaInsert(11, 8).slots)
+    pivots = JsdSimilarityCore(SimilarityParams(pivots=2)).pivot_slots
+    assert all(dict(slot.attrs) == {"ram_style": "ultra"} for slots in pivots for slot in slots)

@@ -6,9 +6,10 @@ the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) ente
 :class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Seeds` (the
 sampler has already mixed the k-mer's murmur3 blocks), the
 :class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network of the lane's
-active bank. With ``record_banks`` = 1 (the default: its memories fit the F1 next to the
-similarity kernel) a lane stops at each genome end until its bank has retired (below). With
-``record_banks`` = 2 a lane has two banks (Count-Min + PQA): at a genome end the banks switch,
+active bank. With ``record_banks`` = 1 a lane stops at each genome end until its bank has
+retired (below). With ``record_banks`` = 2 (the default; the PQA slots of 2^12 entries sit in
+UltraRAM, so both banks fit the F1 next to the similarity kernel) a lane has two banks
+(Count-Min + PQA): at a genome end the banks switch,
 the next genome's k-mers go to the other bank at once, and the ended genome's bank retires in
 the background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which
 clears it) into the lane's record stream while its Count-Min clears itself, and appends the

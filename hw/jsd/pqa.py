@@ -43,7 +43,8 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.params import check_int
 
 
-__all__ = ["entry_layout", "queue_layout", "insert_layout", "PqaInsert", "VALUE_BITS"]
+__all__ = ["entry_layout", "queue_layout", "insert_layout", "slot_memory_attrs", "PqaInsert",
+           "VALUE_BITS"]
 
 VALUE_BITS = 32
 
@@ -66,6 +67,18 @@ def queue_layout(R: int, n: int) -> data.StructLayout:
 def insert_layout() -> data.StructLayout:
     """The row-0 hash h0 of the key (queue = low R bits, tag = the rest) and its estimate."""
     return data.StructLayout({"hash": 32, "value": VALUE_BITS})
+
+
+#: Depth of one UltraScale+ UltraRAM (URAM288: 4K words of 72 bits, one slot of 52 bits).
+URAM_DEPTH = 4096
+
+
+def slot_memory_attrs(R: int) -> dict:
+    """A slot of 2^R >= 4K entries goes to UltraRAM (one URAM288 instead of six BRAM36, as the
+    JSD thesis placed its PQAs: the default builder's two banks then fit beside the F1 shell);
+    smaller slots stay in block or distributed RAM. Vivado and Yosys both read ``ram_style``.
+    UltraRAM starts at zero after configuration, as the builder's hidden first clear needs."""
+    return {"ram_style": "ultra"} if (1 << R) >= URAM_DEPTH else {}
 
 
 class PqaInsert(wiring.Component):
@@ -113,7 +126,8 @@ class PqaInsert(wiring.Component):
             "o": Out(stream.Signature(queue_layout(R, n))),
         })
         #: one memory per slot; ``slots[j].data[q]`` is entry j of queue q (tests read it)
-        self.slots = [Memory(shape=entry_layout(R), depth=1 << R, init=[]) for _ in range(n)]
+        self.slots = [Memory(shape=entry_layout(R), depth=1 << R, init=[],
+                             attrs=slot_memory_attrs(R)) for _ in range(n)]
 
     def elaborate(self, platform):
         m = Module()

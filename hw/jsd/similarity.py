@@ -26,7 +26,7 @@ from kmerspec.golden.entropy import FIXED_ONE
 from kmerspec.kernels.jsd_similarity import Params
 
 from .entropy import ENTROPY_BITS, EntropyUnit
-from .pqa import VALUE_BITS, entry_layout
+from .pqa import VALUE_BITS, entry_layout, slot_memory_attrs
 
 __all__ = ["JsdSimilarityCore"]
 
@@ -52,7 +52,8 @@ class JsdSimilarityCore(wiring.Component):
         #: widths of a PQA total M and of a textbook mixture count p_i M_Q + q_j M_P
         self.total_bits = VALUE_BITS + p.R + max(0, (p.n - 1).bit_length())
         self.mixture_bits = VALUE_BITS + self.total_bits + 1
-        self.pivot_slots = [[Memory(shape=entry_layout(p.R), depth=1 << p.R, init=[])
+        self.pivot_slots = [[Memory(shape=entry_layout(p.R), depth=1 << p.R, init=[],
+                                    attrs=slot_memory_attrs(p.R))
                              for _ in range(p.n)] for _ in range(p.pivots)]
         self.entropy_units = [EntropyUnit(self.mixture_bits, 2 * p.n, p.R)
                               for _ in range(p.pivots)]

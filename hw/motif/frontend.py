@@ -10,8 +10,9 @@ takes one base per cycle from it. The last byte of the beat marked ``last`` ends
 
 The parser cannot stall, so a group enters it only while the FIFO has room for every group
 already inside the parser. Throughput: B bytes per cycle in, one base per cycle out, whichever
-binds first; with B = 2, FASTA/FASTQ input (well under two bytes per base) keeps the output at
-one base per cycle. B = 1 has no FIFO: one byte per cycle, bases leave as they occur.
+binds first: B = 2 keeps FASTA (about one byte per base) at one base per cycle, and B = 8 (the
+motif kernel's default) also FASTQ, whose headers, '+' lines and qualities make 2-4 bytes per
+base (tests/test_motif_frontend.py measures real reads). B = 1 has no FIFO: one byte per cycle, bases leave as they occur.
 ``busy`` is high while any byte or base is inside.
 """
 

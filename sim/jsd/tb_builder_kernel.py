@@ -53,4 +53,5 @@ async def test_records_match_golden(dut):
                               for tag, files in enumerate(genomes)])
     bench.check_bursts()
     bench.write_report()
-    assert len(outputs) >= 2, "the test should span several chunks"
+    # a regression spans several chunks; a bench may measure one host call (``min_calls`` 1)
+    assert len(outputs) >= int(P.get("min_calls", 2)), "the test should span several chunks"

@@ -94,7 +94,8 @@ async def test_records_match_golden(dut):
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
     compare_records(records, [expected_record(tag, files, GEOMETRY.k, GEOMETRY, min_count)
                               for tag, files in enumerate(genomes)])
-    assert len(outputs) >= 2, "the test should span several chunks"
+    # a regression spans several chunks; a bench may measure one host call (``min_calls`` 1)
+    assert len(outputs) >= int(P.get("min_calls", 2)), "the test should span several chunks"
     bench.check_bursts()
     kmers = sum(sum(1 for _ in genome_kmers(files, GEOMETRY.k)) for files in genomes)
     if filtering:
