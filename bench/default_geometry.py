@@ -44,13 +44,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from kmerspec.golden.hll import HllParams  # noqa: E402
-from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif  # noqa: E402
+from kmerspec.kernels import (jacc_similarity, jacc_sketch, jsd_builder,  # noqa: E402
+                              jsd_similarity, motif)
 from sim.ddr_memory import DdrTiming  # noqa: E402
 from sim.real_data import (bacterial_fragments, fasta_fragment, fastq_fragment,  # noqa: E402
                             genome_fragments)
 from sim.runner import run_cocotb, run_kernel_bench  # noqa: E402
 
-KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "motif")
+KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity", "motif")
 
 
 def run_bench(args, geometry, module: str, parameters: dict):
@@ -184,6 +185,30 @@ def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
     ]
 
 
+def bench_jsd_similarity(args, directory: pathlib.Path) -> list[tuple]:
+    geometry = jsd_similarity.Params()
+    genomes = input_genomes(args)[:args.jsd_records]
+    (directory / "jsd_similarity_genomes.json").write_text(json.dumps(
+        [[f.decode("latin-1") for f in files] for files in genomes]))
+    report = directory / "jsd_similarity.json"
+    pivots = list(range(min(geometry.pivots, len(genomes))))
+    started = time.time()
+    run_bench(args, geometry, "sim.jsd.tb_similarity_kernel", {
+        "genomes_file": str(directory / "jsd_similarity_genomes.json"), "seed": 5,
+        "runs": [{"pivots": pivots, "pqas": list(range(len(genomes))), "mode": "textbook"}],
+        "report": str(report), **memory_parameters(args)})
+    rows = []
+    for index, run in enumerate(json.loads(report.read_text())):
+        rows.append(("jsd_similarity", f"call {index}: cycles per record beat read",
+                     f"{run['cycles'] / run['beats']:.3f}",
+                     f"{run['beats'] / run['cycles'] / ceiling(args):.3f}",
+                     f"{run['pivots']} pivots + {run['pqas']} PQAs, {run['beats']} read beats, "
+                     f"{run['cycles']} cycles ap_start..ap_done"))
+    rows.append(("jsd_similarity", "simulation wall time (s)", f"{time.time() - started:.0f}",
+                 "", f"V={geometry.pivots}, R={geometry.R}, n={geometry.n}"))
+    return rows
+
+
 def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
     fields = {}
     if args.motif_small:      # the CI geometry of tests/test_motif_kernel.py (a quick build)
@@ -247,12 +272,16 @@ def main(argv=None) -> int:
     parser.add_argument("--jsd-record-banks", type=int, default=0,
                         help="jsd_builder: build it with this many Count-Min/PQA banks per lane "
                              "(default: the Params default)")
+    parser.add_argument("--jsd-records", type=int, default=12,
+                        help="jsd_similarity: records of this many of the genomes (the first "
+                             "V are also the pivots)")
     parser.add_argument("--jsd-small", action="store_true",
                         help="the jsd_builder of the CI test (2 lanes x 8 bytes, R=3, n=2, "
                              "cw=4) instead of the default")
     args = parser.parse_args(argv)
     benches = {"jacc_sketch": bench_sketch, "jacc_similarity": bench_similarity,
-               "jsd_builder": bench_jsd_builder, "motif": bench_motif}
+               "jsd_builder": bench_jsd_builder, "jsd_similarity": bench_jsd_similarity,
+               "motif": bench_motif}
     memory = "ideal AxiRam" if args.memory == "ideal" else \
         f"DDR-like (latency {args.latency}, {args.outstanding} outstanding, refresh " \
         f"{DdrTiming().refresh_cycles}/{DdrTiming().refresh_interval} cycles)"

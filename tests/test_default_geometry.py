@@ -11,7 +11,7 @@ import pytest
 
 from host.device import DeviceError, SimDevice
 from host.drivers import SIM_GEOMETRY, _geometry
-from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
+from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, jsd_similarity, motif
 from sim.real_data import fasta_fragment, fastq_fragment, genome_fragments
 from sim.runner import run_kernel_bench
 
@@ -75,6 +75,46 @@ def test_similarity_kernel_default_geometry_real_data(tmp_path):
     run_kernel_bench(geometry, "sim.jacc_similarity.tb_kernel", {
         "sketches": str(tmp_path / "sketches.npy"), "seed": 5, "memory": "ddr",
         "runs": [[None, 0.0, None], [0.3, 0.2, None]], "out": str(tmp_path / "report.json")})
+
+
+@pytest.mark.slow
+def test_jsd_builder_kernel_default_geometry_real_data():
+    """8 lanes x 8 bytes, k = 31, s = 10, CM 5 x 2^14, PQA 2^12 x 8, two banks, on real FASTA
+    and FASTQ fragments over several chunks, DDR-like memory with stalls: every queue, entropy
+    and total equals the golden model."""
+    run_kernel_bench(jsd_builder.Params(), "sim.jsd.tb_builder_kernel", {
+        "genomes": [[f.decode("latin-1") for f in files] for files in genome_fragments(6, 4000)],
+        "update": "cu", "pause": 0.2, "seed": 7, "memory": "ddr", "max_chunk_bytes": 8192,
+        "max_block_beats": 32})
+
+
+@pytest.mark.slow
+def test_jsd_similarity_kernel_default_geometry_real_data(tmp_path):
+    """8 pivots, R = 12, n = 8 on the golden records of real fragments (the default builder's
+    algorithm), both modes, DDR-like memory with stalls: every JSD equals the golden model."""
+    import json
+    genomes = genome_fragments(5, 12000)
+    (tmp_path / "genomes.json").write_text(json.dumps(
+        [[f.decode("latin-1") for f in files] for files in genomes]))
+    run_kernel_bench(jsd_similarity.Params(), "sim.jsd.tb_similarity_kernel", {
+        "genomes_file": str(tmp_path / "genomes.json"), "pause": 0.2, "seed": 7, "memory": "ddr",
+        "runs": [{"pivots": [0, 1, 2], "pqas": [0, 3, 4], "mode": "textbook"},
+                 {"pivots": [4], "pqas": [1, 2], "mode": "counts"}]})
+
+
+@pytest.mark.slow
+def test_motif_kernel_default_geometry_real_data():
+    """k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, 8-byte front end, on a real FASTA test set and
+    real FASTQ reads, DDR-like memory with stalls: every store entry equals the golden model."""
+    geometry = motif.Params()
+    ks = geometry.kmax - geometry.kmin + 1
+    control = fasta_fragment("dwv", 2000).decode("latin-1")
+    run_kernel_bench(geometry, "sim.motif.tb_motif_kernel", {
+        "runs": [{"test": [fasta_fragment("lambda_virus", 6000).decode("latin-1")],
+                  "control": [control], "thresholds": [2] * ks, "growth": 2},
+                 {"test": [fastq_fragment(6000).decode("latin-1")], "control": [control],
+                  "thresholds": [2] * ks, "growth": 2}],
+        "pause": 0.2, "seed": 3, "memory": "ddr"})
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ base (tests/test_motif_frontend.py measures real reads). B = 1 has no FIFO: one 
 ``busy`` is high while any byte or base is inside.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -60,7 +60,7 @@ class BaseFrontEnd(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from a byte entering the shifter to its base at the output (empty FIFO)."""
-        return 1 + self._parser.latency + (1 if self._fifo_depth else 0)
+        return 1 + self._parser.latency + (2 if self._fifo_depth else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -100,20 +100,24 @@ class BaseFrontEnd(wiring.Component):
         restart_pending = Signal(init=1)
         group = Signal(_group_layout(width))
         pending = restart_pending
-        count = Const(0, range(width + 1))
-        for byte in range(width):
+        for byte in range(width + 1):
+            # the bases before this byte, as a table of the is_base bits (a LUT function of at
+            # most ``width`` inputs) rather than a chain of adders
+            before = Array(Const(bin(bits).count("1"), range(width + 1))
+                           for bits in range(1 << byte))[roles.is_base[:byte]] if byte else 0
+            if byte == width:
+                m.d.comb += group.count.eq(before)
+                break
             is_base = roles.is_base[byte]
-            for slot in range(width):
-                with m.If(is_base & (count == slot)):
+            for slot in range(byte + 1):
+                with m.If(is_base & (before == slot)):
                     m.d.comb += [group.codes[2 * slot:2 * slot + 2].eq(
                                      roles.codes[2 * byte:2 * byte + 2]),
                                  group.restarts[slot].eq(pending)]
             pending = Mux(is_base, 0, pending | roles.is_break[byte])
-            count = count + is_base
-        m.d.comb += group.count.eq(count)
         with m.If(parser.o.valid):
             m.d.sync += restart_pending.eq(pending | roles.end_of_file)
-        group_valid = parser.o.valid & (count != 0)
+        group_valid = parser.o.valid & roles.is_base.any()
 
         in_parser = Signal(range(parser.latency + 1))
         with m.If(sending):
@@ -138,18 +142,25 @@ class BaseFrontEnd(wiring.Component):
             fifo.w_en.eq(group_valid),
             fifo.w_data.eq(group),
         ]
-        head = data.View(_group_layout(width), fifo.r_data)
+        # the group being sent out sits in registers: the choice to pop the FIFO then depends
+        # on registered values only, not on the FIFO's read data
+        current = Signal(_group_layout(width))
+        current_valid = Signal()
         index = Signal(range(width))
+        following = Signal(range(width + 1), init=1)     # index + 1
+        current_ends = current_valid & (following == current.count)
         m.d.comb += [
-            self.o.valid.eq(fifo.r_rdy),
-            self.o.payload.code.eq(head.codes.word_select(index, 2)),
-            self.o.payload.restart.eq(head.restarts.bit_select(index, 1)),
+            fifo.r_en.eq(fifo.r_rdy & (~current_valid | current_ends)),
+            self.o.valid.eq(current_valid),
+            self.o.payload.code.eq(current.codes.word_select(index, 2)),
+            self.o.payload.restart.eq(current.restarts.bit_select(index, 1)),
         ]
-        with m.If(fifo.r_rdy):
-            with m.If(index == head.count - 1):
-                m.d.comb += fifo.r_en.eq(1)
-                m.d.sync += index.eq(0)
-            with m.Else():
-                m.d.sync += index.eq(index + 1)
-        m.d.comb += self.busy.eq(loaded | (in_parser != 0) | fifo.r_rdy)
+        with m.If(fifo.r_en):
+            m.d.sync += [current.eq(fifo.r_data), current_valid.eq(1), index.eq(0),
+                         following.eq(1)]
+        with m.Elif(current_ends):
+            m.d.sync += current_valid.eq(0)
+        with m.Elif(current_valid):
+            m.d.sync += [index.eq(following), following.eq(following + 1)]
+        m.d.comb += self.busy.eq(loaded | (in_parser != 0) | fifo.r_rdy | current_valid)
         return m
