@@ -3,6 +3,7 @@ hw.build`` builds) under the DDR-like memory model, on fragments of real genomes
 
     python bench/default_geometry.py [--kernels jacc_sketch,jacc_similarity] [--memory ddr|ideal]
                                      [--latency 150] [--outstanding 8] [--fragment-bytes 6000]
+                                     [--bacteria] [--genomes 16] [--memory-mib 4]
 
 Every figure comes from a bit-exact cocotb regression of the generated Verilog under Verilator
 (each bench compares every output byte with the golden model, so a wrong kernel prints no row):
@@ -18,9 +19,17 @@ Every figure comes from a bit-exact cocotb regression of the generated Verilog u
 * ``jsd_builder`` (8 lanes x 8 bytes, 512-bit bus, k = 31, cw = 14, R = 12 queues of n = 8):
   the same fragments; cycles per 512-bit input beat over whole calls (memory latency, genome
   ends and the 256 KiB record of every genome included);
-* ``motif`` (k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, B = 2 bytes per cycle): a FASTA fragment
+* ``jsd_similarity`` (V = 8 pivots, R = 12, n = 8, 512-bit bus): the golden records of the same
+  genomes (the first ``--jsd-records``), the first V of them as the pivots, all streamed; cycles
+  per record beat read over the call;
+* ``motif`` (k = 10..20, 4 x 2^14 CM-CU, 64 x 4 store, B = 8 bytes per cycle): a FASTA fragment
   (lambda) and a FASTQ fragment (SRR059298) as test sets; bases per cycle of the test pass (one
   window of every k per base), from the kernel's own cycle counters.
+
+``--bacteria`` takes the sketch and JSD genomes from the sibelia-examples bacteria (Mbases each,
+``sim.real_data.bacterial_fragments``; ``--min-fragment-bytes`` spreads their sizes) instead of
+the example genomes and reads, for runs long enough that genome ends and per-call costs fade;
+``--memory-mib`` sizes the simulated memories to hold such a call.
 
 The memory model is sim.ddr_memory.DdrAxiRam (read latency, outstanding-burst limit, refresh
 gaps; DDR4 defaults) or cocotbext-axi's ideal AxiRam (``--memory ideal``). "vs ideal" is the
