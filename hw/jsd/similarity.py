@@ -12,8 +12,8 @@ entropies stored in the records' trailers by the queue builder.
 
 Input: records as written by the queue builder but with the trailer beat first (the kernel reads
 it first), the ``n_pivots`` pivot records and then the ``n_pqas`` streamed records.
-Throughput: one queue per cycle per pivot set (when a queue is one bus beat); about 20 cycles per
-streamed record for the entropy finish. Output: one bus beat per streamed record, u32 JSD of
+Throughput: one queue per cycle per pivot set (when a queue is one bus beat); the entropy unit's
+``finish_cycles`` (100 at the defaults) per streamed record for the entropy finish. Output: one bus beat per streamed record, u32 JSD of
 pivot v (signed Q5.24) at bits [32 v, 32 v + 32), zero for v >= n_pivots.
 """
 
@@ -28,9 +28,20 @@ from kmerspec.kernels.jsd_similarity import Params
 from .entropy import ENTROPY_BITS, EntropyUnit
 from .pqa import VALUE_BITS, entry_layout, slot_memory_attrs
 
-__all__ = ["JsdSimilarityCore"]
+__all__ = ["JsdSimilarityCore", "mixture_entropy_args"]
 
 ENTRY_BITS = 64
+
+
+def _total_bits(p: Params) -> int:
+    """Width of a PQA total M."""
+    return VALUE_BITS + p.R + max(0, (p.n - 1).bit_length())
+
+
+def mixture_entropy_args(p: Params) -> tuple[int, int, int]:
+    """(count_bits, counts_per_beat, max_beats_bits) of a pivot's entropy unit: the textbook
+    mixture counts ``p_i M_Q + q_j M_P`` of the 2n entries of a united queue, 2^R queues."""
+    return VALUE_BITS + _total_bits(p) + 1, 2 * p.n, p.R
 
 
 class JsdSimilarityCore(wiring.Component):
@@ -50,13 +61,12 @@ class JsdSimilarityCore(wiring.Component):
         self.params = params
         p = params
         #: widths of a PQA total M and of a textbook mixture count p_i M_Q + q_j M_P
-        self.total_bits = VALUE_BITS + p.R + max(0, (p.n - 1).bit_length())
+        self.total_bits = _total_bits(p)
         self.mixture_bits = VALUE_BITS + self.total_bits + 1
         self.pivot_slots = [[Memory(shape=entry_layout(p.R), depth=1 << p.R, init=[],
                                     attrs=slot_memory_attrs(p.R))
                              for _ in range(p.n)] for _ in range(p.pivots)]
-        self.entropy_units = [EntropyUnit(self.mixture_bits, 2 * p.n, p.R)
-                              for _ in range(p.pivots)]
+        self.entropy_units = [EntropyUnit(*mixture_entropy_args(p)) for _ in range(p.pivots)]
         super().__init__({
             "start": In(1),
             "n_pivots": In(range(p.pivots + 1)),
