@@ -18,6 +18,7 @@ elaboration. Registers go to ``m.d.sync``.
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Signal, Value
+from amaranth.lib import data
 
 __all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "delayed", "pipelined_add", "pipelined_sum",
            "product_tiles", "pipelined_product", "product_latency", "ChunkedAccumulator",
@@ -31,12 +32,12 @@ DSP_B_BITS = 17
 
 
 def delayed(m, value, cycles: int, name: str, reset_less: bool = False):
-    """``value`` after ``cycles`` registers (``value`` itself for 0). Data (``reset_less``)
-    registers have no reset, so a delay line can become a shift-register LUT (SRL); control
-    bits such as valids keep theirs."""
+    """``value`` after ``cycles`` registers (``value`` itself for 0; a view keeps its layout).
+    Data (``reset_less``) registers have no reset, so a delay line can become a shift-register
+    LUT (SRL); control bits such as valids keep theirs."""
     for cycle in range(cycles):
-        held = Signal(Value.cast(value).shape(), name=f"{name}_d{cycle + 1}",
-                      reset_less=reset_less)
+        shape = value.shape() if isinstance(value, data.View) else Value.cast(value).shape()
+        held = Signal(shape, name=f"{name}_d{cycle + 1}", reset_less=reset_less)
         m.d.sync += held.eq(value)
         value = held
     return value

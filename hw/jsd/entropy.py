@@ -110,7 +110,8 @@ class EntropyUnit(wiring.Component):
 
         # the accepted beat into registers
         valid, last = Signal(), Signal()
-        counts = [Signal(W, name=f"count{j}", reset_less=True) for j in range(P)]
+        # with a reset, so no SRL absorbs them: the log2 units' first step starts at a flip-flop
+        counts = [Signal(W, name=f"count{j}") for j in range(P)]
         m.d.sync += [valid.eq(accepted), last.eq(self.i.payload.last)]
         m.d.sync += [c.eq(self.i.payload.counts[j]) for j, c in enumerate(counts)]
 

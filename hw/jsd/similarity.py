@@ -10,20 +10,34 @@ multipliers 1, i.e. pooled counts). After the last queue, per pivot,
 PQA is empty and 0 if both are, exactly ``kmerspec.golden.entropy.jsd_fixed``. H_P and H_Q are the
 entropies stored in the records' trailers by the queue builder.
 
+Pipeline per pivot, for the board clock (``python bench/timing_parts.py --parts
+similarity_pivot``): the pivot queue's words into the memories' output registers; the n x n tag
+matches (one cycle) beside the products p_i M_Q and q_j M_P (each a
+:func:`hw.common.pipeline.pipelined_product`: 16 products per pivot, every q_j M_P computed once
+and chosen by the match as pivot entry i's partner term); then the partner choice and the
+unmatched streamed entries (one cycle), the sums in 32-bit chunks, the entropy unit. After the
+entropies: the differences (one cycle), the clamps into the result beat (one cycle).
+
 Input: records as written by the queue builder but with the trailer beat first (the kernel reads
 it first), the ``n_pivots`` pivot records and then the ``n_pqas`` streamed records.
-Throughput: one queue per cycle per pivot set (when a queue is one bus beat); the entropy unit's
-``finish_cycles`` (100 at the defaults) per streamed record for the entropy finish. Output: one bus beat per streamed record, u32 JSD of
-pivot v (signed Q5.24) at bits [32 v, 32 v + 32), zero for v >= n_pivots.
+Throughput: one queue per cycle per pivot set (when a queue is one bus beat); per streamed record
+the union pipeline, the entropy unit's ``finish_cycles`` (100 at the defaults) and the result
+beat's 3 cycles. Output: one bus beat per streamed record, u32 JSD of pivot v (signed Q5.24) at
+bits [32 v, 32 v + 32), zero for v >= n_pivots.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+import functools
+import operator
+
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.entropy import FIXED_ONE
 from kmerspec.kernels.jsd_similarity import Params
+
+from hw.common.pipeline import delayed, pipelined_add, pipelined_product
 
 from .entropy import ENTROPY_BITS, EntropyUnit
 from .pqa import VALUE_BITS, entry_layout, slot_memory_attrs
@@ -156,63 +170,112 @@ class JsdSimilarityCore(wiring.Component):
                 with m.If(self.n_pqas == 0):
                     m.d.sync += self.busy.eq(0)
 
-        # streaming: read pivot queue `queue_index` (arrives next cycle), unite, entropy
+        # streaming: read pivot queue `queue_index` (arrives next cycle into the memories'
+        # output registers), then per pivot in parallel: the tag matches, the products
+        # p_i M_Q and q_j M_P (pipelined DSP tiles), each pivot entry's partner product chosen by
+        # its match, the sums, the entropy unit
         compare = queue_valid & ~loading
         compare1, last1 = Signal(), Signal()
-        streamed1 = [Signal(entry_layout(R), name=f"streamed1_{j}") for j in range(n)]
         m.d.sync += [compare1.eq(compare), last1.eq(queue_last)]
-        m.d.sync += [a.eq(b) for a, b in zip(streamed1, streamed)]
+        streamed_e = [delayed(m, entry, 2, f"streamed{j}", reset_less=True)
+                      for j, entry in enumerate(streamed)]
+        valid_e, last_e = delayed(m, compare1, 1, "valid_e"), delayed(m, last1, 1, "last_e")
         stream_total = Signal(self.total_bits)
         m.d.comb += stream_total.eq(header_total)
+        # the multipliers of a record: static while its queues pass (the next header waits for
+        # its results), so registered
+        scale_pivot = Signal(self.total_bits)    # multiplies p_i
+        m.d.sync += scale_pivot.eq(Mux(self.counts_mode, 1, stream_total))
         results = []
         for v in range(V):
             reads = [memory.read_port(transparent_for=()) for memory in self.pivot_slots[v]]
-            pivot_entries = []
+            pivot_e = []
             for j, read in enumerate(reads):
                 m.d.comb += [read.addr.eq(queue_index), read.en.eq(compare)]
-                entry = Signal(entry_layout(R), name=f"pivot{v}_entry{j}")
-                m.d.comb += entry.eq(read.data)
-                pivot_entries.append(entry)
-            scale_pivot = Mux(self.counts_mode, 1, stream_total)     # multiplies p_i
-            scale_stream = Mux(self.counts_mode, 1, pivot_total[v])  # multiplies q_j
+                entry = Signal(entry_layout(R), name=f"pivot{v}_entry{j}", reset_less=True)
+                m.d.sync += entry.eq(read.data)
+                pivot_e.append(entry)
+            scale_stream = Signal(self.total_bits, name=f"scale_stream{v}")  # multiplies q_j
+            m.d.sync += scale_stream.eq(Mux(self.counts_mode, 1, pivot_total[v]))
+
+            # matches (one cycle): pivot entry i and streamed entry j hold the same k-mer
+            match = [[Signal(name=f"match{v}_{i}_{j}") for j in range(n)] for i in range(n)]
+            for i, pe in enumerate(pivot_e):
+                for j, se in enumerate(streamed_e):
+                    m.d.sync += match[i][j].eq(pe.value.any() & se.value.any()
+                                               & (pe.tag == se.tag))
+            # products (the same start, a longer pipeline)
+            pivot_products, stream_products = [], []
+            for i, pe in enumerate(pivot_e):
+                product, product_cycles = pipelined_product(m, scale_pivot, pe.value,
+                                                            f"p_m{v}_{i}")
+                pivot_products.append(product)
+            for j, se in enumerate(streamed_e):
+                product, _ = pipelined_product(m, scale_stream, se.value, f"q_m{v}_{j}")
+                stream_products.append(product)
+            match = [[delayed(m, bit, product_cycles - 1, f"match{v}_{i}_{j}")
+                      for j, bit in enumerate(row)] for i, row in enumerate(match)]
+            # each pivot entry's partner product (at most one match), and the streamed entries
+            # that match none
+            partners, stream_only, pivot_held = [], [], []
+            for i in range(n):
+                partner = Signal(len(stream_products[0]), name=f"partner{v}_{i}",
+                                 reset_less=True)
+                m.d.sync += partner.eq(functools.reduce(
+                    operator.or_, (Mux(match[i][j], stream_products[j], 0) for j in range(n))))
+                partners.append(partner)
+                pivot_held.append(delayed(m, pivot_products[i], 1, f"p_m{v}_{i}_held",
+                                          reset_less=True))
+            for j in range(n):
+                alone = Signal(self.mixture_bits, name=f"alone{v}_{j}", reset_less=True)
+                matched = Cat(*(match[i][j] for i in range(n))).any()
+                m.d.sync += alone.eq(Mux(matched, 0, stream_products[j]))
+                stream_only.append(alone)
+            counts = []
+            for i in range(n):
+                total, add_cycles = pipelined_add(m, pivot_held[i], partners[i],
+                                                  f"mix{v}_{i}", self.mixture_bits)
+                counts.append(total)
+            counts += [delayed(m, alone, add_cycles, f"alone{v}_{j}", reset_less=True)
+                       for j, alone in enumerate(stream_only)]
+            cycles = product_cycles + 1 + add_cycles
             unit = self.entropy_units[v]
             m.submodules[f"entropy{v}"] = unit
-            matched_stream = [Const(0, 1)] * n
-            counts = []
-            for i, pe in enumerate(pivot_entries):
-                partner = Const(0, VALUE_BITS)
-                for j, se in enumerate(streamed1):
-                    match = (pe.value != 0) & (se.value != 0) & (pe.tag == se.tag)
-                    partner = partner | Mux(match, se.value, 0)
-                    matched_stream[j] = matched_stream[j] | match
-                counts.append(pe.value * scale_pivot + partner * scale_stream)
-            for j, se in enumerate(streamed1):
-                counts.append(Mux(matched_stream[j], 0, se.value) * scale_stream)
-            registered = [Signal(self.mixture_bits, name=f"mix{v}_{c}") for c in range(2 * n)]
-            valid2, last2 = Signal(name=f"mix_valid{v}"), Signal(name=f"mix_last{v}")
-            m.d.sync += [r.eq(c) for r, c in zip(registered, counts)]
-            m.d.sync += [valid2.eq(compare1), last2.eq(last1)]
-            m.d.comb += [unit.i.valid.eq(valid2), unit.i.payload.last.eq(last2)]
-            m.d.comb += [unit.i.payload.counts[c].eq(r) for c, r in enumerate(registered)]
+            m.d.comb += [unit.i.valid.eq(delayed(m, valid_e, cycles, f"mix_valid{v}")),
+                         unit.i.payload.last.eq(delayed(m, last_e, cycles, f"mix_last{v}"))]
+            m.d.comb += [unit.i.payload.counts[c].eq(count) for c, count in enumerate(counts)]
             results.append(unit)
 
-        # finish: when every pivot's entropy is ready, one result beat
+        # finish, when every pivot's entropy is ready: the differences (one cycle), then the
+        # clamps and special cases into the result beat (one cycle)
+        capture, differenced, result_valid = Signal(), Signal(), Signal()
         all_ready = Cat(*(unit.o.valid for unit in results)).all()
-        result_words = []
+        m.d.comb += capture.eq(waiting & all_ready & ~differenced & ~result_valid)
+        m.d.sync += differenced.eq(capture)
+        empty_q = Signal()
+        m.d.sync += empty_q.eq(stream_total == 0)
+        result_words = Signal(p.data_width)
         for v, unit in enumerate(results):
-            average = (pivot_entropy[v] + header_entropy) >> 1
+            average = Signal(ENTROPY_BITS + 1, name=f"average{v}")
+            m.d.sync += average.eq((pivot_entropy[v] + header_entropy) >> 1)
+            empty_p = Signal(name=f"empty_p{v}")
+            m.d.sync += empty_p.eq(pivot_total[v] == 0)
             difference = Signal(signed(ENTROPY_BITS + 2), name=f"jsd{v}")
-            m.d.comb += difference.eq(unit.o.payload.entropy - average)
-            empty_p, empty_q = pivot_total[v] == 0, stream_total == 0
+            with m.If(capture):
+                m.d.sync += difference.eq(unit.o.payload.entropy - average)
+            m.d.comb += unit.o.ready.eq(capture)
             clamped = Mux(difference < 0, 0, Mux(difference > FIXED_ONE, FIXED_ONE, difference))
             special = Mux(empty_p & empty_q, 0, FIXED_ONE)
             value = Mux(self.counts_mode, difference,
                         Mux(empty_p | empty_q, special, clamped))
-            result_words.append(Mux(v < self.n_pivots, value[:32], 0))
-            m.d.comb += unit.o.ready.eq(self.o.valid & self.o.ready)
-        m.d.comb += [self.o.valid.eq(waiting & all_ready), self.o.payload.eq(Cat(*result_words))]
+            with m.If(differenced):
+                m.d.sync += result_words[32 * v:32 * v + 32].eq(
+                    Mux(v < self.n_pivots, value[:32], 0))
+        with m.If(differenced):
+            m.d.sync += result_valid.eq(1)
+        m.d.comb += [self.o.valid.eq(result_valid), self.o.payload.eq(result_words)]
         with m.If(self.o.valid & self.o.ready):
-            m.d.sync += [waiting.eq(0), records_left.eq(records_left - 1)]
+            m.d.sync += [result_valid.eq(0), waiting.eq(0), records_left.eq(records_left - 1)]
             with m.If(records_left == 1):
                 m.d.sync += self.busy.eq(0)
         return m
