@@ -775,3 +775,36 @@ def test_impl_script(tmp_path, capsys):
     assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
     assert "Vivado WNS -0.125 ns at 4.0 ns" in capsys.readouterr().out
     assert json.loads((kd / "resources.json").read_text())["impl"]["wns_ns"] == -0.125
+
+
+def test_feature_units_emitted_once_per_parameter_set():
+    """hw.vitis.emit.convert writes one module per FeatureUnit parameter set, instanced per unit
+    (the cocotb kernel tests run on this Verilog and match the golden model); the Amaranth
+    elaboration outside the emission keeps every unit's logic."""
+    from amaranth.hdl import Elaboratable, Fragment, Module
+    from hw.common.feature_unit import FeatureUnit
+    from hw.vitis.emit import convert
+
+    class Units(Elaboratable):
+        def __init__(self):
+            self.units = [FeatureUnit(4, 4) for _ in range(3)] + [
+                FeatureUnit(8, 4, union=False, arity=4)]
+
+        def elaborate(self, platform):
+            m = Module()
+            for index, unit in enumerate(self.units):
+                m.submodules[f"unit{index}"] = unit
+            return m
+
+    design = Units()
+    ports = [port for unit in design.units
+             for port in (unit.slot, unit.z, unit.nz) + ((unit.other,) if unit._union else ())]
+    text = convert(design, "units", ports=ports)
+    union, plain = design.units[0].module_name, design.units[3].module_name
+    assert union != plain
+    assert re.findall(r"^module (\S+)\(", text, re.M) == ["units"] + sorted([union, plain])
+    assert len(re.findall(rf"^\s*{union} ", text, re.M)) == 3
+    assert len(re.findall(rf"^\s*{plain} ", text, re.M)) == 1
+    # without the emission the units elaborate to their logic (no instances)
+    fragment = Fragment.get(FeatureUnit(4, 4), None)
+    assert not any(type(sub).__name__ == "Instance" for sub, *_ in fragment.subfragments)
