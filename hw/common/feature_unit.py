@@ -241,8 +241,9 @@ class FeatureUnit(wiring.Component):
         return (f"feature_unit_n{self._registers}_w{self._w}_f{self._field_bits}_{kind}")
 
     def _instance(self, wanted: dict) -> Module:
-        wanted.setdefault(self.module_name, FeatureUnit(
-            self._registers, self._w, self._field_bits, union=self._union, arity=self._arity))
+        if self.module_name not in wanted:
+            wanted[self.module_name] = FeatureUnit(self._registers, self._w, self._field_bits,
+                                                   union=self._union, arity=self._arity)
         ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal(), "i_slot": self.slot,
                  "o_z": self.z, "o_nz": self.nz}
         if self._union:
