@@ -4,7 +4,8 @@
 * :func:`pipelined_add`: ``a + b`` in chunks of :data:`CHUNK_BITS` bits, one chunk per cycle
   (the carry between chunks registered), so no carry chain is longer than 4 CARRY8 (Vivado counts
   every CARRY8 as a logic level: a 128-bit adder in one cycle is 16 levels).
-* :func:`pipelined_sum`: a registered adder tree of :func:`pipelined_add`.
+* :func:`chunked_sum`: a registered adder tree of :func:`pipelined_add` (unlike
+  :func:`hw.common.feature_unit.pipelined_sum`, whose adders are whole-width, each in one cycle).
 * :func:`pipelined_product`: ``a * b`` from DSP48E2 tiles (26 x 17 bits unsigned, the 27 x 18
   signed multiplier), each with its own input and product registers (the DSP's A/B and P
   registers), summed two at a time by :func:`pipelined_add`.
@@ -20,7 +21,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Cat, Const, Signal, Value
 from amaranth.lib import data
 
-__all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "delayed", "pipelined_add", "pipelined_sum",
+__all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "delayed", "pipelined_add", "chunked_sum",
            "product_tiles", "pipelined_product", "product_latency", "ChunkedAccumulator",
            "LatencyOnly"]
 
@@ -100,11 +101,11 @@ def pipelined_product(m, a, b, name: str):
         m.d.sync += [a_tile.eq(a[a_low:a_low + a_width]), b_tile.eq(b[b_low:b_low + b_width]),
                      product.eq(a_tile * b_tile)]
         terms.append((a_low + b_low, product))
-    total, lag = pipelined_sum(m, terms, name, a_bits + b_bits)
+    total, lag = chunked_sum(m, terms, name, a_bits + b_bits)
     return total, 2 + lag
 
 
-def pipelined_sum(m, terms, name: str, width: int):
+def chunked_sum(m, terms, name: str, width: int):
     """The sum of ``terms``, pairs (shift, value) meaning ``value << shift``, mod 2^width, by a
     binary tree with one :func:`pipelined_add` per level (operands of a pair delayed to the
     later one); returns ``(sum, latency)``."""

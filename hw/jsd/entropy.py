@@ -23,8 +23,8 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.golden.fixedpoint import RECIP_FRAC_BITS
 from kmerspec.params import check_int
 
-from hw.common.pipeline import (ChunkedAccumulator, LatencyOnly, delayed, pipelined_product,
-                                pipelined_sum, product_latency)
+from hw.common.pipeline import (ChunkedAccumulator, LatencyOnly, chunked_sum, delayed,
+                                pipelined_product, product_latency)
 
 from .log2 import (Log2Unit, ReciprocalUnit, log2_latency, log2_output_bits,
                    reciprocal_latency)
@@ -56,7 +56,7 @@ def entropy_finish_cycles(count_bits: int, counts_per_beat: int, max_beats_bits:
     chunk and the finish start, 1/M, S x 1/M, the two shift steps, the difference, ``o.valid``."""
     total_bits, weighted_bits = _sum_widths(count_bits, counts_per_beat, max_beats_bits)
     log2_bits = log2_output_bits(count_bits)
-    tree_cycles = pipelined_sum(LatencyOnly(), [(0, Signal(count_bits + log2_bits))]
+    tree_cycles = chunked_sum(LatencyOnly(), [(0, Signal(count_bits + log2_bits))]
                                 * counts_per_beat, "latency", weighted_bits)[1]
     settle = max(ChunkedAccumulator(bits, "latency").settle
                  for bits in (total_bits, weighted_bits))
@@ -130,9 +130,9 @@ class EntropyUnit(wiring.Component):
         cycles = unit.latency + product_cycles
 
         # beat sums (adder trees, one pipelined adder per level), then accumulation
-        beat_weighted, tree_cycles = pipelined_sum(m, [(0, p) for p in products],
+        beat_weighted, tree_cycles = chunked_sum(m, [(0, p) for p in products],
                                                    "beat_weighted", self.weighted_bits)
-        beat_total, total_cycles = pipelined_sum(m, [(0, c) for c in held_counts], "beat_total",
+        beat_total, total_cycles = chunked_sum(m, [(0, c) for c in held_counts], "beat_total",
                                                  self.total_bits)
         beat_total = delayed(m, beat_total, tree_cycles - total_cycles, "beat_total",
                              reset_less=True)
@@ -158,8 +158,8 @@ class EntropyUnit(wiring.Component):
             m.d.sync += log2_held.eq(log2_total.o.payload.log2)
         nonzero = Signal()
         m.d.sync += nonzero.eq(total.value != 0)
-        # S * x, then >> (32 + e): the 32 by wiring, e in two registered steps (8 places each,
-        # then the rest)
+        # S * x, then >> (32 + e): the 32 by wiring, e in two registered steps (its multiple of
+        # 8, then the rest)
         scaled, scaled_cycles = pipelined_product(m, weighted.value, reciprocal.o.payload.x,
                                                   "scaled")
         exponent = delayed(m, reciprocal.o.payload.exponent, scaled_cycles, "exponent",

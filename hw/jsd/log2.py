@@ -266,16 +266,14 @@ class ReciprocalUnit(wiring.Component):
         cycles = 0
         for step in range(2):
             product, latency = pipelined_product(m, b, x, f"bx{step}")
-            x = delayed(m, x, latency, f"x{step}", reset_less=True)
-            b = delayed(m, b, latency, f"b{step}", reset_less=True)
             correction = Signal(x_bits, name=f"correction{step}", reset_less=True)
             m.d.sync += correction.eq(two - (product >> frac_bits)[:x_bits])
-            x = delayed(m, x, 1, f"x{step}_c", reset_less=True)
-            b = delayed(m, b, 1, f"b{step}_c", reset_less=True)
+            x = delayed(m, x, latency + 1, f"x{step}", reset_less=True)
             new_x, new_latency = pipelined_product(m, x, correction, f"xc{step}")
+            step_cycles = latency + 1 + new_latency
             x = new_x[frac_bits:frac_bits + x_bits]
-            b = delayed(m, b, new_latency, f"b{step}_n", reset_less=True)
-            cycles += latency + 1 + new_latency
+            b = delayed(m, b, step_cycles, f"b{step}", reset_less=True)
+            cycles += step_cycles
         valid = delayed(m, valid, cycles, "valid_steps")
         exponent = delayed(m, exponent, cycles, "exponent", reset_less=True)
         m.d.sync += [self.o.payload.x.eq(x), self.o.payload.exponent.eq(exponent),

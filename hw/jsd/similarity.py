@@ -76,7 +76,7 @@ class JsdSimilarityCore(wiring.Component):
         p = params
         #: widths of a PQA total M and of a textbook mixture count p_i M_Q + q_j M_P
         self.total_bits = _total_bits(p)
-        self.mixture_bits = VALUE_BITS + self.total_bits + 1
+        self.mixture_bits = mixture_entropy_args(p)[0]
         self.pivot_slots = [[Memory(shape=entry_layout(p.R), depth=1 << p.R, init=[],
                                     attrs=slot_memory_attrs(p.R))
                              for _ in range(p.n)] for _ in range(p.pivots)]
