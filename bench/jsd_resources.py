@@ -31,8 +31,8 @@ from hw.vitis.top import to_verilog  # noqa: E402
 from bench.resource_table import ResourceTable, part_verilog  # noqa: E402
 
 LANES = 8
-#: Count-Min + PQA banks per lane of the default builder (``record_banks``): the lane sums
-#: count that many of each
+#: Count-Min + PQA banks per lane of the default builder (``record_banks``): the lane's
+#: Count-Min and PQA parts are measured with that many banks (memories per bank, logic shared)
 BANKS = jsd_builder.Params().record_banks
 THESIS_PIVOTS = 24
 THESIS_ROWS = [("thesis build kernel (8 builders)", 75219, None, 960),
@@ -49,9 +49,11 @@ def parts():
     yield "murmur3_32 x 5 seeds (with block mixing)", 1, lambda: Murmur3Hashes(range(5)), APART
     yield "murmur3 finish x 5 seeds (lane's form)", 1, lambda: Murmur3Seeds(range(5)), PER_LANE
     yield "sampler (8 k-mers/beat)", 1, lambda: Sampler(8, 10), PER_LANE
-    yield "Count-Min rows 5 x 2^14 x 32", BANKS, \
-        lambda: CountMinUnit(5, 14, 32, 32, read_latency=2, stall_while_clearing=True), PER_LANE
-    yield "PQA insert 2^12 x 8", BANKS, lambda: PqaInsert(12, 8), PER_LANE
+    yield f"Count-Min rows 5 x 2^14 x 32, {BANKS} bank(s)", 1, \
+        lambda: CountMinUnit(5, 14, 32, 32 + (BANKS > 1), read_latency=2,
+                             stall_while_clearing=True, banks=BANKS), PER_LANE
+    yield f"PQA insert 2^12 x 8, {BANKS} bank(s)", 1, \
+        lambda: PqaInsert(12, 8, banks=BANKS), PER_LANE
     yield "entropy unit (8 x 32-bit), shared", 1, lambda: EntropyUnit(32, 8, 12), SHARED
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
         lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), APART

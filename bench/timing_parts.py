@@ -9,10 +9,12 @@ Parts (default geometry except where a smaller memory keeps the same worst path:
 rows have 2^8 instead of 2^14 counters, which changes the memory's depth only, not the logic
 between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 
-* ``countmin``: CountMinUnit(d=5, cw=8, 32-bit counters, read_latency=2), the JSD builder's form
-  (the motif lanes use the same unit with 16-bit counters);
-* ``countmin_rl1``: the same with read_latency=1 (block RAM clock-to-out on the update path);
-* ``pqa``: PqaInsert(R=8, n=8);
+* ``countmin``: CountMinUnit(d=5, cw=8, 32-bit counters, read_latency=2, two banks), the JSD
+  builder's form;
+* ``countmin_one_bank``: the same with one bank (the motif lanes use it with 16-bit counters);
+* ``countmin_rl1``: one bank with read_latency=1 (block RAM clock-to-out on the update path);
+* ``pqa``: PqaInsert(R=8, n=8, two banks), the builder's form;
+* ``pqa_one_bank``: the same with one bank;
 * ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit;
 * ``log2``: Log2Unit(32 bits, the count as tag), one of the builder's entropy unit's eight;
 * ``reciprocal``: ReciprocalUnit(47 bits), 1/M of the builder's entropy finish;
@@ -46,9 +48,13 @@ from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
 
 PARTS = {
-    "countmin": lambda: CountMinUnit(5, 8, 32, 32, read_latency=2, stall_while_clearing=True),
+    "countmin": lambda: CountMinUnit(5, 8, 32, 33, read_latency=2, stall_while_clearing=True,
+                                     banks=2),
+    "countmin_one_bank": lambda: CountMinUnit(5, 8, 32, 32, read_latency=2,
+                                              stall_while_clearing=True),
     "countmin_rl1": lambda: CountMinUnit(5, 8, 32, 32, read_latency=1, stall_while_clearing=True),
-    "pqa": lambda: PqaInsert(8, 8),
+    "pqa": lambda: PqaInsert(8, 8, banks=2),
+    "pqa_one_bank": lambda: PqaInsert(8, 8),
     "hll": lambda: HllUpdate(14, 4),
     "log2": lambda: Log2Unit(32, tag_bits=32),
     "reciprocal": lambda: ReciprocalUnit(47),

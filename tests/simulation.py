@@ -5,7 +5,8 @@ import random
 
 from amaranth.sim import Simulator
 
-__all__ = ["simulate", "with_idle_cycles", "send_beats", "collect_beats"]
+__all__ = ["simulate", "with_idle_cycles", "send_beats", "offer_each_cycle", "while_busy",
+           "collect_beats"]
 
 
 def simulate(dut, *testbenches, background=()):
@@ -44,6 +45,32 @@ async def send_beats(ctx, stream, payloads) -> int:
                 break
     ctx.set(stream.valid, 0)
     return cycles
+
+
+async def offer_each_cycle(ctx, stream, payloads, idle_probability: float, rng: random.Random):
+    """Offer the payloads on ``stream`` one per cycle (idle cycles at random), asserting that
+    ``ready`` is high whenever one is offered."""
+    for payload in payloads:
+        while rng.random() < idle_probability:
+            ctx.set(stream.valid, 0)
+            await ctx.tick()
+        ctx.set(stream.valid, 1)
+        ctx.set(stream.payload, payload)
+        assert ctx.get(stream.ready)
+        await ctx.tick()
+    ctx.set(stream.valid, 0)
+
+
+async def while_busy(ctx, start, bits: int, busy, work):
+    """Pulse ``bits`` on ``start``, check that they show on ``busy`` in the next cycle, run
+    ``work`` (an awaitable) meanwhile, then wait until ``busy`` is low."""
+    ctx.set(start, bits)
+    await ctx.tick()
+    ctx.set(start, 0)
+    assert ctx.get(busy) == bits
+    await work
+    while ctx.get(busy):
+        await ctx.tick()
 
 
 async def collect_beats(ctx, stream, sink: list, stall_probability: float, rng: random.Random):

@@ -13,7 +13,7 @@ from kmerspec.golden.countmin import CountMin, h3_row_indices
 from kmerspec.golden.hashes import h3_seed_words
 from hw.common.countmin import CountMinUnit
 from hw.motif.h3 import H3Hash
-from tests.simulation import simulate
+from tests.simulation import offer_each_cycle, simulate, while_busy
 
 KEY_BITS = 20
 
@@ -269,3 +269,69 @@ def test_without_one_forwarding_distance_fails(read_latency):
         estimates, counters, expected, golden = distance_run(distance_unit(read_latency, Mutant),
                                                              distance, "cu")
         assert (estimates, counters) != (expected, golden), f"distance {distance}"
+
+
+def two_bank_program(rng, pool, length):
+    """(bank, key) insertions that hit the forwarding at every distance within a bank and
+    across the banks: the same key alternating banks every cycle (a forward across banks
+    would count it twice), runs in one bank, and random picks."""
+    program = []
+    while len(program) < length:
+        key = rng.choice(pool)
+        shape = rng.choice(["alternate", "run", "random"])
+        if shape == "alternate":
+            program += [(step % 2, key) for step in range(rng.choice([2, 3, 6]))]
+        elif shape == "run":
+            program += [(rng.getrandbits(1), key)] * rng.choice([1, 2, 4, 7])
+        else:
+            program.append((rng.getrandbits(1), rng.choice(pool)))
+    return program[:length]
+
+
+@pytest.mark.parametrize("update", ["cu", "cm"])
+@pytest.mark.parametrize("read_latency", [1, 2])
+def test_two_banks_share_the_pipeline(read_latency, update):
+    """Two banks behind one insertion pipeline (the JSD builder's double-buffered records):
+    interleaved insertions count in their own bank only, every estimate and counter exact
+    against one golden Count-Min per bank; then bank 1 clears while bank 0 goes on counting at
+    one insertion per cycle, and bank 1 counts from zero after it."""
+    rng = random.Random(11 + read_latency)
+    matrices = [h3_seed_words(KEY_BITS, 5, row, 2) for row in range(4)]
+    indexer = h3_row_indices(matrices)
+    dut = CountMinUnit(4, 5, 32, KEY_BITS, read_latency=read_latency,
+                       stall_while_clearing=True, banks=2)
+    pool = [rng.getrandbits(KEY_BITS) for _ in range(20)]
+    before = two_bank_program(rng, pool, 1500)
+    during = [(0, rng.choice(pool)) for _ in range(40)]        # bank 1 clears meanwhile
+    after = two_bank_program(rng, pool, 600)
+    got = {"estimates": []}
+
+    def payloads(insertions):
+        return [{"indices": indexer(key), "key": key, "bank": bank} for bank, key in insertions]
+
+    async def collector(ctx):
+        async for _, _, valid, payload in ctx.tick().sample(dut.o.valid, dut.o.payload):
+            if valid:
+                got["estimates"].append(payload.estimate)
+
+    async def testbench(ctx):
+        ctx.set(dut.plain_update, update == "cm")
+        await offer_each_cycle(ctx, dut.i, payloads(before), 0.2, rng)
+        await ctx.tick().repeat(dut.latency)              # no bank-1 insertion in flight
+        got["bank 1 before the clear"] = [[ctx.get(row.data[i]) for i in range(32)]
+                                          for row in dut.bank_rows[1]]
+        await while_busy(ctx, dut.clear, 0b10, dut.busy,
+                         offer_each_cycle(ctx, dut.i, payloads(during), 0.0, rng))
+        await offer_each_cycle(ctx, dut.i, payloads(after), 0.3, rng)
+        await ctx.tick().repeat(dut.latency + 1)
+        got["counters"] = [[[ctx.get(row.data[i]) for i in range(32)] for row in rows]
+                           for rows in dut.bank_rows]
+
+    simulate(dut, testbench, background=(collector,))
+    golden = [CountMin(4, 5, 32, indexer, update) for _ in range(2)]
+    expected = [golden[bank].insert(key) for bank, key in before]
+    assert got["bank 1 before the clear"] == golden[1].counters
+    golden[1] = CountMin(4, 5, 32, indexer, update)
+    expected += [golden[bank].insert(key) for bank, key in during + after]
+    assert got["estimates"] == expected
+    assert got["counters"] == [golden[0].counters, golden[1].counters]

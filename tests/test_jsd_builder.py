@@ -47,12 +47,12 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
     async def countmin_probe(ctx):
         # at each genome end the retiring bank's counters are complete until its clear starts;
         # nothing is cleared after the reset (the banks start clean)
-        banks = [countmin for lane in dut.lane_units for countmin in lane.countmins]
-        async for values in ctx.tick().sample(*(countmin.clear for countmin in banks)):
-            for countmin, clearing in zip(banks, values[2:]):
+        banks = [(lane.countmin, bank) for lane in dut.lane_units for bank in range(lane.banks)]
+        async for values in ctx.tick().sample(*(countmin.clear[bank] for countmin, bank in banks)):
+            for (countmin, bank), clearing in zip(banks, values[2:]):
                 if clearing:
                     snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
-                                      for row in countmin.rows])
+                                      for row in countmin.bank_rows[bank]])
 
     simulate(dut, feeder,
              background=(collector, countmin_probe, *(probe(dut) for probe in probes)))
@@ -146,10 +146,10 @@ def test_reset_forgets_a_cut_off_genome(banks):
     def memories(ctx):
         values = []
         for lane in dut.lane_units:
-            for countmin, pqa in zip(lane.countmins, lane.pqas):
-                for row in countmin.rows:
+            for rows, slots in zip(lane.countmin.bank_rows, lane.pqa.bank_slots):
+                for row in rows:
                     values += [ctx.get(row.data[i]) for i in range(1 << params.cw)]
-                for slot in pqa.slots:   # entries are structs: their bits
+                for slot in slots:   # entries are structs: their bits
                     values += [ctx.get(slot.data[i]).as_value().value
                                for i in range(1 << params.R)]
         return values

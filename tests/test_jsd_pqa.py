@@ -7,7 +7,7 @@ import pytest
 
 from kmerspec.golden.pqa import Pqa
 from hw.jsd.pqa import PqaInsert
-from tests.simulation import simulate
+from tests.simulation import offer_each_cycle, simulate, while_busy
 
 
 def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
@@ -172,3 +172,71 @@ def test_slots_of_4k_queues_go_to_ultraram():
     assert all(not slot.attrs for slot in PqaInsert(11, 8).slots)
     pivots = JsdSimilarityCore(SimilarityParams(pivots=2)).pivot_slots
     assert all(dict(slot.attrs) == {"ram_style": "ultra"} for slots in pivots for slot in slots)
+
+
+def test_pqa_two_banks_share_the_network():
+    """Two banks behind one insert network (the JSD builder's double-buffered records): the same
+    queue alternating banks every cycle (a forward across banks would merge them), runs in one
+    bank, random insertions; then bank 1 drains under random backpressure while bank 0 goes on
+    taking one insertion per cycle, and bank 1 fills again from empty. Every queue of both banks
+    against one golden PQA per bank, the drained queues against bank 1's."""
+    rng = random.Random(21)
+    R, n = 2, 4
+    dut = PqaInsert(R, n, banks=2)
+
+    def program(length):
+        inserts = []
+        while len(inserts) < length:
+            h = rng.randrange(10) << R | rng.randrange(1 << R)
+            shape = rng.choice(["alternate", "run", "random"])
+            if shape == "alternate":
+                inserts += [(step % 2, h, rng.randint(1, 6)) for step in range(rng.choice([2, 5]))]
+            elif shape == "run":
+                bank = rng.getrandbits(1)
+                inserts += [(bank, h, value) for value in range(1, rng.choice([2, 4, 8]))]
+            else:
+                inserts.append((rng.getrandbits(1), h, rng.randint(1, 6)))
+        return inserts[:length]
+
+    before, after = program(1200), program(500)
+    during = [(0, rng.randrange(40), rng.randint(1, 6)) for _ in range(60)]
+    got = {}
+
+    def state(ctx, bank):
+        return [[(ctx.get(slot.data[q]).tag, ctx.get(slot.data[q]).value)
+                 for slot in dut.bank_slots[bank]] for q in range(1 << R)]
+
+    def payloads(inserts):
+        return [{"hash": h, "value": value, "bank": bank} for bank, h, value in inserts]
+
+    async def drain_collector(ctx):
+        drained = got.setdefault("drained", [])
+        while True:
+            ready = rng.random() >= 0.3
+            ctx.set(dut.o[1].ready, ready)
+            _, _, valid, payload = await ctx.tick().sample(dut.o[1].valid, dut.o[1].payload)
+            if valid and ready:
+                drained.append([(entry.tag, entry.value) for entry in payload.entries])
+
+    async def testbench(ctx):
+        await offer_each_cycle(ctx, dut.i, payloads(before), 0.2, rng)
+        await ctx.tick().repeat(dut.latency)
+        got["before"] = [state(ctx, 0), state(ctx, 1)]
+        await while_busy(ctx, dut.drain, 0b10, dut.busy,
+                         offer_each_cycle(ctx, dut.i, payloads(during), 0.0, rng))
+        got["bank 1 drained"] = state(ctx, 1)
+        await offer_each_cycle(ctx, dut.i, payloads(after), 0.3, rng)
+        await ctx.tick().repeat(dut.latency)
+        got["after"] = [state(ctx, 0), state(ctx, 1)]
+
+    simulate(dut, testbench, background=(drain_collector,))
+    golden = [Pqa(R, n), Pqa(R, n)]
+    for bank, h, value in before:
+        golden[bank].insert_hash(h, value)
+    assert got["before"] == [golden[0].queues, golden[1].queues]
+    assert got["drained"] == golden[1].queues
+    assert got["bank 1 drained"] == Pqa(R, n).queues
+    golden[1] = Pqa(R, n)
+    for bank, h, value in during + after:
+        golden[bank].insert_hash(h, value)
+    assert got["after"] == [golden[0].queues, golden[1].queues]

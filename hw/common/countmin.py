@@ -50,8 +50,14 @@ Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_
 ``read_latency=1``, 6 with 2; read it from the attribute, it grew with the timing work); one
 insertion per cycle for every input sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
 (``busy`` is high meanwhile): with ``stall_while_clearing`` the input's ``ready`` is low then,
-otherwise the input is always ready and insertions presented while clearing are dropped. The
-ports and parameters are unchanged.
+otherwise the input is always ready and insertions presented while clearing are dropped.
+
+Banks (``banks`` = 2, the JSD builder's double-buffered records): each bank has its own row
+memories, ``clear`` and ``busy`` bit, and every insertion names its bank. The insertion pipeline,
+its forwarding and the compares are shared: an insertion's bank travels as the top bit of its
+row indices, so forwarding never crosses banks, and the memory word is selected by that bit
+behind the BRAM output registers. So one bank takes insertions while the other clears, for the
+logic of one unit and the memories of two.
 """
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, unsigned
@@ -64,10 +70,14 @@ from kmerspec.params import CM_COUNTER_BITS, CM_WIDTH_BITS, JSD_DEPTH, READ_LATE
 __all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit"]
 
 
-def countmin_input_layout(depth: int, width_bits: int, key_bits: int) -> data.StructLayout:
+def countmin_input_layout(depth: int, width_bits: int, key_bits: int,
+                          banks: int = 1) -> data.StructLayout:
     """Input of a unit without hash front end: the counter index of the insertion in each row,
-    and ``key_bits`` carried along to the output."""
-    return data.StructLayout({"indices": data.ArrayLayout(width_bits, depth), "key": key_bits})
+    ``key_bits`` carried along to the output, and with two banks the insertion's ``bank``."""
+    fields = {"indices": data.ArrayLayout(width_bits, depth), "key": key_bits}
+    if banks > 1:
+        fields["bank"] = 1
+    return data.StructLayout(fields)
 
 
 def countmin_output_layout(key_bits: int, counter_bits: int) -> data.StructLayout:
@@ -106,25 +116,33 @@ class CountMinUnit(wiring.Component):
     o : Out(stream.Signature(countmin_output_layout(...), always_ready=True))
         The key and the estimate of each insertion, in order, :attr:`latency` cycles after its
         acceptance.
+    banks : int
+        1 or 2 banks of counters sharing the insertion logic (module docstring); with 2 the
+        input names the bank of each insertion (only without a hasher).
     plain_update : In(1)
         0 = conservative update ("cu"), 1 = plain Count-Min ("cm"). Change it only while no
         insertion is in flight.
-    clear : In(1)
-        Pulse to zero every counter (2^width_bits cycles). Pulse it only when no insertion is in
-        flight.
-    busy : Out(1)
-        High while clearing.
+    clear : In(banks)
+        Pulse bit b to zero every counter of bank b (2^width_bits cycles). Pulse it only when no
+        insertion into bank b is in flight.
+    busy : Out(banks)
+        Bit b is high while bank b clears.
 
-    The counter memories are :attr:`rows` (``rows[r].data[i]`` is counter i of row r).
+    The counter memories are :attr:`bank_rows` (``bank_rows[b][r].data[i]`` is counter i of row
+    r in bank b) and :attr:`rows`, bank 0's.
     """
 
     def __init__(self, depth: int, width_bits: int, counter_bits: int, key_bits: int, *,
-                 read_latency: int = 1, hasher=None, stall_while_clearing: bool = False):
+                 read_latency: int = 1, hasher=None, stall_while_clearing: bool = False,
+                 banks: int = 1):
         JSD_DEPTH.check(depth, "depth")      # the range of both d (JSD_DEPTH, MOTIF_DEPTH)
         CM_WIDTH_BITS.check(width_bits, "width_bits")
         CM_COUNTER_BITS.check(counter_bits)
         check_int("key_bits", key_bits, 0 if hasher is None else 1, 1024)
         READ_LATENCY.check(read_latency)
+        check_int("banks", banks, 1, 2)
+        if banks > 1 and hasher is not None:
+            raise ValueError("a unit with a hasher has one bank (the input carries no bank)")
         if hasher is not None:
             expected = {"key": In(key_bits),
                         "hashes": Out(data.ArrayLayout(width_bits, depth))}
@@ -135,21 +153,22 @@ class CountMinUnit(wiring.Component):
                                  f"latency, not {hasher!r}")
         #: build parameters, read back by tests and by the components around the unit
         self.depth, self.width_bits, self.counter_bits = depth, width_bits, counter_bits
-        self.key_bits, self.read_latency = key_bits, read_latency
+        self.key_bits, self.read_latency, self.banks = key_bits, read_latency, banks
         self._hasher = hasher
         self._stall = bool(stall_while_clearing)
         input_shape = (key_bits if hasher is not None
-                       else countmin_input_layout(depth, width_bits, key_bits))
+                       else countmin_input_layout(depth, width_bits, key_bits, banks))
         super().__init__({
             "i": In(stream.Signature(input_shape, always_ready=not self._stall)),
             "o": Out(stream.Signature(countmin_output_layout(key_bits, counter_bits),
                                       always_ready=True)),
             "plain_update": In(1),
-            "clear": In(1),
-            "busy": Out(1),
+            "clear": In(banks),
+            "busy": Out(banks),
         })
-        self.rows = [Memory(shape=unsigned(counter_bits), depth=1 << width_bits, init=[])
-                     for _ in range(depth)]
+        self.bank_rows = [[Memory(shape=unsigned(counter_bits), depth=1 << width_bits, init=[])
+                           for _ in range(depth)] for _ in range(banks)]
+        self.rows = self.bank_rows[0]
 
     @property
     def latency(self) -> int:
@@ -171,30 +190,44 @@ class CountMinUnit(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        depth, latency = self.depth, self.data_latency
+        depth, latency, banks = self.depth, self.data_latency, self.banks
+        width = self.width_bits
+        index_bits = width + (banks > 1)     # a row index and, with two banks, the bank on top
 
-        clear_address = Signal(self.width_bits)
-        with m.If(self.clear & ~self.busy):
-            m.d.sync += [self.busy.eq(1), clear_address.eq(0)]
-        with m.Elif(self.busy):
-            m.d.sync += clear_address.eq(clear_address + 1)
-            with m.If(clear_address == (1 << self.width_bits) - 1):
-                m.d.sync += self.busy.eq(0)
-        if self._stall:
-            m.d.comb += self.i.ready.eq(~self.busy)
+        clear_addresses = []
+        for bank in range(banks):
+            address = Signal(width, name=f"clear_address_{bank}")
+            busy = self.busy[bank]
+            with m.If(self.clear[bank] & ~busy):
+                m.d.sync += [busy.eq(1), address.eq(0)]
+            with m.Elif(busy):
+                m.d.sync += address.eq(address + 1)
+                with m.If(address == (1 << width) - 1):
+                    m.d.sync += busy.eq(0)
+            clear_addresses.append(address)
+
+        def clearing(index):
+            """Whether the bank of a (bank-extended) row index is clearing."""
+            return self.busy.bit_select(index[width], 1) if banks > 1 else self.busy[0]
 
         # stage H: the read addresses of an accepted insertion
-        valid_r = self.i.valid & ~self.busy
         if self._hasher is None:
             key_r = self.i.payload.key
-            indices_r = [self.i.payload.indices[row] for row in range(depth)]
+            indices_r = [Cat(self.i.payload.indices[row], self.i.payload.bank) if banks > 1
+                         else self.i.payload.indices[row] for row in range(depth)]
+            accepted_r = ~clearing(indices_r[0])
+            valid_r = self.i.valid & accepted_r
         else:
             m.submodules.hash = hasher = self._hasher
             m.d.comb += hasher.key.eq(self.i.payload)
+            accepted_r = ~self.busy[0]
+            valid_r = self.i.valid & accepted_r
             key_r = self.i.payload
             for _ in range(hasher.latency):
                 valid_r, key_r = self._delay(m, valid_r), self._delay(m, key_r)
             indices_r = [hasher.hashes[row] for row in range(depth)]
+        if self._stall:
+            m.d.comb += self.i.ready.eq(accepted_r)
 
         # stages R .. U: stages[k] = (valid, row indices) of the insertion k cycles after R
         stages = [(valid_r, indices_r)]
@@ -207,19 +240,26 @@ class CountMinUnit(wiring.Component):
 
         updated = [Signal(name=f"updated_{row}") for row in range(depth)]
         plus_ones, if_kept, if_updated = [], [], []
-        for row, memory in enumerate(self.rows):
-            m.submodules[f"row_{row}"] = memory
-            read = memory.read_port()
-            m.d.comb += read.addr.eq(indices_r[row])
-            word = read.data
-            if self.read_latency == 2:
-                word = self._delay(m, word)           # the BRAM output register
+        for row in range(depth):
+            bank_words = []
+            for bank in range(banks):
+                memory = self.bank_rows[bank][row]
+                m.submodules[f"row_{row}" if banks == 1 else f"bank{bank}_row_{row}"] = memory
+                read = memory.read_port()
+                m.d.comb += read.addr.eq(indices_r[row][:width])
+                word = read.data
+                if self.read_latency == 2:
+                    word = self._delay(m, word)       # the BRAM output register
+                bank_words.append(word)
+            word = bank_words[0]
+            if banks > 1:
+                word = Mux(stages[self.read_latency][1][row][width], bank_words[1], word)
             memory_value = self._delay(m, word)
             memory_plus_one = self._delay(m, self._saturating_increment(word))
 
             # the writes of stage W (age 0) and older: valid, index, value, saturating value + 1
             written = [(Signal(name=f"written_valid_{row}_{age}"),
-                        Signal(self.width_bits, name=f"written_index_{row}_{age}"),
+                        Signal(index_bits, name=f"written_index_{row}_{age}"),
                         Signal(self.counter_bits, name=f"written_value_{row}_{age}"),
                         Signal(self.counter_bits, name=f"written_plus_one_{row}_{age}"))
                        for age in range(latency - 1)]
@@ -234,7 +274,7 @@ class CountMinUnit(wiring.Component):
                 match = Signal(name=f"forward_{row}_{distance}")
                 if distance in self.forwarded_distances:
                     valid, index = writers[distance - 1]
-                    m.d.sync += match.eq(valid & ~self.busy & (index == probe))
+                    m.d.sync += match.eq(valid & ~clearing(index) & (index == probe))
                 matches.append(match)
 
             # U - 2: the newest write of distance 3 .. latency + 1 (in W and older now), and
@@ -277,18 +317,21 @@ class CountMinUnit(wiring.Component):
 
             # stage W: U's new value and its increment, registered and written to the memory;
             # a row that is not updated writes back its value, which changes nothing
-            write = memory.write_port()
-            with m.If(self.busy):
-                m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
-            with m.Else():
-                m.d.comb += [write.addr.eq(written[0][1]), write.data.eq(written[0][2]),
-                             write.en.eq(written[0][0])]
-            m.d.sync += [written[0][0].eq(valid_u & ~self.busy),
+            for bank in range(banks):
+                write = self.bank_rows[bank][row].write_port()
+                ours = written[0][1][width] == bank if banks > 1 else 1
+                with m.If(self.busy[bank]):
+                    m.d.comb += [write.addr.eq(clear_addresses[bank]), write.data.eq(0),
+                                 write.en.eq(1)]
+                with m.Else():
+                    m.d.comb += [write.addr.eq(written[0][1][:width]),
+                                 write.data.eq(written[0][2]), write.en.eq(written[0][0] & ours)]
+            m.d.sync += [written[0][0].eq(valid_u & ~clearing(indices_u[row])),
                          written[0][1].eq(indices_u[row]),
                          written[0][2].eq(Mux(updated[row], plus_one, current)),
                          written[0][3].eq(Mux(updated[row], plus_two, plus_one))]
             for elder, newer in zip(written[1:], written[:-1]):
-                m.d.sync += [elder[0].eq(newer[0] & ~self.busy), elder[1].eq(newer[1]),
+                m.d.sync += [elder[0].eq(newer[0] & ~clearing(newer[1])), elder[1].eq(newer[1]),
                              elder[2].eq(newer[2]), elder[3].eq(newer[3])]
 
         # Stage P compares the candidates of every two rows, for each of the four ways the

@@ -8,8 +8,11 @@ sampler has already mixed the k-mer's murmur3 blocks), the
 :class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network of the lane's
 active bank. With ``record_banks`` = 1 a lane stops at each genome end until its bank has
 retired (below). With ``record_banks`` = 2 (the default; the PQA slots of 2^12 entries sit in
-UltraRAM, so both banks fit the F1 next to the similarity kernel) a lane has two banks
-(Count-Min + PQA): at a genome end the banks switch,
+UltraRAM, so both banks fit the F1 next to the similarity kernel) a lane has two banks of
+Count-Min counters and PQA queues behind one Count-Min pipeline and one PQA insert network
+(only the memories are per bank; an insertion's bank travels with it, so the pipeline may hold
+the ended genome's last k-mers and the next genome's first ones at once): at a genome end the
+banks switch,
 the next genome's k-mers go to the other bank at once, and the ended genome's bank retires in
 the background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which
 clears it) into the lane's record stream while its Count-Min clears itself, and appends the
@@ -106,12 +109,12 @@ class QueueBuilderLane(wiring.Component):
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
         self.hashes = Murmur3Seeds(range(params.d))
         #: ``record_banks`` banks of Count-Min and PQA: with two, one takes the current genome
-        #: while the other writes the previous genome's record and clears
+        #: while the other writes the previous genome's record and clears; the banks share one
+        #: Count-Min pipeline and one PQA insert network (only the memories are per bank)
         self.banks = params.record_banks
-        self.countmins = [CountMinUnit(params.d, params.cw, 32, key_bits=32,
-                                       read_latency=2, stall_while_clearing=True)
-                          for _ in range(self.banks)]
-        self.pqas = [PqaInsert(params.R, params.n) for _ in range(self.banks)]
+        self.countmin = CountMinUnit(params.d, params.cw, 32, key_bits=32 + (self.banks > 1),
+                                     read_latency=2, stall_while_clearing=True, banks=self.banks)
+        self.pqa = PqaInsert(params.R, params.n, banks=self.banks)
         #: per bank: written since its last clear (survives resets)
         self.dirty = Signal(self.banks, reset_less=True)
         #: a genome's end token leaves the serializer (the genome's last k-mer is in the hashes)
@@ -148,7 +151,7 @@ class QueueBuilderLane(wiring.Component):
     @property
     def flush_cycles(self) -> int:
         """Cycles after a genome's end token until its last insertion is in the PQA."""
-        return (self.hashes.latency + self.countmins[0].latency + self.pqas[0].latency + 1)
+        return (self.hashes.latency + self.countmin.latency + self.pqa.latency + 1)
 
     @property
     def retire_cycles(self) -> int:
@@ -234,43 +237,50 @@ class QueueBuilderLane(wiring.Component):
             next_bank = Signal(name=f"bank{stage}")
             m.d.sync += next_bank.eq(bank_line)
             bank_line = next_bank
-        for bank, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
-            m.submodules[f"countmin{bank}"] = countmin
-            m.submodules[f"pqa{bank}"] = pqa
-            m.d.comb += [
-                countmin.i.valid.eq(hashes.o.valid & (bank_line == bank)),
-                countmin.i.payload.key.eq(hashes.o.payload.hashes[0]),
-                countmin.plain_update.eq(self.plain_update),
-                pqa.i.valid.eq(countmin.o.valid),
-                pqa.i.payload.hash.eq(countmin.o.payload.key),
-                pqa.i.payload.value.eq(countmin.o.payload.estimate),
-            ]
-            for row in range(p.d):
-                m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
+        m.submodules.countmin = countmin = self.countmin
+        m.submodules.pqa = pqa = self.pqa
+        pqa_outputs = list(pqa.o) if two_banks else [pqa.o]
+        bank_fields = ([countmin.i.payload.bank.eq(bank_line),
+                        pqa.i.payload.bank.eq(countmin.o.payload.key[32])] if two_banks else [])
+        m.d.comb += [
+            countmin.i.valid.eq(hashes.o.valid),
+            countmin.i.payload.key.eq(Cat(hashes.o.payload.hashes[0], bank_line) if two_banks
+                                      else hashes.o.payload.hashes[0]),
+            countmin.plain_update.eq(self.plain_update),
+            pqa.i.valid.eq(countmin.o.valid),
+            pqa.i.payload.hash.eq(countmin.o.payload.key[:32]),
+            pqa.i.payload.value.eq(countmin.o.payload.estimate),
+            *bank_fields,
+        ]
+        for row in range(p.d):
+            m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
+        for bank, pqa_output in enumerate(pqa_outputs):
             # a bank is dirty from its first insertion until its clear ends; the flag survives
             # resets (reset_less), so a reset clears only banks that hold something, and the
             # first call after configuration (memories zero) starts at once
-            with m.If(countmin.i.valid):
+            with m.If(countmin.i.valid & (bank_line == bank)):
                 m.d.sync += self.dirty[bank].eq(1)
-            with m.If(forgetting[bank] & ~pqa.busy & ~pqa.o.valid & ~countmin.busy):
+            with m.If(forgetting[bank] & ~pqa.busy[bank] & ~pqa_output.valid
+                      & ~countmin.busy[bank]):
                 m.d.sync += [forgetting[bank].eq(0), self.dirty[bank].eq(0)]
             with m.If(forgetting[bank]):
-                m.d.comb += pqa.o.ready.eq(1)
+                m.d.comb += pqa_output.ready.eq(1)
 
         # record of the retiring bank: its queues (each split into bus beats), then the trailer
         retiring = Signal()
         retiring_countmin = Signal()
         retiring_pqa_valid, retiring_pqa_last = Signal(), Signal()
         retiring_pqa_ready = Signal()
-        for bank, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
+        for bank, pqa_output in enumerate(pqa_outputs):
             with m.If(retiring == bank):
-                m.d.comb += [retiring_countmin.eq(countmin.busy),
-                             retiring_pqa_valid.eq(pqa.o.valid),
-                             retiring_pqa_last.eq(pqa.o.payload.last)]
+                m.d.comb += [retiring_countmin.eq(countmin.busy[bank]),
+                             retiring_pqa_valid.eq(pqa_output.valid),
+                             retiring_pqa_last.eq(pqa_output.payload.last)]
                 with m.If(~forgetting[bank]):
-                    m.d.comb += pqa.o.ready.eq(retiring_pqa_ready)
+                    m.d.comb += pqa_output.ready.eq(retiring_pqa_ready)
         queue_words = [Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
-                             for entry in pqa.o.payload.entries)) for pqa in self.pqas]
+                             for entry in pqa_output.payload.entries))
+                       for pqa_output in pqa_outputs]
         queue_word = Mux(retiring, queue_words[-1], queue_words[0])
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1
@@ -282,9 +292,9 @@ class QueueBuilderLane(wiring.Component):
         m.d.comb += other_clean.eq(record_idle & ~forgetting.bit_select(other, 1))
 
         def start_drain(bank):
-            for index, (countmin, pqa) in enumerate(zip(self.countmins, self.pqas)):
+            for index in range(self.banks):
                 with m.If(bank == index):
-                    m.d.comb += [pqa.drain.eq(1), countmin.clear.eq(1)]
+                    m.d.comb += [pqa.drain[index].eq(1), countmin.clear[index].eq(1)]
 
         record_pending = Signal()  # the retiring bank's record is not delivered yet
         with m.FSM(init="Reset"):

@@ -33,9 +33,16 @@ bench/timing_parts.py --parts pqa``, docs/timing.md).
 
 Draining reads the queues 0 .. 2^R - 1 out in order, one per cycle under ``ready``, and writes
 each back empty as it is read, so the PQA is ready for the next genome when the drain ends.
+
+Banks (``banks`` = 2, the JSD builder's double-buffered records): each bank has its own slot
+memories, drain port and ``busy`` bit, and every insertion names its bank; the insert network is
+shared. The bank travels as the top bit of the queue index, so forwarding never crosses banks,
+and each bank's memory words are registered in stage 1 and selected by the bank in stage A. So
+one bank takes insertions while the other drains, for the network of one PQA and the memories of
+two.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -64,9 +71,13 @@ def queue_layout(R: int, n: int) -> data.StructLayout:
     return data.StructLayout({"entries": data.ArrayLayout(entry_layout(R), n), "last": 1})
 
 
-def insert_layout() -> data.StructLayout:
-    """The row-0 hash h0 of the key (queue = low R bits, tag = the rest) and its estimate."""
-    return data.StructLayout({"hash": 32, "value": VALUE_BITS})
+def insert_layout(banks: int = 1) -> data.StructLayout:
+    """The row-0 hash h0 of the key (queue = low R bits, tag = the rest), its estimate, and with
+    two banks the insertion's ``bank``."""
+    fields = {"hash": 32, "value": VALUE_BITS}
+    if banks > 1:
+        fields["bank"] = 1
+    return data.StructLayout(fields)
 
 
 #: Depth of one UltraScale+ UltraRAM (URAM288: 4K words of 72 bits, one slot of 52 bits).
@@ -90,18 +101,22 @@ class PqaInsert(wiring.Component):
         log2 of the number of queues, 1 to 20.
     n : int
         Entries per queue, 1 to 64.
+    banks : int
+        1 or 2 banks of queues sharing the insert network (module docstring).
 
     Members
     -------
-    i : In(stream.Signature(insert_layout()))
-        One insertion per cycle (value >= 1); ``ready`` is low only while draining.
-    drain : In(1)
-        Pulse to start draining; only when no insertion is in flight (:attr:`latency` cycles
-        after the last accepted one).
-    busy : Out(1)
-        High from the drain pulse until every queue has been read out.
-    o : Out(stream.Signature(queue_layout(R, n)))
-        The drained queues in order, one per cycle while ``ready`` is high.
+    i : In(stream.Signature(insert_layout(banks)))
+        One insertion per cycle (value >= 1); ``ready`` is low only while the insertion's bank
+        drains.
+    drain : In(banks)
+        Pulse bit b to start draining bank b; only when no insertion into bank b is in flight
+        (:attr:`latency` cycles after the last accepted one).
+    busy : Out(banks)
+        Bit b is high from bank b's drain pulse until every queue of bank b has been read out.
+    o : Out(stream.Signature(queue_layout(R, n))), with two banks ``.array(2)``
+        The drained queues of a bank in order, one per cycle while ``ready`` is high (with two
+        banks ``o[b]`` is bank b's).
 
     Insertions take effect :attr:`latency` = 5 cycles after acceptance (2 before the BRAM
     output register and the registered write, 4 before the split of the insert network into A
@@ -114,72 +129,88 @@ class PqaInsert(wiring.Component):
     #: 1 through stage B's choice, 2 .. 4 through stage A's select
     forwarded_distances = (1, 2, 3, 4)
 
-    def __init__(self, R: int = 12, n: int = 8):
+    def __init__(self, R: int = 12, n: int = 8, *, banks: int = 1):
         check_int("R", R, 1, 20)
         check_int("n", n, 1, 64)
+        check_int("banks", banks, 1, 2)
         self.R = R
         self.n = n
+        self.banks = banks
+        output = Out(stream.Signature(queue_layout(R, n)))
         super().__init__({
-            "i": In(stream.Signature(insert_layout())),
-            "drain": In(1),
-            "busy": Out(1),
-            "o": Out(stream.Signature(queue_layout(R, n))),
+            "i": In(stream.Signature(insert_layout(banks))),
+            "drain": In(banks),
+            "busy": Out(banks),
+            "o": output if banks == 1 else output.array(banks),
         })
-        #: one memory per slot; ``slots[j].data[q]`` is entry j of queue q (tests read it)
-        self.slots = [Memory(shape=entry_layout(R), depth=1 << R, init=[],
-                             attrs=slot_memory_attrs(R)) for _ in range(n)]
+        #: one memory per slot and bank; ``bank_slots[b][j].data[q]`` is entry j of queue q in
+        #: bank b (tests read it), ``slots`` are bank 0's
+        self.bank_slots = [[Memory(shape=entry_layout(R), depth=1 << R, init=[],
+                                   attrs=slot_memory_attrs(R)) for _ in range(n)]
+                           for _ in range(banks)]
+        self.slots = self.bank_slots[0]
 
     def elaborate(self, platform):
         m = Module()
-        R, n = self.R, self.n
-        queue_bits = R
+        R, n, banks = self.R, self.n, self.banks
+        queue_bits = R + (banks > 1)
         slot = _slot_layout(R)
         queue_count = 1 << R
 
-        reads, writes = [], []
-        for j, memory in enumerate(self.slots):
-            m.submodules[f"slot{j}"] = memory
-            reads.append(memory.read_port(transparent_for=()))
-            writes.append(memory.write_port())
-
-        # drain: read queue `drain_address`, write it empty in the same cycle (read sees old data)
-        drain_address = Signal(queue_bits + 1)
-        drain_advance = Signal()
-        data_queue = Signal(queue_bits)
-        m.d.comb += drain_advance.eq(self.busy & (~self.o.valid | self.o.ready))
-        with m.If(self.busy):
-            with m.If(drain_advance):
-                with m.If(drain_address == queue_count):
-                    m.d.sync += [self.busy.eq(0), self.o.valid.eq(0)]
-                with m.Else():
-                    m.d.sync += [drain_address.eq(drain_address + 1), self.o.valid.eq(1),
-                                 data_queue.eq(drain_address)]
-        with m.Elif(self.drain):
-            m.d.sync += [self.busy.eq(1), drain_address.eq(0)]
-        draining_read = drain_advance & (drain_address != queue_count)
-        m.d.comb += [
-            self.o.payload.last.eq(data_queue == queue_count - 1),
-            self.o.payload.entries.eq(Cat(*(read.data for read in reads))),
-        ]
-
-        # insertion stage 0: accept and read
+        # insertion stage 0: accept and read (the queue index carries the bank on top)
+        bank_in = self.i.payload.bank if banks > 1 else Const(0, 1)
+        queue_in = self.i.payload.hash[:R] if banks == 1 else Cat(self.i.payload.hash[:R],
+                                                                    bank_in)
         accepted = self.i.valid & self.i.ready
-        m.d.comb += self.i.ready.eq(~self.busy)
+        m.d.comb += self.i.ready.eq(~self.busy.bit_select(bank_in, 1) if banks > 1
+                                    else ~self.busy)
         valid1 = Signal()
         queue1 = Signal(queue_bits)
         tag1 = Signal(32 - R)
         value1 = Signal(VALUE_BITS)
         m.d.sync += [
             valid1.eq(accepted),
-            queue1.eq(self.i.payload.hash[:R]),
+            queue1.eq(queue_in),
             tag1.eq(self.i.payload.hash[R:]),
             value1.eq(self.i.payload.value),
         ]
-        for read in reads:
+
+        # per bank: the drain reads queue `drain_address` and writes it empty in the same cycle
+        # (the read sees the old data); otherwise the insertion reads
+        outputs = [self.o] if banks == 1 else list(self.o)
+        bank_reads, bank_writes, drains = [], [], []
+        for bank, memories in enumerate(self.bank_slots):
+            busy, output = self.busy[bank], outputs[bank]
+            reads, writes = [], []
+            for j, memory in enumerate(memories):
+                m.submodules[f"slot{j}" if banks == 1 else f"bank{bank}_slot{j}"] = memory
+                reads.append(memory.read_port(transparent_for=()))
+                writes.append(memory.write_port())
+            drain_address = Signal(R + 1, name=f"drain_address_{bank}")
+            drain_advance = Signal(name=f"drain_advance_{bank}")
+            data_queue = Signal(R, name=f"data_queue_{bank}")
+            m.d.comb += drain_advance.eq(busy & (~output.valid | output.ready))
+            with m.If(busy):
+                with m.If(drain_advance):
+                    with m.If(drain_address == queue_count):
+                        m.d.sync += [busy.eq(0), output.valid.eq(0)]
+                    with m.Else():
+                        m.d.sync += [drain_address.eq(drain_address + 1), output.valid.eq(1),
+                                     data_queue.eq(drain_address)]
+            with m.Elif(self.drain[bank]):
+                m.d.sync += [busy.eq(1), drain_address.eq(0)]
+            draining_read = drain_advance & (drain_address != queue_count)
             m.d.comb += [
-                read.addr.eq(Mux(self.busy, drain_address, self.i.payload.hash[:R])),
-                read.en.eq(accepted | draining_read),
+                output.payload.last.eq(data_queue == queue_count - 1),
+                output.payload.entries.eq(Cat(*(read.data for read in reads))),
             ]
+            for read in reads:
+                # (an insertion into the other bank must not move a drained word)
+                m.d.comb += [read.addr.eq(Mux(busy, drain_address, self.i.payload.hash[:R])),
+                             read.en.eq((accepted & ~busy) | draining_read)]
+            bank_reads.append(reads)
+            bank_writes.append(writes)
+            drains.append((drain_address, draining_read))
 
         def stage_signals(name):
             return (Signal(name=f"valid_{name}"), Signal(queue_bits, name=f"queue_{name}"),
@@ -200,9 +231,22 @@ class PqaInsert(wiring.Component):
 
         # stage 1: the memory words arrive (into the BRAM output register for A); the flags of
         # the forwarding in A are decided against the insertions that will then be 2, 3, 4
-        # insertions old (in B now, written 1 and 2 cycles ago)
+        # insertions old (in B now, written 1 and 2 cycles ago). With two banks the word is
+        # selected by the bank on its way into the register (one LUT level behind the BRAM
+        # output), but ``occupied`` (a deeper zero test) is registered per bank and selected in
+        # A, where the tag hit has room for it.
         data_a = [Signal(slot, name=f"data_a_{j}") for j in range(n)]
-        m.d.sync += [d.eq(Cat(read.data, read.data.value != 0)) for d, read in zip(data_a, reads)]
+        occupied_a = [[Signal(name=f"occupied_a_{bank}_{j}") for j in range(n)]
+                      for bank in range(banks)]
+        for j in range(n):
+            if banks == 1:
+                read = bank_reads[0][j]
+                m.d.sync += data_a[j].eq(Cat(read.data, read.data.value != 0))
+                continue
+            m.d.sync += data_a[j].as_value()[:-1].eq(Mux(queue1[R], bank_reads[1][j].data,
+                                                         bank_reads[0][j].data))
+            for bank, reads in enumerate(bank_reads):
+                m.d.sync += occupied_a[bank][j].eq(reads[j].data.value != 0)
         sources = [(valid_b, queue_b)] + [(v, q) for v, q, _ in written[:-1]]
         forward_a = []
         for distance, (valid, queue) in enumerate(sources, start=2):
@@ -216,6 +260,9 @@ class PqaInsert(wiring.Component):
         for j in range(n):
             entry = Signal(slot, name=f"entry_a_{j}")
             current = data_a[j]
+            if banks > 1:
+                current = Cat(current.as_value()[:-1],
+                              Mux(queue_a[R], occupied_a[1][j], occupied_a[0][j]))
             for match, (_, _, words) in reversed(list(zip(forward_a, written))):
                 current = Mux(match, words[j], current)
             m.d.comb += entry.eq(current)
@@ -315,13 +362,15 @@ class PqaInsert(wiring.Component):
             m.d.sync += [older[0].eq(newer[0]), older[1].eq(newer[1])]
             m.d.sync += [o.eq(nw) for o, nw in zip(older[2], newer[2])]
 
-        # stage W: write the registered queue back (the drain writes instead while busy)
-        for j, write in enumerate(writes):
-            with m.If(self.busy):
-                m.d.comb += [write.addr.eq(drain_address), write.data.eq(0),
-                             write.en.eq(draining_read)]
-            with m.Else():
-                m.d.comb += [write.addr.eq(written[0][1]),
-                             write.data.eq(written[0][2][j].as_value()[:64 - R]),
-                             write.en.eq(written[0][0])]
+        # stage W: write the registered queue back (a draining bank writes its drain instead)
+        for bank, (writes, (drain_address, draining_read)) in enumerate(zip(bank_writes, drains)):
+            ours = written[0][1][R] == bank if banks > 1 else 1
+            for j, write in enumerate(writes):
+                with m.If(self.busy[bank]):
+                    m.d.comb += [write.addr.eq(drain_address), write.data.eq(0),
+                                 write.en.eq(draining_read)]
+                with m.Else():
+                    m.d.comb += [write.addr.eq(written[0][1][:R]),
+                                 write.data.eq(written[0][2][j].as_value()[:64 - R]),
+                                 write.en.eq(written[0][0] & ours)]
         return m
