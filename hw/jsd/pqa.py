@@ -204,10 +204,13 @@ class PqaInsert(wiring.Component):
                 output.payload.last.eq(data_queue == queue_count - 1),
                 output.payload.entries.eq(Cat(*(read.data for read in reads))),
             ]
+            # while a bank drains only the drain reads it (an insertion into the other bank must
+            # not move the drained word); with one bank nothing is accepted then
+            read_enable = (accepted | draining_read if banks == 1
+                           else Mux(busy, draining_read, accepted))
             for read in reads:
-                # (an insertion into the other bank must not move a drained word)
                 m.d.comb += [read.addr.eq(Mux(busy, drain_address, self.i.payload.hash[:R])),
-                             read.en.eq((accepted & ~busy) | draining_read)]
+                             read.en.eq(read_enable)]
             bank_reads.append(reads)
             bank_writes.append(writes)
             drains.append((drain_address, draining_read))
