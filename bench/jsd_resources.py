@@ -7,7 +7,10 @@ of the default geometry (k = 31, s = 10, 5 x 2^14 32-bit Count-Min, 2^12 x 8 PQA
 the lane's 5-seed murmur3 finish (from the sampler's mixed blocks), the 8-way sampler, the
 Count-Min rows, the PQA insert network, the builder's one entropy unit (shared by the lanes), and
 a one-pivot similarity core; then sums a builder lane's parts, scales them by T = 8 and adds the
-shared parts, and scales the pivot unit by the thesis' 24 pivots. The full murmur3 pipeline
+shared parts, and scales the pivot unit by the thesis' 24 pivots. A whole builder lane (parser,
+k-mer buffer, canonicalizers, sampler, FIFO, serializer, hashes, Count-Min, PQA, record
+multiplexer) is synthesized too and scaled by T = 8: with the entropy unit added, that is the
+builder kernel without its chunk decoder, lane multiplexer and AXI plumbing. The full murmur3 pipeline
 (``Murmur3Hashes``, block mixing included) is printed for reference, outside the sums.
 ``--kernels`` also synthesizes the whole default kernels (very slow). Yosys numbers are not Vivado's: compare, do not promise a fit.
 """
@@ -19,6 +22,7 @@ import tempfile
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from hw.common.countmin import CountMinUnit  # noqa: E402
+from hw.jsd.builder import QueueBuilderLane  # noqa: E402
 from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.kernel import JsdSimilarityKernel, QueueBuilderKernel  # noqa: E402
 from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds  # noqa: E402
@@ -55,6 +59,8 @@ def parts():
     yield f"PQA insert 2^12 x 8, {BANKS} bank(s)", 1, \
         lambda: PqaInsert(12, 8, banks=BANKS), PER_LANE
     yield "entropy unit (8 x 32-bit), shared", 1, lambda: EntropyUnit(32, 8, 12), SHARED
+    yield "builder lane, whole (parser to record mux)", LANES, \
+        lambda: QueueBuilderLane(jsd_builder.Params()), APART
     yield "similarity core, 1 pivot", THESIS_PIVOTS, \
         lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1)), APART
 
