@@ -130,10 +130,23 @@ def verilator_cxx_opt() -> str:
     return "-O0"
 
 
+def linked_runtime() -> str:
+    """The cocotb libraries a built model links by absolute path (Verilator's RUNPATH): a model
+    built in another environment (another venv, a CI clone) stops starting once that environment
+    is gone, so it is part of the build key."""
+    try:
+        import cocotb
+    except ImportError:
+        return ""
+    return str(pathlib.Path(cocotb.__file__).resolve().parent / "libs")
+
+
 def build_directory(toplevel: str, sim: str, text: str, options: str = "") -> pathlib.Path:
     """The cache directory of ``text`` simulated by ``sim``: keyed by the design (not its source
-    paths) and by every build option that changes the built model."""
-    digest = hashlib.sha256("\0".join([sim, options, design_key_text(text)]).encode())
+    paths), by every build option that changes the built model and by the cocotb libraries it
+    links (:func:`linked_runtime`)."""
+    digest = hashlib.sha256("\0".join([sim, options, linked_runtime(),
+                                        design_key_text(text)]).encode())
     return build_root() / f"{toplevel}-{sim}-{digest.hexdigest()[:16]}"
 
 

@@ -187,6 +187,17 @@ def test_build_cache_key_ignores_the_checkout_path(tmp_path):
     assert build_directory("counter", "verilator", here, '["OPT_FAST=-O0"]') != key
 
 
+def test_build_cache_key_names_the_linked_cocotb(tmp_path, monkeypatch):
+    """A model links its environment's cocotb libraries by path: built from another venv (gone
+    since, as a CI clone's), it would not start, so another environment gets another build."""
+    import sim.runner as runner
+    text = _counter_verilog(tmp_path / "one", 8)
+    key = runner.build_directory("counter", "verilator", text, "[]")
+    assert runner.linked_runtime().endswith("libs")
+    monkeypatch.setattr(runner, "linked_runtime", lambda: "/gone/venv/cocotb/libs")
+    assert runner.build_directory("counter", "verilator", text, "[]") != key
+
+
 def test_cxx_optimisation_is_O0_unless_chosen(monkeypatch):
     from sim.runner import CXX_OPT_ENV, verilator_cxx_opt
     monkeypatch.delenv(CXX_OPT_ENV, raising=False)

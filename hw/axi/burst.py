@@ -216,8 +216,10 @@ class BurstTransfer(wiring.Component):
         ]
         with m.If(beat):
             m.d.sync += beat_index.eq(Mux(burst_end, 0, beat_index + 1))
-        strobe = Mux(command_end & (current.tail != 0),
-                     (Const(1, nbytes + 1) << current.tail) - 1, Const((1 << nbytes) - 1, nbytes))
+        # the bytes below ``tail`` on a command's partial last beat, else all: a compare of the
+        # tail with each byte index instead of a (1 << tail) - 1 carry chain as wide as the bus
+        partial = command_end & (current.tail != 0)
+        strobe = Cat(~partial | (current.tail > byte) for byte in range(nbytes))
         outstanding = self.elaborate_channels(m, BurstProgress(
             burst=burst, burst_valid=split.burst.valid & due.w_rdy, burst_ready=burst_ready,
             beat_due=due.r_rdy, beat=beat, burst_end=burst_end, command_end=command_end,

@@ -89,9 +89,14 @@ def issue_once(m: Module, call: CallState, command, address, length) -> Signal:
     issued = Signal()
     m.d.comb += [command.payload.addr.eq(address), command.payload.length.eq(length)]
     with m.If(call.starting):
-        m.d.sync += issued.eq(length == 0)
-    with m.If(call.running):
-        m.d.comb += command.valid.eq(~issued)
+        m.d.sync += issued.eq(0)
+    # ``length`` is read from the first running cycle on, so it may be a register loaded from
+    # the arguments in the start cycle
+    with m.If(call.running & ~issued):
+        with m.If(length == 0):
+            m.d.sync += issued.eq(1)
+        with m.Else():
+            m.d.comb += command.valid.eq(1)
     with m.If(command.valid & command.ready):
         m.d.sync += issued.eq(1)
     return issued
@@ -222,8 +227,11 @@ class ChunkKernel(StreamKernel):
         stream_through(m, core, reader, writer)
         self._check_record_count(m, core, reader, call)
         read_sent = issue_once(m, call, reader.cmd, self.args.src, self.args.n_bytes)
-        write_sent = issue_once(m, call, writer.cmd, self.args.dst,
-                                self.args.n_records * self.record_bytes)
+        # the product (a DSP) is registered, off the paths into the writer; the arguments are
+        # latched at the start, so it holds from the first running cycle on
+        write_length = Signal(32)
+        m.d.sync += write_length.eq(self.args.n_records * self.record_bytes)
+        write_sent = issue_once(m, call, writer.cmd, self.args.dst, write_length)
         records_at_start = Signal(32)
         start_statements = self.on_start(m)
         with m.If(call.starting):
@@ -242,9 +250,10 @@ class ChunkKernel(StreamKernel):
         record_beats = self.record_bytes // bus_bytes
         expected_beats, beats_out = Signal(32), Signal(32)
         quiet_for = Signal(range(CHUNK_QUIET_CYCLES + 1))
+        # registered from the arguments like the write length: read only while running
+        m.d.sync += expected_beats.eq(self.args.n_records * record_beats)
         with m.If(call.starting):
-            m.d.sync += [expected_beats.eq(self.args.n_records * record_beats), beats_out.eq(0),
-                         quiet_for.eq(0)]
+            m.d.sync += [beats_out.eq(0), quiet_for.eq(0)]
         with m.If(core.o.valid & core.o.ready):
             m.d.sync += beats_out.eq(beats_out + 1)
         input_done = reader.idle & ~reader.data.valid & ~core.i.valid
