@@ -22,6 +22,9 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 * ``entropy_mix``: EntropyUnit(81-bit counts, 16 per beat, 2^12 beats), one per pivot of the JSD
   similarity kernel (textbook mixture counts: 81 bits is the golden model's stated width, the
   default kernel's are 80);
+* ``jsd_lane``: a whole default JSD builder lane (QueueBuilderLane: parser, k-mer buffer,
+  canonicalizers, sampler, FIFO, serializer, hashes, two-bank Count-Min 5 x 2^14 and PQA
+  2^12 x 8, record multiplexer), about 25 minutes of Yosys;
 * ``similarity_pivot``: JsdSimilarityCore with one pivot (R = 4, n = 8, 512-bit bus: the logic of
   the default R = 12, the pivot memory 2^4 deep), the JSD similarity kernel's per-pivot unit.
 
@@ -42,7 +45,8 @@ from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.log2 import Log2Unit, ReciprocalUnit  # noqa: E402
 from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
-from kmerspec.kernels import jsd_similarity  # noqa: E402
+from kmerspec.kernels import jsd_builder, jsd_similarity  # noqa: E402
+from hw.jsd.builder import QueueBuilderLane  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
@@ -60,6 +64,7 @@ PARTS = {
     "reciprocal": lambda: ReciprocalUnit(47),
     "entropy": lambda: EntropyUnit(32, 8, 12),
     "entropy_mix": lambda: EntropyUnit(81, 16, 12),
+    "jsd_lane": lambda: QueueBuilderLane(jsd_builder.Params()),
     "similarity_pivot": lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1, R=4)),
 }
 MAX_LEVELS = 8
