@@ -165,11 +165,16 @@ class SketchCore(wiring.Component):
         # a genome ended while the lane's other bank was still pending: the lane switches banks
         # (and the input goes on) once that drain has been issued
         deferred = Signal(lanes)
+        # ``settle[t] == 0``, registered: the round robin below starts from registers
+        settled = Signal(lanes, init=(1 << lanes) - 1)
         ready = Signal(lanes)
-        m.d.comb += ready.eq(pending & Cat(counter == 0 for counter in settle))
+        m.d.comb += ready.eq(pending & settled)
 
         current = Signal(range(lanes))
+        # the bank the drain reads: the lane cannot switch banks while its drain is pending, so
+        # this select of registers holds through Merge (the lane registers it with each read)
         current_bank = Signal()
+        m.d.comb += current_bank.eq(~insert_bank.bit_select(current, 1))
         record_tag = Signal(32)
         drain_addr = Signal(p - 4)
         # round robin from the lane after the last drained one: a ready bank waits for at most
@@ -233,6 +238,7 @@ class SketchCore(wiring.Component):
         for t in range(lanes):
             with m.If(settle[t] != 0):
                 m.d.sync += settle[t].eq(settle[t] - 1)
+            m.d.sync += settled[t].eq(~(running & switching[t]) & (settle[t] <= 1))
             with m.If(running & switching[t]):
                 m.d.sync += [insert_bank[t].eq(~insert_bank[t]), pending[t].eq(1),
                              settle[t].eq(insert_latency + 1), tags[t].eq(decoder.tags[t])]
@@ -261,12 +267,12 @@ class SketchCore(wiring.Component):
                 m.d.comb += running.eq(1)
                 with m.If(ready != 0):
                     m.d.comb += features.clear.eq(1)
-                    m.d.sync += [current.eq(next_lane),
-                                 current_bank.eq(~insert_bank.bit_select(next_lane, 1)),
-                                 record_tag.eq(tags[next_lane]), drain_addr.eq(0)]
+                    m.d.sync += [current.eq(next_lane), drain_addr.eq(0)]
                     m.next = "Merge"
             with m.State("Merge"):
                 m.d.comb += [running.eq(1), issue.eq(may_issue)]
+                # (the lane's tag holds while its drain is pending; it may change after Merge)
+                m.d.sync += record_tag.eq(tags[current])
                 with m.If(may_issue):
                     m.d.sync += drain_addr.eq(drain_addr + 1)
                     with m.If(drain_addr == words - 1):
