@@ -9,7 +9,7 @@ import pytest
 
 from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels.jsd_builder import Params, unpack_records
-from hw.jsd.builder import QueueBuilderCore, entropy_unit_args
+from hw.jsd.builder import QueueBuilderCore, QueueBuilderLane, entropy_unit_args
 from hw.jsd.entropy import entropy_finish_cycles
 from sim.jsd.golden import compare_records, expected_record, expected_state
 from tests.genomes import random_genome_bytes
@@ -109,15 +109,16 @@ def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse(banks):
     """s = 6: about one sampled k-mer in 8 beats per lane, so the lanes never fill their FIFOs
     and the core takes one chunk beat per cycle; with two banks the genomes are longer than a
     bank's retire time, so their ends cost nothing; with one each costs its lane the pipeline
-    flush, 2^R queue beats and the trailer."""
-    params = Params(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2, fifo_depth=32,
+    flush, 2^R queue beats and the trailer (the FIFO deep enough to take the beats that arrive
+    meanwhile: 64 beats, the default)."""
+    params = Params(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2, fifo_depth=64,
                     record_banks=banks)
     genomes = short_genomes(4, 1500, seed=6)
     stats = check_core(params, genomes, stall_probability=0.0, max_block_beats=64)
     if banks == 2:
         assert stats["input_cycles"] == stats["beats"], stats
     else:
-        per_genome_end = 12 + (1 << params.R) + 1 + 8
+        per_genome_end = QueueBuilderLane(params).flush_cycles + (1 << params.R) + 1 + 8
         assert stats["input_cycles"] <= stats["beats"] + len(genomes) * per_genome_end, stats
 
 

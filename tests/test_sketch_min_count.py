@@ -108,4 +108,4 @@ def test_parameters_are_checked():
     with pytest.raises(ValueError, match=r"^width_bits must be an integer from 1 to 24, not 25$"):
         MinCountFilter(width_bits=25)
     unit = MinCountFilter(depth=2, width_bits=4)
-    assert unit.latency == 7 + unit._countmin.latency   # murmur3, then the Count-Min unit
+    assert unit.latency == 12 + unit._countmin.latency   # murmur3, then the Count-Min unit

@@ -22,7 +22,7 @@ Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a geno
 leaves the serializer and the other bank is clean, the banks switch in that cycle and the lane
 loses no cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A
 bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 3 + F) cycles
-after its switch when its record has the output to itself (16,403 at the defaults, clear-bound;
+after its switch when its record has the output to itself (16,407 at the defaults, clear-bound;
 the record is 4,096 queue beats, the tag beat, the core's 74-cycle entropy finish and 2), later if another lane's
 record holds the output. So a lane never waits if each of its genomes lasts at least
 ``retire_cycles`` cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all

@@ -11,7 +11,11 @@ directly and saves the four block multiplications.
 Every multiplication is by a 32-bit constant modulo 2^32 (or fewer bits, see ``hash_bits``) and
 is built by :func:`times_constant` from 26 x 17-bit partial products (one DSP48E2 each) plus
 shift-adds for the few-bit corner products, so it takes 2 DSPs where Yosys's own mapping of
-``x * c`` takes 3. Every multiplication gets its own pipeline stage.
+``x * c`` takes 3. Every multiplication takes two pipeline stages
+(:func:`pipelined_times_constant`): the partial products are registered (the DSP48E2's own
+output register in Vivado), then summed, so no path runs from a multiplier through the fabric
+adders (a DSP used combinationally, then a 32-bit sum: 5.6 ns in the estimate of
+hw/vitis/timing.py, over the F1 clock).
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
@@ -21,8 +25,8 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.params import check_int
 
 
-__all__ = ["MURMUR3_C1", "MURMUR3_C2", "times_constant", "Murmur3Blocks", "Murmur3Seeds",
-           "Murmur3Hashes", "hashes_layout"]
+__all__ = ["MURMUR3_C1", "MURMUR3_C2", "times_constant", "pipelined_times_constant",
+           "Murmur3Blocks", "Murmur3Seeds", "Murmur3Hashes", "hashes_layout"]
 
 MURMUR3_C1 = 0xCC9E2D51
 MURMUR3_C2 = 0x1B873593
@@ -42,11 +46,11 @@ def _rotl32(value, amount):
     return Cat(value[32 - amount:32], value[:32 - amount])
 
 
-def times_constant(value, constant: int, width: int):
-    """``(value * constant) mod 2^width`` (combinational) as a sum of partial products: a
-    ``_DSP_A_BITS`` slice of ``value`` times a ``_DSP_B_BITS`` slice of ``constant``, each one
-    DSP48E2, unless the partial product contributes at most ``_SHIFT_ADD_BITS`` bits, which are
-    summed from shifted copies of ``value`` instead."""
+def _partial_products(value, constant: int, width: int) -> list:
+    """The terms of ``(value * constant) mod 2^width``: a ``_DSP_A_BITS`` slice of ``value``
+    times a ``_DSP_B_BITS`` slice of ``constant``, each one DSP48E2, unless the partial product
+    contributes at most ``_SHIFT_ADD_BITS`` bits, which are summed from shifted copies of
+    ``value`` instead; each term is ``width`` bits, shifted into place."""
     constant %= 1 << width
     terms = []
     for a_low in range(0, width, _DSP_A_BITS):
@@ -61,8 +65,26 @@ def times_constant(value, constant: int, width: int):
                               for bit in range(keep) if factor >> bit & 1)
             else:
                 product = operand * factor
-            terms.append(Cat(Const(0, a_low + b_low), product[:keep]))
-    return sum(terms, Const(0, width))[:width]
+            terms.append(Cat(Const(0, a_low + b_low), product[:keep])[:width])
+    return terms
+
+
+def times_constant(value, constant: int, width: int):
+    """``(value * constant) mod 2^width``, combinational: the sum of :func:`_partial_products`."""
+    return sum(_partial_products(value, constant, width), Const(0, width))[:width]
+
+
+def pipelined_times_constant(m, value, constant: int, width: int, name: str) -> Signal:
+    """``(value * constant) mod 2^width`` two cycles after ``value``: each partial product in a
+    register, then their sum in another."""
+    registered = []
+    for index, term in enumerate(_partial_products(value, constant, width)):
+        product = Signal(width, name=f"{name}_product{index}")
+        m.d.sync += product.eq(term)
+        registered.append(product)
+    total = Signal(width, name=name)
+    m.d.sync += total.eq(sum(registered, Const(0, width))[:width])
+    return total
 
 
 def _times_five(value):
@@ -83,10 +105,10 @@ class Murmur3Blocks(wiring.Component):
     -------
     i : In(stream.Signature(64, always_ready=True))
     o : Out(stream.Signature(64, always_ready=True))
-        The mixed blocks, :attr:`latency` = 2 cycles later; one key per cycle, no backpressure.
+        The mixed blocks, :attr:`latency` = 4 cycles later; one key per cycle, no backpressure.
     """
 
-    latency = 2
+    latency = 4
 
     i: In(stream.Signature(64, always_ready=True))
     o: Out(stream.Signature(64, always_ready=True))
@@ -96,13 +118,13 @@ class Murmur3Blocks(wiring.Component):
         blocks = [self.i.payload[:32], self.i.payload[32:]]
         valid = self.i.valid
         for stage, constant in enumerate((MURMUR3_C1, MURMUR3_C2)):
-            mixed = [Signal(32, name=f"k{j}_stage{stage}") for j in range(2)]
-            next_valid = Signal(name=f"valid{stage}")
-            for block, register in zip(blocks, mixed):
-                operand = block if stage == 0 else _rotl32(block, 15)
-                m.d.sync += register.eq(times_constant(operand, constant, 32))
-            m.d.sync += next_valid.eq(valid)
-            blocks, valid = mixed, next_valid
+            blocks = [pipelined_times_constant(m, block if stage == 0 else _rotl32(block, 15),
+                                               constant, 32, f"k{j}_stage{stage}")
+                      for j, block in enumerate(blocks)]
+            for step in range(2):
+                next_valid = Signal(name=f"valid{stage}_{step}")
+                m.d.sync += next_valid.eq(valid)
+                valid = next_valid
         m.d.comb += [self.o.valid.eq(valid), self.o.payload.eq(Cat(*blocks))]
         return m
 
@@ -124,12 +146,14 @@ class Murmur3Seeds(wiring.Component):
     i : In(stream.Signature(64, always_ready=True))
         The mixed blocks of the key (:class:`Murmur3Blocks`); ``valid`` marks a real key.
     o : Out(stream.Signature(hashes_layout(len(seeds)), always_ready=True))
-        The mixed blocks as ``word`` and the hashes, :attr:`latency` = 5 cycles later.
+        The mixed blocks as ``word`` and the hashes, :attr:`latency` = 8 cycles later: the
+        input register (the lane feeds the unit from its serializer's select), the two rounds,
+        the two multiplications of the finaliser (two cycles each), the last shift.
 
     One key per cycle, no backpressure.
     """
 
-    latency = 5
+    latency = 8
 
     def __init__(self, seeds, hash_bits: int = 32):
         seeds = tuple(seeds)
@@ -170,6 +194,7 @@ class Murmur3Seeds(wiring.Component):
             valid = stage(valid, f"valid{stage_count}", 1)
             stage_count += 1
 
+        advance()       # the input register
         blocks = [word[:32], word[32:]]
         hashes = []
         for index, seed in enumerate(self._seeds):
@@ -182,13 +207,15 @@ class Murmur3Seeds(wiring.Component):
             h = (_times_five(_rotl32(h ^ second_block, 13)) + _ROUND_ADD)[:32] ^ _KEY_BYTES
             hashes[index] = stage(h ^ (h >> 16), f"h{index}_b1")
         advance()
-        hashes = [stage(times_constant(h, _FINAL_C1, 32), f"h{index}_f1")
+        hashes = [pipelined_times_constant(m, h, _FINAL_C1, 32, f"h{index}_f1")
                   for index, h in enumerate(hashes)]
         advance()
+        advance()
         final_bits = min(32, self._hash_bits + 16)
-        hashes = [stage(times_constant(h ^ (h >> 13), _FINAL_C2, final_bits), f"h{index}_f2",
-                        final_bits)
+        hashes = [pipelined_times_constant(m, h ^ (h >> 13), _FINAL_C2, final_bits,
+                                           f"h{index}_f2")
                   for index, h in enumerate(hashes)]
+        advance()
         advance()
         hashes = [stage((h ^ (h >> 16))[:self._hash_bits], f"h{index}", self._hash_bits)
                   for index, h in enumerate(hashes)]
@@ -216,7 +243,7 @@ class Murmur3Hashes(wiring.Component):
     o : Out(stream.Signature(hashes_layout(len(seeds)), always_ready=True))
         The key and its hashes, ``latency`` cycles later.
 
-    Latency :attr:`latency` = 7 cycles, one key per cycle, no backpressure.
+    Latency :attr:`latency` = 12 cycles, one key per cycle, no backpressure.
     """
 
     latency = Murmur3Blocks.latency + Murmur3Seeds.latency

@@ -48,7 +48,7 @@ class Sampler(wiring.Component):
         (``kmerspec.golden.hashes.murmur3_mixed_blocks``), ``valid`` flags of dropped k-mers
         cleared.
 
-    Latency :attr:`latency` = 7 cycles, one beat per cycle, no backpressure.
+    Latency :attr:`latency` = 12 cycles, one beat per cycle, no backpressure.
     """
 
     latency = Murmur3Blocks.latency + Murmur3Seeds.latency
