@@ -192,8 +192,10 @@ class BurstTransfer(wiring.Component):
         m.d.comb += split.drop.eq(self.abort)
         with m.If(self.clear):
             m.d.sync += self.error.eq(0)
-        due_layout = data.StructLayout({"beats_m1": 8, "last": 1,
-                                        "tail": max(1, exact_log2(nbytes))})
+        # per issued burst: its beats, whether it ends its command, and the byte strobes of its
+        # final beat (the bytes below the command's tail on its partial last beat, else all),
+        # decided as the burst enters, so WSTRB is a select of registers
+        due_layout = data.StructLayout({"beats_m1": 8, "last": 1, "final_strobe": nbytes})
         m.submodules.due = due = SyncFIFO(width=due_layout.size, depth=self._bursts_in_flight)
 
         burst = split.burst.payload
@@ -203,8 +205,10 @@ class BurstTransfer(wiring.Component):
             due.w_en.eq(split.burst.valid & split.burst.ready),
         ]
         entering = data.View(due_layout, due.w_data)
+        partial = burst.last & (burst.tail != 0)
         m.d.comb += [entering.beats_m1.eq(burst.beats_m1), entering.last.eq(burst.last),
-                     entering.tail.eq(burst.tail)]
+                     entering.final_strobe.eq(Cat(~partial | (burst.tail > byte)
+                                                  for byte in range(nbytes)))]
 
         current = data.View(due_layout, due.r_data)
         beat_index = Signal(8)
@@ -216,10 +220,7 @@ class BurstTransfer(wiring.Component):
         ]
         with m.If(beat):
             m.d.sync += beat_index.eq(Mux(burst_end, 0, beat_index + 1))
-        # the bytes below ``tail`` on a command's partial last beat, else all: a compare of the
-        # tail with each byte index instead of a (1 << tail) - 1 carry chain as wide as the bus
-        partial = command_end & (current.tail != 0)
-        strobe = Cat(~partial | (current.tail > byte) for byte in range(nbytes))
+        strobe = Mux(burst_end, current.final_strobe, Const((1 << nbytes) - 1, nbytes))
         outstanding = self.elaborate_channels(m, BurstProgress(
             burst=burst, burst_valid=split.burst.valid & due.w_rdy, burst_ready=burst_ready,
             beat_due=due.r_rdy, beat=beat, burst_end=burst_end, command_end=command_end,

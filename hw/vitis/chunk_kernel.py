@@ -236,8 +236,13 @@ class ChunkKernel(StreamKernel):
         start_statements = self.on_start(m)
         with m.If(call.starting):
             m.d.sync += [*start_statements, records_at_start.eq(core.records)]
+        # registered (a 32-bit difference and compare): low in the first running cycle, then
+        # one cycle behind the record count
+        records_complete = Signal()
+        m.d.sync += records_complete.eq(~call.starting & (core.records - records_at_start
+                                                          == self.args.n_records))
         return (read_sent & write_sent & reader.idle & ~reader.data.valid & self.core_quiet(core)
-                & (core.records - records_at_start == self.args.n_records))
+                & records_complete)
 
     def _check_record_count(self, m, core, reader, call):
         """``call.failure`` when the chunk and ``n_records`` disagree: the core offers a beat
