@@ -8,12 +8,11 @@ import pytest
 
 from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.hashes import murmur3_32, murmur3_mixed_blocks
 from kmerspec.golden.jsd import SAMPLE_SEED
-from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds, times_constant
+from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds, pipelined_times_constant
 from hw.jsd.sampler import Sampler
 from tests.simulation import simulate
 
@@ -94,14 +93,16 @@ class _TimesConstant(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.d.comb += self.y.eq(times_constant(self.x, self.constant, self.width))
+        m.d.comb += self.y.eq(pipelined_times_constant(m, self.x, self.constant, self.width,
+                                                       "product"))
         return m
 
 
 @pytest.mark.parametrize("constant,width", [(0xCC9E2D51, 32), (0xC2B2AE35, 26),
                                             (0xFFFFFFFF, 32), (0x80000001, 9), (0x10000, 32)])
 def test_times_constant(constant, width):
-    """The DSP-tiled constant product is the product modulo 2^width (corner tiles included)."""
+    """The DSP-tiled constant product is the product modulo 2^width (corner tiles included),
+    two cycles after its operand."""
     rng = random.Random(constant ^ width)
     values = [0, 1, (1 << 32) - 1, 1 << 26, (1 << 26) - 1] + [rng.getrandbits(32)
                                                               for _ in range(200)]
@@ -110,11 +111,10 @@ def test_times_constant(constant, width):
     async def testbench(ctx):
         for value in values:
             ctx.set(dut.x, value)
+            await ctx.tick().repeat(2)
             assert ctx.get(dut.y) == value * constant % (1 << width), hex(value)
 
-    sim = Simulator(dut)   # combinational: no clock
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench)
 
 
 def test_murmur3_rejects_bad_seeds():

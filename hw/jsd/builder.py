@@ -239,7 +239,7 @@ class QueueBuilderLane(wiring.Component):
             bank_line = next_bank
         m.submodules.countmin = countmin = self.countmin
         m.submodules.pqa = pqa = self.pqa
-        pqa_outputs = list(pqa.o) if two_banks else [pqa.o]
+        pqa_outputs = pqa.bank_outputs
         bank_fields = ([countmin.i.payload.bank.eq(bank_line),
                         pqa.i.payload.bank.eq(countmin.o.payload.key[32])] if two_banks else [])
         m.d.comb += [

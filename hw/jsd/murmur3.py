@@ -9,11 +9,10 @@ blocks of a key (the JSD lane, whose sampler mixed them) feeds them to :class:`M
 directly and saves the four block multiplications.
 
 Every multiplication is by a 32-bit constant modulo 2^32 (or fewer bits, see ``hash_bits``) and
-is built by :func:`times_constant` from 26 x 17-bit partial products (one DSP48E2 each) plus
-shift-adds for the few-bit corner products, so it takes 2 DSPs where Yosys's own mapping of
-``x * c`` takes 3. Every multiplication takes two pipeline stages
-(:func:`pipelined_times_constant`): the partial products are registered (the DSP48E2's own
-output register in Vivado), then summed, so no path runs from a multiplier through the fabric
+is built by :func:`pipelined_times_constant` from 26 x 17-bit partial products (one DSP48E2
+each) plus shift-adds for the few-bit corner products, so it takes 2 DSPs where Yosys's own
+mapping of ``x * c`` takes 3. Every multiplication takes two pipeline stages: the partial
+products are registered (the DSP48E2's own output register in Vivado), then summed, so no path runs from a multiplier through the fabric
 adders (a DSP used combinationally, then a 32-bit sum: 5.6 ns in the estimate of
 hw/vitis/timing.py, over the F1 clock).
 """
@@ -22,11 +21,12 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.common.pipeline import delayed
 from kmerspec.params import check_int
 
 
-__all__ = ["MURMUR3_C1", "MURMUR3_C2", "times_constant", "pipelined_times_constant",
-           "Murmur3Blocks", "Murmur3Seeds", "Murmur3Hashes", "hashes_layout"]
+__all__ = ["MURMUR3_C1", "MURMUR3_C2", "pipelined_times_constant", "Murmur3Blocks",
+           "Murmur3Seeds", "Murmur3Hashes", "hashes_layout"]
 
 MURMUR3_C1 = 0xCC9E2D51
 MURMUR3_C2 = 0x1B873593
@@ -67,11 +67,6 @@ def _partial_products(value, constant: int, width: int) -> list:
                 product = operand * factor
             terms.append(Cat(Const(0, a_low + b_low), product[:keep])[:width])
     return terms
-
-
-def times_constant(value, constant: int, width: int):
-    """``(value * constant) mod 2^width``, combinational: the sum of :func:`_partial_products`."""
-    return sum(_partial_products(value, constant, width), Const(0, width))[:width]
 
 
 def pipelined_times_constant(m, value, constant: int, width: int, name: str) -> Signal:
@@ -116,15 +111,11 @@ class Murmur3Blocks(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         blocks = [self.i.payload[:32], self.i.payload[32:]]
-        valid = self.i.valid
         for stage, constant in enumerate((MURMUR3_C1, MURMUR3_C2)):
             blocks = [pipelined_times_constant(m, block if stage == 0 else _rotl32(block, 15),
                                                constant, 32, f"k{j}_stage{stage}")
                       for j, block in enumerate(blocks)]
-            for step in range(2):
-                next_valid = Signal(name=f"valid{stage}_{step}")
-                m.d.sync += next_valid.eq(valid)
-                valid = next_valid
+        valid = delayed(m, self.i.valid, self.latency, "valid")
         m.d.comb += [self.o.valid.eq(valid), self.o.payload.eq(Cat(*blocks))]
         return m
 

@@ -36,10 +36,10 @@ each back empty as it is read, so the PQA is ready for the next genome when the 
 
 Banks (``banks`` = 2, the JSD builder's double-buffered records): each bank has its own slot
 memories, drain port and ``busy`` bit, and every insertion names its bank; the insert network is
-shared. The bank travels as the top bit of the queue index, so forwarding never crosses banks,
-and each bank's memory words are registered in stage 1 and selected by the bank in stage A. So
-one bank takes insertions while the other drains, for the network of one PQA and the memories of
-two.
+shared. The bank travels as the top bit of the queue index, so forwarding never crosses banks;
+the memory word is selected by the bank on its way into stage 1's register, its ``occupied``
+bit in stage A. So one bank takes insertions while the other drains, for the network of one PQA
+and the memories of two.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -150,6 +150,11 @@ class PqaInsert(wiring.Component):
                            for _ in range(banks)]
         self.slots = self.bank_slots[0]
 
+    @property
+    def bank_outputs(self) -> list:
+        """The drain port of each bank: ``[o]`` with one bank, ``list(o)`` with two."""
+        return [self.o] if self.banks == 1 else list(self.o)
+
     def elaborate(self, platform):
         m = Module()
         R, n, banks = self.R, self.n, self.banks
@@ -177,10 +182,9 @@ class PqaInsert(wiring.Component):
 
         # per bank: the drain reads queue `drain_address` and writes it empty in the same cycle
         # (the read sees the old data); otherwise the insertion reads
-        outputs = [self.o] if banks == 1 else list(self.o)
         bank_reads, bank_writes, drains = [], [], []
-        for bank, memories in enumerate(self.bank_slots):
-            busy, output = self.busy[bank], outputs[bank]
+        for bank, (memories, output) in enumerate(zip(self.bank_slots, self.bank_outputs)):
+            busy = self.busy[bank]
             reads, writes = [], []
             for j, memory in enumerate(memories):
                 m.submodules[f"slot{j}" if banks == 1 else f"bank{bank}_slot{j}"] = memory
@@ -240,7 +244,7 @@ class PqaInsert(wiring.Component):
         # A, where the tag hit has room for it.
         data_a = [Signal(slot, name=f"data_a_{j}") for j in range(n)]
         occupied_a = [[Signal(name=f"occupied_a_{bank}_{j}") for j in range(n)]
-                      for bank in range(banks)]
+                      for bank in range(banks if banks > 1 else 0)]
         for j in range(n):
             if banks == 1:
                 read = bank_reads[0][j]
