@@ -109,16 +109,19 @@ def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse(banks):
     """s = 6: about one sampled k-mer in 8 beats per lane, so the lanes never fill their FIFOs
     and the core takes one chunk beat per cycle; with two banks the genomes are longer than a
     bank's retire time, so their ends cost nothing; with one each costs its lane the pipeline
-    flush, 2^R queue beats and the trailer (the FIFO deep enough to take the beats that arrive
-    meanwhile: 64 beats, the default)."""
+    flush, 2^R queue beats and the trailer. The FIFO holds 11 beats beyond the front end's beats
+    in flight, so with one bank the stops reach the input."""
     params = Params(lanes=2, bytes_per_lane=8, k=11, s=6, d=2, cw=4, R=2, n=2, fifo_depth=64,
                     record_banks=banks)
+    lane = QueueBuilderLane(params)
+    params = dataclasses.replace(params, fifo_depth=lane.in_flight + 11)
     genomes = short_genomes(4, 1500, seed=6)
     stats = check_core(params, genomes, stall_probability=0.0, max_block_beats=64)
     if banks == 2:
         assert stats["input_cycles"] == stats["beats"], stats
     else:
-        per_genome_end = QueueBuilderLane(params).flush_cycles + (1 << params.R) + 1 + 8
+        per_genome_end = lane.flush_cycles + (1 << params.R) + 1 + 8
+        assert stats["beats"] < stats["input_cycles"], stats
         assert stats["input_cycles"] <= stats["beats"] + len(genomes) * per_genome_end, stats
 
 
