@@ -16,6 +16,8 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 * ``pqa``: PqaInsert(R=8, n=8, two banks), the builder's form;
 * ``pqa_one_bank``: the same with one bank;
 * ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit;
+* ``parser``: LaneParser(8 bytes per lane), the FASTA/FASTQ byte classifier of every lane;
+* ``kmer_buffer``: KmerBuffer(8 bytes, k = 31), the k-mer extraction behind it;
 * ``log2``: Log2Unit(32 bits, the count as tag), one of the builder's entropy unit's eight;
 * ``reciprocal``: ReciprocalUnit(47 bits), 1/M of the builder's entropy finish;
 * ``entropy``: EntropyUnit(32-bit counts, 8 per beat, 2^12 beats), the JSD builder's;
@@ -48,6 +50,8 @@ from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
 from kmerspec.kernels import jsd_builder, jsd_similarity  # noqa: E402
 from hw.jsd.builder import QueueBuilderLane  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
+from hw.sketch.kmer_buffer import KmerBuffer  # noqa: E402
+from hw.sketch.parser import LaneParser  # noqa: E402
 from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
 
@@ -60,6 +64,8 @@ PARTS = {
     "pqa": lambda: PqaInsert(8, 8, banks=2),
     "pqa_one_bank": lambda: PqaInsert(8, 8),
     "hll": lambda: HllUpdate(14, 4),
+    "parser": lambda: LaneParser(8),
+    "kmer_buffer": lambda: KmerBuffer(8, 31),
     "log2": lambda: Log2Unit(32, tag_bits=32),
     "reciprocal": lambda: ReciprocalUnit(47),
     "entropy": lambda: EntropyUnit(32, 8, 12),

@@ -31,6 +31,8 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import W
 
+from .pipeline import lookup
+
 __all__ = ["FeatureUnit", "pipelined_sum", "feature_unit_latency", "units_as_instances"]
 
 _ROWS = 3              # the final adders sum three rows (two carry chains)
@@ -91,19 +93,6 @@ def pipelined_sum(m: Module, values: list, name: str, arity: int = 2) -> tuple:
         values = summed
         level += 1
     return values[0], level
-
-
-def _lookup(m: Module, inputs: list, table: list, width: int, name: str) -> list:
-    """Bits of ``table[inputs as a number]`` (inputs[0] the least significant): each bit is a
-    constant truth table indexed by the inputs, one LUT for up to six inputs."""
-    index = Cat(*inputs)
-    bits = []
-    for k in range(width):
-        truth = sum(((entry >> k) & 1) << value for value, entry in enumerate(table))
-        bit = Signal(name=f"{name}_{k}")
-        m.d.comb += bit.eq(Const(truth, len(table)).bit_select(index, 1))
-        bits.append(bit)
-    return bits
 
 
 def _compress(heap: dict, counter) -> dict:
@@ -313,12 +302,12 @@ class FeatureUnit(wiring.Component):
             members = sliced[g * group:(g + 1) * group]
             for s in range(slices):
                 inputs = [bit for masks, low in members for bit in (masks[s], *low)]
-                total = _lookup(m, inputs, group_sum, sum_bits, f"group{g}_slice{s}")
+                total = lookup(m, inputs, group_sum, sum_bits, f"group{g}_slice{s}")
                 offset = (1 << low_bits) * (slices - 1 - s)
                 for k, bit in enumerate(total):
                     z_heap[offset + k].append(bit)
                 if s == 0:
-                    zeros = _lookup(m, inputs, group_zeros, zero_bits, f"group{g}_zeros")
+                    zeros = lookup(m, inputs, group_zeros, zero_bits, f"group{g}_zeros")
                     for k, bit in enumerate(zeros):
                         nz_heap[k].append(bit)
         z_heap, nz_heap = dict(z_heap), dict(nz_heap)
@@ -332,7 +321,7 @@ class FeatureUnit(wiring.Component):
         def counter(group):
             nonlocal counters
             counters += 1
-            return _lookup(m, group, [bin(v).count("1") for v in range(1 << len(group))],
+            return lookup(m, group, [bin(v).count("1") for v in range(1 << len(group))],
                            len(group).bit_length(), f"count{counters}")
 
         def stage_end(op, heaps, name):

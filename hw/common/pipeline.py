@@ -10,6 +10,8 @@
   signed multiplier), each with its own input and product registers (the DSP's A/B and P
   registers), summed two at a time by :func:`pipelined_add`.
 * :class:`ChunkedAccumulator`: a running sum of a stream of wide values, chunk by chunk.
+* :func:`lookup` and :func:`popcount`: combinational, a constant truth table per output bit (one
+  LUT for up to six inputs), where an adder would put a carry chain between two registers.
 
 Every helper is a fixed-latency pipeline with one input per cycle and no backpressure; the
 latencies come back with the result, and :func:`product_latency` gives a product's ahead of
@@ -23,7 +25,7 @@ from amaranth.lib import data
 
 __all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "delayed", "pipelined_add", "chunked_sum",
            "product_tiles", "pipelined_product", "product_latency", "ChunkedAccumulator",
-           "LatencyOnly"]
+           "LatencyOnly", "lookup", "popcount"]
 
 #: bits of one carry-chain segment between registers (4 CARRY8)
 CHUNK_BITS = 32
@@ -42,6 +44,30 @@ def delayed(m, value, cycles: int, name: str, reset_less: bool = False):
         m.d.sync += held.eq(value)
         value = held
     return value
+
+
+def lookup(m, inputs: list, table: list, width: int, name: str) -> list:
+    """Bits of ``table[inputs as a number]`` (inputs[0] the least significant): each bit is a
+    constant truth table indexed by the inputs, one LUT for up to six inputs."""
+    index = Cat(*inputs)
+    bits = []
+    for k in range(width):
+        truth = sum(((entry >> k) & 1) << value for value, entry in enumerate(table))
+        bit = Signal(name=f"{name}_{k}")
+        m.d.comb += bit.eq(Const(truth, len(table)).bit_select(index, 1))
+        bits.append(bit)
+    return bits
+
+
+def popcount(m, bits: list, name: str) -> Value:
+    """The number of ones among ``bits``: each group of up to six is one :func:`lookup` (a LUT
+    level), and the groups' counts are added (one short carry chain per further group)."""
+    counts = []
+    for start in range(0, len(bits), 6):
+        group = bits[start:start + 6]
+        table = [bin(value).count("1") for value in range(1 << len(group))]
+        counts.append(Cat(*lookup(m, group, table, len(group).bit_length(), f"{name}_g{start}")))
+    return sum(counts[1:], counts[0]) if counts else Const(0, 1)
 
 
 def _add_with_carry(a, b, carry):

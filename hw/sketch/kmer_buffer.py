@@ -11,6 +11,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.common.pipeline import delayed, popcount
 from kmerspec.params import BYTES_PER_LANE, K, check_positive
 
 from .parser import lane_roles_layout
@@ -43,10 +44,10 @@ class KmerBuffer(wiring.Component):
     o : Out(stream.Signature(kmers_layout(B), always_ready=True))
         Slot ``q`` holds the k-mer ending at the ``q``-th base of the beat, in stream order.
 
-    Latency is 3 cycles, throughput one beat per cycle for every input, no backpressure.
+    Latency is 4 cycles, throughput one beat per cycle for every input, no backpressure.
     """
 
-    latency = 3
+    latency = 4
 
     def __init__(self, bytes_per_lane: int = BYTES_PER_LANE.default,
                  k: int = K.default):
@@ -69,34 +70,47 @@ class KmerBuffer(wiring.Component):
         count_bits = nbytes.bit_length()
         run_bits = max(k, nbytes).bit_length() + 1
 
-        # stage 1: per byte, the bases before it and the bases before the last break up to it
+        # stage 1: per byte, the bases before it (a popcount of the earlier is_base flags, LUTs
+        # and one short adder: a running count would chain B adders)
+        payload = self.i.payload
         bases_before = [Signal(count_bits, name=f"bases_before_{j}") for j in range(nbytes + 1)]
+        for j in range(nbytes + 1):
+            m.d.sync += bases_before[j].eq(popcount(m, list(payload.is_base[:j]),
+                                                    f"popcount_{j}"))
+        is_break1 = delayed(m, payload.is_break, 1, "is_break")
+        codes1 = delayed(m, payload.codes, 1, "codes", reset_less=True)
+        is_base1 = delayed(m, payload.is_base, 1, "is_base")
+        eof1 = delayed(m, payload.end_of_file, 1, "eof")
+        valid1 = delayed(m, self.i.valid, 1, "valid")
+
+        # stage 2: per byte, whether a break is at or before it and the bases before the last such
+        # break: the latest break wins, selected by a balanced tree (a running Mux would chain B)
         break_seen = [Signal(name=f"break_seen_{j}") for j in range(nbytes)]
         bases_before_break = [Signal(count_bits, name=f"bases_before_break_{j}")
                               for j in range(nbytes)]
-        codes1 = Signal(2 * nbytes)
-        is_base1 = Signal(nbytes)
-        eof1 = Signal()
-        valid1 = Signal()
-        payload = self.i.payload
-        count = Const(0, count_bits)
-        seen = Const(0, 1)
-        before_break = Const(0, count_bits)
-        for j in range(nbytes):
-            m.d.sync += bases_before[j].eq(count)
-            seen = seen | payload.is_break[j]
-            before_break = Mux(payload.is_break[j], count, before_break)
-            m.d.sync += [break_seen[j].eq(seen), bases_before_break[j].eq(before_break)]
-            count = (count + payload.is_base[j])[:count_bits]
-        m.d.sync += [
-            bases_before[nbytes].eq(count),
-            codes1.eq(payload.codes),
-            is_base1.eq(payload.is_base),
-            eof1.eq(payload.end_of_file),
-            valid1.eq(self.i.valid),
-        ]
 
-        # stage 2: compaction; for base q, whether a break precedes it in the beat and the run
+        def latest_break(low, high):
+            """(any break in bytes [low, high), bases before the latest of them)"""
+            if high - low == 1:
+                return is_break1[low], Mux(is_break1[low], bases_before[low], 0)
+            middle = (low + high) // 2
+            seen_low, before_low = latest_break(low, middle)
+            seen_high, before_high = latest_break(middle, high)
+            return seen_low | seen_high, Mux(seen_high, before_high, before_low)
+
+        for j in range(nbytes):
+            _, before = latest_break(0, j + 1)
+            m.d.sync += [break_seen[j].eq(is_break1[:j + 1].any()),
+                         bases_before_break[j].eq(before)]
+        bases_before2 = delayed(m, Cat(*bases_before), 1, "bases_before", reset_less=True)
+        bases_before2 = [bases_before2[count_bits * j:count_bits * (j + 1)]
+                         for j in range(nbytes + 1)]
+        codes2 = delayed(m, codes1, 1, "codes", reset_less=True)
+        is_base2 = delayed(m, is_base1, 1, "is_base")
+        eof2 = delayed(m, eof1, 1, "eof")
+        valid2 = delayed(m, valid1, 1, "valid")
+
+        # stage 3: compaction; for base q, whether a break precedes it in the beat and the run
         # length inside the beat since that break
         compacted = [Signal(2, name=f"compacted_{q}") for q in range(nbytes)]
         broken = [Signal(name=f"broken_{q}") for q in range(nbytes)]
@@ -104,15 +118,15 @@ class KmerBuffer(wiring.Component):
         base_count = Signal(count_bits)
         any_break = Signal()
         tail_run = Signal(count_bits)
-        eof2 = Signal()
-        valid2 = Signal()
+        eof3 = Signal()
+        valid3 = Signal()
         for q in range(nbytes):
             code = Const(0, 2)
             is_broken = Const(0, 1)
             before = Const(0, count_bits)
             for j in range(q, nbytes):
-                here = is_base1[j] & (bases_before[j] == q)
-                code = code | Mux(here, codes1[2 * j:2 * j + 2], 0)
+                here = is_base2[j] & (bases_before2[j] == q)
+                code = code | Mux(here, codes2[2 * j:2 * j + 2], 0)
                 is_broken = is_broken | (here & break_seen[j])
                 before = before | Mux(here, bases_before_break[j], 0)
             m.d.sync += [
@@ -121,14 +135,14 @@ class KmerBuffer(wiring.Component):
                 since_break[q].eq(q + 1 - before),
             ]
         m.d.sync += [
-            base_count.eq(bases_before[nbytes]),
+            base_count.eq(bases_before2[nbytes]),
             any_break.eq(break_seen[nbytes - 1]),
-            tail_run.eq(bases_before[nbytes] - bases_before_break[nbytes - 1]),
-            eof2.eq(eof1),
-            valid2.eq(valid1),
+            tail_run.eq(bases_before2[nbytes] - bases_before_break[nbytes - 1]),
+            eof3.eq(eof2),
+            valid3.eq(valid2),
         ]
 
-        # stage 3: the run window (feedback) and the k-mers
+        # stage 4: the run window (feedback) and the k-mers
         window_bits = 2 * (k - 1)
         window = Signal(window_bits)
         run = Signal(run_bits)
@@ -140,17 +154,17 @@ class KmerBuffer(wiring.Component):
             if_unbroken = (run + q + 1) >= k
             m.d.sync += [
                 self.o.payload.words[q].eq(word & mask),
-                self.o.payload.valid[q].eq(valid2 & (q < base_count)
+                self.o.payload.valid[q].eq(valid3 & (q < base_count)
                                            & Mux(broken[q], since_break[q] >= k, if_unbroken)),
             ]
-        m.d.sync += self.o.valid.eq(valid2)
-        with m.If(valid2):
+        m.d.sync += self.o.valid.eq(valid3)
+        with m.If(valid3):
             if window_bits:
                 with m.Switch(base_count):
                     for shift in range(nbytes + 1):
                         with m.Case(shift):
                             m.d.sync += window.eq(buffer[2 * (nbytes - shift):])
-            with m.If(eof2):
+            with m.If(eof3):
                 m.d.sync += run.eq(0)
             with m.Elif(any_break):
                 m.d.sync += run.eq(tail_run)
