@@ -87,7 +87,7 @@ def small_genomes(seed, count, length):
 
 @pytest.mark.parametrize("update,banks", [("cu", 1), ("cm", 1), ("cu", 2)])
 def test_builder_core_sampled(update, banks):
-    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=32,
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=40,
                     record_banks=banks)
     check_core(params, small_genomes(1, 4, 150), update)
 
@@ -95,7 +95,7 @@ def test_builder_core_sampled(update, banks):
 def test_builder_core_every_kmer_with_backpressure():
     """s = 0: up to 8 k-mers per beat per lane against one insertion per cycle: the FIFO and
     the hold must lose nothing; 4 entries per queue, a queue spans two 128-bit beats."""
-    params = Params(lanes=2, bytes_per_lane=8, k=5, s=0, d=2, cw=3, R=2, n=4, fifo_depth=32)
+    params = Params(lanes=2, bytes_per_lane=8, k=5, s=0, d=2, cw=3, R=2, n=4, fifo_depth=40)
     check_core(params, small_genomes(2, 3, 120), stall_probability=0.4)
 
 
@@ -133,7 +133,7 @@ def test_reset_forgets_a_cut_off_genome(banks):
     every lane is 0, and the next genomes give the golden records."""
     from amaranth.hdl import Module, ResetInserter, Signal
 
-    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=32,
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=40,
                     record_banks=banks)
     genomes = small_genomes(3, 3, 400)[:3]
     dut = QueueBuilderCore(params)
@@ -242,7 +242,7 @@ def test_genome_end_stall_rule_clear_bound():
     ``lane.retire_cycles`` = flush + 3 + max(2^cw, queue beats + 3 + the entropy finish) cycles
     after its switch.
     Here 2^cw = 256 > 2 records' output, so the rule is exact for every genome of both lanes."""
-    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=8, R=2, n=2, fifo_depth=32,
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=8, R=2, n=2, fifo_depth=40,
                     record_banks=2)
     lane, events, _ = bank_events(params, short_genomes(8, 100))
     assert lane.retire_cycles == lane.flush_cycles + 3 + 256
@@ -262,7 +262,7 @@ def test_genome_end_stall_rule_record_bound():
     """2^R = 64 queue beats > 2^cw = 16: the record decides. Lane 0's first record has the
     output to itself (exact); later ones may wait for the other lane's record (never earlier
     than the rule)."""
-    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=4, R=6, n=2, fifo_depth=32,
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=4, R=6, n=2, fifo_depth=40,
                     record_banks=2)
     lane, events, _ = bank_events(params, short_genomes(8, 100))
     finish = entropy_finish_cycles(*entropy_unit_args(params))
@@ -278,7 +278,7 @@ def test_genome_end_stall_rule_record_bound():
 def test_long_genomes_never_wait():
     """Genomes longer than the retire time per lane: every genome end switches banks at once, so
     the core takes one chunk beat per cycle over the whole run, genome ends included."""
-    params = Params(lanes=2, bytes_per_lane=8, k=7, s=6, d=2, cw=6, R=3, n=2, fifo_depth=32,
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=6, d=2, cw=6, R=3, n=2, fifo_depth=40,
                     record_banks=2)
     lane, events, stats = bank_events(params, short_genomes(6, 2000, seed=4))
     assert 2000 // 8 > lane.retire_cycles

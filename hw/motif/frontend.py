@@ -49,7 +49,7 @@ class BaseFrontEnd(wiring.Component):
                              f"{data_width!r}")
         self._data_width = data_width
         self._bytes_per_cycle = bytes_per_cycle
-        self._parser = LaneParser(bytes_per_cycle, bytes_per_stage=min(bytes_per_cycle, 2))
+        self._parser = LaneParser(bytes_per_cycle)
         self._fifo_depth = 2 * (self._parser.latency + 2) if bytes_per_cycle > 1 else 0
         super().__init__({
             "i": In(stream.Signature(ReadBeatLayout(data_width))),

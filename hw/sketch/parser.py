@@ -69,7 +69,7 @@ class LaneParser(wiring.Component):
     backpressure (the sketch datapath never stalls; its owner stops the input instead).
     """
 
-    def __init__(self, bytes_per_lane: int = 8, *, bytes_per_stage: int = 2):
+    def __init__(self, bytes_per_lane: int = 8, *, bytes_per_stage: int = 1):
         check_positive("bytes_per_lane", bytes_per_lane)
         check_positive("bytes_per_stage", bytes_per_stage)
         self._bytes_per_lane = bytes_per_lane
