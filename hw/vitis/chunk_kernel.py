@@ -232,15 +232,16 @@ class ChunkKernel(StreamKernel):
         write_length = Signal(32)
         m.d.sync += write_length.eq(self.args.n_records * self.record_bytes)
         write_sent = issue_once(m, call, writer.cmd, self.args.dst, write_length)
-        records_at_start = Signal(32)
+        # the call's last record number (modulo 2^32), latched at the start so that the test
+        # below is an equality and not a 32-bit difference and compare in one cycle
+        records_target = Signal(32)
         start_statements = self.on_start(m)
         with m.If(call.starting):
-            m.d.sync += [*start_statements, records_at_start.eq(core.records)]
-        # registered (a 32-bit difference and compare): low in the first running cycle, then
-        # one cycle behind the record count
+            m.d.sync += [*start_statements,
+                         records_target.eq(core.records + self.args.n_records)]
+        # registered: low in the first running cycle, then one cycle behind the record count
         records_complete = Signal()
-        m.d.sync += records_complete.eq(~call.starting & (core.records - records_at_start
-                                                          == self.args.n_records))
+        m.d.sync += records_complete.eq(~call.starting & (core.records == records_target))
         return (read_sent & write_sent & reader.idle & ~reader.data.valid & self.core_quiet(core)
                 & records_complete)
 
