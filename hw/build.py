@@ -252,7 +252,8 @@ def _resource_report(name, desc, kdir, board, progress, params):
     vpath = kdir / f"{desc.name}.v"
     try:
         rep = yosys_report(vpath, desc.name, family=board["yosys_family"],
-                           device=board["resources"], clock_hz=board["kernel_clock_hz"])
+                           device=board["resources"], clock_hz=board["kernel_clock_hz"],
+                           purge_names=True)
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         return f"kernel {name!r}: resource report failed: {str(e).splitlines()[0]}"
     rep["kernel"] = name

@@ -808,3 +808,20 @@ def test_feature_units_emitted_once_per_parameter_set():
     # without the emission the units elaborate to their logic (no instances)
     fragment = Fragment.get(FeatureUnit(4, 4), None)
     assert not any(type(sub).__name__ == "Instance" for sub, *_ in fragment.subfragments)
+
+
+def test_yosys_report_with_purged_names(tmp_path):
+    """hw.build reports whole kernels with ``purge_names`` (the unused named wires dropped before
+    flatten, for Yosys's memory): the script stays valid and the design keeps its logic."""
+    from bench.resource_table import part_verilog
+    from hw.sketch.kmer_buffer import KmerBuffer
+    from hw.vitis.synth import yosys_available, yosys_report
+    if not yosys_available():
+        pytest.skip("no yosys")
+    path = tmp_path / "buffer.v"
+    path.write_text(part_verilog(KmerBuffer(2, 3), "buffer"))
+    named = yosys_report(path, "buffer")
+    purged = yosys_report(path, "buffer", purge_names=True)
+    assert purged["lut_mapper"] == named["lut_mapper"] == "abc9"
+    assert purged["resources"]["ff"] == named["resources"]["ff"] > 20
+    assert purged["resources"]["lut"] > 10 and purged["logic_levels"] >= 2

@@ -72,10 +72,12 @@ _CLASSIC_ABC_MAPPING = (
 
 
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
-                 mapper="abc9", clock_hz=None) -> dict:
+                 mapper="abc9", clock_hz=None, purge_names=False) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
     board's ``[resources]`` table (adds ``utilization``).  ``mapper`` is "abc9" (synth_xilinx's
     default; falls back to "abc" if Yosys fails with it, recorded as ``lut_mapper``) or "abc".
+    ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
+    whole kernel; the timing path then names Yosys's nets where a name was dropped).
     Writes nothing but temp files next to the Verilog (``<top>.yosys.*``)."""
     cmd = _yosys_cmd()
     if cmd is None:
@@ -86,18 +88,25 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     net_file = f"{top}.yosys.netlist.json"
     mapping = (f"synth_xilinx -family {family} -top {top} -flatten" if mapper == "abc9"
                else _CLASSIC_ABC_MAPPING.format(family=family, top=top))
-    script = (f"read_verilog {vpath.name}; {mapping}; "
+    # a whole default kernel (9 MB of Verilog) with its named wires took yowasp's 4 GB
+    # WebAssembly heap in synth_xilinx's check after flatten (5.3 GB resident, exit 1); purged
+    # before flatten, 2.2 GB through coarse
+    purge = f"hierarchy -top {top}; proc; opt_clean -purge; " if purge_names else ""
+    script = (f"read_verilog {vpath.name}; {purge}{mapping}; "
               f"tee -q -o {stat_file} stat -json; "
               f"write_json {net_file}")
     proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
                           timeout=timeout)
     if proc.returncode != 0 and mapper == "abc9":
         report = yosys_report(verilog_path, top, family=family, device=device, timeout=timeout,
-                              mapper="abc", clock_hz=clock_hz)
+                              mapper="abc", clock_hz=clock_hz, purge_names=purge_names)
         report["lut_mapper"] = "abc (abc9 failed)"
         return report
     if proc.returncode != 0:
-        raise RuntimeError(f"yosys failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
+                     if line.strip()), "no output")
+        raise RuntimeError(f"yosys failed ({proc.returncode}): {last}\n{proc.stdout[-3000:]}\n"
+                           f"{proc.stderr[-3000:]}")
     stat = json.loads((wd / stat_file).read_text())
     cells = dict(stat.get("design", {}).get("num_cells_by_type") or
                  next(iter(stat["modules"].values()))["num_cells_by_type"])
