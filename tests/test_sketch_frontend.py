@@ -44,12 +44,13 @@ def test_byte_state_machine_matches_golden_random():
         assert model_runs(data) == list(base_runs(data)), data
 
 
-def run_front_end(files, bytes_per_lane, k, seed, pad_probability=0.2, idle_probability=0.2):
+def run_front_end(files, bytes_per_lane, k, seed, pad_probability=0.2, idle_probability=0.2,
+                  bytes_per_stage=1):
     """Simulate LaneParser -> KmerBuffer over ``files`` (end_of_file after each); return the
     forward k-mers in output order."""
     rng = random.Random(seed)
     m = Module()
-    m.submodules.parser = parser = LaneParser(bytes_per_lane)
+    m.submodules.parser = parser = LaneParser(bytes_per_lane, bytes_per_stage=bytes_per_stage)
     m.submodules.buffer = buffer = KmerBuffer(bytes_per_lane, k)
     m.d.comb += [buffer.i.valid.eq(parser.o.valid), buffer.i.payload.eq(parser.o.payload)]
     beats = []
@@ -98,6 +99,15 @@ def test_front_end_matches_golden(bytes_per_lane, k):
     assert expected, "stimulus without k-mers cannot fail"
     got = run_front_end(files, bytes_per_lane, k, seed=bytes_per_lane * 100 + k)
     assert got == expected
+
+
+@pytest.mark.parametrize("bytes_per_stage", [2, 3])
+def test_front_end_with_several_bytes_per_parser_stage(bytes_per_stage):
+    files = [SAMPLE_FILES[name] for name in sorted(SAMPLE_FILES)]
+    files += [random_genome_file(random.Random(bytes_per_stage), 600)]
+    expected = [word for data in files for word in kmers(data, 5, canonical_form=False)]
+    assert run_front_end(files, 8, 5, seed=bytes_per_stage, bytes_per_stage=bytes_per_stage) \
+        == expected
 
 
 def test_front_end_every_byte_a_base():
