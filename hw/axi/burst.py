@@ -61,60 +61,84 @@ class BurstSplitter(wiring.Component):
         m = Module()
         lb = exact_log2(self.data_bytes)
         beats_per_4k = 4096 // self.data_bytes
+        limit_bits = max(1, (self.max_beats - 1).bit_length())
+        remaining_bits = self.len_width - lb + 1
 
+        # Everything the burst needs is a register or a select of registers: the beats still to
+        # issue minus one, and the next burst's beat limit minus one (the beats to the next 4 KiB
+        # boundary, at most max_beats), decided when the address is loaded or advanced.
         busy = Signal()
         addr = Signal(self.addr_width)
-        remaining = Signal(self.len_width - lb + 1)  # beats still to issue
+        remaining_m1 = Signal(remaining_bits)
+        limit_m1 = Signal(limit_bits)
         tail = Signal(max(1, lb))
 
-        # beats up to the next 4 KiB boundary (1..beats_per_4k)
-        to_boundary = Signal(range(beats_per_4k + 1))
-        if lb < 12:
-            m.d.comb += to_boundary.eq(beats_per_4k - addr[lb:12])
-        else:
-            m.d.comb += to_boundary.eq(1)
-        limit = Signal(range(beats_per_4k + 1))
-        m.d.comb += limit.eq(Mux(to_boundary > self.max_beats, self.max_beats, to_boundary))
+        def limit_m1_at(address):
+            """The beat limit minus one of a burst starting at ``address`` (beat-aligned)."""
+            to_boundary_m1 = (beats_per_4k - 1) - address[lb:12]
+            return Mux(to_boundary_m1 >= self.max_beats, self.max_beats - 1, to_boundary_m1)
+
+        # remaining <= limit, without a compare as wide as the command's length
         final = Signal()
-        m.d.comb += final.eq(remaining <= limit)
-        n = Signal(range(beats_per_4k + 1))
-        m.d.comb += n.eq(Mux(final, remaining, limit))
+        m.d.comb += final.eq((remaining_m1[limit_bits:] == 0)
+                             & (remaining_m1[:limit_bits] <= limit_m1))
 
         m.d.comb += [
             self.busy.eq(busy),
             self.burst.valid.eq(busy & ~self.drop),
             self.burst.payload.addr.eq(addr),
-            self.burst.payload.beats_m1.eq(n - 1),
+            self.burst.payload.beats_m1.eq(Mux(final, remaining_m1[:limit_bits], limit_m1)),
             self.burst.payload.last.eq(final),
             self.burst.payload.tail.eq(tail),
         ]
 
         fire = self.burst.valid & self.burst.ready
         with m.If(fire):
-            # After a non-final burst of ``limit`` beats; after a final one nothing matters.
-            # (Keeping ``n`` out of these adders keeps the timing path short.)
+            # after a non-final burst of limit beats (after a final one nothing matters)
+            # remaining_m1 - (limit_m1 + 1): adding the complement of limit_m1, zero-extended
+            minus_limit = Cat(~limit_m1, C((1 << (remaining_bits - limit_bits)) - 1,
+                                           remaining_bits - limit_bits))
+            m.d.sync += remaining_m1.eq((remaining_m1 + minus_limit)[:remaining_bits])
             if self.max_beats >= beats_per_4k:
                 # a non-final burst always ends on the 4 KiB boundary
-                m.d.sync += addr.eq(Cat(C(0, 12), addr[12:] + 1))
+                m.d.sync += [addr.eq(Cat(C(0, 12), next_page(addr[12:]))),
+                             limit_m1.eq(beats_per_4k - 1)]
             else:
-                m.d.sync += addr.eq(addr + (limit << lb))
-            m.d.sync += remaining.eq(remaining - limit)
+                # within the page the burst never crosses it: only the offset moves
+                offset = (Cat(C(1, 1), addr[lb:12]) + Cat(C(1, 1), limit_m1))[1:]  # a + b + 1
+                advanced = Cat(C(0, lb), offset[:12 - lb],
+                               Mux(offset[12 - lb], next_page(addr[12:]), addr[12:]))
+                m.d.sync += [addr.eq(advanced), limit_m1.eq(limit_m1_at(advanced))]
             with m.If(final):
                 m.d.sync += busy.eq(0)
 
         m.d.comb += self.cmd.ready.eq(~busy | (fire & final))
         with m.If(self.cmd.valid & self.cmd.ready):
             length = self.cmd.payload.length
-            beats = (length + (self.data_bytes - 1)) >> lb
+            start = Cat(C(0, lb), self.cmd.payload.addr[lb:])
             m.d.sync += [
-                addr.eq(Cat(C(0, lb), self.cmd.payload.addr[lb:])),
-                remaining.eq(beats),
+                addr.eq(start),
+                limit_m1.eq(limit_m1_at(start)),
+                # beats - 1 = (length - 1) >> lb; a zero length is dropped (busy stays low)
+                remaining_m1.eq((length - 1)[lb:]),
                 tail.eq(length[:lb] if lb else 0),
                 busy.eq(length != 0),
             ]
         with m.If(self.drop):
             m.d.sync += busy.eq(0)
         return m
+
+
+def next_page(page: Value) -> Value:
+    """``page + 1`` as a carry-select adder of two halves (the upper half's +1 computed beside the
+    lower half's, then selected by whether the lower half is all ones), so no carry chain is
+    longer than half of ``page``: a 52-bit +1 was 9 logic levels."""
+    page = Value.cast(page)
+    half = len(page) // 2
+    if half < 8:
+        return (page + 1)[:len(page)]
+    low, high = page[:half], page[half:]
+    return Cat((low + 1)[:half], Mux(low.all(), (high + 1)[:len(high)], high))
 
 
 def drive_address_channel(m, axi, channel, burst, beat_bytes):
