@@ -4,6 +4,8 @@ beats), with addresses whose page number carries across the halves of the page a
 import random
 
 import pytest
+from amaranth.hdl import Const, Module
+from amaranth.sim import Simulator
 
 from hw.axi.burst import BurstSplitter, next_page
 from tests.simulation import simulate
@@ -75,16 +77,14 @@ def test_splitter_matches_model(data_bytes, max_beats):
 
 
 def test_next_page_carries_across_halves():
-    from amaranth.hdl import Const
-    from amaranth.sim import Simulator
     values = [0, 1, (1 << 26) - 1, (1 << 27) - 1, (1 << 52) - 1, 0x123_4567_FFFFF]
-    for value in values:
-        sim = Simulator(__import__("amaranth").hdl.Module())
-        result = {}
+    got = []
 
-        async def bench(ctx, value=value):
-            result["v"] = ctx.get(next_page(Const(value, 52)))
+    async def bench(ctx):
+        for value in values:
+            got.append(ctx.get(next_page(Const(value, 52))))
 
-        sim.add_testbench(bench)
-        sim.run()
-        assert result["v"] == (value + 1) % (1 << 52), hex(value)
+    sim = Simulator(Module())       # combinational only: no clock
+    sim.add_testbench(bench)
+    sim.run()
+    assert got == [(value + 1) % (1 << 52) for value in values]

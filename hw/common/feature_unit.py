@@ -31,7 +31,7 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import W
 
-from .pipeline import lookup
+from .pipeline import lookup, popcount
 
 __all__ = ["FeatureUnit", "pipelined_sum", "feature_unit_latency", "units_as_instances"]
 
@@ -321,8 +321,7 @@ class FeatureUnit(wiring.Component):
         def counter(group):
             nonlocal counters
             counters += 1
-            return lookup(m, group, [bin(v).count("1") for v in range(1 << len(group))],
-                           len(group).bit_length(), f"count{counters}")
+            return list(popcount(m, group, f"count{counters}"))
 
         def stage_end(op, heaps, name):
             if op in ends:

@@ -78,10 +78,6 @@ class KmerBuffer(wiring.Component):
             m.d.sync += bases_before[j].eq(popcount(m, list(payload.is_base[:j]),
                                                     f"popcount_{j}"))
         is_break1 = delayed(m, payload.is_break, 1, "is_break")
-        codes1 = delayed(m, payload.codes, 1, "codes", reset_less=True)
-        is_base1 = delayed(m, payload.is_base, 1, "is_base")
-        eof1 = delayed(m, payload.end_of_file, 1, "eof")
-        valid1 = delayed(m, self.i.valid, 1, "valid")
 
         # stage 2: per byte, whether a break is at or before it and the bases before the last such
         # break: the latest break wins, selected by a balanced tree (a running Mux would chain B)
@@ -99,16 +95,14 @@ class KmerBuffer(wiring.Component):
             return seen_low | seen_high, Mux(seen_high, before_high, before_low)
 
         for j in range(nbytes):
-            _, before = latest_break(0, j + 1)
-            m.d.sync += [break_seen[j].eq(is_break1[:j + 1].any()),
-                         bases_before_break[j].eq(before)]
-        bases_before2 = delayed(m, Cat(*bases_before), 1, "bases_before", reset_less=True)
-        bases_before2 = [bases_before2[count_bits * j:count_bits * (j + 1)]
-                         for j in range(nbytes + 1)]
-        codes2 = delayed(m, codes1, 1, "codes", reset_less=True)
-        is_base2 = delayed(m, is_base1, 1, "is_base")
-        eof2 = delayed(m, eof1, 1, "eof")
-        valid2 = delayed(m, valid1, 1, "valid")
+            seen, before = latest_break(0, j + 1)
+            m.d.sync += [break_seen[j].eq(seen), bases_before_break[j].eq(before)]
+        bases_before2 = [delayed(m, count, 1, f"bases_before_{j}", reset_less=True)
+                         for j, count in enumerate(bases_before)]
+        codes2 = delayed(m, payload.codes, 2, "codes", reset_less=True)
+        is_base2 = delayed(m, payload.is_base, 2, "is_base")
+        eof2 = delayed(m, payload.end_of_file, 2, "eof")
+        valid2 = delayed(m, self.i.valid, 2, "valid")
 
         # stage 3: compaction; for base q, whether a break precedes it in the beat and the run
         # length inside the beat since that break
