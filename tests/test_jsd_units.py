@@ -14,6 +14,7 @@ from kmerspec.golden.hashes import murmur3_32, murmur3_mixed_blocks
 from kmerspec.golden.jsd import SAMPLE_SEED
 from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds, pipelined_times_constant
 from hw.jsd.sampler import Sampler
+from hw.jsd.serializer import Serializer
 from tests.simulation import simulate
 
 MASK64 = (1 << 64) - 1
@@ -156,3 +157,68 @@ def test_sampler(s):
     assert got == expected
     if s == 0:
         assert all(beat[1] == keep for beat, (_, keep, _) in zip(beats, got))
+
+
+def _serializer_beats(rng, slots, count):
+    """Beats with k-mers or ``last``: single k-mers, full beats, a last beat with and without
+    k-mers, and random masks."""
+    beats = []
+    for index in range(count):
+        kind = index % 5
+        valid = {0: 1 << rng.randrange(slots), 1: (1 << slots) - 1, 2: 0}.get(
+            kind, rng.getrandbits(slots))
+        last = kind == 2 or rng.random() < 0.1
+        if valid == 0 and not last:
+            valid = 1 << (slots - 1)
+        beats.append(([rng.getrandbits(64) for _ in range(slots)], valid, last))
+    return beats
+
+
+def _serializer_tokens(beats):
+    tokens = []
+    for words, valid, last in beats:
+        tokens += [("kmer", words[j]) for j in range(len(words)) if valid >> j & 1]
+        tokens += [("last", None)] * last
+    return tokens
+
+
+@pytest.mark.parametrize("slots", [1, 3, 8])
+def test_serializer_order_and_rate(slots):
+    """Tokens leave in stream order whatever the input gaps and ``run``; with beats always
+    offered and ``run`` high, one token leaves every cycle."""
+    rng = random.Random(slots)
+    gapped, steady = _serializer_beats(rng, slots, 300), _serializer_beats(rng, slots, 200)
+    dut = Serializer(slots)
+    got, steady_cycles = [], []
+
+    async def testbench(ctx):
+        for phase, beats in (("gapped", gapped), ("steady", steady)):
+            pending = list(beats)
+            cycles = 0
+            expected = len(got) + len(_serializer_tokens(beats))
+            while len(got) < expected:
+                assert cycles < 20 * len(beats), "the serializer stopped"
+                offer = bool(pending) and (phase == "steady" or rng.random() < 0.6)
+                run = phase == "steady" or rng.random() < 0.8
+                ctx.set(dut.run, run)
+                ctx.set(dut.i.valid, offer)
+                if offer:
+                    words, valid, last = pending[0]
+                    ctx.set(dut.i.payload, {"words": words, "valid": valid, "last": last})
+                _, _, ready, out_valid, out = await ctx.tick().sample(
+                    dut.i.ready, dut.o.valid, dut.o.payload)
+                if offer and ready:
+                    pending.pop(0)
+                if out_valid:
+                    assert run
+                    assert out.kmer != out.last
+                    got.append(("kmer", out.word) if out.kmer else ("last", None))
+                cycles += 1
+            if phase == "steady":
+                steady_cycles.append(cycles)
+        ctx.set(dut.i.valid, 0)
+
+    simulate(dut, testbench)
+    assert got == _serializer_tokens(gapped) + _serializer_tokens(steady)
+    # the first steady token leaves one cycle after its beat is taken
+    assert steady_cycles == [len(_serializer_tokens(steady)) + 1]

@@ -7,11 +7,13 @@ to back beats leave no gap. A beat marked ``last`` yields, after its k-mers, one
 (they would cost one cycle each).
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import check_int
+
+from hw.common.pipeline import popcount
 
 from .sampler import kmer_beat_layout
 
@@ -51,9 +53,10 @@ class Serializer(wiring.Component):
         for slot in reversed(range(B)):
             with m.If(mask[slot]):
                 m.d.comb += lowest.eq(slot)
-        has_kmer = mask != 0
-        remaining = Signal(B)
-        m.d.comb += remaining.eq(mask & (mask - 1))
+        # ready feeds the FIFO's read and level: whether the held beat has k-mers, and whether
+        # only one, are kept in registers beside it instead of being derived from the mask there
+        has_kmer = Signal()
+        one_kmer = Signal()
         token_last = ~has_kmer & held.last
         emit = self.run & (has_kmer | held.last)
         m.d.comb += [
@@ -63,13 +66,24 @@ class Serializer(wiring.Component):
             self.o.payload.last.eq(token_last),
         ]
         # the held beat is used up after this cycle's token (or is empty)
-        used_up = ~(has_kmer | held.last) | (emit & (remaining == 0) & (~held.last | token_last))
+        final_token = Mux(has_kmer, one_kmer & ~held.last, held.last)
+        used_up = ~(has_kmer | held.last) | (emit & final_token)
         m.d.comb += self.i.ready.eq(self.run & used_up)
+        incoming = self.i.payload.valid
+        held_count = popcount(m, list(mask), "held_count")
         with m.If(self.i.valid & self.i.ready):
-            m.d.sync += held.eq(self.i.payload)
+            m.d.sync += [
+                held.eq(self.i.payload),
+                has_kmer.eq(incoming != 0),
+                one_kmer.eq((incoming != 0) & ((incoming & (incoming - 1)) == 0)),
+            ]
         with m.Elif(emit):
             with m.If(has_kmer):
-                m.d.sync += held.valid.eq(remaining)
+                m.d.sync += [
+                    held.valid.eq(mask & (mask - 1)),
+                    has_kmer.eq(~one_kmer),
+                    one_kmer.eq(held_count == 2),
+                ]
             with m.Else():
                 m.d.sync += held.last.eq(0)
         return m
