@@ -43,6 +43,7 @@ from kmerspec.regmap import (ERROR_ARGUMENT, ERROR_AXI_READ, ERROR_AXI_WRITE,
                              ERROR_UNALIGNED_POINTER)
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
+from ..common.pipeline import chunked_sum
 from .core import KernelCore
 
 __all__ = ["CallState", "StreamKernel", "ChunkKernel", "stream_through", "issue_once",
@@ -83,16 +84,41 @@ def stream_through(m: Module, core, reader: AxiBurstReader, writer: AxiBurstWrit
     ]
 
 
-def issue_once(m: Module, call: CallState, command, address, length) -> Signal:
+def constant_product(m: Module, value, constant: int, width: int, name: str):
+    """``value * constant`` mod 2^width as a registered sum of shifted copies of ``value``, one
+    per set bit of the constant (records are 2^a + 2^b bytes or beats: one adder), so no DSP
+    multiplies between fabric registers; returns ``(product, latency)``."""
+    terms = [(bit, value) for bit in range(width) if constant >> bit & 1]
+    if len(terms) > 1:
+        return chunked_sum(m, terms, name, width)
+    product = Signal(width, name=name)
+    m.d.sync += product.eq(Value.cast(value) << terms[0][0] if terms else 0)
+    return product, 1
+
+
+def settled_after(m: Module, call: CallState, cycles: int, name: str) -> Signal:
+    """High from ``cycles`` cycles after a call's first running cycle on: a chain of ``cycles``
+    + 1 registers fed by the arguments (valid in the start cycle) holds this call's value from
+    then on."""
+    count = Signal(range(cycles + 1), name=f"{name}_count")
+    with m.If(call.starting):
+        m.d.sync += count.eq(0)
+    with m.Elif(count != cycles):
+        m.d.sync += count.eq(count + 1)
+    return count == cycles
+
+
+def issue_once(m: Module, call: CallState, command, address, length, settled=1) -> Signal:
     """Issue one (``address``, ``length``) command on a reader's or writer's ``cmd`` stream per
-    call, none if ``length`` is 0; returns the 1-bit state "issued (or not needed)"."""
+    call, none if ``length`` is 0, once ``settled`` (``length`` holds its value for this call);
+    returns the 1-bit state "issued (or not needed)"."""
     issued = Signal()
     m.d.comb += [command.payload.addr.eq(address), command.payload.length.eq(length)]
     with m.If(call.starting):
         m.d.sync += issued.eq(0)
-    # ``length`` is read from the first running cycle on, so it may be a register loaded from
-    # the arguments in the start cycle
-    with m.If(call.running & ~issued):
+    # ``length`` is read from the first running cycle on (or once settled), so it may be a
+    # register loaded from the arguments in the start cycle
+    with m.If(call.running & ~issued & settled):
         with m.If(length == 0):
             m.d.sync += issued.eq(1)
         with m.Else():
@@ -225,13 +251,20 @@ class ChunkKernel(StreamKernel):
         core = self.core
         m.submodules.core = ResetInserter({"sync": self.core_reset})(core)
         stream_through(m, core, reader, writer)
-        self._check_record_count(m, core, reader, call)
         read_sent = issue_once(m, call, reader.cmd, self.args.src, self.args.n_bytes)
-        # the product (a DSP) is registered, off the paths into the writer; the arguments are
-        # latched at the start, so it holds from the first running cycle on
-        write_length = Signal(32)
-        m.d.sync += write_length.eq(self.args.n_records * self.record_bytes)
-        write_sent = issue_once(m, call, writer.cmd, self.args.dst, write_length)
+        # the arguments are latched at the start, so the registered products of this call's
+        # record count hold from ``settled`` on
+        bus_bytes = self.data_width // 8
+        if self.record_bytes % bus_bytes:
+            raise ValueError(f"{self.desc.name}: records of {self.record_bytes} bytes are not "
+                             f"whole {bus_bytes}-byte bus beats")
+        write_length, length_latency = constant_product(m, self.args.n_records,
+                                                        self.record_bytes, 32, "write_length")
+        expected_beats, beats_latency = constant_product(
+            m, self.args.n_records, self.record_bytes // bus_bytes, 32, "expected_beats")
+        settled = settled_after(m, call, max(length_latency, beats_latency) - 1, "products")
+        self._check_record_count(m, core, reader, call, expected_beats, settled)
+        write_sent = issue_once(m, call, writer.cmd, self.args.dst, write_length, settled)
         # the call's last record number (modulo 2^32), latched at the start so that the test
         # below is an equality and not a 32-bit difference and compare in one cycle
         records_target = Signal(32)
@@ -245,32 +278,26 @@ class ChunkKernel(StreamKernel):
         return (read_sent & write_sent & reader.idle & ~reader.data.valid & self.core_quiet(core)
                 & records_complete)
 
-    def _check_record_count(self, m, core, reader, call):
-        """``call.failure`` when the chunk and ``n_records`` disagree: the core offers a beat
-        past the ``n_records`` records (too many records), or the chunk has been read, the core
-        is quiet and no record beat came for CHUNK_QUIET_CYCLES cycles while beats are missing."""
-        bus_bytes = self.data_width // 8
-        if self.record_bytes % bus_bytes:
-            raise ValueError(f"{self.desc.name}: records of {self.record_bytes} bytes are not "
-                             f"whole {bus_bytes}-byte bus beats")
-        record_beats = self.record_bytes // bus_bytes
-        expected_beats, beats_out = Signal(32), Signal(32)
+    def _check_record_count(self, m, core, reader, call, expected_beats, settled):
+        """``call.failure`` when the chunk and ``n_records`` (``expected_beats`` record beats,
+        valid once ``settled``) disagree: the core offers a beat past the ``n_records`` records
+        (too many records), or the chunk has been read, the core is quiet and no record beat
+        came for CHUNK_QUIET_CYCLES cycles while beats are missing."""
+        beats_out = Signal(32)
         quiet_for = Signal(range(CHUNK_QUIET_CYCLES + 1))
-        # registered from the arguments like the write length: read only while running
-        m.d.sync += expected_beats.eq(self.args.n_records * record_beats)
         with m.If(call.starting):
             m.d.sync += [beats_out.eq(0), quiet_for.eq(0)]
         with m.If(core.o.valid & core.o.ready):
             m.d.sync += beats_out.eq(beats_out + 1)
         input_done = reader.idle & ~reader.data.valid & ~core.i.valid
-        quiet = call.running & input_done & self.core_quiet(core) & ~core.o.valid
+        quiet = call.running & settled & input_done & self.core_quiet(core) & ~core.o.valid
         with m.If(quiet & (beats_out < expected_beats)):
             with m.If(quiet_for != CHUNK_QUIET_CYCLES):
                 m.d.sync += quiet_for.eq(quiet_for + 1)
         with m.Else():
             m.d.sync += quiet_for.eq(0)
         index = self.argument_index("n_records")
-        with m.If(call.running & core.o.valid & (beats_out == expected_beats)):
+        with m.If(call.running & settled & core.o.valid & (beats_out == expected_beats)):
             m.d.comb += call.failure.eq(error_word(ERROR_RECORDS_EXTRA, index))
         with m.Elif(quiet_for == CHUNK_QUIET_CYCLES):
             m.d.comb += call.failure.eq(error_word(ERROR_RECORDS_MISSING, index))
