@@ -9,11 +9,13 @@ Parts (default geometry except where a smaller memory keeps the same worst path:
 rows have 2^8 instead of 2^14 counters, which changes the memory's depth only, not the logic
 between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 
-* ``countmin``: CountMinUnit(d=5, cw=8, 32-bit counters, read_latency=2, two banks), the JSD
-  builder's form;
+* ``countmin_builder``: CountMinUnit(d=5, cw=8, 32-bit counters, read_latency=2, 16 banks),
+  the JSD builder's form (8 lanes x 2 banks behind one pipeline);
+* ``countmin``: the same with two banks;
 * ``countmin_one_bank``: the same with one bank (the motif lanes use it with 16-bit counters);
 * ``countmin_rl1``: one bank with read_latency=1 (block RAM clock-to-out on the update path);
-* ``pqa``: PqaInsert(R=8, n=8, two banks), the builder's form;
+* ``pqa_builder``: PqaInsert(R=8, n=8, 16 banks), the builder's form;
+* ``pqa``: the same with two banks;
 * ``pqa_one_bank``: the same with one bank;
 * ``hll``: HllUpdate(p=14, w=4), the sketch kernel's update unit;
 * ``parser``: LaneParser(8 bytes per lane), the FASTA/FASTQ byte classifier of every lane;
@@ -25,9 +27,12 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 * ``entropy_mix``: EntropyUnit(81-bit counts, 16 per beat, 2^12 beats), one per pivot of the JSD
   similarity kernel (textbook mixture counts: 81 bits is the golden model's stated width, the
   default kernel's are 80);
-* ``jsd_lane``: a whole default JSD builder lane (QueueBuilderLane: parser, k-mer buffer,
-  canonicalizers, sampler, FIFO, serializer, hashes, two-bank Count-Min 5 x 2^14 and PQA
-  2^12 x 8, record multiplexer), about 25 minutes of Yosys;
+* ``jsd_lane``: a default JSD builder lane (QueueBuilderLane: parser, k-mer buffer,
+  canonicalizers, sampler, sampled-beat FIFO, the control of its two banks and its record
+  multiplexer; the Count-Min and PQA are the core's);
+* ``jsd_builder``: the whole default JSD builder core (QueueBuilderCore: chunk decoder, 8 lanes,
+  the shared serializer, hashes, Count-Min 16 x 5 x 2^14 and PQA 16 x 2^12 x 8, the record
+  multiplexer and the entropy unit), Yosys with unused names purged (hours);
 * ``similarity_pivot``: JsdSimilarityCore with one pivot (R = 4, n = 8, 512-bit bus: the logic of
   the default R = 12, the pivot memory 2^4 deep), the JSD similarity kernel's per-pivot unit.
 
@@ -50,7 +55,7 @@ from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
 from hw.motif.frontend import BaseFrontEnd  # noqa: E402
 from kmerspec.kernels import jsd_builder, jsd_similarity  # noqa: E402
-from hw.jsd.builder import QueueBuilderLane  # noqa: E402
+from hw.jsd.builder import QueueBuilderCore  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.sketch.kmer_buffer import KmerBuffer  # noqa: E402
 from hw.sketch.parser import LaneParser  # noqa: E402
@@ -63,7 +68,10 @@ PARTS = {
     "countmin_one_bank": lambda: CountMinUnit(5, 8, 32, 32, read_latency=2,
                                               stall_while_clearing=True),
     "countmin_rl1": lambda: CountMinUnit(5, 8, 32, 32, read_latency=1, stall_while_clearing=True),
+    "countmin_builder": lambda: CountMinUnit(5, 8, 32, 36, read_latency=2,
+                                             stall_while_clearing=True, banks=16),
     "pqa": lambda: PqaInsert(8, 8, banks=2),
+    "pqa_builder": lambda: PqaInsert(8, 8, banks=16),
     "pqa_one_bank": lambda: PqaInsert(8, 8),
     "hll": lambda: HllUpdate(14, 4),
     "parser": lambda: LaneParser(8),
@@ -73,9 +81,12 @@ PARTS = {
     "reciprocal": lambda: ReciprocalUnit(47),
     "entropy": lambda: EntropyUnit(32, 8, 12),
     "entropy_mix": lambda: EntropyUnit(81, 16, 12),
-    "jsd_lane": lambda: QueueBuilderLane(jsd_builder.Params()),
+    "jsd_lane": lambda: QueueBuilderCore(jsd_builder.Params()).lane_units[0],
+    "jsd_builder": lambda: QueueBuilderCore(jsd_builder.Params()),
     "similarity_pivot": lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1, R=4)),
 }
+#: parts whose Yosys run needs the unused names purged to stay inside yowasp's 4 GB heap
+PURGED = {"jsd_builder"}
 MAX_LEVELS = 8
 CLOCKS_NS = {"f1": 4.0, "u250": 1e3 / 300}
 
@@ -103,7 +114,7 @@ def main(argv=None):
             path = pathlib.Path(directory) / f"{name}.v"
             path.write_text(part_verilog(PARTS[name](), name))
             start = time.monotonic()
-            report = yosys_report(path, name, family=args.family)
+            report = yosys_report(path, name, family=args.family, purge_names=name in PURGED)
             seconds = time.monotonic() - start
             res, levels, est = report["resources"], report["logic_levels"], report["est_delay_ns"]
             verdict = ["yes" if levels <= MAX_LEVELS and est <= period else "no"

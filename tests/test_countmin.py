@@ -271,39 +271,42 @@ def test_without_one_forwarding_distance_fails(read_latency):
         assert (estimates, counters) != (expected, golden), f"distance {distance}"
 
 
-def two_bank_program(rng, pool, length):
+def bank_program(rng, pool, length, banks=2):
     """(bank, key) insertions that hit the forwarding at every distance within a bank and
-    across the banks: the same key alternating banks every cycle (a forward across banks
-    would count it twice), runs in one bank, and random picks."""
+    across the banks: the same key in another bank every cycle (a forward across banks would
+    count it twice), runs in one bank, and random picks."""
     program = []
     while len(program) < length:
         key = rng.choice(pool)
         shape = rng.choice(["alternate", "run", "random"])
         if shape == "alternate":
-            program += [(step % 2, key) for step in range(rng.choice([2, 3, 6]))]
+            first = rng.randrange(banks)
+            program += [((first + step) % banks, key) for step in range(rng.choice([2, 3, 6]))]
         elif shape == "run":
-            program += [(rng.getrandbits(1), key)] * rng.choice([1, 2, 4, 7])
+            program += [(rng.randrange(banks), key)] * rng.choice([1, 2, 4, 7])
         else:
-            program.append((rng.getrandbits(1), rng.choice(pool)))
+            program.append((rng.randrange(banks), rng.choice(pool)))
     return program[:length]
 
 
 @pytest.mark.parametrize("update", ["cu", "cm"])
-@pytest.mark.parametrize("read_latency", [1, 2])
-def test_two_banks_share_the_pipeline(read_latency, update):
-    """Two banks behind one insertion pipeline (the JSD builder's double-buffered records):
-    interleaved insertions count in their own bank only, every estimate and counter exact
-    against one golden Count-Min per bank; then bank 1 clears while bank 0 goes on counting at
-    one insertion per cycle, and bank 1 counts from zero after it."""
-    rng = random.Random(11 + read_latency)
+@pytest.mark.parametrize("read_latency,banks", [(1, 2), (2, 2), (2, 5)])
+def test_banks_share_the_pipeline(read_latency, banks, update):
+    """Banks behind one insertion pipeline (the JSD builder: two per lane, every lane's behind
+    one pipeline): interleaved insertions count in their own bank only, every estimate and
+    counter exact against one golden Count-Min per bank; then the last bank clears while bank 0
+    goes on counting at one insertion per cycle, and the cleared bank counts from zero after
+    it."""
+    rng = random.Random(11 + read_latency + banks)
     matrices = [h3_seed_words(KEY_BITS, 5, row, 2) for row in range(4)]
     indexer = h3_row_indices(matrices)
     dut = CountMinUnit(4, 5, 32, KEY_BITS, read_latency=read_latency,
-                       stall_while_clearing=True, banks=2)
+                       stall_while_clearing=True, banks=banks)
+    cleared = banks - 1
     pool = [rng.getrandbits(KEY_BITS) for _ in range(20)]
-    before = two_bank_program(rng, pool, 1500)
-    during = [(0, rng.choice(pool)) for _ in range(40)]        # bank 1 clears meanwhile
-    after = two_bank_program(rng, pool, 600)
+    before = bank_program(rng, pool, 700 * banks, banks)
+    during = [(0, rng.choice(pool)) for _ in range(40)]        # the last bank clears meanwhile
+    after = bank_program(rng, pool, 300 * banks, banks)
     got = {"estimates": []}
 
     def payloads(insertions):
@@ -317,10 +320,10 @@ def test_two_banks_share_the_pipeline(read_latency, update):
     async def testbench(ctx):
         ctx.set(dut.plain_update, update == "cm")
         await offer_each_cycle(ctx, dut.i, payloads(before), 0.2, rng)
-        await ctx.tick().repeat(dut.latency)              # no bank-1 insertion in flight
-        got["bank 1 before the clear"] = [[ctx.get(row.data[i]) for i in range(32)]
-                                          for row in dut.bank_rows[1]]
-        await while_busy(ctx, dut.clear, 0b10, dut.busy,
+        await ctx.tick().repeat(dut.latency)              # no insertion in flight
+        got["before the clear"] = [[ctx.get(row.data[i]) for i in range(32)]
+                                   for row in dut.bank_rows[cleared]]
+        await while_busy(ctx, dut.clear, 1 << cleared, dut.busy,
                          offer_each_cycle(ctx, dut.i, payloads(during), 0.0, rng))
         await offer_each_cycle(ctx, dut.i, payloads(after), 0.3, rng)
         await ctx.tick().repeat(dut.latency + 1)
@@ -328,10 +331,10 @@ def test_two_banks_share_the_pipeline(read_latency, update):
                            for rows in dut.bank_rows]
 
     simulate(dut, testbench, background=(collector,))
-    golden = [CountMin(4, 5, 32, indexer, update) for _ in range(2)]
+    golden = [CountMin(4, 5, 32, indexer, update) for _ in range(banks)]
     expected = [golden[bank].insert(key) for bank, key in before]
-    assert got["bank 1 before the clear"] == golden[1].counters
-    golden[1] = CountMin(4, 5, 32, indexer, update)
+    assert got["before the clear"] == golden[cleared].counters
+    golden[cleared] = CountMin(4, 5, 32, indexer, update)
     expected += [golden[bank].insert(key) for bank, key in during + after]
     assert got["estimates"] == expected
-    assert got["counters"] == [golden[0].counters, golden[1].counters]
+    assert got["counters"] == [countmin.counters for countmin in golden]

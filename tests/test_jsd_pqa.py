@@ -10,14 +10,18 @@ from hw.jsd.pqa import PqaInsert
 from tests.simulation import offer_each_cycle, simulate, while_busy
 
 
+def entries(views):
+    """(tag, value) of stored or drained entries: one that is not occupied is empty, (0, 0),
+    whatever its stale tag and value; an occupied one has a value."""
+    assert all(entry.value != 0 for entry in views if entry.occupied)
+    return [(entry.tag, entry.value) if entry.occupied else (0, 0) for entry in views]
+
+
 def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
     """``rounds``: lists of (hash, value) insertions; each round is followed by a drain.
     Returns per round (memory state before the drain, drained queues, insertion cycles)."""
     rng = random.Random(seed)
     results = []
-
-    def entries(views):
-        return [(entry.tag, entry.value) for entry in views]
 
     async def testbench(ctx):
         for inserts in rounds:
@@ -36,8 +40,8 @@ def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
             ctx.set(dut.i.valid, 0)
             for _ in range(dut.latency):
                 await ctx.tick()
-            state = [[(ctx.get(slot.data[q]).tag, ctx.get(slot.data[q]).value)
-                      for slot in dut.slots] for q in range(1 << dut.R)]
+            state = [entries([ctx.get(slot.data[q]) for slot in dut.slots])
+                     for q in range(1 << dut.R)]
             ctx.set(dut.drain, 1)
             await ctx.tick()
             ctx.set(dut.drain, 0)
@@ -54,8 +58,9 @@ def run_pqa(dut, rounds, idle_probability=0.0, stall_probability=0.0, seed=0):
             while ctx.get(dut.busy):
                 await ctx.tick()
             results.append((state, drained, cycles))
-        cleared = [[ctx.get(slot.data[q]).value for slot in dut.slots] for q in range(1 << dut.R)]
-        assert all(value == 0 for queue in cleared for value in queue)
+        cleared = [[ctx.get(slot.data[q]).occupied for slot in dut.slots]
+                   for q in range(1 << dut.R)]
+        assert not any(occupied for queue in cleared for occupied in queue)
 
     simulate(dut, testbench)
     return results
@@ -174,15 +179,17 @@ def test_slots_of_4k_queues_go_to_ultraram():
     assert all(dict(slot.attrs) == {"ram_style": "ultra"} for slots in pivots for slot in slots)
 
 
-def test_pqa_two_banks_share_the_network():
-    """Two banks behind one insert network (the JSD builder's double-buffered records): the same
-    queue alternating banks every cycle (a forward across banks would merge them), runs in one
-    bank, random insertions; then bank 1 drains under random backpressure while bank 0 goes on
-    taking one insertion per cycle, and bank 1 fills again from empty. Every queue of both banks
-    against one golden PQA per bank, the drained queues against bank 1's."""
-    rng = random.Random(21)
+@pytest.mark.parametrize("banks", [2, 5])
+def test_pqa_banks_share_the_network(banks):
+    """Banks behind one insert network (the JSD builder: two per lane, every lane's behind one
+    network): the same queue in another bank every cycle (a forward across banks would merge
+    them), runs in one bank, random insertions; then the last bank drains under random
+    backpressure while bank 0 goes on taking one insertion per cycle, and the drained bank fills
+    again from empty. Every queue of every bank against one golden PQA per bank, the drained queues against the last bank's."""
+    rng = random.Random(21 + banks)
     R, n = 2, 4
-    dut = PqaInsert(R, n, banks=2)
+    drained_bank = banks - 1
+    dut = PqaInsert(R, n, banks=banks)
 
     def program(length):
         inserts = []
@@ -190,21 +197,23 @@ def test_pqa_two_banks_share_the_network():
             h = rng.randrange(10) << R | rng.randrange(1 << R)
             shape = rng.choice(["alternate", "run", "random"])
             if shape == "alternate":
-                inserts += [(step % 2, h, rng.randint(1, 6)) for step in range(rng.choice([2, 5]))]
+                first = rng.randrange(banks)
+                inserts += [((first + step) % banks, h, rng.randint(1, 6))
+                            for step in range(rng.choice([2, 5]))]
             elif shape == "run":
-                bank = rng.getrandbits(1)
+                bank = rng.randrange(banks)
                 inserts += [(bank, h, value) for value in range(1, rng.choice([2, 4, 8]))]
             else:
-                inserts.append((rng.getrandbits(1), h, rng.randint(1, 6)))
+                inserts.append((rng.randrange(banks), h, rng.randint(1, 6)))
         return inserts[:length]
 
-    before, after = program(1200), program(500)
+    before, after = program(600 * banks), program(250 * banks)
     during = [(0, rng.randrange(40), rng.randint(1, 6)) for _ in range(60)]
     got = {}
 
     def state(ctx, bank):
-        return [[(ctx.get(slot.data[q]).tag, ctx.get(slot.data[q]).value)
-                 for slot in dut.bank_slots[bank]] for q in range(1 << R)]
+        return [entries([ctx.get(slot.data[q]) for slot in dut.bank_slots[bank]])
+                for q in range(1 << R)]
 
     def payloads(inserts):
         return [{"hash": h, "value": value, "bank": bank} for bank, h, value in inserts]
@@ -213,30 +222,31 @@ def test_pqa_two_banks_share_the_network():
         drained = got.setdefault("drained", [])
         while True:
             ready = rng.random() >= 0.3
-            ctx.set(dut.o[1].ready, ready)
-            _, _, valid, payload = await ctx.tick().sample(dut.o[1].valid, dut.o[1].payload)
+            ctx.set(dut.o[drained_bank].ready, ready)
+            _, _, valid, payload = await ctx.tick().sample(dut.o[drained_bank].valid,
+                                                            dut.o[drained_bank].payload)
             if valid and ready:
-                drained.append([(entry.tag, entry.value) for entry in payload.entries])
+                drained.append(entries(payload.entries))
 
     async def testbench(ctx):
         await offer_each_cycle(ctx, dut.i, payloads(before), 0.2, rng)
         await ctx.tick().repeat(dut.latency)
-        got["before"] = [state(ctx, 0), state(ctx, 1)]
-        await while_busy(ctx, dut.drain, 0b10, dut.busy,
+        got["before"] = [state(ctx, bank) for bank in range(banks)]
+        await while_busy(ctx, dut.drain, 1 << drained_bank, dut.busy,
                          offer_each_cycle(ctx, dut.i, payloads(during), 0.0, rng))
-        got["bank 1 drained"] = state(ctx, 1)
+        got["drained bank"] = state(ctx, drained_bank)
         await offer_each_cycle(ctx, dut.i, payloads(after), 0.3, rng)
         await ctx.tick().repeat(dut.latency)
-        got["after"] = [state(ctx, 0), state(ctx, 1)]
+        got["after"] = [state(ctx, bank) for bank in range(banks)]
 
     simulate(dut, testbench, background=(drain_collector,))
-    golden = [Pqa(R, n), Pqa(R, n)]
+    golden = [Pqa(R, n) for _ in range(banks)]
     for bank, h, value in before:
         golden[bank].insert_hash(h, value)
-    assert got["before"] == [golden[0].queues, golden[1].queues]
-    assert got["drained"] == golden[1].queues
-    assert got["bank 1 drained"] == Pqa(R, n).queues
-    golden[1] = Pqa(R, n)
+    assert got["before"] == [pqa.queues for pqa in golden]
+    assert got["drained"] == golden[drained_bank].queues
+    assert got["drained bank"] == Pqa(R, n).queues
+    golden[drained_bank] = Pqa(R, n)
     for bank, h, value in during + after:
         golden[bank].insert_hash(h, value)
-    assert got["after"] == [golden[0].queues, golden[1].queues]
+    assert got["after"] == [pqa.queues for pqa in golden]

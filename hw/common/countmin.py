@@ -46,18 +46,20 @@ Timing: use ``read_latency=2`` at the board clock; with 1 the block RAM's clock-
 output register is on the path into the memory word's register.
 
 Latency :attr:`latency` = ``hasher.latency`` (0 without a hasher) + :attr:`data_latency`
-(``read_latency`` + 2) + 2 cycles from acceptance to ``o`` (without a hasher: 5 with
-``read_latency=1``, 6 with 2; read it from the attribute, it grew with the timing work); one
+(``read_latency`` + 2, + 1 with more than two banks) + 2 cycles from acceptance to ``o``
+(without a hasher and with up to two banks: 5 with ``read_latency=1``, 6 with 2; read it from
+the attribute, it grew with the timing work); one
 insertion per cycle for every input sequence; the output has no backpressure. ``clear`` zeroes every counter in 2^width_bits cycles
 (``busy`` is high meanwhile): with ``stall_while_clearing`` the input's ``ready`` is low then,
 otherwise the input is always ready and insertions presented while clearing are dropped.
 
-Banks (``banks`` = 2, the JSD builder's double-buffered records): each bank has its own row
-memories, ``clear`` and ``busy`` bit, and every insertion names its bank. The insertion pipeline,
-its forwarding and the compares are shared: an insertion's bank travels as the top bit of its
-row indices, so forwarding never crosses banks, and the memory word is selected by that bit
-behind the BRAM output registers. So one bank takes insertions while the other clears, for the
-logic of one unit and the memories of two.
+Banks (``banks`` > 1: the JSD builder's lanes, two banks each for their double-buffered
+records): each bank has its own row memories, ``clear`` and ``busy`` bit, and every insertion
+names its bank. The insertion pipeline, its forwarding and the compares are shared: an
+insertion's bank travels as the top bits of its row indices, so forwarding never crosses banks,
+and the memory word is selected by the bank behind the BRAM output registers (with more than two
+banks the selected word has a register of its own: :attr:`data_latency` is one more). So any
+bank takes insertions while others clear, for the logic of one unit and the memories of all.
 """
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, unsigned
@@ -67,16 +69,19 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import CM_COUNTER_BITS, CM_WIDTH_BITS, JSD_DEPTH, READ_LATENCY, check_int
 
+from .pipeline import bank_bits
+
 __all__ = ["countmin_input_layout", "countmin_output_layout", "CountMinUnit"]
 
 
 def countmin_input_layout(depth: int, width_bits: int, key_bits: int,
                           banks: int = 1) -> data.StructLayout:
     """Input of a unit without hash front end: the counter index of the insertion in each row,
-    ``key_bits`` carried along to the output, and with two banks the insertion's ``bank``."""
+    ``key_bits`` carried along to the output, and with more than one bank the insertion's
+    ``bank``."""
     fields = {"indices": data.ArrayLayout(width_bits, depth), "key": key_bits}
     if banks > 1:
-        fields["bank"] = 1
+        fields["bank"] = bank_bits(banks)
     return data.StructLayout(fields)
 
 
@@ -117,8 +122,8 @@ class CountMinUnit(wiring.Component):
         The key and the estimate of each insertion, in order, :attr:`latency` cycles after its
         acceptance.
     banks : int
-        1 or 2 banks of counters sharing the insertion logic (module docstring); with 2 the
-        input names the bank of each insertion (only without a hasher).
+        1 to 128 banks of counters sharing the insertion logic (module docstring); with more than
+        one the input names the bank of each insertion (only without a hasher).
     plain_update : In(1)
         0 = conservative update ("cu"), 1 = plain Count-Min ("cm"). Change it only while no
         insertion is in flight.
@@ -140,7 +145,7 @@ class CountMinUnit(wiring.Component):
         CM_COUNTER_BITS.check(counter_bits)
         check_int("key_bits", key_bits, 0 if hasher is None else 1, 1024)
         READ_LATENCY.check(read_latency)
-        check_int("banks", banks, 1, 2)
+        check_int("banks", banks, 1, 128)
         if banks > 1 and hasher is not None:
             raise ValueError("a unit with a hasher has one bank (the input carries no bank)")
         if hasher is not None:
@@ -178,9 +183,13 @@ class CountMinUnit(wiring.Component):
     @property
     def data_latency(self) -> int:
         """Cycles from a read address to stage U: the memory's read register (with
-        ``read_latency`` 2 also the BRAM output register), the register of the memory word and
-        its increment, and stage P."""
-        return self.read_latency + 2
+        ``read_latency`` 2 also the BRAM output register), with more than two banks the selected
+        word's register, the register of the memory word and its increment, and stage P."""
+        return self.read_latency + 2 + self._select_stage
+
+    @property
+    def _select_stage(self) -> int:
+        return int(self.banks > 2)
 
     @property
     def forwarded_distances(self) -> tuple:
@@ -192,7 +201,7 @@ class CountMinUnit(wiring.Component):
         m = Module()
         depth, latency, banks = self.depth, self.data_latency, self.banks
         width = self.width_bits
-        index_bits = width + (banks > 1)     # a row index and, with two banks, the bank on top
+        index_bits = width + bank_bits(banks)     # a row index and the bank on top
 
         clear_addresses = []
         for bank in range(banks):
@@ -208,7 +217,7 @@ class CountMinUnit(wiring.Component):
 
         def clearing(index):
             """Whether the bank of a (bank-extended) row index is clearing."""
-            return self.busy.bit_select(index[width], 1) if banks > 1 else self.busy[0]
+            return self.busy.bit_select(index[width:], 1) if banks > 1 else self.busy[0]
 
         # stage H: the read addresses of an accepted insertion
         if self._hasher is None:
@@ -253,7 +262,9 @@ class CountMinUnit(wiring.Component):
                 bank_words.append(word)
             word = bank_words[0]
             if banks > 1:
-                word = Mux(stages[self.read_latency][1][row][width], bank_words[1], word)
+                word = Array(bank_words)[stages[self.read_latency][1][row][width:]]
+            if self._select_stage:
+                word = self._delay(m, word)
             memory_value = self._delay(m, word)
             memory_plus_one = self._delay(m, self._saturating_increment(word))
 
@@ -319,7 +330,7 @@ class CountMinUnit(wiring.Component):
             # a row that is not updated writes back its value, which changes nothing
             for bank in range(banks):
                 write = self.bank_rows[bank][row].write_port()
-                ours = written[0][1][width] == bank if banks > 1 else 1
+                ours = written[0][1][width:] == bank if banks > 1 else 1
                 with m.If(self.busy[bank]):
                     m.d.comb += [write.addr.eq(clear_addresses[bank]), write.data.eq(0),
                                  write.en.eq(1)]

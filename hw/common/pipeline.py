@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Cat, Const, Signal, Value
 from amaranth.lib import data
 
-__all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "delayed", "pipelined_add", "chunked_sum",
+__all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "bank_bits", "delayed", "pipelined_add", "chunked_sum",
            "product_tiles", "pipelined_product", "product_latency", "ChunkedAccumulator",
            "LatencyOnly", "lookup", "popcount"]
 
@@ -32,6 +32,12 @@ CHUNK_BITS = 32
 #: unsigned operand widths of one DSP48E2 multiplier (27 x 18 signed)
 DSP_A_BITS = 26
 DSP_B_BITS = 17
+
+
+def bank_bits(banks: int) -> int:
+    """Bits of a bank number of a unit with ``banks`` banks of memories behind shared logic (0
+    for one bank)."""
+    return (banks - 1).bit_length()
 
 
 def delayed(m, value, cycles: int, name: str, reset_less: bool = False):

@@ -2,42 +2,44 @@
 
 Per lane (``QueueBuilderLane``), all at one beat per cycle with fixed latency up to the FIFO:
 the sketch kernel's :class:`LaneParser` and :class:`KmerBuffer`, B :class:`Canonicalizer` s,
-the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) enter a FIFO; the
-:class:`Serializer` takes one k-mer per cycle into the d-seed :class:`Murmur3Seeds` (the
-sampler has already mixed the k-mer's murmur3 blocks), the
-:class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network of the lane's
-active bank. With ``record_banks`` = 1 a lane stops at each genome end until its bank has
-retired (below). With ``record_banks`` = 2 (the default; the PQA slots of 2^12 entries sit in
-UltraRAM, so both banks fit the F1 next to the similarity kernel) a lane has two banks of
-Count-Min counters and PQA queues behind one Count-Min pipeline and one PQA insert network
-(only the memories are per bank; an insertion's bank travels with it, so the pipeline may hold
-the ended genome's last k-mers and the next genome's first ones at once): at a genome end the
-banks switch,
-the next genome's k-mers go to the other bank at once, and the ended genome's bank retires in
-the background: it waits for its pipeline to empty (``flush_cycles``), drains its PQA (which
-clears it) into the lane's record stream while its Count-Min clears itself, and appends the
-genome's tag.
+the B-way :class:`Sampler`; beats holding a sampled k-mer (or a genome end) enter the lane's
+FIFO. Sampling keeps about one k-mer in 2^s (s = 10: 8 lanes x 8 k-mers per beat give one k-mer
+in 16 cycles), so the lanes share one back end (``QueueBuilderCore``): a round-robin pointer
+offers one lane's FIFO at a time to one :class:`Serializer`, which takes one k-mer per cycle
+into the d-seed :class:`Murmur3Seeds` (the sampler has already mixed the k-mer's murmur3
+blocks), the :class:`~hw.common.countmin.CountMinUnit` and the :class:`PqaInsert` network. Each
+lane owns ``record_banks`` banks of Count-Min counters and PQA queues behind that one pipeline
+and network (only the memories are per bank; an insertion's bank, lane and bank within the
+lane, travels with it, so the pipeline may hold k-mers of every lane and genome at once, and
+forwarding never crosses banks). With ``record_banks`` = 1 a lane stops at each genome end
+until its bank has retired (below). With ``record_banks`` = 2 (the default; the PQA slots of
+2^12 entries sit in UltraRAM, so both banks fit the F1 next to the similarity kernel) at a
+genome end the lane's banks switch, the next genome's k-mers go to the other bank at once, and
+the ended genome's bank retires in the background: it waits for the pipeline to empty of it
+(``flush_cycles``), drains its PQA (which clears it) into the lane's record stream while its
+Count-Min clears itself, and appends the genome's tag.
 
 Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a genome's end token
 leaves the serializer and the other bank is clean, the banks switch in that cycle and the lane
 loses no cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A
 bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 3 + F) cycles
-after its switch when its record has the output to itself (16,407 at the defaults, clear-bound;
+after its switch when its record has the output to itself (16,408 at the defaults, clear-bound;
 the record is 4,096 queue beats, the tag beat, the core's 74-cycle entropy finish and 2), later if another lane's
 record holds the output. So a lane never waits if each of its genomes lasts at least
 ``retire_cycles`` cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all
 lanes fit the output (one record of 2^R x beats per queue + 3 + F cycles per genome; F the entropy
 unit's finish, ``entropy_finish_cycles``: 74 cycles at the defaults).
 
-The core (``QueueBuilderCore``) forwards one lane's record at a time, and its one
-:class:`EntropyUnit` takes the PQA values of the record beats as they pass; it completes each
-lane's tag beat into the record trailer (tag, entropy, total). One unit for all lanes does not
-limit the output: the records were already serialised by the lane multiplexer.
+The core forwards one lane's record at a time, and its one :class:`EntropyUnit` takes the PQA
+values of the record beats as they pass; it completes each lane's tag beat into the record
+trailer (tag, entropy, total). One unit for all lanes does not limit the output: the records
+were already serialised by the lane multiplexer.
 
 Backpressure: the front end cannot stall, so a lane raises ``full`` while its FIFO could not
 absorb every beat already in flight; the core then holds the chunk decoder (all lanes).
-Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the lanes' sampled
-k-mers average at most one per cycle each and no lane waits at a genome end (rule above).
+Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the sampled k-mers of
+all lanes together average at most one per cycle (s >= 6 at T x B = 64 k-mers per beat; below,
+the one back end sets the rate) and no lane waits at a genome end (rule above).
 
 Clean state: each bank has a ``dirty`` flag (set by its first insertion, cleared when its clear
 ends) that survives resets (``reset_less``; zero at configuration, as are the memories). After a
@@ -56,13 +58,14 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.kernels.jsd_builder import Params
 
 from hw.common.countmin import CountMinUnit
+from hw.common.pipeline import bank_bits, delayed
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer
 from hw.sketch.parser import LaneParser, lane_bytes_layout
 from .entropy import EntropyUnit, entropy_finish_cycles
 from .murmur3 import Murmur3Seeds
-from .pqa import PqaInsert
+from .pqa import PqaInsert, queue_layout
 from .sampler import Sampler, kmer_beat_layout
 from .serializer import Serializer
 
@@ -81,7 +84,9 @@ def entropy_unit_args(p) -> tuple[int, int, int]:
     return 32, p.data_width // 64, p.R + (p.beats_per_queue - 1).bit_length()
 
 class QueueBuilderLane(wiring.Component):
-    """One genome lane of the queue builder.
+    """One genome lane of the queue builder: its front end up to the sampled-beat FIFO, and the
+    control of its banks in the core's shared Count-Min and PQA (which bank takes the genome; the
+    retiring bank's flush, drain, clear and record).
 
     Members
     -------
@@ -90,10 +95,26 @@ class QueueBuilderLane(wiring.Component):
         With ``i.valid``: the genome ends after this beat.
     tag : In(32)
         The genome tag, with ``end_of_genome``.
-    plain_update : In(1)
-        0 = conservative update (default), 1 = plain Count-Min. Change only between runs.
     full : Out(1)
         Stop sending beats (the FIFO could not take every beat already in flight).
+    beats : Out(stream.Signature(kmer_beat_layout(B)))
+        The sampled beats, for the core's serializer.
+    accepting : Out(1)
+        The core may take the lane's beats: no genome end waits for a clean bank (with one bank:
+        the bank is not retiring). A register, one cycle behind the bank state, so the core keeps
+        a lane's next beat back until two cycles after its genome end token.
+    active : Out(1)
+        The lane's bank (0 or 1) that takes the current genome's k-mers.
+    genome_end : In(1)
+        The lane's genome end token leaves the serializer (its last k-mer is in the hashes).
+    inserting : In(banks)
+        An insertion into the lane's bank b enters the Count-Min.
+    countmin_clear, pqa_drain : Out(banks)
+        Start bank b's clear and drain (the retiring bank, or a dirty one after a reset).
+    countmin_busy, pqa_busy : In(banks)
+        Bank b clears or drains.
+    queues : In(stream.Signature(queue_layout(R, n))).array(banks)
+        The drained queues of the lane's banks.
     o : Out(stream.Signature(record_beat_layout(bus_bits)))
         The records of the genomes of this lane, in order; the beat marked ``last`` holds only
         the genome tag (bits 0-31): the core's entropy unit completes the trailer.
@@ -102,23 +123,18 @@ class QueueBuilderLane(wiring.Component):
         retired bank may still be clearing: the next genome end waits for it).
     """
 
-    def __init__(self, params: Params):
+    def __init__(self, params: Params, flush_cycles: int):
         self.params = params
         self.parser = LaneParser(params.bytes_per_lane)
         self.kmer_buffer = KmerBuffer(params.bytes_per_lane, params.k)
         self.sampler = Sampler(params.bytes_per_lane, params.s, params.sample_seed)
-        self.hashes = Murmur3Seeds(range(params.d))
         #: ``record_banks`` banks of Count-Min and PQA: with two, one takes the current genome
-        #: while the other writes the previous genome's record and clears; the banks share one
-        #: Count-Min pipeline and one PQA insert network (only the memories are per bank)
+        #: while the other writes the previous genome's record and clears
         self.banks = params.record_banks
-        self.countmin = CountMinUnit(params.d, params.cw, 32, key_bits=32 + (self.banks > 1),
-                                     read_latency=2, stall_while_clearing=True, banks=self.banks)
-        self.pqa = PqaInsert(params.R, params.n, banks=self.banks)
+        #: cycles from a genome end token until the genome's last insertion is in the PQA
+        self.flush_cycles = flush_cycles
         #: per bank: written since its last clear (survives resets)
         self.dirty = Signal(self.banks, reset_less=True)
-        #: a genome's end token leaves the serializer (the genome's last k-mer is in the hashes)
-        self.genome_end = Signal()
         #: the banks swap: the ended genome's bank retires, the other takes the next genome
         self.bank_switch = Signal()
         #: a genome ended before the other bank was clean: the lane takes no k-mer
@@ -126,12 +142,22 @@ class QueueBuilderLane(wiring.Component):
         if params.fifo_depth < self.in_flight + 4:
             raise ValueError(f"fifo_depth must be at least {self.in_flight + 4} (the beats in "
                              f"flight in the front end + 4), not {params.fifo_depth}")
+        banks = self.banks
         super().__init__({
             "i": In(stream.Signature(lane_bytes_layout(params.bytes_per_lane), always_ready=True)),
             "end_of_genome": In(1),
             "tag": In(32),
-            "plain_update": In(1),
             "full": Out(1),
+            "beats": Out(stream.Signature(kmer_beat_layout(params.bytes_per_lane))),
+            "accepting": Out(1),
+            "active": Out(1),
+            "genome_end": In(1),
+            "inserting": In(banks),
+            "countmin_clear": Out(banks),
+            "countmin_busy": In(banks),
+            "pqa_drain": Out(banks),
+            "pqa_busy": In(banks),
+            "queues": In(stream.Signature(queue_layout(params.R, params.n))).array(banks),
             "o": Out(stream.Signature(record_beat_layout(params.data_width))),
             "idle": Out(1),
         })
@@ -149,17 +175,11 @@ class QueueBuilderLane(wiring.Component):
         return self.front_latency + 3
 
     @property
-    def flush_cycles(self) -> int:
-        """Cycles after a genome's end token until its last insertion is in the PQA."""
-        return (self.hashes.latency + self.countmin.latency + self.pqa.latency + 1)
-
-    @property
     def retire_cycles(self) -> int:
         """Cycles from a bank switch until the retired bank is clean again, when its record has
         the output to itself: the flush, the Count-Min clear (2^cw) or the record (its queue
         beats, the tag beat, the core's entropy finish and the trailer's two cycles of
-        hand-over), whichever is longer, and 3
-        cycles of hand-over."""
+        hand-over), whichever is longer, and 3 cycles of hand-over."""
         record = (1 << self.params.R) * self.params.beats_per_queue + 3 + entropy_finish_cycles(
             *entropy_unit_args(self.params))
         return self.flush_cycles + 3 + max(1 << self.params.cw, record)
@@ -171,8 +191,6 @@ class QueueBuilderLane(wiring.Component):
         m.submodules.parser = parser = self.parser
         m.submodules.kmer_buffer = kmer_buffer = self.kmer_buffer
         m.submodules.sampler = sampler = self.sampler
-        m.submodules.hashes = hashes = self.hashes
-        m.submodules.serializer = serializer = Serializer(B)
         beat_bits = len(Signal(kmer_beat_layout(B)).as_value())
         m.submodules.beats = beats = fifo.SyncFIFOBuffered(width=beat_bits, depth=p.fifo_depth)
         m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=32, depth=p.fifo_depth)
@@ -209,92 +227,64 @@ class QueueBuilderLane(wiring.Component):
         m.d.comb += [
             beats.w_en.eq(push), beats.w_data.eq(sampled.as_value()),
             tags.w_en.eq(push & sampled.last), tags.w_data.eq(tag_line),
+            self.full.eq(beats.level + self.in_flight >= p.fifo_depth),
+            self.beats.valid.eq(beats.r_rdy), self.beats.payload.eq(beats.r_data),
+            beats.r_en.eq(self.beats.ready),
         ]
-        m.d.comb += self.full.eq(beats.level + self.in_flight >= p.fifo_depth)
 
-        # back end: one k-mer per cycle through the hashes into the active bank's Count-Min and
-        # PQA; the bank travels beside the hashes
-        active = Signal()          # the bank the current genome's k-mers go to
+        # bank control
+        active = self.active       # the bank the current genome's k-mers go to
         waiting = self.waiting
         forgetting = Signal(self.banks)   # per bank: clearing after a reset (into nothing)
         two_banks = self.banks == 2
         other = ~active if two_banks else active
         record_idle = Signal()
-        run = Signal()
+        resetting = Signal()
         # one bank: the lane also stops while its bank retires
-        lane_free = ~waiting & ~forgetting.bit_select(active, 1)
-        m.d.comb += [
-            run.eq(lane_free if two_banks else lane_free & record_idle),
-            serializer.run.eq(run),
-            serializer.i.valid.eq(beats.r_rdy),
-            serializer.i.payload.eq(beats.r_data),
-            beats.r_en.eq(serializer.i.ready),
-            hashes.i.valid.eq(serializer.o.valid & serializer.o.payload.kmer),
-            hashes.i.payload.eq(serializer.o.payload.word),
-        ]
-        bank_line = active
-        for stage in range(hashes.latency):
-            next_bank = Signal(name=f"bank{stage}")
-            m.d.sync += next_bank.eq(bank_line)
-            bank_line = next_bank
-        m.submodules.countmin = countmin = self.countmin
-        m.submodules.pqa = pqa = self.pqa
-        pqa_outputs = pqa.bank_outputs
-        bank_fields = ([countmin.i.payload.bank.eq(bank_line),
-                        pqa.i.payload.bank.eq(countmin.o.payload.key[32])] if two_banks else [])
-        m.d.comb += [
-            countmin.i.valid.eq(hashes.o.valid),
-            countmin.i.payload.key.eq(Cat(hashes.o.payload.hashes[0], bank_line) if two_banks
-                                      else hashes.o.payload.hashes[0]),
-            countmin.plain_update.eq(self.plain_update),
-            pqa.i.valid.eq(countmin.o.valid),
-            pqa.i.payload.hash.eq(countmin.o.payload.key[:32]),
-            pqa.i.payload.value.eq(countmin.o.payload.estimate),
-            *bank_fields,
-        ]
-        for row in range(p.d):
-            m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
-        for bank, pqa_output in enumerate(pqa_outputs):
+        lane_free = ~resetting & ~waiting & ~forgetting.bit_select(active, 1)
+        m.d.sync += self.accepting.eq(lane_free if two_banks else lane_free & record_idle)
+        for bank, queues in enumerate(self.queues):
             # a bank is dirty from its first insertion until its clear ends; the flag survives
             # resets (reset_less), so a reset clears only banks that hold something, and the
             # first call after configuration (memories zero) starts at once
-            with m.If(countmin.i.valid & (bank_line == bank)):
+            with m.If(self.inserting[bank]):
                 m.d.sync += self.dirty[bank].eq(1)
-            with m.If(forgetting[bank] & ~pqa.busy[bank] & ~pqa_output.valid
-                      & ~countmin.busy[bank]):
+            with m.If(forgetting[bank] & ~self.pqa_busy[bank] & ~queues.valid
+                      & ~self.countmin_busy[bank]):
                 m.d.sync += [forgetting[bank].eq(0), self.dirty[bank].eq(0)]
             with m.If(forgetting[bank]):
-                m.d.comb += pqa_output.ready.eq(1)
+                m.d.comb += queues.ready.eq(1)
 
         # record of the retiring bank: its queues (each split into bus beats), then the trailer
         retiring = Signal()
         retiring_countmin = Signal()
         retiring_pqa_valid, retiring_pqa_last = Signal(), Signal()
         retiring_pqa_ready = Signal()
-        for bank, pqa_output in enumerate(pqa_outputs):
+        for bank, queues in enumerate(self.queues):
             with m.If(retiring == bank):
-                m.d.comb += [retiring_countmin.eq(countmin.busy[bank]),
-                             retiring_pqa_valid.eq(pqa_output.valid),
-                             retiring_pqa_last.eq(pqa_output.payload.last)]
+                m.d.comb += [retiring_countmin.eq(self.countmin_busy[bank]),
+                             retiring_pqa_valid.eq(queues.valid),
+                             retiring_pqa_last.eq(queues.payload.last)]
                 with m.If(~forgetting[bank]):
-                    m.d.comb += pqa_output.ready.eq(retiring_pqa_ready)
-        queue_words = [Cat(*(Cat(entry.value, entry.tag, Const(0, p.R))
-                             for entry in pqa_output.payload.entries))
-                       for pqa_output in pqa_outputs]
+                    m.d.comb += queues.ready.eq(retiring_pqa_ready)
+        # an entry that is not occupied is empty: its stored tag and value are stale
+        queue_words = [Cat(*(Cat(Mux(entry.occupied, Cat(entry.value, entry.tag), 0),
+                                 Const(0, p.R))
+                             for entry in queues.payload.entries))
+                       for queues in self.queues]
         queue_word = Mux(retiring, queue_words[-1], queue_words[0])
         piece = Signal(range(max(2, p.beats_per_queue)))
         final_piece = piece == p.beats_per_queue - 1
         flush_cycles = self.flush_cycles
         flush = Signal(range(flush_cycles + 1))
         ended = self.genome_end
-        m.d.comb += ended.eq(serializer.o.valid & serializer.o.payload.last)
         other_clean = Signal()
         m.d.comb += other_clean.eq(record_idle & ~forgetting.bit_select(other, 1))
 
         def start_drain(bank):
             for index in range(self.banks):
                 with m.If(bank == index):
-                    m.d.comb += [pqa.drain[index].eq(1), countmin.clear[index].eq(1)]
+                    m.d.comb += [self.pqa_drain[index].eq(1), self.countmin_clear[index].eq(1)]
 
         record_pending = Signal()  # the retiring bank's record is not delivered yet
         with m.FSM(init="Reset"):
@@ -305,7 +295,7 @@ class QueueBuilderLane(wiring.Component):
                     with m.If(self.dirty[bank]):
                         start_drain(bank)
                         m.d.sync += forgetting[bank].eq(1)
-                m.d.comb += serializer.run.eq(0)
+                m.d.comb += resetting.eq(1)
                 if two_banks:
                     m.d.sync += active.eq(self.dirty[0] & ~self.dirty[1])
                 m.next = "Idle"
@@ -353,9 +343,8 @@ class QueueBuilderLane(wiring.Component):
         with m.If(ended & ~other_clean):
             m.d.sync += waiting.eq(1)
         # the retiring bank's clear may go on after the call: the next genome end waits for it
-        # (one bank: the serializer may hold the next genome's beat until the clear ends)
         m.d.comb += self.idle.eq(~waiting & (~record_pending if two_banks else record_idle)
-                                 & ~beats.r_rdy & ~(run & serializer.o.valid))
+                                 & ~beats.r_rdy)
         return m
 
 
@@ -374,11 +363,22 @@ class QueueBuilderCore(wiring.Component):
         Every accepted beat is processed and every record delivered.
     records : Out(32)
         Records delivered since reset (wraps).
+
+    The back end shared by the lanes is :attr:`hashes`, :attr:`countmin` and :attr:`pqa`: lane
+    t's bank b is bank ``t * record_banks + b`` of the Count-Min and the PQA.
     """
 
     def __init__(self, params: Params):
         self.params = params
-        self.lane_units = [QueueBuilderLane(params) for _ in range(params.lanes)]
+        #: the banks of the shared Count-Min and PQA: ``record_banks`` per lane
+        self.banks = params.lanes * params.record_banks
+        self.hashes = Murmur3Seeds(range(params.d))
+        self.countmin = CountMinUnit(params.d, params.cw, 32,
+                                     key_bits=32 + bank_bits(self.banks), read_latency=2,
+                                     stall_while_clearing=True, banks=self.banks)
+        self.pqa = PqaInsert(params.R, params.n, banks=self.banks)
+        self.lane_units = [QueueBuilderLane(params, self.flush_cycles)
+                           for _ in range(params.lanes)]
         super().__init__({
             "i": In(stream.Signature(params.data_width)),
             "o": Out(stream.Signature(params.data_width)),
@@ -387,19 +387,130 @@ class QueueBuilderCore(wiring.Component):
             "records": Out(32),
         })
 
+    @property
+    def flush_cycles(self) -> int:
+        """Cycles after a genome's end token until its last insertion is in the PQA."""
+        return self.hashes.latency + self.countmin.latency + self.pqa.latency + 1
+
     def elaborate(self, platform):
         m = Module()
         p = self.params
+        lanes = self.lane_units
         m.submodules.decoder = decoder = ChunkDecoder(lanes=p.lanes,
                                                       bytes_per_lane=p.bytes_per_lane)
         wiring.connect(m, wiring.flipped(self.i), decoder.i)
         hold = Signal()
-        m.d.sync += hold.eq(Cat(*(lane.full for lane in self.lane_units)).any())
+        m.d.sync += hold.eq(Cat(*(lane.full for lane in lanes)).any())
         m.d.comb += decoder.hold.eq(hold)
+        for t, lane in enumerate(lanes):
+            m.submodules[f"lane{t}"] = lane
+            m.d.comb += [
+                lane.i.valid.eq(decoder.lanes_valid),
+                lane.i.payload.eq(decoder.lanes[t]),
+                lane.end_of_genome.eq(decoder.end_of_genome[t]),
+                lane.tag.eq(decoder.tags[t]),
+            ]
+        serializer_empty = self._back_end(m)
+        self._records(m, ~decoder.lanes_valid & serializer_empty)
+        return m
 
+    def _back_end(self, m):
+        """The serializer takes one lane's sampled beats at a time; its k-mers go through the
+        hashes into the Count-Min and PQA banks of their lane. Returns whether the serializer is
+        empty."""
+        p = self.params
+        lanes = self.lane_units
+        m.submodules.serializer = serializer = Serializer(p.bytes_per_lane)
+        m.submodules.hashes = hashes = self.hashes
+        m.submodules.countmin = countmin = self.countmin
+        m.submodules.pqa = pqa = self.pqa
+
+        # the pointer (one-hot, a register) offers one lane's FIFO to the serializer and moves
+        # on when that lane's beat is taken or it has none to offer. A lane whose genome-end
+        # beat was taken offers nothing more until its end token has left and its `accepting`
+        # register has seen the bank state after it (two cycles), so a lane that must wait for
+        # a clean bank never puts the next genome's beat in front of the other lanes.
+        pointer = Signal(p.lanes, init=1)
+        ending = Signal(p.lanes)          # per lane: its genome-end beat is taken, token not out
+        ended_lane = Signal(p.lanes)      # per lane: its end token left in the cycle before
+        token_lane = Signal(range(max(2, p.lanes)))   # the lane of the serializer's beat
+        allowed = Signal(p.lanes)
+        offered = Signal(p.lanes)
+        m.d.comb += [
+            allowed.eq(Cat(*(lane.accepting for lane in lanes)) & ~ending),
+            offered.eq(Cat(*(lane.beats.valid for lane in lanes)) & allowed & pointer),
+            serializer.run.eq(1),
+            serializer.i.valid.eq(offered.any()),
+        ]
+        beat_bits = len(serializer.i.payload.as_value())
+        m.d.comb += serializer.i.payload.eq(
+            _one_hot_select([lane.beats.payload.as_value() for lane in lanes], pointer,
+                            beat_bits))
+        taken = serializer.i.valid & serializer.i.ready
+        for t, lane in enumerate(lanes):
+            m.d.comb += lane.beats.ready.eq(pointer[t] & allowed[t] & serializer.i.ready)
+        with m.If(taken | ~offered.any()):
+            m.d.sync += pointer.eq(Cat(pointer[-1], pointer[:-1]))
+        with m.If(taken):
+            for t in range(p.lanes):
+                with m.If(pointer[t]):
+                    m.d.sync += token_lane.eq(t)
+
+        token = serializer.o.payload
+        end_token = serializer.o.valid & token.last
+        for t, lane in enumerate(lanes):
+            mine = end_token & (token_lane == t)
+            m.d.comb += lane.genome_end.eq(mine)
+            m.d.sync += ended_lane[t].eq(mine)
+            with m.If(taken & pointer[t] & serializer.i.payload.last):
+                m.d.sync += ending[t].eq(1)
+            with m.Elif(ended_lane[t]):
+                m.d.sync += ending[t].eq(0)
+
+        # the k-mer's bank: its lane's active bank; it travels beside the hashes
+        banks_per_lane = p.record_banks
+        bank_width = bank_bits(self.banks)
+        active = Cat(*(lane.active for lane in lanes)).bit_select(token_lane, 1)
+        bank = Cat(active, token_lane) if banks_per_lane == 2 else token_lane
+        m.d.comb += [hashes.i.valid.eq(serializer.o.valid & token.kmer),
+                     hashes.i.payload.eq(token.word)]
+        bank_line = delayed(m, bank[:bank_width], hashes.latency, "bank")
+        bank_fields = ([countmin.i.payload.bank.eq(bank_line),
+                        pqa.i.payload.bank.eq(countmin.o.payload.key[32:])]
+                       if self.banks > 1 else [])
+        m.d.comb += [
+            countmin.i.valid.eq(hashes.o.valid),
+            countmin.i.payload.key.eq(Cat(hashes.o.payload.hashes[0], bank_line)),
+            countmin.plain_update.eq(self.plain_update),
+            pqa.i.valid.eq(countmin.o.valid),
+            pqa.i.payload.hash.eq(countmin.o.payload.key[:32]),
+            pqa.i.payload.value.eq(countmin.o.payload.estimate),
+            *bank_fields,
+        ]
+        for row in range(p.d):
+            m.d.comb += countmin.i.payload.indices[row].eq(hashes.o.payload.hashes[row][:p.cw])
+        pqa_outputs = pqa.bank_outputs
+        for t, lane in enumerate(lanes):
+            for b in range(banks_per_lane):
+                index = t * banks_per_lane + b
+                m.d.comb += [
+                    lane.inserting[b].eq(countmin.i.valid & (bank_line == index)),
+                    countmin.clear[index].eq(lane.countmin_clear[b]),
+                    lane.countmin_busy[b].eq(countmin.busy[index]),
+                    pqa.drain[index].eq(lane.pqa_drain[b]),
+                    lane.pqa_busy[b].eq(pqa.busy[index]),
+                ]
+                wiring.connect(m, pqa_outputs[index], lane.queues[b])
+        return ~serializer.o.valid
+
+    def _records(self, m, back_end_empty):
+        """The lanes' records, one whole record at a time, through the entropy unit; ``idle``
+        once the lanes and ``back_end_empty`` say nothing is left."""
+        p = self.params
+        lanes = self.lane_units
         current = Signal(range(max(2, p.lanes)))
         granted = Signal()
-        requests = Cat(*(lane.o.valid for lane in self.lane_units))
+        requests = Cat(*(lane.o.valid for lane in lanes))
         lowest = Signal(range(max(2, p.lanes)))
         for t in reversed(range(p.lanes)):
             with m.If(requests[t]):
@@ -408,15 +519,7 @@ class QueueBuilderCore(wiring.Component):
             m.d.sync += [granted.eq(1), current.eq(lowest)]
         beat = Signal(record_beat_layout(p.data_width))
         beat_valid, beat_ready = Signal(), Signal()
-        for t, lane in enumerate(self.lane_units):
-            m.submodules[f"lane{t}"] = lane
-            m.d.comb += [
-                lane.i.valid.eq(decoder.lanes_valid),
-                lane.i.payload.eq(decoder.lanes[t]),
-                lane.end_of_genome.eq(decoder.end_of_genome[t]),
-                lane.tag.eq(decoder.tags[t]),
-                lane.plain_update.eq(self.plain_update),
-            ]
+        for t, lane in enumerate(lanes):
             with m.If(granted & (current == t)):
                 m.d.comb += [beat_valid.eq(lane.o.valid), beat.eq(lane.o.payload),
                              lane.o.ready.eq(beat_ready)]
@@ -451,14 +554,21 @@ class QueueBuilderCore(wiring.Component):
             with m.If(beat_valid & entropy.o.valid & self.o.ready):
                 m.d.sync += [ending.eq(0), granted.eq(0), self.records.eq(self.records + 1)]
         pipeline_empty = Signal()
-        m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in self.lane_units)).all()
-                                      & ~decoder.lanes_valid & ~granted)
+        m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in lanes)).all()
+                                      & back_end_empty & ~granted)
         # beats inside the lanes' fixed-latency front ends are not visible: count quiet cycles
-        settle = self.lane_units[0].front_latency + 4
+        settle = lanes[0].front_latency + 4
         quiet = Signal(range(settle + 1))
         with m.If(~pipeline_empty | (self.i.valid & self.i.ready)):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet < settle):
             m.d.sync += quiet.eq(quiet + 1)
         m.d.comb += self.idle.eq(pipeline_empty & (quiet == settle))
-        return m
+
+
+def _one_hot_select(values: list, one_hot, width: int):
+    """The value whose bit of ``one_hot`` is set (an AND-OR: no priority chain)."""
+    selected = Const(0, width)
+    for bit, value in enumerate(values):
+        selected = selected | (value & one_hot[bit].replicate(width))
+    return selected

@@ -27,30 +27,36 @@ The decision works on the compare bits alone: with ``at_least`` (value >= e, a p
 sorted queue, K entries) and the hit slot T (else the last slot), the new entry goes to K - 1 if
 T < K, else to K; slots T .. K - 2 take their lower neighbour or slots K + 1 .. T their upper
 one. An insertion that stores nothing writes its queue back unchanged. Entries carry an
-``occupied`` bit (value != 0) inside the pipeline, set where they are read from the memory, so a
-tag hit is a 25-input AND. Timing: 6 levels, 3.93 ns with 2^8 queues (``python
-bench/timing_parts.py --parts pqa``, docs/timing.md).
+``occupied`` bit (value != 0) in the memory and the pipeline (the new entry sets it, moves keep
+it), so a tag hit is a 25-input AND with no zero test of a value behind the memory. Timing:
+docs/timing.md (``python bench/timing_parts.py --parts pqa``).
 
 Draining reads the queues 0 .. 2^R - 1 out in order, one per cycle under ``ready``, and writes
-each back empty as it is read, so the PQA is ready for the next genome when the drain ends.
+each back empty as it is read, so the PQA is ready for the next genome when the drain ends. The
+drain's write clears only the ``occupied`` bits (its tag and value bits are those the insert
+pipeline writes to its own bank in that cycle: no per-bank select of 52 zero bits), so an entry
+read from the memory is zeroed where it is not occupied, on its way into stage A, and the
+drained queues carry ``occupied`` for their reader to do the same.
 
-Banks (``banks`` = 2, the JSD builder's double-buffered records): each bank has its own slot
-memories, drain port and ``busy`` bit, and every insertion names its bank; the insert network is
-shared. The bank travels as the top bit of the queue index, so forwarding never crosses banks;
-the memory word is selected by the bank on its way into stage 1's register, its ``occupied``
-bit in stage A. So one bank takes insertions while the other drains, for the network of one PQA
-and the memories of two.
+Banks (``banks`` > 1: the JSD builder's lanes, two banks each for their double-buffered
+records): each bank has its own slot memories, drain port and ``busy`` bit, and every insertion
+names its bank; the insert network is shared. The bank travels as the top bits of the queue
+index, so forwarding never crosses banks; the memory word is selected by the bank on its way
+into stage 1's register. So any bank takes insertions while others drain, for the network of one
+PQA and the memories of all.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import check_int
 
+from hw.common.pipeline import bank_bits
 
-__all__ = ["entry_layout", "queue_layout", "insert_layout", "slot_memory_attrs", "PqaInsert",
+
+__all__ = ["entry_layout", "slot_layout", "queue_layout", "insert_layout", "slot_memory_attrs", "PqaInsert",
            "VALUE_BITS"]
 
 VALUE_BITS = 32
@@ -60,27 +66,29 @@ def entry_layout(R: int) -> data.StructLayout:
     return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS})
 
 
-def _slot_layout(R: int) -> data.StructLayout:
-    """An entry inside the insert pipeline: with ``occupied`` (value != 0), decided where the
-    entry is read from memory, so a tag compare does not wait for a 32-bit zero test."""
+def slot_layout(R: int) -> data.StructLayout:
+    """An entry as stored and in the insert pipeline: with ``occupied`` (value != 0), so a tag
+    compare does not wait for a 32-bit zero test. In the memory an entry whose ``occupied`` is 0
+    is empty whatever its tag and value (a drain clears only that bit)."""
     return data.StructLayout({"tag": 32 - R, "value": VALUE_BITS, "occupied": 1})
 
 
 def queue_layout(R: int, n: int) -> data.StructLayout:
-    """One drained queue: its n entries (slot 0 = largest value) and ``last`` on queue 2^R - 1."""
-    return data.StructLayout({"entries": data.ArrayLayout(entry_layout(R), n), "last": 1})
+    """One drained queue: its n entries (slot 0 = largest value) as stored (an entry whose
+    ``occupied`` is 0 is empty: read its tag and value as 0) and ``last`` on queue 2^R - 1."""
+    return data.StructLayout({"entries": data.ArrayLayout(slot_layout(R), n), "last": 1})
 
 
 def insert_layout(banks: int = 1) -> data.StructLayout:
     """The row-0 hash h0 of the key (queue = low R bits, tag = the rest), its estimate, and with
-    two banks the insertion's ``bank``."""
+    more than one bank the insertion's ``bank``."""
     fields = {"hash": 32, "value": VALUE_BITS}
     if banks > 1:
-        fields["bank"] = 1
+        fields["bank"] = bank_bits(banks)
     return data.StructLayout(fields)
 
 
-#: Depth of one UltraScale+ UltraRAM (URAM288: 4K words of 72 bits, one slot of 52 bits).
+#: Depth of one UltraScale+ UltraRAM (URAM288: 4K words of 72 bits, one slot of 53 bits).
 URAM_DEPTH = 4096
 
 
@@ -102,7 +110,7 @@ class PqaInsert(wiring.Component):
     n : int
         Entries per queue, 1 to 64.
     banks : int
-        1 or 2 banks of queues sharing the insert network (module docstring).
+        1 to 128 banks of queues sharing the insert network (module docstring).
 
     Members
     -------
@@ -114,8 +122,8 @@ class PqaInsert(wiring.Component):
         (:attr:`latency` cycles after the last accepted one).
     busy : Out(banks)
         Bit b is high from bank b's drain pulse until every queue of bank b has been read out.
-    o : Out(stream.Signature(queue_layout(R, n))), with two banks ``.array(2)``
-        The drained queues of a bank in order, one per cycle while ``ready`` is high (with two
+    o : Out(stream.Signature(queue_layout(R, n))), with more banks ``.array(banks)``
+        The drained queues of a bank in order, one per cycle while ``ready`` is high (with more
         banks ``o[b]`` is bank b's).
 
     Insertions take effect :attr:`latency` = 5 cycles after acceptance (2 before the BRAM
@@ -132,7 +140,7 @@ class PqaInsert(wiring.Component):
     def __init__(self, R: int = 12, n: int = 8, *, banks: int = 1):
         check_int("R", R, 1, 20)
         check_int("n", n, 1, 64)
-        check_int("banks", banks, 1, 2)
+        check_int("banks", banks, 1, 128)
         self.R = R
         self.n = n
         self.banks = banks
@@ -144,22 +152,22 @@ class PqaInsert(wiring.Component):
             "o": output if banks == 1 else output.array(banks),
         })
         #: one memory per slot and bank; ``bank_slots[b][j].data[q]`` is entry j of queue q in
-        #: bank b (tests read it), ``slots`` are bank 0's
-        self.bank_slots = [[Memory(shape=entry_layout(R), depth=1 << R, init=[],
+        #: bank b (tests read it: tag, value and occupied), ``slots`` are bank 0's
+        self.bank_slots = [[Memory(shape=slot_layout(R), depth=1 << R, init=[],
                                    attrs=slot_memory_attrs(R)) for _ in range(n)]
                            for _ in range(banks)]
         self.slots = self.bank_slots[0]
 
     @property
     def bank_outputs(self) -> list:
-        """The drain port of each bank: ``[o]`` with one bank, ``list(o)`` with two."""
+        """The drain port of each bank: ``[o]`` with one bank, ``list(o)`` with more."""
         return [self.o] if self.banks == 1 else list(self.o)
 
     def elaborate(self, platform):
         m = Module()
         R, n, banks = self.R, self.n, self.banks
-        queue_bits = R + (banks > 1)
-        slot = _slot_layout(R)
+        queue_bits = R + bank_bits(banks)
+        slot = slot_layout(R)
         queue_count = 1 << R
 
         # insertion stage 0: accept and read (the queue index carries the bank on top)
@@ -167,8 +175,7 @@ class PqaInsert(wiring.Component):
         queue_in = self.i.payload.hash[:R] if banks == 1 else Cat(self.i.payload.hash[:R],
                                                                     bank_in)
         accepted = self.i.valid & self.i.ready
-        m.d.comb += self.i.ready.eq(~self.busy.bit_select(bank_in, 1) if banks > 1
-                                    else ~self.busy)
+        m.d.comb += self.i.ready.eq(~self.busy.bit_select(bank_in, 1))
         valid1 = Signal()
         queue1 = Signal(queue_bits)
         tag1 = Signal(32 - R)
@@ -238,41 +245,45 @@ class PqaInsert(wiring.Component):
 
         # stage 1: the memory words arrive (into the BRAM output register for A); the flags of
         # the forwarding in A are decided against the insertions that will then be 2, 3, 4
-        # insertions old (in B now, written 1 and 2 cycles ago). With two banks the word is
-        # selected by the bank on its way into the register (one LUT level behind the BRAM
-        # output), but ``occupied`` (a deeper zero test) is registered per bank and selected in
-        # A, where the tag hit has room for it.
+        # insertions old (in B now, written 1 and 2 cycles ago). With more banks the word is
+        # selected by the bank on its way into the register (behind the BRAM output).
         data_a = [Signal(slot, name=f"data_a_{j}") for j in range(n)]
-        occupied_a = [[Signal(name=f"occupied_a_{bank}_{j}") for j in range(n)]
-                      for bank in range(banks if banks > 1 else 0)]
         for j in range(n):
-            if banks == 1:
-                read = bank_reads[0][j]
-                m.d.sync += data_a[j].eq(Cat(read.data, read.data.value != 0))
-                continue
-            m.d.sync += data_a[j].as_value()[:-1].eq(Mux(queue1[R], bank_reads[1][j].data,
-                                                         bank_reads[0][j].data))
-            for bank, reads in enumerate(bank_reads):
-                m.d.sync += occupied_a[bank][j].eq(reads[j].data.value != 0)
-        sources = [(valid_b, queue_b)] + [(v, q) for v, q, _ in written[:-1]]
-        forward_a = []
+            words = [reads[j].data for reads in bank_reads]
+            word = words[0] if banks == 1 else Array(words)[queue1[R:]]
+            m.d.sync += data_a[j].eq(Mux(word.occupied, word, 0))
+        # The most recent match wins: the choice is registered one-hot (each written queue, or
+        # the memory word), so A selects by an AND-OR instead of a chain of selects. The queue
+        # compares are made a cycle earlier still, in stage 0, against the insertions then one
+        # stage behind the ones they will be in stage 1 (in A, in B, written 1 cycle ago).
+        sources = [(valid_a, queue_a), (valid_b, queue_b), (written[0][0], written[0][1])]
+        newer_match = Const(0, 1)
+        choose_written = []
         for distance, (valid, queue) in enumerate(sources, start=2):
-            match = Signal(name=f"forward_a_{distance}")
+            choose = Signal(name=f"forward_a_{distance}")
             if distance in self.forwarded_distances:
-                m.d.sync += match.eq(valid & (queue == queue1))
-            forward_a.append(match)
+                match = Signal(name=f"match1_{distance}")
+                m.d.sync += match.eq(valid & (queue == queue_in))
+                m.d.sync += choose.eq(match & ~newer_match)
+                newer_match = newer_match | match
+            choose_written.append(choose)
+        choose_memory = Signal(name="forward_a_none", init=1)
+        m.d.sync += choose_memory.eq(~newer_match)
+
+        def forwarded(of_memory, of_written):
+            """``of_memory`` or ``of_written[k]``, by A's registered one-hot choice."""
+            width = len(Value.cast(of_memory))
+            selected = of_memory & choose_memory.replicate(width)
+            for choose, value in zip(choose_written, of_written):
+                selected = selected | (value & choose.replicate(width))
+            return selected
 
         # stage A: the queue (memory word or a forwarded written queue, the most recent wins)
         entries_a = []
         for j in range(n):
             entry = Signal(slot, name=f"entry_a_{j}")
-            current = data_a[j]
-            if banks > 1:
-                current = Cat(current.as_value()[:-1],
-                              Mux(queue_a[R], occupied_a[1][j], occupied_a[0][j]))
-            for match, (_, _, words) in reversed(list(zip(forward_a, written))):
-                current = Mux(match, words[j], current)
-            m.d.comb += entry.eq(current)
+            m.d.comb += entry.eq(forwarded(data_a[j].as_value(),
+                                           [words[j].as_value() for _, _, words in written]))
             entries_a.append(entry)
         # the queue of the insertion in B: its forwarded queue, or the result of the insertion
         # of the cycle before it (registered in written[0])
@@ -291,10 +302,19 @@ class PqaInsert(wiring.Component):
         def at_least(entries, value):
             return Cat(*(entry.value >= value for entry in entries))
 
+        # the tag hits of A's own queue: each candidate (memory word, forwarded queues) is
+        # compared, then the hit is selected as the entry is, so the compare does not wait for
+        # the select
+        own_hits = Signal(n)
+        for j in range(n):
+            m.d.comb += own_hits[j].eq(forwarded(hits([data_a[j]], tag_a),
+                                                 [hits([words[j]], tag_a)
+                                                  for _, _, words in written]))
+
         # A's compares, registered for B: against its own queue, and against the queue and the
         # new entry of the insertion now in B (used if that one has the same queue)
         compares = {
-            "hit": (hits(entries_a, tag_a), n),
+            "hit": (own_hits, n),
             "at_least": (at_least(entries_a, value_a), n),
             "hit_previous": (hits(entries_b, tag_a), n),
             "at_least_previous": (at_least(entries_b, value_a), n),
@@ -369,15 +389,17 @@ class PqaInsert(wiring.Component):
             m.d.sync += [older[0].eq(newer[0]), older[1].eq(newer[1])]
             m.d.sync += [o.eq(nw) for o, nw in zip(older[2], newer[2])]
 
-        # stage W: write the registered queue back (a draining bank writes its drain instead)
+        # stage W: write the registered queue back (a draining bank writes its drain instead:
+        # only the occupied bit counts there)
         for bank, (writes, (drain_address, draining_read)) in enumerate(zip(bank_writes, drains)):
-            ours = written[0][1][R] == bank if banks > 1 else 1
+            ours = written[0][1][R:] == bank if banks > 1 else 1
+            busy = self.busy[bank]
             for j, write in enumerate(writes):
-                with m.If(self.busy[bank]):
-                    m.d.comb += [write.addr.eq(drain_address), write.data.eq(0),
-                                 write.en.eq(draining_read)]
+                entry = written[0][2][j]
+                m.d.comb += write.data.eq(Cat(entry.tag, entry.value, entry.occupied & ~busy))
+                with m.If(busy):
+                    m.d.comb += [write.addr.eq(drain_address), write.en.eq(draining_read)]
                 with m.Else():
                     m.d.comb += [write.addr.eq(written[0][1][:R]),
-                                 write.data.eq(written[0][2][j].as_value()[:64 - R]),
                                  write.en.eq(written[0][0] & ours)]
         return m
