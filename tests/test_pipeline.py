@@ -104,3 +104,16 @@ def test_chunked_accumulator_sums_one_addend_per_cycle(bits):
 
     simulate(m, testbench)
     assert sums == [sum(addends) % (1 << (bits + 4)) for addends in runs]
+
+
+@pytest.mark.parametrize("constant", [8256, 4097, 262208, 12352, 64, 1, 0, 0xFFFFFFFF])
+def test_constant_product(constant):
+    """The chunk kernels' record products (hw/vitis/chunk_kernel.py): ``value * constant`` mod
+    2^32 from shifted copies, at the latency it returns, for two-bit record sizes and others."""
+    from hw.vitis.chunk_kernel import constant_product
+
+    rng = random.Random(constant)
+    values = [0, 1, 0xFFFFFFFF, 0x80000000] + [rng.getrandbits(32) for _ in range(40)]
+    got, _ = run_operands(32, 1, lambda m, a, b: constant_product(m, a, constant, 32, "p"),
+                          [(value, 0) for value in values])
+    assert got == [value * constant % (1 << 32) for value in values]
