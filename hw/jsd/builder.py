@@ -164,9 +164,10 @@ class QueueBuilderLane(wiring.Component):
 
     @property
     def front_latency(self) -> int:
-        """Cycles from a lane beat to its sampled beat at the FIFO."""
+        """Cycles from a lane beat to its sampled beat at the FIFO (the last one a register of
+        the sampled beat and its push, off the FIFO's level logic)."""
         return (self.parser.latency + self.kmer_buffer.latency + Canonicalizer.latency
-                + self.sampler.latency)
+                + self.sampler.latency + 1)
 
     @property
     def in_flight(self) -> int:
@@ -222,11 +223,18 @@ class QueueBuilderLane(wiring.Component):
             next_tag = Signal(32, name=f"sampler_tag{stage}")
             m.d.sync += next_tag.eq(tag_line)
             tag_line = next_tag
-        sampled = sampler.o.payload
-        push = sampler.o.valid & ((sampled.valid != 0) | sampled.last)
+        # the beats that hold a sampled k-mer or a genome end, registered (the sampling decision
+        # is a zero test of hash bits; the FIFO's level is a carry chain behind its write)
+        sampled = Signal(kmer_beat_layout(B), reset_less=True)
+        sampled_tag = Signal(32, reset_less=True)
+        push = Signal()
+        m.d.sync += [
+            sampled.eq(sampler.o.payload), sampled_tag.eq(tag_line),
+            push.eq(sampler.o.valid & ((sampler.o.payload.valid != 0) | sampler.o.payload.last)),
+        ]
         m.d.comb += [
             beats.w_en.eq(push), beats.w_data.eq(sampled.as_value()),
-            tags.w_en.eq(push & sampled.last), tags.w_data.eq(tag_line),
+            tags.w_en.eq(push & sampled.last), tags.w_data.eq(sampled_tag),
             self.full.eq(beats.level + self.in_flight >= p.fifo_depth),
             self.beats.valid.eq(beats.r_rdy), self.beats.payload.eq(beats.r_data),
             beats.r_en.eq(self.beats.ready),
