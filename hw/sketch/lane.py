@@ -18,6 +18,7 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import BYTES_PER_LANE, K, P, W, check_positive
 
+from ..common.pipeline import delayed
 from .canonical import Canonicalizer
 from .fmix64 import Fmix64
 from .hll_update import REGISTERS_PER_WORD, HllUpdate
@@ -103,7 +104,9 @@ class SketchLane(wiring.Component):
 
     @property
     def drain_latency(self) -> int:
-        return 1 + self._merge.latency
+        """The memory read, the register of the drained words (the block RAM's output, off the
+        merge's compares) and the merge tree."""
+        return 2 + self._merge.latency
 
     def elaborate(self, platform):
         m = Module()
@@ -124,9 +127,9 @@ class SketchLane(wiring.Component):
         # core switches the bank of such a lane only when it has settled)
         bank = self.bank
         for delay in range(self.insert_latency - HllUpdate.latency):
-            delayed = Signal(name=f"bank_delay{delay}")
-            m.d.sync += delayed.eq(bank)
-            bank = delayed
+            bank_delayed = Signal(name=f"bank_delay{delay}")
+            m.d.sync += bank_delayed.eq(bank)
+            bank = bank_delayed
         for slot in range(self._bytes_per_lane):
             canonical, hasher, sketch = (self._canonical[slot], self._hashes[slot],
                                          self._sketches[slot])
@@ -142,8 +145,10 @@ class SketchLane(wiring.Component):
                 sketch.drain_en.eq(self.drain_en),
                 sketch.drain_bank.eq(self.drain_bank),
                 sketch.drain_both.eq(self.drain_both),
-                merge.words[slot].eq(sketch.drain_data),
             ]
+            drained_word = Signal.like(sketch.drain_data, name=f"drained_word{slot}")
+            m.d.sync += drained_word.eq(sketch.drain_data)
+            m.d.comb += merge.words[slot].eq(drained_word)
             if stage is None:
                 wiring.connect(m, canonical.o, hasher.i)
             else:
@@ -151,8 +156,7 @@ class SketchLane(wiring.Component):
                              hasher.i.valid.eq(stage.o.valid),
                              hasher.i.payload.eq(stage.o.payload[slot])]
             wiring.connect(m, hasher.o, sketch.i)
-        drained = Signal()
-        m.d.sync += drained.eq(self.drain_en)
+        drained = delayed(m, self.drain_en, 2, "drained")
         m.d.comb += [
             merge.valid.eq(drained),
             self.merged.eq(merge.merged),
