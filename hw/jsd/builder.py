@@ -51,7 +51,7 @@ banks were dirty (with one bank: if it was). The first call after configuration 
 Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -65,7 +65,7 @@ from hw.sketch.kmer_buffer import KmerBuffer
 from hw.sketch.parser import LaneParser, lane_bytes_layout
 from .entropy import EntropyUnit, entropy_finish_cycles
 from .murmur3 import Murmur3Seeds
-from .pqa import PqaInsert, queue_layout
+from .pqa import PqaInsert, queue_layout, slot_layout
 from .sampler import Sampler, kmer_beat_layout
 from .serializer import Serializer
 
@@ -116,8 +116,14 @@ class QueueBuilderLane(wiring.Component):
     queues : In(stream.Signature(queue_layout(R, n))).array(banks)
         The drained queues of the lane's banks.
     o : Out(stream.Signature(record_beat_layout(bus_bits)))
-        The records of the genomes of this lane, in order; the beat marked ``last`` holds only
-        the genome tag (bits 0-31): the core's entropy unit completes the trailer.
+        The records of the genomes of this lane, in order. Its queue beats carry no data: the
+        core takes piece ``piece`` of the drained queue of bank ``retiring`` (one select for
+        all lanes and banks); the beat marked ``last`` holds only the genome tag (bits 0-31):
+        the core's entropy unit completes the trailer.
+    retiring : Out(1)
+        The lane's bank whose record ``o`` is sending.
+    piece : Out(range(max(2, beats_per_queue)))
+        Which bus beat of the current queue ``o`` is sending.
     idle : Out(1)
         No beat and no record in flight (the genome state may continue in the next chunk; a
         retired bank may still be clearing: the next genome end waits for it).
@@ -159,6 +165,8 @@ class QueueBuilderLane(wiring.Component):
             "pqa_busy": In(banks),
             "queues": In(stream.Signature(queue_layout(params.R, params.n))).array(banks),
             "o": Out(stream.Signature(record_beat_layout(params.data_width))),
+            "retiring": Out(1),
+            "piece": Out(range(max(2, params.beats_per_queue))),
             "idle": Out(1),
         })
 
@@ -264,7 +272,7 @@ class QueueBuilderLane(wiring.Component):
                 m.d.comb += queues.ready.eq(1)
 
         # record of the retiring bank: its queues (each split into bus beats), then the trailer
-        retiring = Signal()
+        retiring = self.retiring
         retiring_countmin = Signal()
         retiring_pqa_valid, retiring_pqa_last = Signal(), Signal()
         retiring_pqa_ready = Signal()
@@ -276,12 +284,7 @@ class QueueBuilderLane(wiring.Component):
                 with m.If(~forgetting[bank]):
                     m.d.comb += queues.ready.eq(retiring_pqa_ready)
         # an entry that is not occupied is empty: its stored tag and value are stale
-        queue_words = [Cat(*(Cat(Mux(entry.occupied, Cat(entry.value, entry.tag), 0),
-                                 Const(0, p.R))
-                             for entry in queues.payload.entries))
-                       for queues in self.queues]
-        queue_word = Mux(retiring, queue_words[-1], queue_words[0])
-        piece = Signal(range(max(2, p.beats_per_queue)))
+        piece = self.piece
         final_piece = piece == p.beats_per_queue - 1
         flush_cycles = self.flush_cycles
         flush = Signal(range(flush_cycles + 1))
@@ -327,7 +330,6 @@ class QueueBuilderLane(wiring.Component):
                 m.d.comb += [
                     record_pending.eq(1),
                     self.o.valid.eq(retiring_pqa_valid),
-                    self.o.payload.data.eq(queue_word.word_select(piece, p.data_width)),
                     retiring_pqa_ready.eq(self.o.ready & final_piece),
                 ]
                 with m.If(retiring_pqa_valid & self.o.ready):
@@ -531,6 +533,20 @@ class QueueBuilderCore(wiring.Component):
             with m.If(granted & (current == t)):
                 m.d.comb += [beat_valid.eq(lane.o.valid), beat.eq(lane.o.payload),
                              lane.o.ready.eq(beat_ready)]
+        # a queue beat's data: one select over the drained queues of every lane's banks (the
+        # granted lane's retiring bank), then the empty entries zeroed and the beat's piece
+        record_bank = (Cat(Cat(*(lane.retiring for lane in lanes)).bit_select(current, 1),
+                           current) if p.record_banks == 2 else current)
+        drained = Array([Cat(*(entry.as_value() for entry in output.payload.entries))
+                         for output in self.pqa.bank_outputs])[record_bank[:bank_bits(self.banks)]
+                                                               if self.banks > 1 else 0]
+        slot = slot_layout(p.R)
+        entries = [data.View(slot, drained[j * slot.size:(j + 1) * slot.size])
+                   for j in range(p.n)]
+        queue_word = Cat(*(Cat(Mux(entry.occupied, Cat(entry.value, entry.tag), 0),
+                               Const(0, p.R)) for entry in entries))
+        piece = Array([lane.piece for lane in lanes])[current]
+        queue_data = queue_word.word_select(piece, p.data_width)
 
         # the granted lane's queue beats pass to the output and their values into the entropy
         # unit; its tag beat is first counted in as an empty `last` beat (ending the sums), then
@@ -541,12 +557,12 @@ class QueueBuilderCore(wiring.Component):
         with m.If(~beat.last):
             m.d.comb += [
                 self.o.valid.eq(beat_valid & entropy.i.ready),
-                self.o.payload.eq(beat.data),
+                self.o.payload.eq(queue_data),
                 beat_ready.eq(self.o.ready & entropy.i.ready),
                 entropy.i.valid.eq(beat_valid & self.o.ready),
             ]
             for j in range(entries_per_beat):
-                m.d.comb += entropy.i.payload.counts[j].eq(beat.data[64 * j:64 * j + 32])
+                m.d.comb += entropy.i.payload.counts[j].eq(queue_data[64 * j:64 * j + 32])
         with m.Elif(~ending):
             m.d.comb += [entropy.i.valid.eq(beat_valid), entropy.i.payload.last.eq(1)]
             with m.If(beat_valid & entropy.i.ready):
