@@ -72,6 +72,10 @@ class ChunkDecoder(wiring.Component):
         control_index = Signal(range(beats))
         control = Signal(bus_bits * beats)   # shift register of the block's control beats
         remaining = [Signal(COUNT_BITS, name=f"remaining{t}") for t in range(lanes)]
+        # per lane: remaining > j for j = 0 .. B, registered with it (decided from the count
+        # loaded or from the remaining before the step), so the data beat's byte valids, its
+        # last-beat test and the block end are selects of registers, not compares behind them
+        more_than = [Signal(nbytes + 1, name=f"more_than{t}") for t in range(lanes)]
         ends_file = Signal(lanes)
         ends_genome = Signal(lanes)
 
@@ -93,6 +97,7 @@ class ChunkDecoder(wiring.Component):
                     eog = word[EOG_BIT]
                     m.d.sync += [
                         remaining[t].eq(count),
+                        more_than[t].eq(Cat(count > j for j in range(nbytes + 1))),
                         ends_file[t].eq(word[EOF_BIT] | eog),
                         ends_genome[t].eq(eog),
                         self.tags[t].eq(word[TAG_LSB:TAG_LSB + 32]),
@@ -110,11 +115,13 @@ class ChunkDecoder(wiring.Component):
         with m.If(take & in_data):
             block_ends = 1
             for t in range(lanes):
-                left = remaining[t]
-                last = (left != 0) & (left <= nbytes)
-                block_ends = block_ends & (left <= nbytes)
-                valid_bytes = Cat(left > j for j in range(nbytes))
+                left, more = remaining[t], more_than[t]
+                last = more[0] & ~more[nbytes]
+                block_ends = block_ends & ~more[nbytes]
+                valid_bytes = more[:nbytes]
                 m.d.sync += [
+                    # after this beat: left - B > j, i.e. left > B + j (false once left <= B)
+                    more.eq(Cat(left > nbytes + j for j in range(nbytes + 1))),
                     self.lanes[t].bytes.eq(self.i.payload[8 * nbytes * t:8 * nbytes * (t + 1)]),
                     self.lanes[t].byte_valid.eq(valid_bytes),
                     self.lanes[t].end_of_file.eq(last & ends_file[t]),
