@@ -114,7 +114,8 @@ class QueueBuilderLane(wiring.Component):
     countmin_busy, pqa_busy : In(banks)
         Bank b clears or drains.
     queues : In(stream.Signature(queue_layout(R, n))).array(banks)
-        The drained queues of the lane's banks.
+        The drain ports of the lane's banks: the lane takes their handshake and ``last`` (the
+        core takes their data into the record).
     o : Out(stream.Signature(record_beat_layout(bus_bits)))
         The records of the genomes of this lane, in order. Its queue beats carry no data: the
         core takes piece ``piece`` of the drained queue of bank ``retiring`` (one select for
