@@ -302,19 +302,10 @@ class PqaInsert(wiring.Component):
         def at_least(entries, value):
             return Cat(*(entry.value >= value for entry in entries))
 
-        # the tag hits of A's own queue: each candidate (memory word, forwarded queues) is
-        # compared, then the hit is selected as the entry is, so the compare does not wait for
-        # the select
-        own_hits = Signal(n)
-        for j in range(n):
-            m.d.comb += own_hits[j].eq(forwarded(hits([data_a[j]], tag_a),
-                                                 [hits([words[j]], tag_a)
-                                                  for _, _, words in written]))
-
         # A's compares, registered for B: against its own queue, and against the queue and the
         # new entry of the insertion now in B (used if that one has the same queue)
         compares = {
-            "hit": (own_hits, n),
+            "hit": (hits(entries_a, tag_a), n),
             "at_least": (at_least(entries_a, value_a), n),
             "hit_previous": (hits(entries_b, tag_a), n),
             "at_least_previous": (at_least(entries_b, value_a), n),
