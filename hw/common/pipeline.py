@@ -23,9 +23,9 @@ from types import SimpleNamespace
 from amaranth.hdl import Cat, Const, Signal, Value
 from amaranth.lib import data
 
-__all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "bank_bits", "delayed", "pipelined_add", "chunked_sum",
-           "product_tiles", "pipelined_product", "product_latency", "ChunkedAccumulator",
-           "LatencyOnly", "lookup", "popcount"]
+__all__ = ["CHUNK_BITS", "DSP_A_BITS", "DSP_B_BITS", "bank_bits", "delayed", "one_hot_select",
+           "pipelined_add", "chunked_sum", "product_tiles", "pipelined_product", "product_latency",
+           "ChunkedAccumulator", "LatencyOnly", "lookup", "popcount"]
 
 #: bits of one carry-chain segment between registers (4 CARRY8)
 CHUNK_BITS = 32
@@ -38,6 +38,16 @@ def bank_bits(banks: int) -> int:
     """Bits of a bank number of a unit with ``banks`` banks of memories behind shared logic (0
     for one bank)."""
     return (banks - 1).bit_length()
+
+
+def one_hot_select(values: list, one_hot) -> Value:
+    """The value of ``values`` whose bit of ``one_hot`` is set (all of one width): an AND-OR,
+    no priority chain."""
+    width = len(Value.cast(values[0]))
+    selected = Const(0, width)
+    for bit, value in enumerate(values):
+        selected = selected | (Value.cast(value) & one_hot[bit].replicate(width))
+    return selected
 
 
 def delayed(m, value, cycles: int, name: str, reset_less: bool = False):

@@ -58,7 +58,7 @@ from amaranth.lib.wiring import In, Out
 from kmerspec.kernels.jsd_builder import Params
 
 from hw.common.countmin import CountMinUnit
-from hw.common.pipeline import bank_bits, delayed
+from hw.common.pipeline import bank_bits, delayed, one_hot_select
 from hw.sketch.canonical import Canonicalizer
 from hw.sketch.chunk import ChunkDecoder
 from hw.sketch.kmer_buffer import KmerBuffer
@@ -227,18 +227,14 @@ class QueueBuilderLane(wiring.Component):
             if slot == 0:
                 m.d.comb += canonical_valid.eq(canonical.o.valid)
         m.d.comb += [sampler.i.valid.eq(canonical_valid | end), sampler.i.payload.last.eq(end)]
-        tag_line = tag
-        for stage in range(sampler.latency):
-            next_tag = Signal(32, name=f"sampler_tag{stage}")
-            m.d.sync += next_tag.eq(tag_line)
-            tag_line = next_tag
+        # the tag beside the sampler and the register below
+        sampled_tag = delayed(m, tag, sampler.latency + 1, "sampled_tag")
         # the beats that hold a sampled k-mer or a genome end, registered (the sampling decision
         # is a zero test of hash bits; the FIFO's level is a carry chain behind its write)
         sampled = Signal(kmer_beat_layout(B), reset_less=True)
-        sampled_tag = Signal(32, reset_less=True)
         push = Signal()
         m.d.sync += [
-            sampled.eq(sampler.o.payload), sampled_tag.eq(tag_line),
+            sampled.eq(sampler.o.payload),
             push.eq(sampler.o.valid & ((sampler.o.payload.valid != 0) | sampler.o.payload.last)),
         ]
         m.d.comb += [
@@ -284,7 +280,6 @@ class QueueBuilderLane(wiring.Component):
                              retiring_pqa_last.eq(queues.payload.last)]
                 with m.If(~forgetting[bank]):
                     m.d.comb += queues.ready.eq(retiring_pqa_ready)
-        # an entry that is not occupied is empty: its stored tag and value are stale
         piece = self.piece
         final_piece = piece == p.beats_per_queue - 1
         flush_cycles = self.flush_cycles
@@ -453,10 +448,8 @@ class QueueBuilderCore(wiring.Component):
             serializer.run.eq(1),
             serializer.i.valid.eq(offered.any()),
         ]
-        beat_bits = len(serializer.i.payload.as_value())
         m.d.comb += serializer.i.payload.eq(
-            _one_hot_select([lane.beats.payload.as_value() for lane in lanes], pointer,
-                            beat_bits))
+            one_hot_select([lane.beats.payload.as_value() for lane in lanes], pointer))
         taken = serializer.i.valid & serializer.i.ready
         for t, lane in enumerate(lanes):
             m.d.comb += lane.beats.ready.eq(pointer[t] & allowed[t] & serializer.i.ready)
@@ -602,9 +595,3 @@ class _BlockRamFifo(fifo.SyncFIFOBuffered):
         return m
 
 
-def _one_hot_select(values: list, one_hot, width: int):
-    """The value whose bit of ``one_hot`` is set (an AND-OR: no priority chain)."""
-    selected = Const(0, width)
-    for bit, value in enumerate(values):
-        selected = selected | (value & one_hot[bit].replicate(width))
-    return selected

@@ -46,14 +46,14 @@ into stage 1's register. So any bank takes insertions while others drain, for th
 PQA and the memories of all.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import check_int
 
-from hw.common.pipeline import bank_bits
+from hw.common.pipeline import bank_bits, one_hot_select
 
 
 __all__ = ["entry_layout", "slot_layout", "queue_layout", "insert_layout", "slot_memory_attrs", "PqaInsert",
@@ -270,20 +270,13 @@ class PqaInsert(wiring.Component):
         choose_memory = Signal(name="forward_a_none", init=1)
         m.d.sync += choose_memory.eq(~newer_match)
 
-        def forwarded(of_memory, of_written):
-            """``of_memory`` or ``of_written[k]``, by A's registered one-hot choice."""
-            width = len(Value.cast(of_memory))
-            selected = of_memory & choose_memory.replicate(width)
-            for choose, value in zip(choose_written, of_written):
-                selected = selected | (value & choose.replicate(width))
-            return selected
-
         # stage A: the queue (memory word or a forwarded written queue, the most recent wins)
         entries_a = []
         for j in range(n):
             entry = Signal(slot, name=f"entry_a_{j}")
-            m.d.comb += entry.eq(forwarded(data_a[j].as_value(),
-                                           [words[j].as_value() for _, _, words in written]))
+            m.d.comb += entry.eq(one_hot_select(
+                [data_a[j].as_value()] + [words[j].as_value() for _, _, words in written],
+                Cat(choose_memory, *choose_written)))
             entries_a.append(entry)
         # the queue of the insertion in B: its forwarded queue, or the result of the insertion
         # of the cycle before it (registered in written[0])
