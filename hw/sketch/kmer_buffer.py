@@ -145,7 +145,9 @@ class KmerBuffer(wiring.Component):
         mask = (1 << (2 * k)) - 1
         for q in range(nbytes):
             word = (buffer >> (2 * (nbytes - 1 - q)))[:2 * k]
-            if_unbroken = (run + q + 1) >= k
+            # run + q + 1 >= k as a compare against a constant: the adder in front of the compare
+            # was the kernel's deepest path (a carry chain and five LUTs to this flag)
+            if_unbroken = run >= (k - q - 1) if q + 1 < k else Const(1, 1)
             m.d.sync += [
                 self.o.payload.words[q].eq(word & mask),
                 self.o.payload.valid[q].eq(valid3 & (q < base_count)
