@@ -117,3 +117,23 @@ def test_constant_product(constant):
     got, _ = run_operands(32, 1, lambda m, a, b: constant_product(m, a, constant, 32, "p"),
                           [(value, 0) for value in values])
     assert got == [value * constant % (1 << 32) for value in values]
+
+
+@pytest.mark.parametrize("bits", [1, 3, 4, 20])
+def test_tree_equal(bits):
+    """``a == b`` for equal pairs and pairs that differ in one bit (every position: each chunk and
+    the last short one)."""
+    from hw.common.pipeline import delayed, tree_equal
+
+    rng = random.Random(bits)
+    pairs = []
+    for _ in range(8):
+        a = rng.getrandbits(bits)
+        pairs.append((a, a))
+        pairs += [(a, a ^ (1 << bit)) for bit in range(bits)]
+
+    def build(m, a, b):   # registered, as every user does (the harness clocks the results)
+        return delayed(m, tree_equal(m, a, b, "t"), 1, "equal"), 1
+
+    got, _ = run_operands(bits, bits, build, pairs)
+    assert got == [int(a == b) for a, b in pairs]

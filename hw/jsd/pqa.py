@@ -53,7 +53,7 @@ from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import check_int
 
-from hw.common.pipeline import bank_bits, one_hot_select
+from hw.common.pipeline import bank_bits, one_hot_select, tree_equal
 
 
 __all__ = ["entry_layout", "slot_layout", "queue_layout", "insert_layout", "slot_memory_attrs", "PqaInsert",
@@ -289,8 +289,9 @@ class PqaInsert(wiring.Component):
             m.d.comb += entry.eq(Mux(forward_b, written[0][2][j], held_b[j]))
             entries_b.append(entry)
 
-        def hits(entries, tag):
-            return Cat(*(entry.occupied & (entry.tag == tag) for entry in entries))
+        def hits(entries, tag, name):
+            return Cat(*(entry.occupied & tree_equal(m, entry.tag, tag, f"{name}_{j}")
+                         for j, entry in enumerate(entries)))
 
         def at_least(entries, value):
             return Cat(*(entry.value >= value for entry in entries))
@@ -298,9 +299,9 @@ class PqaInsert(wiring.Component):
         # A's compares, registered for B: against its own queue, and against the queue and the
         # new entry of the insertion now in B (used if that one has the same queue)
         compares = {
-            "hit": (hits(entries_a, tag_a), n),
+            "hit": (hits(entries_a, tag_a, "hit"), n),
             "at_least": (at_least(entries_a, value_a), n),
-            "hit_previous": (hits(entries_b, tag_a), n),
+            "hit_previous": (hits(entries_b, tag_a, "hit_previous"), n),
             "at_least_previous": (at_least(entries_b, value_a), n),
             "hit_previous_new": (tag_b == tag_a, 1),
             "at_least_previous_new": (value_b >= value_a, 1),
