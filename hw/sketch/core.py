@@ -184,9 +184,12 @@ class SketchCore(wiring.Component):
         next_lane = Mux(after_current != 0, _lowest_set(m, after_current, lanes),
                         _lowest_set(m, ready, lanes))
 
-        # words in flight from a drain read to the FIFO: lane drain latency + the lane mux stage
+        # words in flight from a drain read to the FIFO: lane drain latency + the lane mux stage.
+        # Registered (the level's compare in front of the banks' read address was the kernel's
+        # longest path), so decided on the level of the cycle before, which may have grown by one
         flight = self._lane_units[0].drain_latency + 1
-        may_issue = word_fifo.level <= _WORD_FIFO_DEPTH - flight - 1
+        may_issue = Signal()
+        m.d.sync += may_issue.eq(word_fifo.level <= _WORD_FIFO_DEPTH - flight - 2)
         issue = Signal()
         clearing = Signal()       # the reset clear: both banks of every lane at once, keep nothing
         discard = Signal(range(flight + 2))

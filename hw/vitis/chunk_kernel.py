@@ -117,9 +117,16 @@ def issue_once(m: Module, call: CallState, command, address, length, settled=1) 
     with m.If(call.starting):
         m.d.sync += issued.eq(0)
     # ``length`` is read from the first running cycle on (or once settled), so it may be a
-    # register loaded from the arguments in the start cycle
-    with m.If(call.running & ~issued & settled):
-        with m.If(length == 0):
+    # register loaded from the arguments in the start cycle; its zero test is registered (a
+    # 64-bit test in front of ``issued`` was the sketch kernel's deepest path), so the command
+    # goes out a cycle after that
+    length_zero = Signal()
+    primed = Signal()
+    m.d.sync += [length_zero.eq(length == 0), primed.eq(call.running & settled)]
+    with m.If(call.starting):
+        m.d.sync += primed.eq(0)
+    with m.If(call.running & ~issued & settled & primed):
+        with m.If(length_zero):
             m.d.sync += issued.eq(1)
         with m.Else():
             m.d.comb += command.valid.eq(1)
