@@ -53,6 +53,7 @@ import warnings
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from amaranth.hdl import UnusedElaboratable  # noqa: E402
+from hw.axi import AxiBurstReader, AxiBurstWriter  # noqa: E402
 from hw.common.countmin import CountMinUnit  # noqa: E402
 from hw.jsd.entropy import EntropyUnit  # noqa: E402
 from hw.jsd.log2 import Log2Unit, ReciprocalUnit  # noqa: E402
@@ -84,6 +85,8 @@ PARTS = {
     "hll": lambda: HllUpdate(14, 4),
     "parser": lambda: LaneParser(8),
     "kmer_buffer": lambda: KmerBuffer(8, 31),
+    "axi_reader": lambda: AxiBurstReader(data_width=512),
+    "axi_writer": lambda: AxiBurstWriter(data_width=512),
     "motif_frontend": lambda: BaseFrontEnd(512, 8),
     "log2": lambda: Log2Unit(32, tag_bits=32),
     "reciprocal": lambda: ReciprocalUnit(47),

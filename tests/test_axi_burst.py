@@ -88,3 +88,64 @@ def test_next_page_carries_across_halves():
     sim.add_testbench(bench)
     sim.run()
     assert got == [(value + 1) % (1 << 52) for value in values]
+
+
+@pytest.mark.parametrize("bursts", [1, 5])
+@pytest.mark.parametrize("latency", [0, 3])
+def test_reader_idle_and_rate(latency, bursts):
+    """The reader's ``idle`` stays low from the command until its last data beat has been taken
+    (a kernel's ``done`` waits on it) and rises after; with the memory answering every cycle,
+    the beats of back-to-back bursts come one per cycle."""
+    from hw.axi import AxiBurstReader
+
+    dut = AxiBurstReader(data_width=32, max_beats=4)
+    beats_per_burst = 4
+    total = bursts * beats_per_burst
+    addresses, beat_cycles, idle_while_due, commanded = [], [], [], []   # commanded: its cycle
+
+    async def memory(ctx):
+        pending = []                 # (cycle the burst's beats may start, beats)
+        cycle = 0
+        ctx.set(dut.axi.ARREADY, 1)
+        while True:
+            rvalid = bool(pending) and pending[0][0] <= cycle
+            ctx.set(dut.axi.RVALID, rvalid)
+            if rvalid:
+                ctx.set(dut.axi.RDATA, cycle)
+                ctx.set(dut.axi.RLAST, pending[0][1] == 1)
+            # values of this cycle, before its clock edge
+            _, _, arvalid, araddr, arlen, rready, idle, taken = await ctx.tick().sample(
+                dut.axi.ARVALID, dut.axi.ARADDR, dut.axi.ARLEN, dut.axi.RREADY, dut.idle,
+                dut.cmd.valid & dut.cmd.ready)
+            if commanded and len(beat_cycles) < total:
+                idle_while_due.append(idle)
+            if taken:
+                commanded.append(cycle)
+            if rvalid and rready:
+                beat_cycles.append(cycle)
+                start, left = pending[0]
+                pending[0] = (start, left - 1)
+                if left == 1:
+                    pending.pop(0)
+            if arvalid:
+                addresses.append(araddr)
+                pending.append((cycle + 1 + latency, arlen + 1))
+            cycle += 1
+
+    async def driver(ctx):
+        ctx.set(dut.data.ready, 1)
+        ctx.set(dut.cmd.valid, 1)
+        ctx.set(dut.cmd.payload, {"addr": 0x1000, "length": total * 4})
+        await ctx.tick().until(dut.cmd.ready)
+        ctx.set(dut.cmd.valid, 0)
+        while len(beat_cycles) < total:
+            await ctx.tick()
+        await ctx.tick().repeat(2)
+        assert ctx.get(dut.idle)
+
+    simulate(dut, driver, background=[memory])
+    assert addresses == [0x1000 + 16 * b for b in range(bursts)]
+    assert len(idle_while_due) >= total and not any(idle_while_due), \
+        f"idle while data beats were still due: {idle_while_due}"
+    if latency == 0:
+        assert beat_cycles == list(range(beat_cycles[0], beat_cycles[0] + total))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from amaranth import *
 from amaranth.utils import exact_log2
 from amaranth.lib import wiring, data, stream
-from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from .signature import AXI_BURST_INCR, Axi4Signature
@@ -218,9 +218,12 @@ class BurstTransfer(wiring.Component):
             m.d.sync += self.error.eq(0)
         # per issued burst: its beats, whether it ends its command, and the byte strobes of its
         # final beat (the bytes below the command's tail on its partial last beat, else all),
-        # decided as the burst enters, so WSTRB is a select of registers
+        # decided as the burst enters, so WSTRB is a select of registers. Buffered: its head is a
+        # register (a LUT-RAM read in front of the burst-end compare and the FIFO's level was the
+        # sketch kernel's longest path); a burst's beats may start a cycle after it entered
         due_layout = data.StructLayout({"beats_m1": 8, "last": 1, "final_strobe": nbytes})
-        m.submodules.due = due = SyncFIFO(width=due_layout.size, depth=self._bursts_in_flight)
+        m.submodules.due = due = SyncFIFOBuffered(width=due_layout.size,
+                                                   depth=self._bursts_in_flight)
 
         burst = split.burst.payload
         burst_ready = Signal()
@@ -249,5 +252,6 @@ class BurstTransfer(wiring.Component):
             burst=burst, burst_valid=split.burst.valid & due.w_rdy, burst_ready=burst_ready,
             beat_due=due.r_rdy, beat=beat, burst_end=burst_end, command_end=command_end,
             strobe=strobe[:nbytes]))
-        m.d.comb += self.idle.eq(~split.busy & ~due.r_rdy & ~outstanding)
+        # (a burst just entered is in the FIFO a cycle before ``r_rdy`` shows it: count the level)
+        m.d.comb += self.idle.eq(~split.busy & (due.level == 0) & ~outstanding)
         return m
