@@ -190,13 +190,18 @@ class SketchCore(wiring.Component):
         flight = self._lane_units[0].drain_latency + 1
         may_issue = Signal()
         m.d.sync += may_issue.eq(word_fifo.level <= _WORD_FIFO_DEPTH - flight - 2)
-        issue = Signal()
-        clearing = Signal()       # the reset clear: both banks of every lane at once, keep nothing
+        # the banks' read enables come from registers one LUT away (the FSM's state decode and
+        # the `current == t` compare in front of the read address were the kernel's longest
+        # path): the states Merge and Reset (the reset clear: both banks of every lane at once,
+        # keep nothing) and `current` one-hot, kept beside the FSM
+        merging = Signal()
+        clearing = Signal(init=1)
+        current_lanes = Signal(lanes, init=1)
         discard = Signal(range(flight + 2))
         for t, lane in enumerate(self._lane_units):
             m.d.comb += [lane.bank.eq(insert_bank[t]),
                          lane.drain_addr.eq(drain_addr),
-                         lane.drain_en.eq((issue & (current == t)) | clearing),
+                         lane.drain_en.eq((merging & may_issue & current_lanes[t]) | clearing),
                          lane.drain_bank.eq(current_bank),
                          lane.drain_both.eq(clearing)]
 
@@ -252,12 +257,12 @@ class SketchCore(wiring.Component):
 
         with m.FSM(init="Reset") as fsm:
             with m.State("Reset"):
-                m.d.comb += clearing.eq(1)
                 if self._prefilter is not None:
                     with m.If(drain_addr == 0):
                         m.d.comb += clear_counts.eq(Const((1 << lanes) - 1, lanes))
                 m.d.sync += [drain_addr.eq(drain_addr + 1), discard.eq(flight + 1)]
                 with m.If(drain_addr == words - 1):
+                    m.d.sync += clearing.eq(0)
                     m.next = "Settle"
             with m.State("Settle"):
                 # the words read while clearing are still on their way through the merge tree
@@ -270,17 +275,19 @@ class SketchCore(wiring.Component):
                 m.d.comb += running.eq(1)
                 with m.If(ready != 0):
                     m.d.comb += features.clear.eq(1)
-                    m.d.sync += [current.eq(next_lane), drain_addr.eq(0)]
+                    m.d.sync += [current.eq(next_lane),
+                                 current_lanes.eq(Const(1, lanes) << next_lane),
+                                 drain_addr.eq(0), merging.eq(1)]
                     m.next = "Merge"
             with m.State("Merge"):
-                m.d.comb += [running.eq(1), issue.eq(may_issue)]
+                m.d.comb += running.eq(1)
                 # (the lane's tag holds while its drain is pending; it may change after Merge)
                 m.d.sync += record_tag.eq(tags[current])
                 with m.If(may_issue):
                     m.d.sync += drain_addr.eq(drain_addr + 1)
                     with m.If(drain_addr == words - 1):
                         # the bank is clear: the lane may switch to it again
-                        m.d.sync += pending.bit_select(current, 1).eq(0)
+                        m.d.sync += [pending.bit_select(current, 1).eq(0), merging.eq(0)]
                         m.next = "Record"
             with m.State("Record"):
                 m.d.comb += running.eq(1)

