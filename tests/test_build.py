@@ -876,3 +876,27 @@ def test_yosys_backend_choice(monkeypatch):
         synth.yosys_backend()
     monkeypatch.delenv("KMER_YOSYS")
     assert synth.yosys_backend() == "pyosys"
+
+
+def test_yosys_timeout_from_environment(tmp_path, monkeypatch):
+    """KMER_YOSYS_TIMEOUT sets how long a report may take; a run over it says so and how to
+    give it longer, a bad value is refused."""
+    import subprocess
+    from hw.vitis import synth
+
+    limits = []
+
+    def too_slow(cmd, timeout, **kwargs):
+        limits.append(timeout)
+        raise subprocess.TimeoutExpired(cmd, timeout)
+
+    monkeypatch.setattr(synth.subprocess, "run", too_slow)
+    path = tmp_path / "big.v"
+    path.write_text("module big(); endmodule\n")
+    monkeypatch.setenv("KMER_YOSYS_TIMEOUT", "7200")
+    with pytest.raises(RuntimeError, match=r"did not finish within 7200 s \(KMER_YOSYS_TIMEOUT"):
+        synth.yosys_report(path, "big")
+    assert limits == [7200]
+    monkeypatch.setenv("KMER_YOSYS_TIMEOUT", "an hour")
+    with pytest.raises(RuntimeError, match="KMER_YOSYS_TIMEOUT='an hour': not a positive"):
+        synth.yosys_report(path, "big")

