@@ -19,6 +19,7 @@ from amaranth.lib import data
 from kmerspec.kernels.motif import (ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, Params,
                                    result_bytes)
 
+from ..common.pipeline import delayed, pipelined_product
 from ..vitis.chunk_kernel import StreamKernel
 from .engine import MotifEngine
 from .frontend import BaseFrontEnd
@@ -84,10 +85,24 @@ class MotifKernel(StreamKernel):
         row = Signal(engine.row_layout)
         m.d.comb += [engine.readback_lane.eq(lane), engine.readback_address.eq(set_index)]
         entry = row.ways[way]
-        threshold = thresholds[lane]
-        emerging = ((entry.value >= threshold)
-                    & (Cat(Const(0, 8), entry.value) >= self.args.growth_q8[:16]
-                       * entry.control_count))
+        # each way's emerging test from registers: the product growth x control count (DSP48E2
+        # tiles with their registers) and the compares, registered while the row stands (the
+        # readback waits ``judge_cycles`` after capturing it); in one cycle behind the way select
+        # it was the whole kernel's longest path (11 levels, 8.62 ns)
+        threshold = Signal(params.counter_bits)
+        m.d.sync += threshold.eq(thresholds[lane])
+        row_emerging = Signal(ways)
+        judge_cycles = 0
+        for index in range(ways):
+            judged = row.ways[index]
+            product, latency = pipelined_product(m, self.args.growth_q8[:16],
+                                                 judged.control_count, f"growth_x_count{index}")
+            value = delayed(m, judged.value, latency, f"judged_value{index}", reset_less=True)
+            m.d.sync += row_emerging[index].eq((value >= threshold)
+                                               & (Cat(Const(0, 8), value) >= product))
+            judge_cycles = latency + 1
+        emerging = row_emerging.bit_select(way, 1)
+        judge_wait = Signal(range(judge_cycles + 1))
         entry_bits = Cat(entry.kmer, entry.value.as_unsigned() | Const(0, 16),
                          entry.valid, emerging & entry.valid, Const(0, 6),
                          row.next_victim | Const(0, 8), entry.control_count)
@@ -184,8 +199,12 @@ class MotifKernel(StreamKernel):
             with m.State("READ_ROW"):
                 m.next = "CAPTURE_ROW"   # the address is on the store read port this cycle
             with m.State("CAPTURE_ROW"):
-                m.d.sync += [row.eq(engine.readback_row), way.eq(0)]
-                m.next = "EMIT"
+                m.d.sync += [row.eq(engine.readback_row), way.eq(0), judge_wait.eq(judge_cycles)]
+                m.next = "JUDGE_ROW"
+            with m.State("JUDGE_ROW"):
+                m.d.sync += judge_wait.eq(judge_wait - 1)
+                with m.If(judge_wait == 1):
+                    m.next = "EMIT"
             with m.State("EMIT"):
                 with m.If(can_emit):
                     m.d.comb += emit.eq(1)
