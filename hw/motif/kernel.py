@@ -19,7 +19,7 @@ from amaranth.lib import data
 from kmerspec.kernels.motif import (ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, Params,
                                    result_bytes)
 
-from ..common.pipeline import delayed, pipelined_product
+from ..common.pipeline import pipelined_product
 from ..vitis.chunk_kernel import StreamKernel
 from .engine import MotifEngine
 from .frontend import BaseFrontEnd
@@ -87,20 +87,19 @@ class MotifKernel(StreamKernel):
         entry = row.ways[way]
         # each way's emerging test from registers: the product growth x control count (DSP48E2
         # tiles with their registers) and the compares, registered while the row stands (the
-        # readback waits ``judge_cycles`` after capturing it); in one cycle behind the way select
-        # it was the whole kernel's longest path (11 levels, 8.62 ns)
+        # readback waits ``judge_cycles`` after capturing it, so the row and the threshold need
+        # no delay beside the product); in one cycle behind the way select it was the whole
+        # kernel's longest path (11 levels, 8.62 ns)
         threshold = Signal(params.counter_bits)
         m.d.sync += threshold.eq(thresholds[lane])
         row_emerging = Signal(ways)
-        judge_cycles = 0
         for index in range(ways):
             judged = row.ways[index]
             product, latency = pipelined_product(m, self.args.growth_q8[:16],
                                                  judged.control_count, f"growth_x_count{index}")
-            value = delayed(m, judged.value, latency, f"judged_value{index}", reset_less=True)
-            m.d.sync += row_emerging[index].eq((value >= threshold)
-                                               & (Cat(Const(0, 8), value) >= product))
-            judge_cycles = latency + 1
+            m.d.sync += row_emerging[index].eq((judged.value >= threshold)
+                                               & (Cat(Const(0, 8), judged.value) >= product))
+        judge_cycles = latency + 1
         emerging = row_emerging.bit_select(way, 1)
         judge_wait = Signal(range(judge_cycles + 1))
         entry_bits = Cat(entry.kmer, entry.value.as_unsigned() | Const(0, 16),

@@ -133,8 +133,9 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
                  mapper="abc9", clock_hz=None, purge_names=False) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
     board's ``[resources]`` table (adds ``utilization``).  ``timeout`` (s) defaults to
-    ``KMER_YOSYS_TIMEOUT`` or an hour (the whole default JSD builder takes longer).  ``mapper`` is "abc9" (synth_xilinx's
-    default; falls back to "abc" if Yosys fails with it, recorded as ``lut_mapper``) or "abc".
+    ``KMER_YOSYS_TIMEOUT`` or an hour (the whole default JSD builder takes longer).  ``mapper``
+    is "abc9" (synth_xilinx's default; falls back to "abc" if Yosys fails with it, recorded as
+    ``lut_mapper``) or "abc".
     ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
     whole kernel; the timing path then names Yosys's nets where a name was dropped).
     Writes nothing but temp files next to the Verilog (``<top>.yosys.*``)."""
