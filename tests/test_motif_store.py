@@ -24,16 +24,26 @@ def rtl_row_state(row, ways):
             row.next_victim)
 
 
-def run_store(ops, *, key_bits=12, sets=4, ways=3, idle_probability=0.0, seed=0):
-    """Apply ``ops`` ((op, word, value), None = idle); return (rtl state, readback, golden)."""
+def run_store(ops, *, key_bits=12, sets=4, ways=3, idle_probability=0.0, seed=0, preload=None):
+    """Apply ``ops`` ((op, word, value), None = an idle cycle); return (rtl state, readback,
+    golden).
+    ``preload(golden)`` fills the golden store first; the RTL memory starts from the same state."""
     matrix = h3_seed_words(key_bits, (sets - 1).bit_length(), 255, seed)
     dut = HeavyHitterStore(key_bits, 16, sets, ways, matrix)
     golden = GoldenStore(sets, ways, matrix)
+    if preload:
+        preload(golden)
+    initial = golden_state(golden)
     schedule = with_idle_cycles(ops, idle_probability, random.Random(seed))
     state = []
     readback = []
 
     async def testbench(ctx):
+        for s, (entries, pointer) in enumerate(initial):
+            ctx.set(dut.memory.data[s], {
+                "ways": [{"valid": valid, "kmer": kmer or 0, "value": value, "control_count": count}
+                         for valid, kmer, value, count in entries],
+                "next_victim": pointer})
         for item in schedule:
             ctx.set(dut.i.valid, item is not None)
             if item is not None:
@@ -48,7 +58,7 @@ def run_store(ops, *, key_bits=12, sets=4, ways=3, idle_probability=0.0, seed=0)
             readback.append(rtl_row_state(ctx.get(dut.readback_row), ways))
 
     simulate(dut, testbench)
-    for op, word, value in ops:
+    for op, word, value in filter(None, ops):
         if op == StoreOp.RECORD:
             golden.record(word, value)
         else:
@@ -79,6 +89,36 @@ def test_same_kmer_counted_every_cycle():
     state, _, expected = run_store(ops)
     assert state == expected
     assert any(way[3] == 2000 for ways, _ in state for way in ways)
+
+
+@pytest.mark.parametrize("gap", [0, 1, 2, 3])
+@pytest.mark.parametrize("ways", [1, 2, 3])
+def test_set_fills_and_evicts_back_to_back(ways, gap):
+    """Distinct k-mers recorded into one set, ``gap`` idle cycles apart: the record that fills
+    the set and the evictions right after it (the miss way and the pointer of a row written one
+    or two cycles earlier)."""
+    ops = []
+    for word in range(1, 3 * ways + 3):
+        ops += [(StoreOp.RECORD, word, word)] + [None] * gap
+    state, readback, expected = run_store(ops, sets=1, ways=ways)
+    assert state == readback == expected
+
+
+@pytest.mark.parametrize("gap", [0, 1, 2, 3])
+def test_control_count_saturates(gap):
+    """COUNTs of a k-mer whose count is 2^32 - 2 stop at 2^32 - 1, one to three cycles apart
+    (the forwarded rows of t-1 and t-2 and the memory's own)."""
+    def preload(golden):
+        for word in (5, 9):
+            golden.record(word, 1)
+            s, way = golden.find(word)
+            golden.control_counts[s][way] = (1 << 32) - 2
+    ops = []
+    for _ in range(4):
+        ops += [(StoreOp.COUNT, 5, 0)] + [None] * gap + [(StoreOp.COUNT, 9, 0)] + [None] * gap
+    state, readback, expected = run_store(ops, sets=2, ways=2, preload=preload)
+    assert state == readback == expected
+    assert sorted(way[3] for ways, _ in state for way in ways if way[0]) == [(1 << 32) - 1] * 2
 
 
 def test_rejects_bad_geometry():

@@ -11,24 +11,30 @@ operation is one read-modify-write of one row. Pipeline::
 
     H   H3 set index (registered)
     R   read the set's row
-    U   compare all ways, update, write the row back (commits this cycle)
+    C   the set as operations up to t-2 left it; compare every way's tag (registered)
+    U   update, write the row back (commits this cycle)
 
-The row read for operation t does not see the write of operation t-1 (non-transparent read),
-so stage U takes the row it wrote last cycle instead when the set index matches.
+The row read for operation t misses the writes of t-1 and t-2 (non-transparent read, two
+stages after it). Stage C takes the row t-2 wrote when the set matches; stage U takes the row
+t-1 wrote, and its hits are stage C's except in the way t-1 recorded into, where the hit is
+"same k-mer as t-1" (compared in stage C). So stage U starts from registers: the row select,
+the target way and the write data are a few LUTs, and the set's read-modify-write loop no
+longer runs through a 2k-bit compare.
 
-Latency 3 cycles (the write of an operation commits in its third cycle), one operation per
+Latency 4 cycles (the write of an operation commits in its fourth cycle), one operation per
 cycle for every input, no backpressure. ``clear`` empties every set (``sets`` cycles, ``busy``).
 ``readback_address``/``readback_row`` read a row with 1 cycle latency when no operation is in
 flight (the read port is shared).
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import check_int
 
+from ..common.pipeline import tree_equal
 from .h3 import H3Hash
 
 __all__ = ["StoreOp", "CONTROL_COUNT_BITS", "entry_layout", "set_layout", "store_op_layout",
@@ -106,12 +112,22 @@ class HeavyHitterStore(wiring.Component):
             "readback_row": Out(self.layout),
         })
 
-    latency = 3
+    latency = 4
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.memory = memory = self.memory
         ways = self._ways
+
+        def miss_way_of(row):
+            """The way a missing RECORD takes in ``row`` (one-hot: the lowest free way, else the
+            round-robin victim) and whether ``row`` is full."""
+            free = ~Cat(entry.valid for entry in row.ways)
+            way = Signal(ways)
+            for index in range(ways):
+                lowest_free = free[index] & ~free[:index].any()
+                m.d.comb += way[index].eq(Mux(free.any(), lowest_free, row.next_victim == index))
+            return way, ~free.any()
 
         # stage H
         set_index_r = Signal(self._set_bits)
@@ -126,57 +142,91 @@ class HeavyHitterStore(wiring.Component):
         read = memory.read_port()
         m.d.comb += read.addr.eq(Mux(valid_r, set_index_r, self.readback_address))
         m.d.comb += self.readback_row.eq(read.data)
+        valid_c = Signal()
+        op_c = Signal.like(op_r)
+        set_index_c = Signal(self._set_bits)
+        m.d.sync += [valid_c.eq(valid_r), op_c.eq(op_r), set_index_c.eq(set_index_r)]
         valid_u = Signal()
         op_u = Signal.like(op_r)
         set_index_u = Signal(self._set_bits)
-        m.d.sync += [valid_u.eq(valid_r), op_u.eq(op_r), set_index_u.eq(set_index_r)]
-
-        # stage U
-        last_valid = Signal()
-        last_index = Signal(self._set_bits)
+        # the row stage U wrote, a cycle after its write
         last_row = Signal(self.layout)
-        row = Signal(self.layout)
-        m.d.comb += row.eq(Mux(last_valid & (last_index == set_index_u), last_row, read.data))
+        # operation t-2 (now in U) writes the set operation t reads: the read misses that write
+        after_two = Signal()
+        m.d.sync += after_two.eq(valid_u & ~self.busy & (set_index_u == set_index_r))
 
+        # stage C: the set as operations up to t-2 left it, and every way's tag compared with it
+        base_c = Signal(self.layout)
+        m.d.comb += base_c.eq(Mux(after_two, last_row, read.data))
+        base_hits_c = Cat(entry.valid & tree_equal(m, entry.kmer, op_c.word, f"base_hit{way}")
+                          for way, entry in enumerate(base_c.ways))
+        base_u = Signal(self.layout)
+        base_hits = Signal(ways)
+        # the way a RECORD that misses takes (one-hot) and whether the set is full, for the row
+        # of stage C and (below) for the row stage U writes: registered beside the rows
+        base_miss, base_full = Signal(ways), Signal()
+        last_miss, last_full = Signal(ways), Signal()
+        miss_c, full_c = miss_way_of(base_c)
+        m.d.sync += [base_miss.eq(miss_c), base_full.eq(full_c)]
+        # operation t-1 (now in U) writes the same set: stage U takes its row instead, and the
+        # way t-1 records into holds t-1's k-mer, so there the hit is "same k-mer as t-1"
+        after_one = Signal()
+        same_kmer = Signal()
+        m.d.sync += [valid_u.eq(valid_c), op_u.eq(op_c), set_index_u.eq(set_index_c),
+                     base_u.eq(base_c), base_hits.eq(base_hits_c),
+                     after_one.eq(valid_u & ~self.busy & (set_index_u == set_index_c)),
+                     same_kmer.eq(tree_equal(m, op_u.word, op_c.word, "same_kmer"))]
+
+        # stage U: every input of the update a register or one LUT from registers
+        last_recorded = Signal(ways)   # one-hot: the way stage U recorded into last cycle
+        row = Signal(self.layout)
+        m.d.comb += row.eq(Mux(after_one, last_row, base_u))
         hits = Signal(ways)
         for way in range(ways):
-            entry = row.ways[way]
-            m.d.comb += hits[way].eq(entry.valid & (entry.kmer == op_u.word))
+            m.d.comb += hits[way].eq(Mux(after_one & last_recorded[way], same_kmer,
+                                         base_hits[way]))
         hit = hits.any()
-        hit_way = Signal(range(ways))
-        free_way = Signal(range(ways))
-        has_free = Signal()
-        for way in reversed(range(ways)):   # the lowest index wins
-            with m.If(hits[way]):
-                m.d.comb += hit_way.eq(way)
-            with m.If(~row.ways[way].valid):
-                m.d.comb += [free_way.eq(way), has_free.eq(1)]
+        full = Mux(after_one, last_full, base_full)
+        # the way a RECORD writes, one-hot, the lowest hit first
+        hit_way = Signal(ways)
+        for way in range(ways):
+            m.d.comb += hit_way[way].eq(hits[way] & ~hits[:way].any())
+        target = Signal(ways)
+        m.d.comb += target.eq(Mux(hit, hit_way, Mux(after_one, last_miss, base_miss)))
 
+        # each way's control count plus one (saturating: all ones stay). The halves count side by
+        # side (two short carry chains instead of one long one); the high half's carry out only
+        # comes when every bit was one.
+        def bumped(count):
+            half = CONTROL_COUNT_BITS // 2
+            low, high = count[:half] + 1, count[half:] + 1
+            low_carry, saturated = low[half], low[half] & high[half]
+            return Cat(low[:half], Mux(low_carry, high[:half], count[half:])) | \
+                saturated.replicate(CONTROL_COUNT_BITS)
+
+        is_record = op_u.op == StoreOp.RECORD
         new_row = Signal(self.layout)
-        m.d.comb += new_row.eq(row)
-        max_control = (1 << CONTROL_COUNT_BITS) - 1
-        with m.If(op_u.op == StoreOp.RECORD):
-            target = Signal(range(ways))
-            with m.If(hit):
-                m.d.comb += target.eq(hit_way)
-            with m.Elif(has_free):
-                m.d.comb += target.eq(free_way)
-            with m.Else():
-                m.d.comb += target.eq(row.next_victim)
-                m.d.comb += new_row.next_victim.eq(
-                    Mux(row.next_victim == ways - 1, 0, row.next_victim + 1))
-            for way in range(ways):
-                with m.If(target == way):
-                    entry = new_row.ways[way]
-                    m.d.comb += [entry.valid.eq(1), entry.kmer.eq(op_u.word),
-                                 entry.value.eq(op_u.value)]
-                    with m.If(~hit):
-                        m.d.comb += entry.control_count.eq(0)
-        with m.Else():
-            for way in range(ways):
-                count = row.ways[way].control_count
-                with m.If(hits[way] & (count != max_control)):
-                    m.d.comb += new_row.ways[way].control_count.eq(count + 1)
+        m.d.comb += new_row.next_victim.eq(row.next_victim)
+        with m.If(is_record & ~hit & full):
+            m.d.comb += new_row.next_victim.eq(
+                Mux(row.next_victim == ways - 1, 0, row.next_victim + 1))
+        for way in range(ways):
+            old, new = row.ways[way], new_row.ways[way]
+            count = Signal(CONTROL_COUNT_BITS, name=f"bumped_count{way}")
+            m.d.comb += count.eq(bumped(old.control_count))
+            # the selects of the write data as wires of their own, so the data bits are one LUT
+            # after them and after the counts' carry chains
+            written = Signal(name=f"written{way}", attrs={"keep": 1})
+            counted = Signal(name=f"counted{way}", attrs={"keep": 1})
+            emptied = Signal(name=f"emptied{way}", attrs={"keep": 1})
+            m.d.comb += [written.eq(is_record & target[way]), counted.eq(~is_record & hits[way]),
+                         emptied.eq(is_record & target[way] & ~hit)]
+            m.d.comb += [
+                new.valid.eq(old.valid | written),
+                new.kmer.eq(Mux(written, op_u.word, old.kmer)),
+                new.value.eq(Mux(written, op_u.value, old.value)),
+                new.control_count.eq(Mux(counted, count, Mux(emptied, 0, old.control_count))),
+            ]
 
         # clear and write-back
         clear_address = Signal(self._set_bits)
@@ -191,6 +241,7 @@ class HeavyHitterStore(wiring.Component):
             m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
         with m.Else():
             m.d.comb += [write.addr.eq(set_index_u), write.data.eq(new_row), write.en.eq(valid_u)]
-        m.d.sync += [last_valid.eq(valid_u & ~self.busy), last_index.eq(set_index_u),
-                     last_row.eq(new_row)]
+        miss_u, full_u = miss_way_of(new_row)
+        m.d.sync += [last_row.eq(new_row), last_miss.eq(miss_u), last_full.eq(full_u),
+                     last_recorded.eq(Mux(valid_u & is_record, target, 0))]
         return m
