@@ -21,10 +21,10 @@ between registers; the PQA has 2^8 instead of 2^12 queues for the same reason):
 * ``parser``: LaneParser(8 bytes per lane), the FASTA/FASTQ byte classifier of every lane;
 * ``kmer_buffer``: KmerBuffer(8 bytes, k = 31), the k-mer extraction behind it;
 * ``motif_frontend``: BaseFrontEnd(512-bit beats, 8 bytes per cycle), the motif kernel's;
-* ``motif_store``: HeavyHitterStore(k = 20, 16-bit values, 64 sets x 4 ways), the candidate
-  store of the motif kernel's widest lane (its read-modify-write of a set row is one cycle);
 * ``motif_lane``: MotifLane(k = 20) at the motif kernel's default geometry (4 x 2^14 16-bit CM-CU
   counters and the 64 x 4 store, full depth): one of the kernel's eleven;
+* ``motif_store``: that lane's candidate store alone (16-bit values, 64 sets x 4 ways; its
+  read-modify-write of a set row is one cycle);
 * ``log2``: Log2Unit(32 bits, the count as tag), one of the builder's entropy unit's eight;
 * ``reciprocal``: ReciprocalUnit(47 bits), 1/M of the builder's entropy finish;
 * ``entropy``: EntropyUnit(32-bit counts, 8 per beat, 2^12 beats), the JSD builder's;
@@ -65,8 +65,6 @@ from hw.jsd.pqa import PqaInsert  # noqa: E402
 from hw.jsd.similarity import JsdSimilarityCore  # noqa: E402
 from hw.motif.frontend import BaseFrontEnd  # noqa: E402
 from hw.motif.lane import MotifLane  # noqa: E402
-from hw.motif.store import HeavyHitterStore  # noqa: E402
-from kmerspec.golden.motif import MotifParams  # noqa: E402
 from kmerspec.kernels import jsd_builder, jsd_similarity, motif  # noqa: E402
 from hw.jsd.builder import QueueBuilderCore  # noqa: E402
 from hw.sketch.hll_update import HllUpdate  # noqa: E402
@@ -74,6 +72,13 @@ from hw.sketch.kmer_buffer import KmerBuffer  # noqa: E402
 from hw.sketch.parser import LaneParser  # noqa: E402
 from hw.vitis.synth import NO_YOSYS, yosys_available, yosys_report  # noqa: E402
 from bench.resource_table import part_verilog  # noqa: E402
+
+
+def default_motif_lane():
+    """The widest lane (k = 20) of the default motif kernel."""
+    params = motif.Params()
+    return MotifLane(params.kmax, params.algorithm, read_latency=params.read_latency)
+
 
 # a lane is built inside its core (which knows the lane's flush); the rest of the core is unused
 warnings.filterwarnings("ignore", category=UnusedElaboratable)
@@ -95,9 +100,8 @@ PARTS = {
     "axi_reader": lambda: AxiBurstReader(data_width=512),
     "axi_writer": lambda: AxiBurstWriter(data_width=512),
     "motif_frontend": lambda: BaseFrontEnd(512, 8),
-    "motif_store": lambda: HeavyHitterStore(40, 16, 64, 4, MotifParams().store_seed_words(20)),
-    "motif_lane": lambda: MotifLane(20, motif.Params().algorithm,
-                                    read_latency=motif.Params().read_latency),
+    "motif_lane": default_motif_lane,
+    "motif_store": lambda: default_motif_lane().store,
     "log2": lambda: Log2Unit(32, tag_bits=32),
     "reciprocal": lambda: ReciprocalUnit(47),
     "entropy": lambda: EntropyUnit(32, 8, 12),
