@@ -570,13 +570,28 @@ def _memory_design():
     return Mems()
 
 
+def _yosys_memory_inits(tmp_path, text):
+    """The INIT parameters of the memories Yosys reads from Verilog ``text`` (three expected)."""
+    import subprocess
+    from hw.vitis.synth import _yosys_cmd
+    yosys = _yosys_cmd()
+    if yosys is None:
+        pytest.skip("no yosys")
+    (tmp_path / "mems_check.v").write_text(text)
+    subprocess.run(yosys + ["-q", "-p", "read_verilog mems_check.v; proc; memory_collect; "
+                            "write_rtlil mems_check.il"], cwd=tmp_path, check=True, timeout=600)
+    rtlil = (tmp_path / "mems_check.il").read_text()
+    inits = sorted(re.findall(r"parameter \\INIT (\S+)", rtlil))
+    assert len(inits) == 3
+    return inits
+
+
 def test_compact_memory_init_is_stock_verilog_with_loops(tmp_path):
     """The fast path gives Amaranth's own Verilog except that each uniform memory
     initialisation is a loop; Yosys reads the same initial contents from both."""
     import subprocess
     from amaranth.back import verilog
     from hw.vitis.emit import compact_memory_init, convert
-    from hw.vitis.synth import _yosys_cmd
     stock = verilog.convert(_memory_design(), name="mems")
     fast = convert(_memory_design(), "mems")
     assert compact_memory_init(stock) == fast
@@ -594,17 +609,43 @@ def test_compact_memory_init_is_stock_verilog_with_loops(tmp_path):
             res = subprocess.run(tool + [str(tmp_path / "mems.v")], capture_output=True,
                                  text=True, timeout=300)
             assert res.returncode == 0, res.stderr
-    yosys = _yosys_cmd()
-    if yosys is None:
-        pytest.skip("no yosys")
-    inits = []
-    for name, text in (("stock", stock), ("fast", fast)):
-        (tmp_path / f"{name}.v").write_text(text)
-        subprocess.run(yosys + ["-q", "-p", f"read_verilog {name}.v; proc; memory_collect; "
-                                f"write_rtlil {name}.il"], cwd=tmp_path, check=True, timeout=600)
-        rtlil = (tmp_path / f"{name}.il").read_text()
-        inits.append(sorted(re.findall(r"parameter \\INIT (\S+)", rtlil)))
-    assert inits[0] == inits[1] and len(inits[0]) == 3
+    assert _yosys_memory_inits(tmp_path, stock) == _yosys_memory_inits(tmp_path, fast)
+
+
+def test_yosys_reads_memory_initialisation_from_readmem_files(tmp_path):
+    """hw.vitis.synth hands Yosys every memory initialisation as a $readmemh file (Yosys's front
+    end unrolls a 16 K-word loop for about a minute); Yosys reads the same contents as from
+    Amaranth's own word-by-word Verilog, the loop form and the word-by-word form alike."""
+    from amaranth.back import verilog
+    from hw.vitis.emit import convert
+    from hw.vitis.synth import readmem_initialisation
+    stock = verilog.convert(_memory_design(), name="mems")
+    files = {}
+
+    def write_file(n, lines):
+        files[f"init{n}.hex"] = lines
+        (tmp_path / f"init{n}.hex").write_text("\n".join(lines) + "\n")
+        return f"init{n}.hex"
+    readmem = readmem_initialisation(convert(_memory_design(), "mems"), write_file)
+    assert readmem.count("$readmemh") == 3 and "initial begin" not in readmem
+    assert sorted(len(lines) for lines in files.values()) == [1 + 4, 1 + 8, 1 + 16]
+    assert any(lines[:3] == ["@0", "abc", "abc"] for lines in files.values())
+    assert _yosys_memory_inits(tmp_path, stock) == _yosys_memory_inits(tmp_path, readmem)
+
+
+def test_readmem_initialisation_refuses_a_word_it_cannot_read():
+    from hw.vitis.synth import readmem_initialisation
+    text = "  initial begin\n    m[0] = 4'h1;\n    m[1] = 4'hx;\n  end\n"
+    with pytest.raises(ValueError, match="4'hx"):
+        readmem_initialisation(text, lambda n, lines: f"f{n}.hex")
+    scattered = "  initial begin\n    m[0] = 4'h1;\n    m[2] = 4'd9;\n  end\n"
+    written = []
+
+    def write_file(n, lines):
+        written.append(lines)
+        return f"f{n}.hex"
+    assert readmem_initialisation(scattered, write_file) == '  initial $readmemh("f0.hex", m);\n'
+    assert written == [["@0", "1", "@2", "9"]]
 
 
 def test_compact_memory_init_keeps_irregular_blocks():

