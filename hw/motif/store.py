@@ -12,16 +12,20 @@ operation is one read-modify-write of one row. Pipeline::
     H   H3 set index (registered)
     R   read the set's row
     C   the set as operations up to t-2 left it; compare every way's tag (registered)
-    U   update, write the row back (commits this cycle)
+    U   update (the new row registered)
+    W   write the registered row back (commits this cycle)
 
-The row read for operation t misses the writes of t-1 and t-2 (non-transparent read, two
-stages after it). Stage C takes the row t-2 wrote when the set matches; stage U takes the row
-t-1 wrote, and its hits are stage C's except in the way t-1 recorded into, where the hit is
-"same k-mer as t-1" (compared in stage C). So stage U starts from registers: the row select,
-the target way and the write data are a few LUTs, and the set's read-modify-write loop no
-longer runs through a 2k-bit compare.
+The row read for operation t misses the writes of t-1, t-2 and t-3 (non-transparent read;
+their writes commit in the cycles of t's stages R, C and U). Stage C takes the row t-2 wrote
+when the set matches, else the row t-3 wrote when that set matches (both rows registers, so the
+choice is one LUT); stage U takes the row t-1 wrote, and its hits are stage C's except in the
+way t-1 recorded into, where the hit is "same k-mer as t-1" (compared in stage C). So stage U
+starts from registers: the row select, the target way and the new row are a few LUTs, and the
+set's read-modify-write loop no longer runs through a 2k-bit compare; the memory's write port
+sees registers only (writing in U put the whole decision in front of the LUT-RAM's data input:
+7-8 LUT levels in the whole motif kernel).
 
-Latency 4 cycles (the write of an operation commits in its fourth cycle), one operation per
+Latency 5 cycles (the write of an operation commits in its fifth cycle), one operation per
 cycle for every input, no backpressure. ``clear`` empties every set (``sets`` cycles, ``busy``).
 ``readback_address``/``readback_row`` read a row with 1 cycle latency when no operation is in
 flight (the read port is shared).
@@ -112,7 +116,7 @@ class HeavyHitterStore(wiring.Component):
             "readback_row": Out(self.layout),
         })
 
-    latency = 4
+    latency = 5
 
     def elaborate(self, platform):
         m = Module()
@@ -149,15 +153,20 @@ class HeavyHitterStore(wiring.Component):
         valid_u = Signal()
         op_u = Signal.like(op_r)
         set_index_u = Signal(self._set_bits)
-        # the row stage U wrote, a cycle after its write
+        # the row stage U made, registered (stage W writes it), and the one before it
         last_row = Signal(self.layout)
-        # operation t-2 (now in U) writes the set operation t reads: the read misses that write
-        after_two = Signal()
-        m.d.sync += after_two.eq(valid_u & ~self.busy & (set_index_u == set_index_r))
+        older_row = Signal(self.layout)
+        valid_w = Signal()
+        set_index_w = Signal(self._set_bits)
+        # operation t-2 (now in U) or t-3 (now in W) writes the set operation t reads: the read
+        # misses that write
+        after_two, after_three = Signal(), Signal()
+        m.d.sync += [after_two.eq(valid_u & ~self.busy & (set_index_u == set_index_r)),
+                     after_three.eq(valid_w & ~self.busy & (set_index_w == set_index_r))]
 
         # stage C: the set as operations up to t-2 left it, and every way's tag compared with it
         base_c = Signal(self.layout)
-        m.d.comb += base_c.eq(Mux(after_two, last_row, read.data))
+        m.d.comb += base_c.eq(Mux(after_two, last_row, Mux(after_three, older_row, read.data)))
         base_hits_c = Cat(entry.valid & tree_equal(m, entry.kmer, op_c.word, f"base_hit{way}")
                           for way, entry in enumerate(base_c.ways))
         base_u = Signal(self.layout)
@@ -236,12 +245,16 @@ class HeavyHitterStore(wiring.Component):
             m.d.sync += clear_address.eq(clear_address + 1)
             with m.If(clear_address == self._sets - 1):
                 m.d.sync += self.busy.eq(0)
+        miss_u, full_u = miss_way_of(new_row)
+        m.d.sync += [last_row.eq(new_row), last_miss.eq(miss_u), last_full.eq(full_u),
+                     last_recorded.eq(Mux(valid_u & is_record, target, 0)),
+                     older_row.eq(last_row), valid_w.eq(valid_u), set_index_w.eq(set_index_u)]
+
+        # stage W
         write = memory.write_port()
         with m.If(self.busy):
             m.d.comb += [write.addr.eq(clear_address), write.data.eq(0), write.en.eq(1)]
         with m.Else():
-            m.d.comb += [write.addr.eq(set_index_u), write.data.eq(new_row), write.en.eq(valid_u)]
-        miss_u, full_u = miss_way_of(new_row)
-        m.d.sync += [last_row.eq(new_row), last_miss.eq(miss_u), last_full.eq(full_u),
-                     last_recorded.eq(Mux(valid_u & is_record, target, 0))]
+            m.d.comb += [write.addr.eq(set_index_w), write.data.eq(last_row),
+                         write.en.eq(valid_w)]
         return m
