@@ -12,7 +12,8 @@ from tests.simulation import simulate
 
 
 def model_bursts(addr: int, length: int, data_bytes: int, max_beats: int):
-    """(address, beats - 1, last, tail) of each burst of one command."""
+    """(address, beats - 1, last, final-beat strobes of the command) of each burst of one
+    command."""
     if length == 0:
         return []
     addr -= addr % data_bytes
@@ -21,7 +22,9 @@ def model_bursts(addr: int, length: int, data_bytes: int, max_beats: int):
     while beats:
         n = min(beats, cap, (4096 - addr % 4096) // data_bytes)
         beats -= n
-        bursts.append((addr, n - 1, beats == 0, length % data_bytes))
+        tail = length % data_bytes
+        strobe = (1 << tail) - 1 if tail else (1 << data_bytes) - 1
+        bursts.append((addr, n - 1, beats == 0, strobe))
         addr = (addr + n * data_bytes) % (1 << 64)
     return bursts
 
@@ -66,7 +69,8 @@ def test_splitter_matches_model(data_bytes, max_beats):
             ctx.set(dut.burst.ready, ready)
             _, _, valid, payload = await ctx.tick().sample(dut.burst.valid, dut.burst.payload)
             if valid and ready:
-                got.append((payload.addr, payload.beats_m1, bool(payload.last), payload.tail))
+                got.append((payload.addr, payload.beats_m1, bool(payload.last),
+                            payload.final_strobe))
                 # a splitter that never ends its command would keep the driver waiting
                 assert len(got) <= len(expected), f"more bursts than expected: {got[-3:]}"
 

@@ -4,11 +4,12 @@ the data beats of the issued bursts (the part the burst reader and writer share)
 A burst never crosses a 4 KiB boundary and has at most 256 beats (with a 512-bit bus the 4 KiB rule
 gives at most 64 beats).  The address is rounded down to the bus width: commands must start on a
 beat boundary (the host allocates 4 KiB-aligned buffers).  The length is in bytes and need not be
-a multiple of the bus width; the last beat of a command is then partial and ``tail`` gives its
-byte count (0 = full beat).  A zero-length command is dropped.
+a multiple of the bus width; the last beat of a command is then partial, and every burst carries
+the byte strobes of its command's final beat.  A zero-length command is dropped.
 
-The splitter emits one burst per cycle and accepts the next command in the cycle its last burst
-leaves, so back-to-back one-beat commands run at one beat per cycle.
+The splitter offers a burst at most every second cycle (its fields are registers, decided in the
+cycle before) and takes a command while idle, so back-to-back one-beat commands run at one beat
+per three cycles; a command of whole bursts (up to 64 beats each with a 512-bit bus) is not slowed.
 """
 
 from dataclasses import dataclass
@@ -35,13 +36,15 @@ def BurstLayout(addr_width, data_bytes):
         "addr": addr_width,
         "beats_m1": 8,                              # AxLEN
         "last": 1,                                  # last burst of its command
-        "tail": max(1, exact_log2(data_bytes)),     # bytes on the final beat (0 = full)
+        "final_strobe": data_bytes,                 # byte strobes of the command's final beat
     })
 
 
 class BurstSplitter(wiring.Component):
     """``cmd`` (CommandLayout stream) in, ``burst`` (BurstLayout stream) out.  ``busy`` while a
-    command is being split.  ``drop`` (level): offer no burst and forget the command being split."""
+    command is being split.  ``drop`` (level): offer no burst and forget the command being split.
+    A command is taken while idle; its first burst is offered two cycles later, each further one
+    two cycles after the one before was taken (every burst field a register)."""
 
     def __init__(self, *, addr_width=64, data_bytes=64, len_width=32, max_beats=256):
         if data_bytes & (data_bytes - 1) or not 1 <= data_bytes <= 128:
@@ -71,25 +74,34 @@ class BurstSplitter(wiring.Component):
         addr = Signal(self.addr_width)
         remaining_m1 = Signal(remaining_bits)
         limit_m1 = Signal(limit_bits)
-        tail = Signal(max(1, lb))
+        last_beat_strobe = Signal(self.data_bytes)
 
         def limit_m1_at(address):
             """The beat limit minus one of a burst starting at ``address`` (beat-aligned)."""
             to_boundary_m1 = (beats_per_4k - 1) - address[lb:12]
             return Mux(to_boundary_m1 >= self.max_beats, self.max_beats - 1, to_boundary_m1)
 
-        # remaining <= limit, without a compare as wide as the command's length
+        # The burst's length and "final" are decided in the cycle after the state changed and
+        # offered from registers from the next (a burst at most every second cycle; a burst is
+        # up to 4 KiB of beats): remaining <= limit, without a compare as wide as the command's
+        # length. In the same cycle as the burst, the compare, the length select and the final
+        # burst's byte strobes behind them were 8 LUTs from remaining_m1 into the due-burst FIFO.
+        decided = Signal()
         final = Signal()
-        m.d.comb += final.eq((remaining_m1[limit_bits:] == 0)
-                             & (remaining_m1[:limit_bits] <= limit_m1))
+        beats_m1 = Signal(limit_bits)
+        with m.If(busy & ~decided):
+            ends = ((remaining_m1[limit_bits:] == 0)
+                    & (remaining_m1[:limit_bits] <= limit_m1))
+            m.d.sync += [decided.eq(1), final.eq(ends),
+                         beats_m1.eq(Mux(ends, remaining_m1[:limit_bits], limit_m1))]
 
         m.d.comb += [
             self.busy.eq(busy),
-            self.burst.valid.eq(busy & ~self.drop),
+            self.burst.valid.eq(busy & decided & ~self.drop),
             self.burst.payload.addr.eq(addr),
-            self.burst.payload.beats_m1.eq(Mux(final, remaining_m1[:limit_bits], limit_m1)),
+            self.burst.payload.beats_m1.eq(beats_m1),
             self.burst.payload.last.eq(final),
-            self.burst.payload.tail.eq(tail),
+            self.burst.payload.final_strobe.eq(last_beat_strobe),
         ]
 
         fire = self.burst.valid & self.burst.ready
@@ -98,7 +110,8 @@ class BurstSplitter(wiring.Component):
             # remaining_m1 - (limit_m1 + 1): adding the complement of limit_m1, zero-extended
             minus_limit = Cat(~limit_m1, C((1 << (remaining_bits - limit_bits)) - 1,
                                            remaining_bits - limit_bits))
-            m.d.sync += remaining_m1.eq((remaining_m1 + minus_limit)[:remaining_bits])
+            m.d.sync += [remaining_m1.eq((remaining_m1 + minus_limit)[:remaining_bits]),
+                         decided.eq(0)]
             if self.max_beats >= beats_per_4k:
                 # a non-final burst always ends on the 4 KiB boundary
                 m.d.sync += [addr.eq(Cat(C(0, 12), next_page(addr[12:]))),
@@ -112,7 +125,9 @@ class BurstSplitter(wiring.Component):
             with m.If(final):
                 m.d.sync += busy.eq(0)
 
-        m.d.comb += self.cmd.ready.eq(~busy | (fire & final))
+        # a command is taken while idle, not in the cycle its predecessor's final burst goes
+        # (the load enable does not wait for the burst handshake)
+        m.d.comb += self.cmd.ready.eq(~busy)
         with m.If(self.cmd.valid & self.cmd.ready):
             length = self.cmd.payload.length
             start = Cat(C(0, lb), self.cmd.payload.addr[lb:])
@@ -121,7 +136,11 @@ class BurstSplitter(wiring.Component):
                 limit_m1.eq(limit_m1_at(start)),
                 # beats - 1 = (length - 1) >> lb; a zero length is dropped (busy stays low)
                 remaining_m1.eq((length - 1)[lb:]),
-                tail.eq(length[:lb] if lb else 0),
+                decided.eq(0),
+                # the bytes below the length's tail on a partial final beat, else all
+                last_beat_strobe.eq(Cat((length[:lb] == 0) | (length[:lb] > byte)
+                                        for byte in range(self.data_bytes))
+                                    if lb else 1),
                 busy.eq(length != 0),
             ]
         with m.If(self.drop):
@@ -217,8 +236,8 @@ class BurstTransfer(wiring.Component):
         with m.If(self.clear):
             m.d.sync += self.error.eq(0)
         # per issued burst: its beats, whether it ends its command, and the byte strobes of its
-        # final beat (the bytes below the command's tail on its partial last beat, else all),
-        # decided as the burst enters, so WSTRB is a select of registers. Buffered: its head is a
+        # final beat (its command's final-beat strobes if it is the command's last burst, else
+        # all), so WSTRB is a select of registers. Buffered: its head is a
         # register (a LUT-RAM read in front of the burst-end compare and the FIFO's level was the
         # sketch kernel's longest path); a burst's beats may start a cycle after it entered
         due_layout = data.StructLayout({"beats_m1": 8, "last": 1, "final_strobe": nbytes})
@@ -232,10 +251,8 @@ class BurstTransfer(wiring.Component):
             due.w_en.eq(split.burst.valid & split.burst.ready),
         ]
         entering = data.View(due_layout, due.w_data)
-        partial = burst.last & (burst.tail != 0)
         m.d.comb += [entering.beats_m1.eq(burst.beats_m1), entering.last.eq(burst.last),
-                     entering.final_strobe.eq(Cat(~partial | (burst.tail > byte)
-                                                  for byte in range(nbytes)))]
+                     entering.final_strobe.eq(burst.final_strobe | ~burst.last.replicate(nbytes))]
 
         current = data.View(due_layout, due.r_data)
         beat_index = Signal(8)
