@@ -6,15 +6,15 @@ import random
 
 import pytest
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.golden.hashes import murmur3_32, murmur3_mixed_blocks
 from kmerspec.golden.jsd import SAMPLE_SEED
 from hw.jsd.murmur3 import Murmur3Hashes, Murmur3Seeds, pipelined_times_constant
-from hw.jsd.sampler import Sampler
-from hw.jsd.serializer import Serializer
+from hw.jsd.sampler import Sampler, kmer_beat_layout
+from hw.jsd.serializer import Serializer, counted_beat, counted_beat_layout
 from tests.simulation import simulate
 
 MASK64 = (1 << 64) - 1
@@ -183,6 +183,25 @@ def _serializer_tokens(beats):
 
 
 @pytest.mark.parametrize("slots", [1, 3, 8])
+def test_counted_beat_flags(slots):
+    """The flags a producer puts beside each beat: any k-mer, exactly one, for every mask."""
+    beat = Signal(kmer_beat_layout(slots))
+    counted = Signal(counted_beat_layout(slots))
+    m = Module()
+    m.d.comb += counted.eq(counted_beat(beat))
+    m.d.sync += Signal().eq(0)   # a clock domain for the shared simulate()
+
+    async def testbench(ctx):
+        for valid in range(1 << slots):
+            ctx.set(beat, {"words": [valid] * slots, "valid": valid, "last": valid & 1})
+            assert ctx.get(counted.has_kmer) == (valid != 0)
+            assert ctx.get(counted.one_kmer) == (bin(valid).count("1") == 1)
+            assert ctx.get(counted.beat.valid) == valid and ctx.get(counted.beat.last) == valid & 1
+
+    simulate(m, testbench)
+
+
+@pytest.mark.parametrize("slots", [1, 3, 8])
 def test_serializer_order_and_rate(slots):
     """Tokens leave in stream order whatever the input gaps and ``run``; with beats always
     offered and ``run`` high, one token leaves every cycle."""
@@ -204,7 +223,9 @@ def test_serializer_order_and_rate(slots):
                 ctx.set(dut.i.valid, offer)
                 if offer:
                     words, valid, last = pending[0]
-                    ctx.set(dut.i.payload, {"words": words, "valid": valid, "last": last})
+                    ctx.set(dut.i.payload, {"beat": {"words": words, "valid": valid, "last": last},
+                                            "has_kmer": valid != 0,
+                                            "one_kmer": bin(valid).count("1") == 1})
                 _, _, ready, out_valid, out = await ctx.tick().sample(
                     dut.i.ready, dut.o.valid, dut.o.payload)
                 if offer and ready:

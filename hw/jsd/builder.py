@@ -67,7 +67,7 @@ from .entropy import EntropyUnit, entropy_finish_cycles
 from .murmur3 import Murmur3Seeds
 from .pqa import PqaInsert, queue_layout, slot_layout
 from .sampler import Sampler, kmer_beat_layout
-from .serializer import Serializer
+from .serializer import Serializer, counted_beat, counted_beat_layout
 
 __all__ = ["record_beat_layout", "QueueBuilderLane", "QueueBuilderCore"]
 
@@ -97,8 +97,8 @@ class QueueBuilderLane(wiring.Component):
         The genome tag, with ``end_of_genome``.
     full : Out(1)
         Stop sending beats (the FIFO could not take every beat already in flight).
-    beats : Out(stream.Signature(kmer_beat_layout(B)))
-        The sampled beats, for the core's serializer.
+    beats : Out(stream.Signature(counted_beat_layout(B)))
+        The sampled beats with their k-mer flags, for the core's serializer.
     accepting : Out(1)
         The core may take the lane's beats: no genome end waits for a clean bank (with one bank:
         the bank is not retiring). A register, one cycle behind the bank state, so the core keeps
@@ -155,7 +155,7 @@ class QueueBuilderLane(wiring.Component):
             "end_of_genome": In(1),
             "tag": In(32),
             "full": Out(1),
-            "beats": Out(stream.Signature(kmer_beat_layout(params.bytes_per_lane))),
+            "beats": Out(stream.Signature(counted_beat_layout(params.bytes_per_lane))),
             "accepting": Out(1),
             "active": Out(1),
             "genome_end": In(1),
@@ -201,7 +201,7 @@ class QueueBuilderLane(wiring.Component):
         m.submodules.parser = parser = self.parser
         m.submodules.kmer_buffer = kmer_buffer = self.kmer_buffer
         m.submodules.sampler = sampler = self.sampler
-        beat_bits = len(Signal(kmer_beat_layout(B)).as_value())
+        beat_bits = counted_beat_layout(B).size
         m.submodules.beats = beats = _BlockRamFifo(width=beat_bits, depth=p.fifo_depth)
         m.submodules.tags = tags = fifo.SyncFIFOBuffered(width=32, depth=p.fifo_depth)
 
@@ -238,7 +238,7 @@ class QueueBuilderLane(wiring.Component):
             push.eq(sampler.o.valid & ((sampler.o.payload.valid != 0) | sampler.o.payload.last)),
         ]
         m.d.comb += [
-            beats.w_en.eq(push), beats.w_data.eq(sampled.as_value()),
+            beats.w_en.eq(push), beats.w_data.eq(counted_beat(sampled)),
             tags.w_en.eq(push & sampled.last), tags.w_data.eq(sampled_tag),
             self.full.eq(beats.level + self.in_flight >= p.fifo_depth),
             self.beats.valid.eq(beats.r_rdy), self.beats.payload.eq(beats.r_data),
@@ -466,7 +466,7 @@ class QueueBuilderCore(wiring.Component):
             mine = end_token & (token_lane == t)
             m.d.comb += lane.genome_end.eq(mine)
             m.d.sync += ended_lane[t].eq(mine)
-            with m.If(taken & pointer[t] & serializer.i.payload.last):
+            with m.If(taken & pointer[t] & serializer.i.payload.beat.last):
                 m.d.sync += ending[t].eq(1)
             with m.Elif(ended_lane[t]):
                 m.d.sync += ending[t].eq(0)
@@ -542,6 +542,18 @@ class QueueBuilderCore(wiring.Component):
         piece = Array([lane.piece for lane in lanes])[current]
         queue_data = queue_word.word_select(piece, p.data_width)
 
+        # the beats leave through a register (the drained URAM word -> the bank select -> the
+        # empty entries zeroed -> the beat's piece ran on into the AXI writer's WDATA: 7 LUTs
+        # behind the URAM's clock-to-out, 5.53 ns, the whole builder's longest path)
+        record_valid, record_ready, record_trailer = Signal(), Signal(), Signal()
+        record_data = Signal(p.data_width)
+        holds_trailer = Signal()
+        m.d.comb += record_ready.eq(~self.o.valid | self.o.ready)
+        with m.If(record_ready):
+            m.d.sync += [self.o.valid.eq(record_valid), self.o.payload.eq(record_data),
+                         holds_trailer.eq(record_trailer)]
+        with m.If(self.o.valid & self.o.ready & holds_trailer):
+            m.d.sync += self.records.eq(self.records + 1)
         # the granted lane's queue beats pass to the output and their values into the entropy
         # unit; its tag beat is first counted in as an empty `last` beat (ending the sums), then
         # leaves as the trailer once the entropy is known
@@ -550,10 +562,10 @@ class QueueBuilderCore(wiring.Component):
         ending = Signal()
         with m.If(~beat.last):
             m.d.comb += [
-                self.o.valid.eq(beat_valid & entropy.i.ready),
-                self.o.payload.eq(queue_data),
-                beat_ready.eq(self.o.ready & entropy.i.ready),
-                entropy.i.valid.eq(beat_valid & self.o.ready),
+                record_valid.eq(beat_valid & entropy.i.ready),
+                record_data.eq(queue_data),
+                beat_ready.eq(record_ready & entropy.i.ready),
+                entropy.i.valid.eq(beat_valid & record_ready),
             ]
             for j in range(entries_per_beat):
                 m.d.comb += entropy.i.payload.counts[j].eq(queue_data[64 * j:64 * j + 32])
@@ -563,17 +575,18 @@ class QueueBuilderCore(wiring.Component):
                 m.d.sync += ending.eq(1)
         with m.Else():
             m.d.comb += [
-                self.o.valid.eq(beat_valid & entropy.o.valid),
-                self.o.payload.eq(Cat(beat.data[:32], entropy.o.payload.entropy,
-                                      entropy.o.payload.total)),
-                beat_ready.eq(self.o.ready & entropy.o.valid),
-                entropy.o.ready.eq(self.o.ready & beat_valid),
+                record_valid.eq(beat_valid & entropy.o.valid),
+                record_data.eq(Cat(beat.data[:32], entropy.o.payload.entropy,
+                                   entropy.o.payload.total)),
+                record_trailer.eq(1),
+                beat_ready.eq(record_ready & entropy.o.valid),
+                entropy.o.ready.eq(record_ready & beat_valid),
             ]
-            with m.If(beat_valid & entropy.o.valid & self.o.ready):
-                m.d.sync += [ending.eq(0), granted.eq(0), self.records.eq(self.records + 1)]
+            with m.If(beat_valid & entropy.o.valid & record_ready):
+                m.d.sync += [ending.eq(0), granted.eq(0)]
         pipeline_empty = Signal()
         m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in lanes)).all()
-                                      & back_end_empty & ~granted)
+                                      & back_end_empty & ~granted & ~self.o.valid)
         # beats inside the lanes' fixed-latency front ends are not visible: count quiet cycles
         settle = lanes[0].front_latency + 4
         quiet = Signal(range(settle + 1))

@@ -25,7 +25,7 @@ from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import check_int, check_positive
 
 from hw.jsd.sampler import kmer_beat_layout
-from hw.jsd.serializer import Serializer
+from hw.jsd.serializer import Serializer, counted_beat, counted_beat_layout
 from .canonical import kmer_layout
 from .min_count import MinCountFilter
 
@@ -97,7 +97,7 @@ class MinCountStage(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         B = self._bytes_per_lane
-        m.submodules.beats = beats = fifo.SyncFIFOBuffered(width=kmer_beat_layout(B).size,
+        m.submodules.beats = beats = fifo.SyncFIFOBuffered(width=counted_beat_layout(B).size,
                                                            depth=self.fifo_depth)
         m.submodules.serializer = serializer = Serializer(B)
         m.submodules.filter = kmer_filter = self.filter
@@ -109,7 +109,7 @@ class MinCountStage(wiring.Component):
                          beat.valid[slot].eq(self.i.payload[slot].valid)]
         m.d.comb += [
             beats.w_en.eq(filtering & self.i.valid & (beat.valid != 0)),
-            beats.w_data.eq(beat.as_value()),
+            beats.w_data.eq(counted_beat(beat)),
             self.full.eq(filtering & (beats.level + self._in_flight >= self.fifo_depth)),
             serializer.i.valid.eq(beats.r_rdy),
             serializer.i.payload.eq(beats.r_data),
