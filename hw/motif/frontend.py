@@ -50,7 +50,7 @@ class BaseFrontEnd(wiring.Component):
         self._data_width = data_width
         self._bytes_per_cycle = bytes_per_cycle
         self._parser = LaneParser(bytes_per_cycle)
-        self._fifo_depth = 2 * (self._parser.latency + 2) if bytes_per_cycle > 1 else 0
+        self._fifo_depth = 2 * (self._parser.latency + 3) if bytes_per_cycle > 1 else 0
         super().__init__({
             "i": In(stream.Signature(ReadBeatLayout(data_width))),
             "o": Out(stream.Signature(base_layout(), always_ready=True)),
@@ -60,7 +60,7 @@ class BaseFrontEnd(wiring.Component):
     @property
     def latency(self) -> int:
         """Cycles from a byte entering the shifter to its base at the output (empty FIFO)."""
-        return 1 + self._parser.latency + (2 if self._fifo_depth else 0)
+        return 2 + self._parser.latency + (2 if self._fifo_depth else 0)
 
     def elaborate(self, platform):
         m = Module()
@@ -95,29 +95,40 @@ class BaseFrontEnd(wiring.Component):
             parser.i.payload.end_of_file.eq(beat_ends & last_beat),
         ]
 
-        # parsed group -> base events; ``restart`` carries across groups
+        # parsed group -> base events; ``restart`` carries across groups. Two stages: per byte,
+        # the bases before it and its restart flag, registered; then each slot's base selected
+        # from them (in one cycle behind the parser's output the two were 7 LUT levels into the
+        # FIFO's LUT-RAM)
         roles = parser.o.payload
         restart_pending = Signal(init=1)
-        group = Signal(_group_layout(width))
+        before_r = [Signal(range(width + 1), name=f"before{byte}") for byte in range(width + 1)]
+        restart_r = Signal(width)
+        is_base_r = Signal(width)
+        codes_r = Signal(2 * width)
+        group_valid = Signal()
         pending = restart_pending
         for byte in range(width + 1):
             # the bases before this byte, as a table of the is_base bits (a LUT function of at
             # most ``width`` inputs) rather than a chain of adders
             before = Array(Const(bin(bits).count("1"), range(width + 1))
                            for bits in range(1 << byte))[roles.is_base[:byte]] if byte else 0
+            m.d.sync += before_r[byte].eq(before)
             if byte == width:
-                m.d.comb += group.count.eq(before)
                 break
-            is_base = roles.is_base[byte]
-            for slot in range(byte + 1):
-                with m.If(is_base & (before == slot)):
-                    m.d.comb += [group.codes[2 * slot:2 * slot + 2].eq(
-                                     roles.codes[2 * byte:2 * byte + 2]),
-                                 group.restarts[slot].eq(pending)]
-            pending = Mux(is_base, 0, pending | roles.is_break[byte])
+            m.d.sync += restart_r[byte].eq(pending)
+            pending = Mux(roles.is_base[byte], 0, pending | roles.is_break[byte])
+        m.d.sync += [is_base_r.eq(roles.is_base), codes_r.eq(roles.codes),
+                     group_valid.eq(parser.o.valid & roles.is_base.any())]
         with m.If(parser.o.valid):
             m.d.sync += restart_pending.eq(pending | roles.end_of_file)
-        group_valid = parser.o.valid & roles.is_base.any()
+        group = Signal(_group_layout(width))
+        m.d.comb += group.count.eq(before_r[width])
+        for byte in range(width):
+            for slot in range(byte + 1):
+                with m.If(is_base_r[byte] & (before_r[byte] == slot)):
+                    m.d.comb += [group.codes[2 * slot:2 * slot + 2].eq(
+                                     codes_r[2 * byte:2 * byte + 2]),
+                                 group.restarts[slot].eq(restart_r[byte])]
 
         in_parser = Signal(range(parser.latency + 1))
         with m.If(sending):
@@ -131,14 +142,14 @@ class BaseFrontEnd(wiring.Component):
                 self.o.valid.eq(group_valid),
                 self.o.payload.code.eq(group.codes[:2]),
                 self.o.payload.restart.eq(group.restarts[0]),
-                self.busy.eq(loaded | (in_parser != 0)),
+                self.busy.eq(loaded | (in_parser != 0) | group_valid),
             ]
             return m
 
         m.submodules.fifo = fifo = SyncFIFO(width=len(group.as_value()), depth=self._fifo_depth)
-        # at most parser.latency + 1 groups are between the shifter and the FIFO
+        # at most parser.latency + 2 groups are between the shifter and the FIFO
         m.d.comb += [
-            may_send.eq(fifo.level <= self._fifo_depth - (parser.latency + 2)),
+            may_send.eq(fifo.level <= self._fifo_depth - (parser.latency + 3)),
             fifo.w_en.eq(group_valid),
             fifo.w_data.eq(group),
         ]
@@ -162,5 +173,6 @@ class BaseFrontEnd(wiring.Component):
             m.d.sync += current_valid.eq(0)
         with m.Elif(current_valid):
             m.d.sync += [index.eq(following), following.eq(following + 1)]
-        m.d.comb += self.busy.eq(loaded | (in_parser != 0) | fifo.r_rdy | current_valid)
+        m.d.comb += self.busy.eq(loaded | (in_parser != 0) | group_valid | fifo.r_rdy
+                                 | current_valid)
         return m
