@@ -13,7 +13,7 @@ as the input has fewer than 8 bytes per base (Illumina FASTQ has 2-4; the defaul
 measures 0.97 bases per cycle on SRR059298 reads, docs/default_geometry.md).
 """
 
-from amaranth.hdl import Cat, Const, Mux, Signal
+from amaranth.hdl import Cat, Const, Signal
 from amaranth.lib import data
 
 from kmerspec.kernels.motif import (ENTRY_BYTES, SUMMARY_MAGIC, THRESHOLDS_BYTES, Params,
@@ -132,11 +132,19 @@ class MotifKernel(StreamKernel):
                       counters["control_bases"].value, counters["control_cycles"].value,
                       self.args.test_bytes | Const(0, 64), self.args.control_bytes | Const(0, 64))
 
-        # control
-        pass_address = Mux(control_pass, self.args.control, self.args.test)
-        pass_bytes = Mux(control_pass, self.args.control_bytes, self.args.test_bytes)
-        m.d.comb += [reader.cmd.payload.addr.eq(self.args.thresholds),
-                     reader.cmd.payload.length.eq(THRESHOLDS_BYTES),
+        # control. The reader's command is a register, set on the way into each *_COMMAND
+        # state (the pass's address and length selected there by the FSM state and
+        # ``control_pass`` ran through the burst splitter's load into its registers: 8 levels)
+        command_address = Signal.like(reader.cmd.payload.addr)
+        command_length = Signal.like(reader.cmd.payload.length)
+        command_empty = Signal()
+
+        def next_command(address, length):
+            m.d.sync += [command_address.eq(address), command_length.eq(length),
+                         command_empty.eq(length == 0)]
+
+        m.d.comb += [reader.cmd.payload.addr.eq(command_address),
+                     reader.cmd.payload.length.eq(command_length),
                      writer.cmd.payload.addr.eq(self.args.result),
                      writer.cmd.payload.length.eq(result_bytes(params))]
         finished = Signal()
@@ -151,6 +159,7 @@ class MotifKernel(StreamKernel):
                 with m.If(call.starting):
                     m.d.sync += [control_pass.eq(0)]
                     m.d.comb += clear_counters.eq(1)
+                    next_command(self.args.thresholds, THRESHOLDS_BYTES)
                     m.next = "THRESHOLDS_COMMAND"
             with m.State("THRESHOLDS_COMMAND"):
                 m.d.comb += reader.cmd.valid.eq(1)
@@ -168,12 +177,11 @@ class MotifKernel(StreamKernel):
             with m.State("CLEAR"):
                 m.d.sync += settled.eq(engine.idle)
                 with m.If(settled):
+                    next_command(self.args.test, self.args.test_bytes)
                     m.next = "PASS_COMMAND"
             with m.State("PASS_COMMAND"):
                 m.d.comb += in_pass.eq(1)
-                m.d.comb += [reader.cmd.payload.addr.eq(pass_address),
-                             reader.cmd.payload.length.eq(pass_bytes)]
-                with m.If(pass_bytes == 0):
+                with m.If(command_empty):
                     m.next = "PASS_DRAIN"
                 with m.Else():
                     m.d.comb += reader.cmd.valid.eq(1)
@@ -195,6 +203,7 @@ class MotifKernel(StreamKernel):
                         m.next = "RESULT_COMMAND"
                     with m.Else():
                         m.d.sync += control_pass.eq(1)
+                        next_command(self.args.control, self.args.control_bytes)
                         m.next = "PASS_COMMAND"
             with m.State("RESULT_COMMAND"):
                 m.d.comb += writer.cmd.valid.eq(1)
