@@ -159,20 +159,25 @@ class BaseFrontEnd(wiring.Component):
         current_valid = Signal()
         index = Signal(range(width))
         following = Signal(range(width + 1), init=1)     # index + 1
-        current_ends = current_valid & (following == current.count)
+        # "the base at ``index`` is the group's last" is a register too (compared behind the
+        # group's count, it was 7 levels into the FIFO's read and level in the whole kernel)
+        at_last = Signal()
+        current_ends = current_valid & at_last
         m.d.comb += [
             fifo.r_en.eq(fifo.r_rdy & (~current_valid | current_ends)),
             self.o.valid.eq(current_valid),
             self.o.payload.code.eq(current.codes.word_select(index, 2)),
             self.o.payload.restart.eq(current.restarts.bit_select(index, 1)),
         ]
+        incoming = data.View(_group_layout(width), fifo.r_data)
         with m.If(fifo.r_en):
             m.d.sync += [current.eq(fifo.r_data), current_valid.eq(1), index.eq(0),
-                         following.eq(1)]
+                         following.eq(1), at_last.eq(incoming.count == 1)]
         with m.Elif(current_ends):
             m.d.sync += current_valid.eq(0)
         with m.Elif(current_valid):
-            m.d.sync += [index.eq(following), following.eq(following + 1)]
+            m.d.sync += [index.eq(following), following.eq(following + 1),
+                         at_last.eq(following + 1 == current.count)]
         m.d.comb += self.busy.eq(loaded | (in_parser != 0) | group_valid | fifo.r_rdy
                                  | current_valid)
         return m
