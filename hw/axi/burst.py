@@ -21,6 +21,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from .signature import AXI_BURST_INCR, Axi4Signature
+from ..common.pipeline import lookup
 
 __all__ = ["CommandLayout", "BurstLayout", "BurstSplitter", "BurstProgress", "BurstTransfer",
            "drive_address_channel"]
@@ -137,10 +138,14 @@ class BurstSplitter(wiring.Component):
                 # beats - 1 = (length - 1) >> lb; a zero length is dropped (busy stays low)
                 remaining_m1.eq((length - 1)[lb:]),
                 decided.eq(0),
-                # the bytes below the length's tail on a partial final beat, else all
-                last_beat_strobe.eq(Cat((length[:lb] == 0) | (length[:lb] > byte)
-                                        for byte in range(self.data_bytes))
-                                    if lb else 1),
+                # the bytes below the length's tail on a partial final beat, else all: each
+                # strobe a truth table of the tail's bits (as compares with constants they were
+                # carry chains, 7 levels in the whole motif kernel)
+                last_beat_strobe.eq(Cat(*lookup(
+                    m, list(length[:lb]),
+                    [(1 << tail) - 1 if tail else (1 << self.data_bytes) - 1
+                     for tail in range(self.data_bytes)],
+                    self.data_bytes, "last_beat_strobe")) if lb else 1),
                 busy.eq(length != 0),
             ]
         with m.If(self.drop):
