@@ -190,7 +190,10 @@ class HeavyHitterStore(wiring.Component):
         last_recorded = Signal(ways)   # one-hot: the way stage U recorded into last cycle
         row = Signal(self.layout)
         m.d.comb += row.eq(Mux(after_one, last_row, base_u))
-        hits = Signal(ways)
+        # hits, the miss way and (below) each way's write selects are wires of their own: each
+        # is then one LUT of registers or of them (left to the mapper, the loop from
+        # ``last_recorded`` back to ``last_row`` took 7 LUTs in the whole motif kernel)
+        hits = Signal(ways, attrs={"keep": 1})
         for way in range(ways):
             m.d.comb += hits[way].eq(Mux(after_one & last_recorded[way], same_kmer,
                                          base_hits[way]))
@@ -200,8 +203,10 @@ class HeavyHitterStore(wiring.Component):
         hit_way = Signal(ways)
         for way in range(ways):
             m.d.comb += hit_way[way].eq(hits[way] & ~hits[:way].any())
+        miss = Signal(ways, attrs={"keep": 1})
+        m.d.comb += miss.eq(Mux(after_one, last_miss, base_miss))
         target = Signal(ways)
-        m.d.comb += target.eq(Mux(hit, hit_way, Mux(after_one, last_miss, base_miss)))
+        m.d.comb += target.eq(Mux(hit, hit_way, miss))
 
         # each way's control count plus one (saturating: all ones stay). The halves count side by
         # side (two short carry chains instead of one long one); the high half's carry out only
@@ -229,7 +234,7 @@ class HeavyHitterStore(wiring.Component):
             counted = Signal(name=f"counted{way}", attrs={"keep": 1})
             emptied = Signal(name=f"emptied{way}", attrs={"keep": 1})
             m.d.comb += [written.eq(is_record & target[way]), counted.eq(~is_record & hits[way]),
-                         emptied.eq(is_record & target[way] & ~hit)]
+                         emptied.eq(is_record & ~hit & miss[way])]
             m.d.comb += [
                 new.valid.eq(old.valid | written),
                 new.kmer.eq(Mux(written, op_u.word, old.kmer)),
