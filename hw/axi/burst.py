@@ -245,7 +245,8 @@ class BurstTransfer(wiring.Component):
         # all), so WSTRB is a select of registers. Buffered: its head is a
         # register (a LUT-RAM read in front of the burst-end compare and the FIFO's level was the
         # sketch kernel's longest path); a burst's beats may start a cycle after it entered
-        due_layout = data.StructLayout({"beats_m1": 8, "last": 1, "final_strobe": nbytes})
+        due_layout = data.StructLayout({"beats_m1": 8, "single": 1, "last": 1,
+                                        "final_strobe": nbytes})
         m.submodules.due = due = SyncFIFOBuffered(width=due_layout.size,
                                                    depth=self._bursts_in_flight)
 
@@ -256,19 +257,27 @@ class BurstTransfer(wiring.Component):
             due.w_en.eq(split.burst.valid & split.burst.ready),
         ]
         entering = data.View(due_layout, due.w_data)
-        m.d.comb += [entering.beats_m1.eq(burst.beats_m1), entering.last.eq(burst.last),
+        m.d.comb += [entering.beats_m1.eq(burst.beats_m1), entering.single.eq(burst.beats_m1 == 0),
+                     entering.last.eq(burst.last),
                      entering.final_strobe.eq(burst.final_strobe | ~burst.last.replicate(nbytes))]
 
         current = data.View(due_layout, due.r_data)
         beat_index = Signal(8)
         beat, burst_end, command_end = Signal(), Signal(), Signal()
+        # "this beat ends the burst" from registers: at a burst's first beat its entry's
+        # ``single``, later the compare made at the beat before (compared here, behind the
+        # handshake, it was 8 LUTs from the kernel's FSM into the FIFO's head in the motif kernel)
+        first_beat = Signal(init=1)
+        next_ends = Signal()
         m.d.comb += [
-            burst_end.eq(beat_index == current.beats_m1),
+            burst_end.eq(Mux(first_beat, current.single, next_ends)),
             command_end.eq(burst_end & current.last),
             due.r_en.eq(beat & burst_end),
         ]
         with m.If(beat):
-            m.d.sync += beat_index.eq(Mux(burst_end, 0, beat_index + 1))
+            m.d.sync += [beat_index.eq(Mux(burst_end, 0, beat_index + 1)),
+                         first_beat.eq(burst_end),
+                         next_ends.eq(beat_index + 1 == current.beats_m1)]
         strobe = Mux(burst_end, current.final_strobe, Const((1 << nbytes) - 1, nbytes))
         outstanding = self.elaborate_channels(m, BurstProgress(
             burst=burst, burst_valid=split.burst.valid & due.w_rdy, burst_ready=burst_ready,
