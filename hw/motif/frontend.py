@@ -16,7 +16,7 @@ base (tests/test_motif_frontend.py measures real reads). B = 1 has no FIFO: one 
 ``busy`` is high while any byte or base is inside.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
@@ -106,7 +106,15 @@ class BaseFrontEnd(wiring.Component):
         is_base_r = Signal(width)
         codes_r = Signal(2 * width)
         group_valid = Signal()
-        pending = restart_pending
+
+        def pending_before(byte):
+            """Whether the base at ``byte`` restarts its run: a break since the last base
+            before it, or none before it and a restart pending from earlier groups; written as
+            ORs over the bytes (as the byte-by-byte recurrence it was a chain of 8 LUTs)."""
+            since_base = [~roles.is_base[j:byte].any() for j in range(byte)]
+            return ((restart_pending & ~roles.is_base[:byte].any() if byte else restart_pending)
+                    | Cat(roles.is_break[j] & since_base[j] for j in range(byte)).any())
+
         for byte in range(width + 1):
             # the bases before this byte, as a table of the is_base bits (a LUT function of at
             # most ``width`` inputs) rather than a chain of adders
@@ -115,12 +123,11 @@ class BaseFrontEnd(wiring.Component):
             m.d.sync += before_r[byte].eq(before)
             if byte == width:
                 break
-            m.d.sync += restart_r[byte].eq(pending)
-            pending = Mux(roles.is_base[byte], 0, pending | roles.is_break[byte])
+            m.d.sync += restart_r[byte].eq(pending_before(byte))
         m.d.sync += [is_base_r.eq(roles.is_base), codes_r.eq(roles.codes),
                      group_valid.eq(parser.o.valid & roles.is_base.any())]
         with m.If(parser.o.valid):
-            m.d.sync += restart_pending.eq(pending | roles.end_of_file)
+            m.d.sync += restart_pending.eq(pending_before(width) | roles.end_of_file)
         group = Signal(_group_layout(width))
         m.d.comb += group.count.eq(before_r[width])
         for byte in range(width):
