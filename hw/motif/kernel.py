@@ -158,11 +158,12 @@ class MotifKernel(StreamKernel):
             with m.State("IDLE"):
                 with m.If(call.starting):
                     m.d.sync += [control_pass.eq(0)]
-                    m.d.comb += clear_counters.eq(1)
                     next_command(self.args.thresholds, THRESHOLDS_BYTES)
                     m.next = "THRESHOLDS_COMMAND"
             with m.State("THRESHOLDS_COMMAND"):
-                m.d.comb += reader.cmd.valid.eq(1)
+                # the pass counters are cleared here, a state after the call's start (behind
+                # the start's argument checks the clear was 7 levels; nothing counts before a pass)
+                m.d.comb += [clear_counters.eq(1), reader.cmd.valid.eq(1)]
                 with m.If(reader.cmd.ready):
                     m.next = "THRESHOLDS_DATA"
             with m.State("THRESHOLDS_DATA"):
