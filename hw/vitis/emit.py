@@ -161,6 +161,13 @@ _INIT_BLOCK = re.compile(
     r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
     r"(?P=indent)end\n", re.M)
 _INIT_WORD = re.compile(r"[ \t]*(\\\S+ |[A-Za-z_][\w$]*)\[(\d+)\] = ([^;\n]+);\n")
+# what _compact writes (read back by hw.vitis.synth)
+_INIT_LOOP = re.compile(
+    r"^(?P<indent>[ \t]*)initial begin : \w+\n"
+    r"[ \t]*integer i;\n"
+    r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
+    r"[ \t]*(?P<memory>\\\S+ |[A-Za-z_][\w$]*)\[i\] = (?P<value>[^;\n]+);\n"
+    r"(?P=indent)end\n", re.M)
 
 
 def _compact(match):

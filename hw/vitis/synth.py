@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 
+from .emit import _INIT_BLOCK, _INIT_LOOP, _INIT_WORD
 from .timing import estimate_timing
 
 __all__ = ["BACKENDS", "NO_YOSYS", "yosys_available", "yosys_backend", "yosys_report", "summarize_cells"]
@@ -134,19 +135,6 @@ _CLASSIC_ABC_MAPPING = (
     "blackbox =A:whitebox")
 
 
-# the two forms a memory initialisation takes in the kernels' Verilog (hw.vitis.emit): a loop
-# setting every word to one value, and Yosys's own word-by-word block
-_LOOP_INIT = re.compile(
-    r"^(?P<indent>[ \t]*)initial begin : \w+\n"
-    r"[ \t]*integer i;\n"
-    r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
-    r"[ \t]*(?P<memory>\\\S+ |[A-Za-z_][\w$]*)\[i\] = (?P<value>[^;\n]+);\n"
-    r"(?P=indent)end\n", re.M)
-_WORD_INIT = re.compile(
-    r"^(?P<indent>[ \t]*)initial begin\n"
-    r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
-    r"(?P=indent)end\n", re.M)
-_WORD = re.compile(r"[ \t]*(\\\S+ |[A-Za-z_][\w$]*)\[(\d+)\] = ([^;\n]+);\n")
 _CONSTANT = re.compile(r"(?:\d+)?'(?P<base>[bodhBODH])(?P<digits>[0-9a-fA-F_]+)|(?P<decimal>\d+)")
 _BASES = {"b": 2, "o": 8, "d": 10, "h": 16}
 
@@ -187,13 +175,15 @@ def readmem_initialisation(text, write_file):
         return by_file(match.group("indent"), match.group("memory"), words)
 
     def word_by_word(match):
-        words = _WORD.findall(match.group("body"))
+        words = _INIT_WORD.findall(match.group("body"))
         if len({memory for memory, _, _ in words}) != 1:
             return match.group(0)
         return by_file(match.group("indent"), words[0][0],
                        [(int(address), _verilog_constant(value)) for _, address, value in words])
 
-    return _WORD_INIT.sub(word_by_word, _LOOP_INIT.sub(loop, text))
+    # the two forms hw.vitis.emit writes: a loop setting every word to one value, and Yosys's own
+    # word-by-word block
+    return _INIT_BLOCK.sub(word_by_word, _INIT_LOOP.sub(loop, text))
 
 
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
