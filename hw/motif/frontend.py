@@ -111,9 +111,10 @@ class BaseFrontEnd(wiring.Component):
             """Whether the base at ``byte`` restarts its run: a break since the last base
             before it, or none before it and a restart pending from earlier groups; written as
             ORs over the bytes (as the byte-by-byte recurrence it was a chain of 8 LUTs)."""
-            since_base = [~roles.is_base[j:byte].any() for j in range(byte)]
-            return ((restart_pending & ~roles.is_base[:byte].any() if byte else restart_pending)
-                    | Cat(roles.is_break[j] & since_base[j] for j in range(byte)).any())
+            # (break, first byte it must see no base from); the pending restart is a break
+            # in front of byte 0
+            breaks = [(restart_pending, 0)] + [(roles.is_break[j], j) for j in range(byte)]
+            return Cat(brk & ~roles.is_base[first:byte].any() for brk, first in breaks).any()
 
         for byte in range(width + 1):
             # the bases before this byte, as a table of the is_base bits (a LUT function of at
