@@ -123,15 +123,27 @@ class HeavyHitterStore(wiring.Component):
         m.submodules.memory = memory = self.memory
         ways = self._ways
 
-        def miss_way_of(row):
-            """The way a missing RECORD takes in ``row`` (one-hot: the lowest free way, else the
-            round-robin victim) and whether ``row`` is full."""
-            free = ~Cat(entry.valid for entry in row.ways)
+        def lowest(bits):
+            return Cat(bits[index] & ~bits[:index].any() for index in range(ways))
+
+        def miss_way(free, victim):
+            """The way a missing RECORD takes (one-hot: the lowest free way, else the round-robin
+            victim) in a set with these free ways and this victim, and whether the set is full."""
             way = Signal(ways)
-            for index in range(ways):
-                lowest_free = free[index] & ~free[:index].any()
-                m.d.comb += way[index].eq(Mux(free.any(), lowest_free, row.next_victim == index))
+            m.d.comb += way.eq(Mux(free.any(), lowest(free),
+                                   Cat(victim == index for index in range(ways))))
             return way, ~free.any()
+
+        def miss_way_of(row):
+            return miss_way(~Cat(entry.valid for entry in row.ways), row.next_victim)
+
+        def miss_way_after_fill(row):
+            """:func:`miss_way_of` the row a RECORD that misses ``row`` leaves: it takes the lowest
+            free way, or in a full set the victim, and the victim pointer advances."""
+            free = ~Cat(entry.valid for entry in row.ways)
+            victim = row.next_victim
+            advanced = Mux(victim == ways - 1, 0, victim + 1)
+            return miss_way(free & ~lowest(free), Mux(free.any(), victim, advanced))
 
         # stage H
         set_index_r = Signal(self._set_bits)
@@ -177,6 +189,10 @@ class HeavyHitterStore(wiring.Component):
         last_miss, last_full = Signal(ways), Signal()
         miss_c, full_c = miss_way_of(base_c)
         m.d.sync += [base_miss.eq(miss_c), base_full.eq(full_c)]
+        # the same after a RECORD that misses the row: the row stage U writes is one of the two
+        base_fill_miss, base_fill_full = Signal(ways), Signal()
+        fill_miss_c, fill_full_c = miss_way_after_fill(base_c)
+        m.d.sync += [base_fill_miss.eq(fill_miss_c), base_fill_full.eq(fill_full_c)]
         # operation t-1 (now in U) writes the same set: stage U takes its row instead, and the
         # way t-1 records into holds t-1's k-mer, so there the hit is "same k-mer as t-1"
         after_one = Signal()
@@ -250,8 +266,15 @@ class HeavyHitterStore(wiring.Component):
             m.d.sync += clear_address.eq(clear_address + 1)
             with m.If(clear_address == self._sets - 1):
                 m.d.sync += self.busy.eq(0)
-        miss_u, full_u = miss_way_of(new_row)
-        m.d.sync += [last_row.eq(new_row), last_miss.eq(miss_u), last_full.eq(full_u),
+        # the miss way of the new row: its row's own, or after a fill its row's after-fill one
+        # (each from registers), so the loop back to the registers is ``hit`` and one select
+        # instead of the new row's valid bits through the lowest-free-way search
+        last_fill_miss, last_fill_full = miss_way_after_fill(last_row)
+        fill_miss = Mux(after_one, last_fill_miss, base_fill_miss)
+        fill_full = Mux(after_one, last_fill_full, base_fill_full)
+        fills = is_record & ~hit
+        m.d.sync += [last_row.eq(new_row), last_miss.eq(Mux(fills, fill_miss, miss)),
+                     last_full.eq(Mux(fills, fill_full, full)),
                      last_recorded.eq(Mux(valid_u & is_record, target, 0)),
                      older_row.eq(last_row), valid_w.eq(valid_u), set_index_w.eq(set_index_u)]
 
