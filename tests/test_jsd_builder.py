@@ -249,7 +249,7 @@ def short_genomes(count, length, seed=1):
 def test_genome_end_stall_rule_clear_bound():
     """The stall rule: a lane whose genome ends switches banks in that cycle if the other bank is
     clean, else it stops (takes no k-mer) until it is; a bank is clean again
-    ``lane.retire_cycles`` = flush + 3 + max(2^cw, queue beats + 3 + the entropy finish) cycles
+    ``lane.retire_cycles`` = flush + 3 + max(2^cw, queue beats + 4 + the entropy finish) cycles
     after its switch.
     Here 2^cw = 256 > 2 records' output, so the rule is exact for every genome of both lanes."""
     params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=2, cw=8, R=2, n=2, fifo_depth=40,
@@ -276,7 +276,7 @@ def test_genome_end_stall_rule_record_bound():
                     record_banks=2)
     lane, events, _ = bank_events(params, short_genomes(8, 100))
     finish = entropy_finish_cycles(*entropy_unit_args(params))
-    assert lane.retire_cycles == lane.flush_cycles + 3 + 64 + 3 + finish
+    assert lane.retire_cycles == lane.flush_cycles + 3 + 64 + 4 + finish
     first = min(events, key=lambda lane_events: lane_events["switch"][0])
     switches = first["switch"]
     assert switches[1] == max(first["end"][1], switches[0] + lane.retire_cycles)

@@ -22,12 +22,13 @@ Count-Min clears itself, and appends the genome's tag.
 Stall rule of two banks (``tests/test_jsd_builder.py`` measures it): when a genome's end token
 leaves the serializer and the other bank is clean, the banks switch in that cycle and the lane
 loses no cycle; otherwise the lane takes no k-mer (``waiting``) until the other bank is clean. A
-bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 3 + F) cycles
+bank is clean again ``retire_cycles`` = flush + 3 + max(2^cw, 2^R x beats per queue + 4 + F) cycles
 after its switch when its record has the output to itself (16,408 at the defaults, clear-bound;
-the record is 4,096 queue beats, the tag beat, the core's 74-cycle entropy finish and 2), later if another lane's
+the record is 4,096 queue beats, the PQA's drain register, the tag beat, the core's 74-cycle entropy
+finish and 2), later if another lane's
 record holds the output. So a lane never waits if each of its genomes lasts at least
 ``retire_cycles`` cycles (8 B bytes per cycle: 131 kB at the defaults) and the records of all
-lanes fit the output (one record of 2^R x beats per queue + 3 + F cycles per genome; F the entropy
+lanes fit the output (one record of 2^R x beats per queue + 4 + F cycles per genome; F the entropy
 unit's finish, ``entropy_finish_cycles``: 74 cycles at the defaults).
 
 The core forwards one lane's record at a time, and its one :class:`EntropyUnit` takes the PQA
@@ -44,7 +45,7 @@ the one back end sets the rate) and no lane waits at a genome end (rule above).
 Clean state: each bank has a ``dirty`` flag (set by its first insertion, cleared when its clear
 ends) that survives resets (``reset_less``; zero at configuration, as are the memories). After a
 reset (ap_rst_n, an aborted call, a FRESH start) every dirty bank drains its PQA into nothing and
-clears its Count-Min in the background (max(2^R + 1, 2^cw) cycles), so nothing of a genome cut
+clears its Count-Min in the background (max(2^R + 2, 2^cw) cycles), so nothing of a genome cut
 off by the reset survives; the lane starts at once on a clean bank, and waits only if all its
 banks were dirty (with one bank: if it was). The first call after configuration clears nothing.
 
@@ -188,9 +189,9 @@ class QueueBuilderLane(wiring.Component):
     def retire_cycles(self) -> int:
         """Cycles from a bank switch until the retired bank is clean again, when its record has
         the output to itself: the flush, the Count-Min clear (2^cw) or the record (its queue
-        beats, the tag beat, the core's entropy finish and the trailer's two cycles of
-        hand-over), whichever is longer, and 3 cycles of hand-over."""
-        record = (1 << self.params.R) * self.params.beats_per_queue + 3 + entropy_finish_cycles(
+        beats, the cycle of the PQA's drain register, the tag beat, the core's entropy finish and
+        the trailer's two cycles of hand-over), whichever is longer, and 3 cycles of hand-over."""
+        record = (1 << self.params.R) * self.params.beats_per_queue + 4 + entropy_finish_cycles(
             *entropy_unit_args(self.params))
         return self.flush_cycles + 3 + max(1 << self.params.cw, record)
 
@@ -544,7 +545,8 @@ class QueueBuilderCore(wiring.Component):
 
         # the beats leave through a register (the drained URAM word -> the bank select -> the
         # empty entries zeroed -> the beat's piece ran on into the AXI writer's WDATA: 7 LUTs
-        # behind the URAM's clock-to-out, 5.53 ns, the whole builder's longest path)
+        # behind the URAM's clock-to-out, 5.53 ns, the whole builder's longest path; into this
+        # register it was still 5.03 ns, so the PQA's drained queues now leave from registers)
         record_valid, record_ready, record_trailer = Signal(), Signal(), Signal()
         record_data = Signal(p.data_width)
         holds_trailer = Signal()

@@ -32,7 +32,10 @@ it), so a tag hit is a 25-input AND with no zero test of a value behind the memo
 docs/timing.md (``python bench/timing_parts.py --parts pqa``).
 
 Draining reads the queues 0 .. 2^R - 1 out in order, one per cycle under ``ready``, and writes
-each back empty as it is read, so the PQA is ready for the next genome when the drain ends. The
+each back empty as it is read, so the PQA is ready for the next genome when the drain ends. A
+drained queue leaves from a register of its bank (taken from the memory's output in the cycle
+after its read: the first one is valid 3 cycles after the drain pulse), so a reader's select over
+the banks starts from registers. The
 drain's write clears only the ``occupied`` bits (its tag and value bits are those the insert
 pipeline writes to its own bank in that cycle: no per-bank select of 52 zero bits), so an entry
 read from the memory is zeroed where it is not occupied, on its way into stage A, and the
@@ -197,24 +200,33 @@ class PqaInsert(wiring.Component):
                 m.submodules[f"slot{j}" if banks == 1 else f"bank{bank}_slot{j}"] = memory
                 reads.append(memory.read_port(transparent_for=()))
                 writes.append(memory.write_port())
+            # the drain: read queue `drain_address` (`fetched`: the memory's output holds it),
+            # then take it into the output register when that is free, so the drained queues
+            # leave from registers (the memory's own output register, for Vivado)
             drain_address = Signal(R + 1, name=f"drain_address_{bank}")
-            drain_advance = Signal(name=f"drain_advance_{bank}")
-            data_queue = Signal(R, name=f"data_queue_{bank}")
-            m.d.comb += drain_advance.eq(busy & (~output.valid | output.ready))
-            with m.If(busy):
-                with m.If(drain_advance):
-                    with m.If(drain_address == queue_count):
-                        m.d.sync += [busy.eq(0), output.valid.eq(0)]
-                    with m.Else():
-                        m.d.sync += [drain_address.eq(drain_address + 1), output.valid.eq(1),
-                                     data_queue.eq(drain_address)]
-            with m.Elif(self.drain[bank]):
-                m.d.sync += [busy.eq(1), drain_address.eq(0)]
-            draining_read = drain_advance & (drain_address != queue_count)
+            fetched = Signal(name=f"fetched_{bank}")
+            fetched_queue = Signal(R, name=f"fetched_queue_{bank}")
+            taken = Signal(name=f"taken_{bank}")
+            draining_read = Signal(name=f"draining_read_{bank}")
             m.d.comb += [
-                output.payload.last.eq(data_queue == queue_count - 1),
-                output.payload.entries.eq(Cat(*(read.data for read in reads))),
+                taken.eq(fetched & (~output.valid | output.ready)),
+                draining_read.eq(busy & (drain_address != queue_count) & (~fetched | taken)),
             ]
+            with m.If(draining_read):
+                m.d.sync += [drain_address.eq(drain_address + 1), fetched.eq(1),
+                             fetched_queue.eq(drain_address)]
+            with m.Elif(taken):
+                m.d.sync += fetched.eq(0)
+            with m.If(taken):
+                m.d.sync += [output.valid.eq(1),
+                             output.payload.last.eq(fetched_queue == queue_count - 1),
+                             output.payload.entries.eq(Cat(*(read.data for read in reads)))]
+            with m.Elif(output.ready):
+                m.d.sync += output.valid.eq(0)
+            with m.If(output.valid & output.ready & output.payload.last):
+                m.d.sync += busy.eq(0)
+            with m.Elif(self.drain[bank] & ~busy):
+                m.d.sync += [busy.eq(1), drain_address.eq(0)]
             # while a bank drains only the drain reads it (an insertion into the other bank must
             # not move the drained word); with one bank nothing is accepted then
             read_enable = (accepted | draining_read if banks == 1
