@@ -215,14 +215,13 @@ class HeavyHitterStore(wiring.Component):
                                          base_hits[way]))
         hit = hits.any()
         full = Mux(after_one, last_full, base_full)
-        # the way a RECORD writes, one-hot, the lowest hit first
-        hit_way = Signal(ways)
-        for way in range(ways):
-            m.d.comb += hit_way[way].eq(hits[way] & ~hits[:way].any())
         miss = Signal(ways, attrs={"keep": 1})
         m.d.comb += miss.eq(Mux(after_one, last_miss, base_miss))
+        # the way a RECORD writes, one-hot: the hit is one-hot already, as a k-mer enters a set
+        # only when it misses there, so no set holds it twice (a "lowest hit" search shared its
+        # prefix ORs with ``hit``: a chain of LUT2s in the whole kernel's mapping)
         target = Signal(ways)
-        m.d.comb += target.eq(Mux(hit, hit_way, miss))
+        m.d.comb += target.eq(Mux(hit, hits, miss))
 
         # each way's control count plus one (saturating: all ones stay). The halves count side by
         # side (two short carry chains instead of one long one); the high half's carry out only
