@@ -286,6 +286,25 @@ def test_resource_report(tmp_path, capsys):
     assert br.main([str(tmp_path)]) == 0
 
 
+def test_resources_verdict_against_goals():
+    """bench/resources.py's verdict: an area goal (issue 13) says ABOVE when a resource exceeds
+    it; the motif kernel's thesis figure is a reference only; levels and delay against 8 and
+    the clock period."""
+    import bench.resources as br
+
+    def report(kernel, lut, levels, est):
+        return {"kernel": kernel, "top": kernel, "resources": {"lut": lut, "dsp": 0},
+                "logic_levels": levels, "est_delay_ns": est, "clock_period_ns": 4.0}
+
+    assert br.verdict(report("jsd", 75_220, 8, 3.99)) == (
+        "jsd: ABOVE anchor (thesis, 8 lanes) in LUT; 8 levels <= 8; est 3.99 ns <= 4.0 ns clock")
+    assert br.verdict(report("jsd", 75_219, 9, 4.01)).startswith(
+        "jsd: at or below anchor (thesis, 8 lanes); 9 levels > 8; est 4.01 ns > 4.0 ns clock")
+    assert "above CM-CU thesis in LUT (a reference, not an area goal)" in br.verdict(
+        report("motif", 13_079, 7, 3.9))
+    assert "ABOVE" not in br.verdict(report("motif", 13_079, 7, 3.9))
+
+
 TCL_STUB = r"""
 set ::calls {}
 proc rec {name args} { lappend ::calls [concat $name $args]; return "obj_$name" }
