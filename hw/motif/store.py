@@ -31,7 +31,7 @@ cycle for every input, no backpressure. ``clear`` empties every set (``sets`` cy
 flight (the read port is shared).
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -66,6 +66,26 @@ def set_layout(key_bits: int, value_bits: int, ways: int) -> data.StructLayout:
 
 def store_op_layout(key_bits: int, value_bits: int) -> data.StructLayout:
     return data.StructLayout({"op": StoreOp, "word": key_bits, "value": value_bits})
+
+
+#: rows of up to this many valid and victim bits take their miss way from a lookup table
+_TABLE_INPUTS = 8
+
+
+def _miss_way(valid: int, victim: int, ways: int):
+    """(one-hot way, full) of a set with these valid bits and victim: the hardware's rule."""
+    free = ~valid & ((1 << ways) - 1)
+    if free:
+        return free & -free, 0
+    return (1 << victim if victim < ways else 0), 1
+
+
+def _after_fill(valid: int, victim: int, ways: int):
+    """(valid, victim) after a RECORD that misses: the lowest free way, else the victim advances."""
+    free = ~valid & ((1 << ways) - 1)
+    if free:
+        return valid | (free & -free), victim
+    return valid, 0 if victim == ways - 1 else victim + 1
 
 
 class HeavyHitterStore(wiring.Component):
@@ -134,12 +154,31 @@ class HeavyHitterStore(wiring.Component):
                                    Cat(victim == index for index in range(ways))))
             return way, ~free.any()
 
+        def table(row, after_fill):
+            """The same as a lookup table of the row's valid bits and victim (a few ways: one
+            LUT per output bit, where the mapper made 4-5 levels of the logic form)."""
+            valid_bits = Cat(entry.valid for entry in row.ways)
+            words = []
+            for index in range(1 << (ways + len(row.next_victim))):
+                valid, victim = index & ((1 << ways) - 1), index >> ways
+                if after_fill:
+                    valid, victim = _after_fill(valid, victim, ways)
+                way, full = _miss_way(valid, victim, ways)
+                words.append(Const(way | full << ways, ways + 1))
+            word = Signal(ways + 1, name="after_fill_miss" if after_fill else "miss_way")
+            m.d.comb += word.eq(Array(words)[Cat(valid_bits, row.next_victim)])
+            return word[:ways], word[ways]
+
         def miss_way_of(row):
+            if ways + len(row.next_victim) <= _TABLE_INPUTS:
+                return table(row, after_fill=False)
             return miss_way(~Cat(entry.valid for entry in row.ways), row.next_victim)
 
         def miss_way_after_fill(row):
             """:func:`miss_way_of` the row a RECORD that misses ``row`` leaves: it takes the lowest
             free way, or in a full set the victim, and the victim pointer advances."""
+            if ways + len(row.next_victim) <= _TABLE_INPUTS:
+                return table(row, after_fill=True)
             free = ~Cat(entry.valid for entry in row.ways)
             victim = row.next_victim
             advanced = Mux(victim == ways - 1, 0, victim + 1)
@@ -172,7 +211,7 @@ class HeavyHitterStore(wiring.Component):
         set_index_w = Signal(self._set_bits)
         # operation t-2 (now in U) or t-3 (now in W) writes the set operation t reads: the read
         # misses that write
-        after_two, after_three = Signal(), Signal()
+        after_two, after_three = Signal(name="after_two"), Signal(name="after_three")
         m.d.sync += [after_two.eq(valid_u & ~self.busy & (set_index_u == set_index_r)),
                      after_three.eq(valid_w & ~self.busy & (set_index_w == set_index_r))]
 
@@ -185,14 +224,16 @@ class HeavyHitterStore(wiring.Component):
         base_hits = Signal(ways)
         # the way a RECORD that misses takes (one-hot) and whether the set is full, for the row
         # of stage C and (below) for the row stage U writes: registered beside the rows
-        base_miss, base_full = Signal(ways), Signal()
-        last_miss, last_full = Signal(ways), Signal()
-        miss_c, full_c = miss_way_of(base_c)
-        m.d.sync += [base_miss.eq(miss_c), base_full.eq(full_c)]
-        # the same after a RECORD that misses the row: the row stage U writes is one of the two
-        base_fill_miss, base_fill_full = Signal(ways), Signal()
-        fill_miss_c, fill_full_c = miss_way_after_fill(base_c)
-        m.d.sync += [base_fill_miss.eq(fill_miss_c), base_fill_full.eq(fill_full_c)]
+        base_miss, base_full = Signal(ways, name="base_miss"), Signal(name="base_full")
+        last_miss, last_full = Signal(ways, name="last_miss"), Signal(name="last_full")
+        # each candidate row's own, then the row select (the select first put it in front of the
+        # lowest-free-way search: 5 levels from the memory's output)
+        candidates = [miss_way_of(row) for row in (last_row, older_row, read.data)]
+
+        def select(field):
+            newest, older, read_row = (candidate[field] for candidate in candidates)
+            return Mux(after_two, newest, Mux(after_three, older, read_row))
+        m.d.sync += [base_miss.eq(select(0)), base_full.eq(select(1))]
         # operation t-1 (now in U) writes the same set: stage U takes its row instead, and the
         # way t-1 records into holds t-1's k-mer, so there the hit is "same k-mer as t-1"
         after_one = Signal()
@@ -268,7 +309,10 @@ class HeavyHitterStore(wiring.Component):
         # the miss way of the new row: its row's own, or after a fill its row's after-fill one
         # (each from registers), so the loop back to the registers is ``hit`` and one select
         # instead of the new row's valid bits through the lowest-free-way search
+        # (the after-fill ones of the registered rows: a function of their valid bits and
+        # victim; in stage C, behind its row select, they made a 7-level path)
         last_fill_miss, last_fill_full = miss_way_after_fill(last_row)
+        base_fill_miss, base_fill_full = miss_way_after_fill(base_u)
         fill_miss = Mux(after_one, last_fill_miss, base_fill_miss)
         fill_full = Mux(after_one, last_fill_full, base_fill_full)
         fills = is_record & ~hit
