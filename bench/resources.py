@@ -108,6 +108,9 @@ def verdict(report):
     est, period = report.get("est_delay_ns"), report.get("clock_period_ns")
     if est is not None and period:
         parts.append(f"est {est} ns {'<=' if est <= period else '>'} {period} ns clock")
+        failing = report.get("failing_endpoints")
+        if failing:
+            parts[-1] += f" ({failing} endpoint{'s' if failing > 1 else ''} over)"
     return f"{name}: " + "; ".join(parts)
 
 

@@ -303,6 +303,8 @@ def test_resources_verdict_against_goals():
     assert "above CM-CU thesis in LUT (a reference, not an area goal)" in br.verdict(
         report("motif", 13_079, 7, 3.9))
     assert "ABOVE" not in br.verdict(report("motif", 13_079, 7, 3.9))
+    over = dict(report("sketch", 1, 7, 4.03), failing_endpoints=12)
+    assert br.verdict(over).endswith("est 4.03 ns > 4.0 ns clock (12 endpoints over)")
 
 
 TCL_STUB = r"""
@@ -720,6 +722,15 @@ def test_timing_estimate_counts_bram_dsp_and_carry_chains():
     assert (worst["start"], worst["end"]) == (("ram_q", "acc (D)") if bram_path > dsp_path
                                               else ("a", "p_reg (D)"))
     assert est["clock_period_ns"] == 4.0 and est["meets_clock"] == (est["est_delay_ns"] <= 4.0)
+    # every endpoint ranked, the ones over a clock period between the two paths counted
+    between = (bram_path + dsp_path) / 2
+    est = estimate_timing(netlist, "t", clock_hz=1e9 / between)
+    assert est["failing_endpoints"] == 1
+    ranked = [(w["end"], w["delay_ns"]) for w in est["worst_endpoints"]]
+    slow, fast = sorted([("acc (D)", round(bram_path, 3)), ("p_reg (D)", round(dsp_path, 3))],
+                        key=lambda e: -e[1])
+    assert ranked == [slow, fast]
+    assert estimate_timing(netlist, "t")["failing_endpoints"] is None
     # an output register on the BRAM takes its clock-to-out down to the registered figure
     cells["ram"]["parameters"]["DOA_REG"] = 1
     cells["dsp"]["parameters"]["PREG"] = 1

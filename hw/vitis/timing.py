@@ -121,6 +121,10 @@ def _names(module):
     return {b: v[1] for b, v in best.items()}
 
 
+#: how many of the slowest endpoints a report lists (``worst_endpoints``)
+WORST_ENDPOINTS = 8
+
+
 def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="xcup"):
     """``netlist``: Yosys ``write_json`` of a flattened ``synth_xilinx`` design.  Returns
     ``{"logic_levels", "logic_levels_path", "est_delay_ns", "est_delay_path", "clock_period_ns",
@@ -273,11 +277,13 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
 
     names = _names(module)
     worst_d = worst_l = None
+    ranked = []                       # (delay, levels, start, bit, where) of every endpoint
     for bit, setup, where in endpoints:
         resolve(bit)
         d, lv, s = by_delay[bit]
         if s is not None:
             total = d + m["route"] + setup
+            ranked.append((total, lv, s, bit, where))
             if worst_d is None or total > worst_d[0]:
                 worst_d = (total, lv, s, bit, where)
         lv2, d2, s2 = by_levels[bit]
@@ -312,7 +318,14 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
     est = round(worst_d[0], 3) if worst_d else None
     if worst_l is not None:           # whole levels (half-levels of CARRY4 pairs rounded up)
         worst_l = (math.ceil(worst_l[0]),) + tuple(worst_l[1:])
+    ranked.sort(key=lambda w: w[0], reverse=True)
+    # like Vivado's failing endpoints: how many register/RAM/DSP inputs the estimate puts over
+    # the clock period, and the first few of them (a worst path per endpoint)
+    failing = sum(1 for w in ranked if period and w[0] > period) if period else None
     return {"logic_levels": worst_l[0] if worst_l else 0,
+            "failing_endpoints": failing,
+            "worst_endpoints": [{k: v for k, v in path(w, True).items() if k != "cells"}
+                                for w in ranked[:WORST_ENDPOINTS]],
             "logic_levels_path": path(worst_l, False),
             "est_delay_ns": est, "est_delay_path": path(worst_d, True),
             "clock_period_ns": round(period, 3) if period else None,
