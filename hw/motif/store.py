@@ -215,6 +215,13 @@ class HeavyHitterStore(wiring.Component):
         m.d.sync += [after_two.eq(valid_u & ~self.busy & (set_index_u == set_index_r)),
                      after_three.eq(valid_w & ~self.busy & (set_index_w == set_index_r))]
 
+        # "same k-mer as the operation before", in two steps: the words' 3-bit chunks compared
+        # as the operation enters stage C (registered), their AND as it enters U (one compare in
+        # one cycle, its chunks on kept wires, was a 7-LUT chain in the whole kernel's mapping)
+        same_chunks = Signal(-(-self._key_bits // 3), name="same_chunks")
+        m.d.sync += same_chunks.eq(Cat(op_r.word[low:low + 3] == op_c.word[low:low + 3]
+                                       for low in range(0, self._key_bits, 3)))
+
         # stage C: the set as operations up to t-2 left it, and every way's tag compared with it
         base_c = Signal(self.layout)
         m.d.comb += base_c.eq(Mux(after_two, last_row, Mux(after_three, older_row, read.data)))
@@ -241,7 +248,7 @@ class HeavyHitterStore(wiring.Component):
         m.d.sync += [valid_u.eq(valid_c), op_u.eq(op_c), set_index_u.eq(set_index_c),
                      base_u.eq(base_c), base_hits.eq(base_hits_c),
                      after_one.eq(valid_u & ~self.busy & (set_index_u == set_index_c)),
-                     same_kmer.eq(tree_equal(m, op_u.word, op_c.word, "same_kmer"))]
+                     same_kmer.eq(same_chunks.all())]
 
         # stage U: every input of the update a register or one LUT from registers
         last_recorded = Signal(ways)   # one-hot: the way stage U recorded into last cycle
