@@ -99,6 +99,16 @@ def test_builder_core_every_kmer_with_backpressure():
     check_core(params, small_genomes(2, 3, 120), stall_probability=0.4)
 
 
+def test_output_fifo_full_under_backpressure(monkeypatch):
+    """A 4-beat output FIFO against an output that stalls 80 % of cycles: the FIFO fills, its
+    registered "room" holds the records (and the PQA drain behind them) and no beat is lost or
+    doubled."""
+    monkeypatch.setattr(QueueBuilderCore, "OUTPUT_FIFO_DEPTH", 4)
+    params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=40,
+                    record_banks=2)
+    check_core(params, small_genomes(3, 3, 150), stall_probability=0.8)
+
+
 @pytest.mark.parametrize("banks", [1, 2])
 def test_lanes_share_the_back_end(banks):
     """Four lanes (4 or 8 banks behind one Count-Min pipeline and one PQA network) fed the same

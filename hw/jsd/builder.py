@@ -363,8 +363,9 @@ class QueueBuilderCore(wiring.Component):
     i : In(stream.Signature(8 T B))
     o : Out(stream.Signature(8 T B))
         Records of the genomes that end, whole records back to back, lowest lane first. The
-        trailer leaves about ``entropy_finish_cycles`` + 1 cycles after the record's last queue
-        beat (the shared entropy unit's finish).
+        trailer leaves about ``entropy_finish_cycles`` + 2 cycles after the record's last queue
+        beat (the shared entropy unit's finish and the output FIFO, ``OUTPUT_FIFO_DEPTH``
+        beats of block RAM, 2 cycles from entry to ``o``).
     plain_update : In(1)
     idle : Out(1)
         Every accepted beat is processed and every record delivered.
@@ -374,6 +375,9 @@ class QueueBuilderCore(wiring.Component):
     The back end shared by the lanes is :attr:`hashes`, :attr:`countmin` and :attr:`pqa`: lane
     t's bank b is bank ``t * record_banks + b`` of the Count-Min and the PQA.
     """
+
+    #: beats of the record output FIFO (block RAM: 512 deep at one BRAM36 per 72 bits)
+    OUTPUT_FIFO_DEPTH = 512
 
     def __init__(self, params: Params):
         self.params = params
@@ -553,18 +557,28 @@ class QueueBuilderCore(wiring.Component):
         piece = Array([lane.piece for lane in lanes])[current]
         queue_data = queue_word.word_select(piece, p.data_width)
 
-        # the beats leave through a register (the drained URAM word -> the bank select -> the
-        # empty entries zeroed -> the beat's piece ran on into the AXI writer's WDATA: 7 LUTs
-        # behind the URAM's clock-to-out, 5.53 ns, the whole builder's longest path; into this
-        # register it was still 5.03 ns, so the PQA's drained queues now leave from registers)
+        # the beats leave through a block-RAM FIFO whose "room" is a register: the output's ready
+        # (the AXI writer's WREADY and the call's abort) reaches neither the lanes' record
+        # handshake nor the PQA's drain read behind it (through a register of the beat and its
+        # ready: 8 LUTs from the kernel's FSM to a URAM's write enable, 4.98 ns). A trailer bit
+        # rides beside each beat; `records` counts a trailer as it leaves.
         record_valid, record_ready, record_trailer = Signal(), Signal(), Signal()
         record_data = Signal(p.data_width)
-        holds_trailer = Signal()
-        m.d.comb += record_ready.eq(~self.o.valid | self.o.ready)
-        with m.If(record_ready):
-            m.d.sync += [self.o.valid.eq(record_valid), self.o.payload.eq(record_data),
-                         holds_trailer.eq(record_trailer)]
-        with m.If(self.o.valid & self.o.ready & holds_trailer):
+        depth = self.OUTPUT_FIFO_DEPTH
+        m.submodules.output = output = _BlockRamFifo(width=p.data_width + 1, depth=depth)
+        # room for a beat in this cycle, decided on the level of the one before (a beat per cycle
+        # at most, so one place of margin)
+        room = Signal()
+        m.d.sync += room.eq(output.level < depth - 1)
+        m.d.comb += [
+            record_ready.eq(room),
+            output.w_en.eq(record_valid & room),
+            output.w_data.eq(Cat(record_data, record_trailer)),
+            self.o.valid.eq(output.r_rdy),
+            self.o.payload.eq(output.r_data[:p.data_width]),
+            output.r_en.eq(self.o.ready),
+        ]
+        with m.If(self.o.valid & self.o.ready & output.r_data[p.data_width]):
             m.d.sync += self.records.eq(self.records + 1)
         # the granted lane's queue beats pass to the output and their values into the entropy
         # unit; its tag beat is first counted in as an empty `last` beat (ending the sums), then
@@ -599,7 +613,7 @@ class QueueBuilderCore(wiring.Component):
                 m.d.sync += [ending.eq(0), granted.eq(0), granted_lane.eq(0)]
         pipeline_empty = Signal()
         m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in lanes)).all()
-                                      & back_end_empty & ~granted & ~self.o.valid)
+                                      & back_end_empty & ~granted & (output.level == 0))
         # beats inside the lanes' fixed-latency front ends are not visible: count quiet cycles
         settle = lanes[0].front_latency + 4
         quiet = Signal(range(settle + 1))
