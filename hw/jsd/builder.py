@@ -363,9 +363,9 @@ class QueueBuilderCore(wiring.Component):
     i : In(stream.Signature(8 T B))
     o : Out(stream.Signature(8 T B))
         Records of the genomes that end, whole records back to back, lowest lane first. The
-        trailer leaves about ``entropy_finish_cycles`` + 2 cycles after the record's last queue
+        trailer leaves about ``entropy_finish_cycles`` + 3 cycles after the record's last queue
         beat (the shared entropy unit's finish and the output FIFO, ``OUTPUT_FIFO_DEPTH``
-        beats of block RAM, 2 cycles from entry to ``o``).
+        beats of block RAM behind a register, 3 cycles from the record handshake to ``o``).
     plain_update : In(1)
     idle : Out(1)
         Every accepted beat is processed and every record delivered.
@@ -566,14 +566,19 @@ class QueueBuilderCore(wiring.Component):
         record_data = Signal(p.data_width)
         depth = self.OUTPUT_FIFO_DEPTH
         m.submodules.output = output = _BlockRamFifo(width=p.data_width + 1, depth=depth)
-        # room for a beat in this cycle, decided on the level of the one before (a beat per cycle
-        # at most, so one place of margin)
+        # a beat enters the FIFO from a register a cycle after it is taken (the lanes' record
+        # handshake into the FIFO's level was 10 levels), so "room" for a beat in this cycle,
+        # decided on the level of the cycle before, leaves a place for that register's beat and
+        # one for the beat of the cycle before
         room = Signal()
-        m.d.sync += room.eq(output.level < depth - 1)
+        entering = Signal()
+        entering_data = Signal(p.data_width + 1)
+        m.d.sync += [room.eq(output.level < depth - 2), entering.eq(record_valid & room),
+                     entering_data.eq(Cat(record_data, record_trailer))]
         m.d.comb += [
             record_ready.eq(room),
-            output.w_en.eq(record_valid & room),
-            output.w_data.eq(Cat(record_data, record_trailer)),
+            output.w_en.eq(entering),
+            output.w_data.eq(entering_data),
             self.o.valid.eq(output.r_rdy),
             self.o.payload.eq(output.r_data[:p.data_width]),
             output.r_en.eq(self.o.ready),
@@ -613,7 +618,8 @@ class QueueBuilderCore(wiring.Component):
                 m.d.sync += [ending.eq(0), granted.eq(0), granted_lane.eq(0)]
         pipeline_empty = Signal()
         m.d.comb += pipeline_empty.eq(Cat(*(lane.idle for lane in lanes)).all()
-                                      & back_end_empty & ~granted & (output.level == 0))
+                                      & back_end_empty & ~granted & ~entering
+                                      & (output.level == 0))
         # beats inside the lanes' fixed-latency front ends are not visible: count quiet cycles
         settle = lanes[0].front_latency + 4
         quiet = Signal(range(settle + 1))
