@@ -66,8 +66,9 @@ def run_store(ops, *, key_bits=12, sets=4, ways=3, idle_probability=0.0, seed=0,
     return state, readback, golden_state(golden)
 
 
+# up to 4 ways the store takes its miss ways from lookup tables, from 8 ways on from logic
 @pytest.mark.parametrize("idle_probability", [0.0, 0.5])
-@pytest.mark.parametrize("sets,ways", [(4, 3), (8, 4), (1, 2)])
+@pytest.mark.parametrize("sets,ways", [(4, 3), (8, 4), (1, 2), (2, 8)])
 def test_random_operations(sets, ways, idle_probability):
     rng = random.Random(sets * 10 + ways)
     pool = [rng.getrandbits(12) for _ in range(4 * sets * ways)]
@@ -92,7 +93,7 @@ def test_same_kmer_counted_every_cycle():
 
 
 @pytest.mark.parametrize("gap", [0, 1, 2, 3])
-@pytest.mark.parametrize("ways", [1, 2, 3])
+@pytest.mark.parametrize("ways", [1, 2, 3, 8])
 def test_set_fills_and_evicts_back_to_back(ways, gap):
     """Distinct k-mers recorded into one set, ``gap`` idle cycles apart: the record that fills
     the set and the evictions right after it (the miss way and the pointer of a row written one
