@@ -321,7 +321,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
     ranked.sort(key=lambda w: w[0], reverse=True)
     # like Vivado's failing endpoints: how many register/RAM/DSP inputs the estimate puts over
     # the clock period, and the first few of them (a worst path per endpoint)
-    failing = sum(1 for w in ranked if period and w[0] > period) if period else None
+    failing = sum(1 for w in ranked if w[0] > period) if period else None
     return {"logic_levels": worst_l[0] if worst_l else 0,
             "failing_endpoints": failing,
             "worst_endpoints": [{k: v for k, v in path(w, True).items() if k != "cells"}
