@@ -898,6 +898,60 @@ def test_yosys_report_with_purged_names(tmp_path):
     assert purged["resources"]["lut"] > 10 and purged["logic_levels"] >= 2
 
 
+def test_timed_lut_library_follows_the_delay_model():
+    """The timed mapping's LUT delays are the estimate's LUT + routing (a wide LUT a MUXF more)
+    and its target leaves the estimate's clock-to-out, last route and setup out of the period."""
+    from hw.vitis.synth import timed_lut_library, timed_target_ps
+    from hw.vitis.timing import DELAY_MODEL
+    lines = {int(line.split()[0]): line.split()[1:] for line in
+             timed_lut_library().splitlines()}
+    assert sorted(lines) == list(range(1, 9))
+    assert lines[6] == ["5"] + ["500"] * 6 and lines[2] == ["2", "500", "500"]
+    assert lines[7] == ["10"] + ["600"] * 7 and lines[8] == ["20"] + ["700"] * 8
+    assert timed_target_ps(250e6) == 3470           # F1: 6 LUT levels fit, 7 do not
+    assert timed_target_ps(300e6) == 2803           # U250: 5 fit
+    faster = dict(DELAY_MODEL, route=0.28)
+    assert timed_lut_library(faster).splitlines()[5] == "6 5 " + " ".join(["400"] * 6)
+    assert timed_target_ps(250e6, faster) == 3570
+
+
+def test_yosys_timed_mapping_runs_abc9_with_the_library_and_target(tmp_path, monkeypatch):
+    """With a clock the LUTs are mapped by abc9 with the delay model's LUT library and the
+    period's target (the script and the library file Yosys reads checked as it runs), the
+    report says so, and without one synth_xilinx's own mapping is used."""
+    import subprocess
+    from bench.resource_table import part_verilog
+    from hw.sketch.kmer_buffer import KmerBuffer
+    from hw.vitis import synth
+    if not synth.yosys_available():
+        pytest.skip("no yosys")
+    path = tmp_path / "buffer.v"
+    path.write_text(part_verilog(KmerBuffer(2, 3), "buffer"))
+    real_run = subprocess.run
+    seen = []
+
+    def watch(cmd, *args, **kwargs):
+        script = cmd[cmd.index("-p") + 1]
+        library = (tmp_path / "buffer.yosys.lut")
+        seen.append((script, library.read_text() if library.exists() else None))
+        return real_run(cmd, *args, **kwargs)
+    monkeypatch.setattr(synth.subprocess, "run", watch)
+    report = synth.yosys_report(path, "buffer", clock_hz=250e6)
+    (script, library), = seen
+    assert "abc9 -lut buffer.yosys.lut -D 3470;" in script
+    assert "-run begin:map_luts" in script and "-run finalize:check" in script
+    assert library == synth.timed_lut_library()
+    assert not (tmp_path / "buffer.yosys.lut").exists()
+    assert report["lut_mapper"] == "abc9-timed" and report["lut_delay_target_ps"] == 3470
+    assert report["resources"]["ff"] > 20 and report["meets_clock"]
+    assert report["logic_levels"] <= 6
+    stock = synth.yosys_report(path, "buffer")
+    assert stock["lut_mapper"] == "abc9" and "lut_delay_target_ps" not in stock
+    assert "abc9 -lut" not in seen[1][0]
+    with pytest.raises(ValueError, match="needs clock_hz"):
+        synth.yosys_report(path, "buffer", mapper="abc9-timed")
+
+
 def test_yosys_abc9_failure_is_named_in_the_fallback_report(tmp_path, monkeypatch):
     """When the abc9 mapping fails the report comes from the classic abc mapper and its
     ``lut_mapper`` carries the failed run's exit code and last line."""

@@ -14,6 +14,13 @@ parameters and to catch gross mistakes, not as a fit guarantee.
   estimate of :mod:`hw.vitis.timing` on the mapped netlist, register to register with block RAM,
   DSP and LUT-RAM clock-to-out and setup counted and every CARRY of a chain one level, under its
   stated UltraScale+ delay model; ``meets_clock`` against ``clock_hz`` when given.
+* With a clock (``python -m hw.build`` passes the board's) the LUTs are mapped for it, as
+  Vivado's synthesis maps for its clock constraint: synth_xilinx up to its LUT mapping, then abc9
+  with a LUT library whose delays are the model's LUT + routing and a delay target of the period
+  less the model's clock-to-out, last route and setup (``lut_delay_target_ps`` in the report).
+  synth_xilinx's own abc9 call gives every LUT a delay of 1 against carry and flip-flop delays in
+  picoseconds, so to it a LUT-only path costs nothing and its area recovery chains logic as deep
+  as the netlist allows (a registered 14-input AND came out as 7 LUTs in a row).
 """
 
 import importlib.util
@@ -135,6 +142,45 @@ _CLASSIC_ABC_MAPPING = (
     "blackbox =A:whitebox")
 
 
+# Timing-driven LUT mapping at the board clock (``mapper="abc9-timed"``): synth_xilinx's own
+# abc9 run gives every LUT a delay of 1 against carry and flip-flop delays in picoseconds
+# (``-luts``), so LUT-only paths look free and its area recovery chains them as deep as the
+# logic allows. Here the LUTs carry the delay model's LUT + routing (ps), LUT7/LUT8 a MUXF more,
+# and the target is the clock period less the model's clock-to-out, last route and setup.
+_TIMED_ABC9_MAPPING = (
+    "synth_xilinx -family {family} -top {top} -flatten -run begin:map_luts; "
+    "opt_expr -mux_undef -noclkinv; abc9 -lut {lut_file} -D {target_ps}; clean; "
+    "xilinx_srl -fixed -minlen 3; "
+    "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt; "
+    "opt_lut_ins -tech xilinx; opt_clean; "
+    "synth_xilinx -family {family} -top {top} -flatten -run finalize:check; "
+    "blackbox =A:whitebox")
+
+
+def timed_lut_library(model=None) -> str:
+    """ABC's LUT library for :data:`_TIMED_ABC9_MAPPING`: ``size area delay...`` per LUT size
+    (areas as synth_xilinx's ``-luts 2:2,3,6:5,10,20``; delays in ps from the delay model)."""
+    from .timing import DELAY_MODEL
+    model = model or DELAY_MODEL
+    level = round(1000 * (model["lut"] + model["route"]))
+    muxf = round(1000 * model["muxf"])
+    areas = {1: 2, 2: 2, 3: 3, 4: 5, 5: 5, 6: 5, 7: 10, 8: 20}
+    lines = []
+    for size, area in areas.items():
+        delay = level + muxf * max(0, size - 6)
+        lines.append(f"{size} {area} " + " ".join([str(delay)] * size))
+    return "\n".join(lines) + "\n"
+
+
+def timed_target_ps(clock_hz, model=None) -> int:
+    """The delay target of the timed mapping: the clock period less what the estimate adds to
+    every register-to-register path besides its LUTs."""
+    from .timing import DELAY_MODEL
+    model = model or DELAY_MODEL
+    overhead = model["ff_clk_to_q"] + model["route"] + model["ff_setup"]
+    return int(1e12 / clock_hz - 1000 * overhead)
+
+
 _CONSTANT = re.compile(r"(?:\d+)?'(?P<base>[bodhBODH])(?P<digits>[0-9a-fA-F_]+)|(?P<decimal>\d+)")
 _BASES = {"b": 2, "o": 8, "d": 10, "h": 16}
 
@@ -187,12 +233,14 @@ def readmem_initialisation(text, write_file):
 
 
 def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
-                 mapper="abc9", clock_hz=None, purge_names=False) -> dict:
+                 mapper=None, clock_hz=None, purge_names=False) -> dict:
     """Synthesize ``verilog_path`` (module ``top``) and return the report dict.  ``device`` is a
     board's ``[resources]`` table (adds ``utilization``).  ``timeout`` (s) defaults to
     ``KMER_YOSYS_TIMEOUT`` or an hour (the whole default JSD builder takes longer).  ``mapper``
-    is "abc9" (synth_xilinx's default; falls back to "abc" if Yosys fails with it, recorded as
-    ``lut_mapper``) or "abc".
+    is "abc9-timed" (the default when ``clock_hz`` is given: LUT mapping driven by the delay
+    model at that clock, :data:`_TIMED_ABC9_MAPPING`), "abc9" (synth_xilinx's own, the default
+    without a clock) or "abc"; an abc9 mapping that fails falls back to "abc", recorded as
+    ``lut_mapper``.
     ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
     whole kernel; the timing path then names Yosys's nets where a name was dropped).
     Yosys reads a copy of the Verilog whose memory initialisations come from ``$readmemh``
@@ -200,6 +248,10 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     Writes nothing but temp files next to the Verilog (``<top>.yosys.*``), removed at the end."""
     if timeout is None:
         timeout = _timeout_from_environment()
+    if mapper is None:
+        mapper = "abc9-timed" if clock_hz else "abc9"
+    if mapper == "abc9-timed" and not clock_hz:
+        raise ValueError("the abc9-timed mapping needs clock_hz")
     backend = yosys_backend()
     if backend is None:
         raise RuntimeError(NO_YOSYS)
@@ -222,8 +274,16 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     purge = f"hierarchy -top {top}; proc; opt_clean -purge; " if purge_names else ""
 
     def run(mapper):
-        mapping = (f"synth_xilinx -family {family} -top {top} -flatten" if mapper == "abc9"
-                   else _CLASSIC_ABC_MAPPING.format(family=family, top=top))
+        if mapper == "abc9":
+            mapping = f"synth_xilinx -family {family} -top {top} -flatten"
+        elif mapper == "abc9-timed":
+            lut_file = f"{top}.yosys.lut"
+            temp_files.append(lut_file)
+            (wd / lut_file).write_text(timed_lut_library())
+            mapping = _TIMED_ABC9_MAPPING.format(family=family, top=top, lut_file=lut_file,
+                                                 target_ps=timed_target_ps(clock_hz))
+        else:
+            mapping = _CLASSIC_ABC_MAPPING.format(family=family, top=top)
         script = (f"read_verilog {source}; {purge}{mapping}; "
                   f"tee -q -o {stat_file} stat -json; "
                   f"write_json {net_file}")
@@ -241,7 +301,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
         (wd / source).write_text(readmem_initialisation(vpath.read_text(), write_init_file))
         proc, last = run(mapper)
         lut_mapper = mapper
-        if proc.returncode != 0 and mapper == "abc9":
+        if proc.returncode != 0 and mapper.startswith("abc9"):
             # the first run's own words, so a figure from the fallback says why it is one
             lut_mapper = f"abc (abc9 failed ({proc.returncode}): {last[:200]})"
             proc, last = run("abc")
@@ -267,6 +327,8 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     res = summarize_cells(cells)
     report = {"top": top, "family": family, "yosys": backend, "lut_mapper": lut_mapper,
               "cells": cells, "resources": res, **timing}
+    if lut_mapper == "abc9-timed":
+        report["lut_delay_target_ps"] = timed_target_ps(clock_hz)
     if device:
         report["device"] = dict(device)
         report["utilization"] = {k: (res[k] / device[k] if device.get(k) else None)
