@@ -39,6 +39,8 @@ ANCHORS = {
 #: a simpler CAM (docs/motif_kernel.md), so its thesis figure is printed for comparison.
 REFERENCE_ONLY = {"motif"}
 MAX_LEVELS = 8
+#: groups of failing endpoints printed under a kernel's verdict
+SHOWN_GROUPS = 8
 
 
 def load_reports(build_dir):
@@ -83,8 +85,16 @@ def main(argv=None):
                          budget=(f"{board['name']} budget", left)))
     print(f"budget = device minus shell ({source})")
     for r in reps:
-        print(verdict(r))
+        print("\n".join(verdict_lines(r)))
     return 0
+
+
+def verdict_lines(report):
+    """The verdict, then the largest groups of endpoints over the clock (by name, numbers aside)."""
+    return [verdict(report)] + [
+        f"  {group['count']:>6} over, up to {group['delay_ns']} ns: {group['end']}"
+        f" (from {group['start']})"
+        for group in report.get("failing_groups", [])[:SHOWN_GROUPS]]
 
 
 def verdict(report):

@@ -305,6 +305,11 @@ def test_resources_verdict_against_goals():
     assert "ABOVE" not in br.verdict(report("motif", 13_079, 7, 3.9))
     over = dict(report("sketch", 1, 7, 4.03), failing_endpoints=12)
     assert br.verdict(over).endswith("est 4.03 ns > 4.0 ns clock (12 endpoints over)")
+    over["failing_groups"] = [{"end": "lane#.acc[#] (D)", "count": 11, "delay_ns": 4.03,
+                               "start": "lane1.x"}] * 9
+    lines = br.verdict_lines(over)
+    assert lines[0] == br.verdict(over) and len(lines) == 1 + br.SHOWN_GROUPS
+    assert lines[1] == "      11 over, up to 4.03 ns: lane#.acc[#] (D) (from lane1.x)"
 
 
 TCL_STUB = r"""
@@ -730,7 +735,17 @@ def test_timing_estimate_counts_bram_dsp_and_carry_chains():
     slow, fast = sorted([("acc (D)", round(bram_path, 3)), ("p_reg (D)", round(dsp_path, 3))],
                         key=lambda e: -e[1])
     assert ranked == [slow, fast]
+    assert est["failing_groups"] == [{"end": slow[0], "count": 1, "delay_ns": slow[1],
+                                      "start": "ram_q" if slow[0] == "acc (D)" else "a"}]
     assert estimate_timing(netlist, "t")["failing_endpoints"] is None
+    # the failing endpoints grouped by name with the numbers left out: the same register of
+    # two lanes is one group
+    named = netlist["modules"]["t"]["netnames"]
+    named["lane1.acc[3]"], named["lane2.acc[0]"] = named.pop("acc"), named.pop("p_reg")
+    est = estimate_timing(netlist, "t", clock_hz=1e9)
+    assert est["failing_endpoints"] == 2
+    assert est["failing_groups"] == [{"end": "lane#.acc[#] (D)", "count": 2,
+                                      "delay_ns": slow[1], "start": est["est_delay_path"]["start"]}]
     # an output register on the BRAM takes its clock-to-out down to the registered figure
     cells["ram"]["parameters"]["DOA_REG"] = 1
     cells["dsp"]["parameters"]["PREG"] = 1

@@ -122,6 +122,8 @@ def _names(module):
 
 
 #: how many of the slowest endpoints a report lists (``worst_endpoints``)
+#: how many groups of failing endpoints (by name, numbers aside) a report lists
+FAILING_GROUPS = 24
 WORST_ENDPOINTS = 8
 
 
@@ -322,8 +324,17 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
     # like Vivado's failing endpoints: how many register/RAM/DSP inputs the estimate puts over
     # the clock period, and the first few of them (a worst path per endpoint)
     failing = sum(1 for w in ranked if w[0] > period) if period else None
+    # the failing endpoints by name with every number a '#' (all bits of a register, the same
+    # register of every lane or bank): which logic is over, not only its slowest bit
+    groups = {}
+    for w in ranked[:failing or 0]:
+        key = re.sub(r"\d+", "#", end_name(w[3], w[4]))
+        group = groups.setdefault(key, {"end": key, "count": 0, "delay_ns": round(w[0], 3),
+                                        "start": names.get(w[2], str(w[2]))})
+        group["count"] += 1
     return {"logic_levels": worst_l[0] if worst_l else 0,
             "failing_endpoints": failing,
+            "failing_groups": list(groups.values())[:FAILING_GROUPS],
             "worst_endpoints": [{k: v for k, v in path(w, True).items() if k != "cells"}
                                 for w in ranked[:WORST_ENDPOINTS]],
             "logic_levels_path": path(worst_l, False),
