@@ -243,3 +243,44 @@ def test_serializer_order_and_rate(slots):
     assert got == _serializer_tokens(gapped) + _serializer_tokens(steady)
     # the first steady token leaves one cycle after its beat is taken
     assert steady_cycles == [len(_serializer_tokens(steady)) + 1]
+
+
+def test_split_address_carries_into_its_upper_half():
+    """The JSD similarity kernel's record addresses (``_SplitAddress``): loaded with base +
+    offset and stepped by the record size across the 32-bit boundary, the value is base +
+    offset + steps x size whenever ``settled``, and ``settled`` drops for exactly one cycle
+    after each load or step."""
+    from hw.jsd.kernel import _SplitAddress
+    step = 262_208                               # the default record: 4,097 beats of 64 bytes
+    base = (5 << 32) - 3 * step - 100
+    m = Module()
+    load, advance = Signal(), Signal()
+    base_in = Signal(64)
+    address = _SplitAddress(m, "address")
+    with m.If(load):
+        address.load(base_in, 1 << 18)
+    with m.Elif(advance):
+        address.step(step)
+    expected = []
+
+    async def bench(ctx):
+        ctx.set(base_in, base)
+        ctx.set(load, 1)
+        await ctx.tick()
+        ctx.set(load, 0)
+        value = base + (1 << 18)
+        assert not ctx.get(address.settled)
+        await ctx.tick()
+        for _ in range(6):
+            assert ctx.get(address.settled) and ctx.get(address.value) == value
+            expected.append(value)
+            ctx.set(advance, 1)
+            await ctx.tick()
+            ctx.set(advance, 0)
+            value += step
+            assert not ctx.get(address.settled)
+            await ctx.tick()
+        assert ctx.get(address.value) == value and value >> 32 == 5
+
+    simulate(m, bench)
+    assert any(v >> 32 == 4 for v in expected) and expected[-1] >> 32 == 5

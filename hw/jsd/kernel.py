@@ -10,7 +10,7 @@ PQA with each; host arguments and layouts in kmerspec/kernels/jsd_similarity.py.
 read trailer first (two bursts), so the streamed PQA's total M is known before its queues arrive.
 """
 
-from amaranth.hdl import Mux, Signal
+from amaranth.hdl import Cat, Mux, Signal
 
 from kmerspec.kernels import jsd_builder, jsd_similarity
 from kmerspec.regmap import ERROR_ARGUMENT
@@ -75,7 +75,13 @@ class JsdSimilarityKernel(StreamKernel):
         m.submodules.core = core = self.core
         stream_through(m, core, reader, writer)
 
-        record_address = Signal(64)
+        # each record is read trailer first: the trailer's and the body's 64-bit addresses are
+        # registers stepped by the record size in two 32-bit halves, the upper half taking the
+        # lower one's carry a cycle later (a 64-bit add in one cycle was 11 levels: 15 CARRY4
+        # and its select); no command goes out while an upper half is still due, one cycle per
+        # record of 2^R x n / 8 + 1 beats
+        body = _SplitAddress(m, "body_address")
+        trailer = _SplitAddress(m, "trailer_address")
         records_left = Signal(33)
         body_next = Signal()       # the trailer of the current record has been requested
         in_pivots = Signal()
@@ -84,27 +90,58 @@ class JsdSimilarityKernel(StreamKernel):
         m.d.comb += [
             core.n_pivots.eq(self.args.n_pivots),
             core.n_pqas.eq(self.args.n_pqas),
-            reader.cmd.payload.addr.eq(Mux(body_next, record_address,
-                                           record_address + g.pqa_bytes)),
+            reader.cmd.payload.addr.eq(Mux(body_next, body.value, trailer.value)),
             reader.cmd.payload.length.eq(Mux(body_next, g.pqa_bytes, g.bus_bytes)),
         ]
+
+        def first_record(base):
+            body.load(base, 0)
+            trailer.load(base, g.pqa_bytes)
+
         with m.If(call.starting):
             m.d.comb += core.start.eq(1)
             m.d.sync += [
                 core.counts_mode.eq(self.args.mode[0]),
-                record_address.eq(self.args.pivots),
                 records_left.eq(self.args.n_pivots),
                 in_pivots.eq(1), body_next.eq(0),
             ]
+            first_record(self.args.pivots)
         with m.If(call.running):
             with m.If(records_left != 0):
-                m.d.comb += reader.cmd.valid.eq(1)
-                with m.If(reader.cmd.ready):
+                m.d.comb += reader.cmd.valid.eq(body.settled & trailer.settled)
+                with m.If(reader.cmd.valid & reader.cmd.ready):
                     m.d.sync += body_next.eq(~body_next)
                     with m.If(body_next):
-                        m.d.sync += [record_address.eq(record_address + g.record_bytes),
-                                     records_left.eq(records_left - 1)]
+                        body.step(g.record_bytes)
+                        trailer.step(g.record_bytes)
+                        m.d.sync += records_left.eq(records_left - 1)
             with m.Elif(in_pivots):
-                m.d.sync += [in_pivots.eq(0), record_address.eq(self.args.pqas),
-                             records_left.eq(self.args.n_pqas)]
+                m.d.sync += [in_pivots.eq(0), records_left.eq(self.args.n_pqas)]
+                first_record(self.args.pqas)
         return ~in_pivots & (records_left == 0) & write_sent & ~core.busy & reader.idle
+
+
+class _SplitAddress:
+    """A 64-bit address register loaded with ``base + offset`` or stepped by a constant below
+    2^32, in two 32-bit halves: the low half and its carry in the cycle of the load or step, the
+    high half in the next cycle. :attr:`value` is the address whenever :attr:`settled`."""
+
+    def __init__(self, m, name):
+        self.m = m
+        self.low = Signal(32, name=f"{name}_low")
+        self.high = Signal(32, name=f"{name}_high")
+        self.carry = Signal(name=f"{name}_carry")
+        self.value = Signal(64, name=name)
+        self.settled = Signal(name=f"{name}_settled", init=1)
+        m.d.comb += self.value.eq(Cat(self.low, self.high))
+        m.d.sync += [self.settled.eq(1), self.carry.eq(0)]
+        with m.If(~self.settled):
+            m.d.sync += self.high.eq(self.high + self.carry)
+
+    def load(self, base, offset):
+        self.m.d.sync += [Cat(self.low, self.carry).eq(base[:32] + offset),
+                          self.high.eq(base[32:64]), self.settled.eq(0)]
+
+    def step(self, step):
+        assert 0 <= step < 1 << 32
+        self.m.d.sync += [Cat(self.low, self.carry).eq(self.low + step), self.settled.eq(0)]
