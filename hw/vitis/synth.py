@@ -142,11 +142,8 @@ _CLASSIC_ABC_MAPPING = (
     "blackbox =A:whitebox")
 
 
-# Timing-driven LUT mapping at the board clock (``mapper="abc9-timed"``): synth_xilinx's own
-# abc9 run gives every LUT a delay of 1 against carry and flip-flop delays in picoseconds
-# (``-luts``), so LUT-only paths look free and its area recovery chains them as deep as the
-# logic allows. Here the LUTs carry the delay model's LUT + routing (ps), LUT7/LUT8 a MUXF more,
-# and the target is the clock period less the model's clock-to-out, last route and setup.
+# the LUT mapping for a clock (``mapper="abc9-timed"``; why: the module docstring): synth_xilinx's
+# own steps around an abc9 call with :func:`timed_lut_library` and :func:`timed_target_ps`
 _TIMED_ABC9_MAPPING = (
     "synth_xilinx -family {family} -top {top} -flatten -run begin:map_luts; "
     "opt_expr -mux_undef -noclkinv; abc9 -lut {lut_file} -D {target_ps}; clean; "
