@@ -68,10 +68,11 @@ def _tree_levels(count: int, arity: int) -> int:
 
 
 def feature_unit_latency(registers: int, *, union: bool = True, arity: int = 2) -> int:
-    """Cycles through a :class:`FeatureUnit`: the union register (if any), then the stages of
-    the reduction: as many as an ``arity``-input adder tree over the registers has levels (at
-    least one), the latency the kernels' cycle models were built on."""
-    return int(union) + max(1, _tree_levels(registers, arity))
+    """Cycles through a :class:`FeatureUnit`: its input register (the union, or without it the
+    decoded one-hot terms), then the stages of the reduction: as many as an ``arity``-input
+    adder tree over the registers has levels (at least one), the latency the kernels' cycle
+    models were built on."""
+    return 1 + max(1, _tree_levels(registers, arity))
 
 
 def pipelined_sum(m: Module, values: list, name: str, arity: int = 2) -> tuple:
@@ -188,7 +189,8 @@ class FeatureUnit(wiring.Component):
         Number of zero registers.
 
     Fully pipelined, no handshake: ``z`` and ``nz`` belong to the inputs of :attr:`latency`
-    cycles earlier; a new slot is taken every cycle (throughput 1 slot per cycle).  With the
+    cycles earlier; a new slot is taken every cycle (throughput 1 slot per cycle).  Without the
+    union: the decoded one-hot terms registered, then the adder tree's levels.  With the
     union: the union stage registers each register's slice masks and low bit; the group sums
     and counter levels follow, two per stage, then the final adders' stage, then delay stages
     (32 registers at w = 4: union; group sums and a counter level; two counter levels; the
@@ -265,8 +267,14 @@ class FeatureUnit(wiring.Component):
         n, w, f = self._registers, self._w, self._field_bits
         top = (1 << w) - 1
         ranks = [self.slot[i * f:i * f + w] for i in range(n)]
-        terms = [C(1 << top, top + 1) >> r for r in ranks]
-        zeros = [r == 0 for r in ranks]
+        terms, zeros = [], []
+        for i, r in enumerate(ranks):
+            # the decode registered: the tree's first adders start at registers, not behind
+            # the rank's shifter (6 LUT levels and a MUXF before the carry chain, unregistered)
+            term, zero = Signal(top + 1, name=f"term{i}"), Signal(name=f"zero{i}")
+            m.d.sync += [term.eq(C(1 << top, top + 1) >> r), zero.eq(r == 0)]
+            terms.append(term)
+            zeros.append(zero)
         if n == 1:  # keep the latency uniform: the tree has at least one level
             terms, zeros = terms + [C(0, 1)], zeros + [C(0, 1)]
         z, _ = pipelined_sum(m, terms, "z", self._arity)

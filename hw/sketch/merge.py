@@ -92,7 +92,8 @@ class FeatureAccumulator(wiring.Component):
     """Exact features of a sketch streamed as words: ``Z = sum 2^(W - r)`` and ``nz``.
 
     Each word goes through a :class:`~hw.common.feature_unit.FeatureUnit` (4-input adders: the
-    16 terms of a word are summed over two registered levels) into the accumulators.
+    16 terms of a word are decoded into a register, then summed over two registered levels) into
+    the accumulators.
 
     Members
     -------
