@@ -246,17 +246,17 @@ def test_serializer_order_and_rate(slots):
 
 
 def test_split_address_carries_into_its_upper_half():
-    """The JSD similarity kernel's record addresses (``_SplitAddress``): loaded with base +
+    """The similarity kernels' addresses (``SplitAddress``): loaded with base +
     offset and stepped by the record size across the 32-bit boundary, the value is base +
     offset + steps x size whenever ``settled``, and ``settled`` drops for exactly one cycle
     after each load or step."""
-    from hw.jsd.kernel import _SplitAddress
+    from hw.vitis.chunk_kernel import SplitAddress
     step = 262_208                               # the default record: 4,097 beats of 64 bytes
     base = (5 << 32) - 3 * step - 100
     m = Module()
     load, advance = Signal(), Signal()
     base_in = Signal(64)
-    address = _SplitAddress(m, "address")
+    address = SplitAddress(m, "address")
     with m.If(load):
         address.load(base_in, 1 << 18)
     with m.Elif(advance):
@@ -284,3 +284,32 @@ def test_split_address_carries_into_its_upper_half():
 
     simulate(m, bench)
     assert any(v >> 32 == 4 for v in expected) and expected[-1] >> 32 == 5
+
+
+def test_split_address_loads_a_wide_offset():
+    """``SplitAddress.load`` with an offset above 2^32 (the JACC similarity kernel's first
+    group): both halves' sums and the low half's carry give base + offset once settled."""
+    from hw.vitis.chunk_kernel import SplitAddress
+    cases = [((7 << 32) + 0xFFFF_F000, (3 << 32) + 0x2000),       # the low half carries
+             ((1 << 63) + 5, (0x1234 << 33) + 8),                   # no carry, wide offset
+             (0xFFFF_FFFF, 1)]
+    m = Module()
+    load = Signal()
+    base_in, offset_in = Signal(64), Signal(64)
+    address = SplitAddress(m, "address")
+    with m.If(load):
+        address.load(base_in, offset_in)
+
+    async def bench(ctx):
+        for base, offset in cases:
+            ctx.set(base_in, base)
+            ctx.set(offset_in, offset)
+            ctx.set(load, 1)
+            await ctx.tick()
+            ctx.set(load, 0)
+            assert not ctx.get(address.settled)
+            await ctx.tick()
+            assert ctx.get(address.settled)
+            assert ctx.get(address.value) == (base + offset) % (1 << 64)
+
+    simulate(m, bench)

@@ -29,7 +29,7 @@ from amaranth.utils import exact_log2
 from kmerspec.kernels.jacc_similarity import NZ_BITS, Params
 
 from ..common.feature_unit import FeatureUnit, feature_unit_latency
-from ..vitis.chunk_kernel import StreamKernel
+from ..vitis.chunk_kernel import SplitAddress, StreamKernel
 
 __all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
 
@@ -70,35 +70,47 @@ class JaccSimilarityKernel(StreamKernel):
         record_bits = g.record_bytes * 8
 
         running = call.running
-        total_groups = Signal(33)
         # -- commands: one read and one write command per group ----------------------------
-        read_issued = Signal(33)
-        write_issued = Signal(33)
-        read_addr = Signal(64)
-        write_addr = Signal(64)
-        m.d.comb += [
-            reader.cmd.valid.eq(running & (read_issued < total_groups)),
-            reader.cmd.payload.addr.eq(read_addr),
-            reader.cmd.payload.length.eq(g.group_bytes),
-            writer.cmd.valid.eq(running & (write_issued < total_groups)),
-            writer.cmd.payload.addr.eq(write_addr),
-            writer.cmd.payload.length.eq(g.record_block_bytes),
-        ]
-        with m.If(reader.cmd.valid & reader.cmd.ready):
-            m.d.sync += [read_issued.eq(read_issued + 1), read_addr.eq(read_addr + g.group_bytes)]
-        with m.If(writer.cmd.valid & writer.cmd.ready):
-            m.d.sync += [write_issued.eq(write_issued + 1),
-                         write_addr.eq(write_addr + g.record_block_bytes)]
+        # Per stream: the commands still due and their nonzero test, registered a cycle after
+        # the count (a 33-bit compare in front of the command's valid was on the kernel's
+        # longest path); a command waits a cycle after each one for its split address to
+        # settle, in which the test catches up. The address of each group steps in two
+        # 32-bit halves (:class:`SplitAddress`).
+        def command_stream(command, name, base, offset, length):
+            address = SplitAddress(m, f"{name}_addr")
+            left = Signal(33, name=f"{name}s_left")
+            due = Signal(name=f"{name}s_due")
+            m.d.comb += [
+                command.valid.eq(running & due & address.settled),
+                command.payload.addr.eq(address.value),
+                command.payload.length.eq(length),
+            ]
+            m.d.sync += due.eq(left != 0)
+            with m.If(call.starting):
+                # ``due`` exact from the second running cycle on (the address settles then)
+                m.d.sync += [left.eq(args.pivot_groups + args.stream_groups), due.eq(1)]
+                address.load(base, offset)
+            with m.Elif(command.valid & command.ready):
+                m.d.sync += left.eq(left - 1)
+                address.step(length)
+            return due
+
+        command_stream(reader.cmd, "read", args.sketches,
+                       args.first_group << exact_log2(g.group_bytes), g.group_bytes)
+        writes_due = command_stream(writer.cmd, "write", args.features, 0, g.record_block_bytes)
 
         # -- input beats: chunk c of group q -------------------------------------------------
         chunk = Signal(range(beats))
         group = Signal(32)
         end_in_flight = Signal()        # the last beat of a group is in the pipeline
         snapshot_left = Signal(range(g.record_beats + 1))
+        # snapshot_left == 0, as a register: the reader's ready, the pivot memories' write
+        # enables and the reader's FIFOs follow it (its compare in front was 4.11 ns)
+        snapshot_empty = Signal(init=1)
         last_chunk = chunk == beats - 1
         # The last beat of a group may enter only if the record snapshot will be free when its
         # features arrive: nothing else can fill the snapshot before them.
-        can_end = (snapshot_left == 0) & ~end_in_flight
+        can_end = snapshot_empty & ~end_in_flight
         m.d.comb += reader.data.ready.eq(running & (~last_chunk | can_end))
         fire = reader.data.valid & reader.data.ready
         beat = reader.data.payload.data
@@ -169,29 +181,33 @@ class JaccSimilarityKernel(StreamKernel):
         snapshot_bits = g.record_beats * self.data_width
         snapshot = Signal(snapshot_bits)
         packed = Cat(*records)
-        groups_done = Signal(33)
+        # the groups whose records are still to come, and that count's nonzero test a cycle
+        # later (the snapshot of the last group is busy for record_beats >= 1 cycles after it)
+        groups_left = Signal(33)
+        groups_due = Signal()
+        m.d.sync += groups_due.eq(groups_left != 0)
         with m.If(valid_a & last_a):
+            # the snapshot is empty here (``can_end``), so no record beat leaves in this cycle
             m.d.sync += [snapshot.eq(Cat(packed, C(0, snapshot_bits - len(packed)))),
-                         snapshot_left.eq(g.record_beats), end_in_flight.eq(0),
-                         groups_done.eq(groups_done + 1)]
-        m.d.comb += [writer.data.valid.eq(snapshot_left != 0),
+                         snapshot_left.eq(g.record_beats), snapshot_empty.eq(0),
+                         end_in_flight.eq(0), groups_left.eq(groups_left - 1)]
+        m.d.comb += [writer.data.valid.eq(~snapshot_empty),
                      writer.data.payload.eq(snapshot[:self.data_width])]
         with m.If(writer.data.valid & writer.data.ready):
             m.d.sync += [snapshot.eq(snapshot >> self.data_width),
-                         snapshot_left.eq(snapshot_left - 1)]
+                         snapshot_left.eq(snapshot_left - 1),
+                         snapshot_empty.eq(snapshot_left == 1)]
 
         # -- control -------------------------------------------------------------------------
         with m.If(call.starting):
             m.d.sync += [
-                total_groups.eq(args.pivot_groups + args.stream_groups),
-                read_issued.eq(0), write_issued.eq(0), groups_done.eq(0),
-                read_addr.eq(args.sketches + (args.first_group << exact_log2(g.group_bytes))),
-                write_addr.eq(args.features),
+                groups_left.eq(args.pivot_groups + args.stream_groups), groups_due.eq(1),
                 chunk.eq(0), group.eq(0), end_in_flight.eq(0),
             ]
-        return ((groups_done == total_groups) & (snapshot_left == 0)
-                & (write_issued == total_groups) & writer.idle & reader.idle)
-
+        # the nonzero tests lag their counts by a cycle: the start sets them, and they are
+        # exact again before anything else of the test can hold (the writer is not idle in the
+        # cycle after a command, the snapshot not empty in the cycle after the last group)
+        return ~groups_due & snapshot_empty & ~writes_due & writer.idle & reader.idle
 
 def drain_cycles(params: Params) -> int:
     """Cycles from the last beat of a group to the last beat of its records (writer never

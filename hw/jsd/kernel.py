@@ -10,12 +10,13 @@ PQA with each; host arguments and layouts in kmerspec/kernels/jsd_similarity.py.
 read trailer first (two bursts), so the streamed PQA's total M is known before its queues arrive.
 """
 
-from amaranth.hdl import Cat, Mux, Signal
+from amaranth.hdl import Mux, Signal
 
 from kmerspec.kernels import jsd_builder, jsd_similarity
 from kmerspec.regmap import ERROR_ARGUMENT
 
-from ..vitis.chunk_kernel import ChunkKernel, StreamKernel, error_word, issue_once, stream_through
+from ..vitis.chunk_kernel import (ChunkKernel, SplitAddress, StreamKernel, error_word,
+                                  issue_once, stream_through)
 from .builder import QueueBuilderCore
 from .similarity import JsdSimilarityCore
 
@@ -80,8 +81,8 @@ class JsdSimilarityKernel(StreamKernel):
         # lower one's carry a cycle later (a 64-bit add in one cycle was 11 levels: 15 CARRY4
         # and its select); no command goes out while an upper half is still due, one cycle per
         # record of 2^R x n / 8 + 1 beats
-        body = _SplitAddress(m, "body_address")
-        trailer = _SplitAddress(m, "trailer_address")
+        body = SplitAddress(m, "body_address")
+        trailer = SplitAddress(m, "trailer_address")
         records_left = Signal(33)
         body_next = Signal()       # the trailer of the current record has been requested
         in_pivots = Signal()
@@ -119,29 +120,3 @@ class JsdSimilarityKernel(StreamKernel):
                 m.d.sync += [in_pivots.eq(0), records_left.eq(self.args.n_pqas)]
                 first_record(self.args.pqas)
         return ~in_pivots & (records_left == 0) & write_sent & ~core.busy & reader.idle
-
-
-class _SplitAddress:
-    """A 64-bit address register loaded with ``base + offset`` or stepped by a constant below
-    2^32, in two 32-bit halves: the low half and its carry in the cycle of the load or step, the
-    high half in the next cycle. :attr:`value` is the address whenever :attr:`settled`."""
-
-    def __init__(self, m, name):
-        self.m = m
-        self.low = Signal(32, name=f"{name}_low")
-        self.high = Signal(32, name=f"{name}_high")
-        self.carry = Signal(name=f"{name}_carry")
-        self.value = Signal(64, name=name)
-        self.settled = Signal(name=f"{name}_settled", init=1)
-        m.d.comb += self.value.eq(Cat(self.low, self.high))
-        m.d.sync += [self.settled.eq(1), self.carry.eq(0)]
-        with m.If(~self.settled):
-            m.d.sync += self.high.eq(self.high + self.carry)
-
-    def load(self, base, offset):
-        self.m.d.sync += [Cat(self.low, self.carry).eq(base[:32] + offset),
-                          self.high.eq(base[32:64]), self.settled.eq(0)]
-
-    def step(self, step):
-        assert 0 <= step < 1 << 32
-        self.m.d.sync += [Cat(self.low, self.carry).eq(self.low + step), self.settled.eq(0)]

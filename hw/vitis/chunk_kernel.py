@@ -36,7 +36,7 @@ one cycle before the body's ``starting``.
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Module, ResetInserter, Signal, Value, Mux
+from amaranth.hdl import Cat, Module, ResetInserter, Signal, Value, Mux
 
 from kmerspec.regmap import (ERROR_ARGUMENT, ERROR_AXI_READ, ERROR_AXI_WRITE,
                              ERROR_NULL_POINTER, ERROR_RECORDS_EXTRA, ERROR_RECORDS_MISSING,
@@ -47,7 +47,7 @@ from ..common.pipeline import chunked_sum
 from .core import KernelCore
 
 __all__ = ["CallState", "StreamKernel", "ChunkKernel", "stream_through", "issue_once",
-           "error_word", "CHUNK_QUIET_CYCLES"]
+           "SplitAddress", "error_word", "CHUNK_QUIET_CYCLES"]
 
 #: Cycles a chunk kernel waits, with its input consumed and its core quiet, for records that
 #: n_records promised before it ends the call with ERROR_RECORDS_MISSING (longer than any
@@ -133,6 +133,36 @@ def issue_once(m: Module, call: CallState, command, address, length, settled=1) 
     with m.If(command.valid & command.ready):
         m.d.sync += issued.eq(1)
     return issued
+
+
+class SplitAddress:
+    """A 64-bit address register loaded with ``base + offset`` or stepped by a constant below
+    2^32, in two 32-bit halves: the low half and its carry in the cycle of the load or step, the
+    high half in the next cycle. :attr:`value` is the address whenever :attr:`settled` (a 64-bit
+    add in one cycle is 16 CARRY4 and its select: 9-11 levels in the JSD and JACC similarity
+    kernels)."""
+
+    def __init__(self, m, name):
+        self.m = m
+        self.low = Signal(32, name=f"{name}_low")
+        self.high = Signal(32, name=f"{name}_high")
+        self.carry = Signal(name=f"{name}_carry")
+        self.value = Signal(64, name=name)
+        self.settled = Signal(name=f"{name}_settled", init=1)
+        m.d.comb += self.value.eq(Cat(self.low, self.high))
+        m.d.sync += [self.settled.eq(1), self.carry.eq(0)]
+        with m.If(~self.settled):
+            m.d.sync += self.high.eq(self.high + self.carry)
+
+    def load(self, base, offset):
+        """``base + offset`` (both up to 64 bits), each half's sum in one cycle."""
+        offset = Value.cast(offset)
+        self.m.d.sync += [Cat(self.low, self.carry).eq(base[:32] + offset[:32]),
+                          self.high.eq(base[32:64] + offset[32:64]), self.settled.eq(0)]
+
+    def step(self, step):
+        assert 0 <= step < 1 << 32
+        self.m.d.sync += [Cat(self.low, self.carry).eq(self.low + step), self.settled.eq(0)]
 
 
 class StreamKernel(KernelCore):
