@@ -189,7 +189,11 @@ class KernelBench:
     :class:`~sim.kernel_driver.KernelDriver`, all from the test's ``pause``, ``seed``, ``memory``
     and ``ddr`` parameters (:func:`memory_timing`; ``memory_bytes`` overrides the size of each
     memory, 4 MiB unless the testbench asks otherwise); buffers placed one after another at 4
-    KiB-aligned addresses from 0x1000.
+    KiB-aligned addresses from 0x1000, or with the parameter ``address_base`` (64-byte aligned)
+    each ``address_base`` further: the memories wrap their addresses modulo their size, so with
+    a base just below 2^32 - 0x1000 the kernel's first buffer crosses into the upper half of its
+    64-bit addresses (``memory_bytes`` then must not divide 2^32, so that an address off by
+    2^32 reaches other bytes).
 
     ``bench = await KernelBench.start(dut, desc)``; per call ``bench.new_call()``, then
     ``bench.input(data)`` and ``bench.output(size)`` give addresses for the kernel arguments,
@@ -197,8 +201,13 @@ class KernelBench:
     (checking that nothing was written past them). ``bench.check_bursts()`` at the end.
     """
 
-    def __init__(self, dut, desc, memory_bytes, pause, seed):
+    def __init__(self, dut, desc, memory_bytes, pause, seed, address_base=0):
+        assert address_base % 64 == 0, f"address_base 0x{address_base:x} is not 64-byte aligned"
+        # else a wrong upper address half would reach the same bytes of the wrapping memory
+        assert not address_base or (1 << 32) % memory_bytes, \
+            "with address_base, memory_bytes must not divide 2^32"
         self.dut, self.desc, self.memory_bytes = dut, desc, memory_bytes
+        self.address_base = address_base
         self.pause, self.seed = pause, seed
         self.data_width = desc.bundles[0].data_width
         self._outputs = {}
@@ -213,7 +222,7 @@ class KernelBench:
         memory_bytes = int(settings.get("memory_bytes", memory_bytes))
         pause = float(settings.get("pause", 0.0)) if pause is None else pause
         seed = int(settings.get("seed", 0)) if seed is None else seed
-        bench = cls(dut, desc, memory_bytes, pause, seed)
+        bench = cls(dut, desc, memory_bytes, pause, seed, int(settings.get("address_base", 0)))
         clk = dut.ap_clk
         bench.read_ram, bench.write_ram, axil = await start_two_memory_kernel(
             dut, memory_bytes, pause, seed, ddr=memory_timing(settings))
@@ -236,27 +245,42 @@ class KernelBench:
         address = self._next[memory]
         self._next[memory] = -(-(address + size + GUARD_BYTES) // PAGE) * PAGE
         assert self._next[memory] <= self.memory_bytes, f"{memory} memory too small"
-        return address
+        return self.address_base + address
+
+    def _ram_pieces(self, address, size):
+        """(memory address, offset, length) of the bytes [address, address + size) in a memory
+        that wraps its addresses modulo its size."""
+        ram = address % self.memory_bytes
+        first = min(size, self.memory_bytes - ram)
+        return [(ram, 0, first)] + ([(0, first, size - first)] if size > first else [])
+
+    def _ram_write(self, ram, address, data):
+        for at, offset, length in self._ram_pieces(address, len(data)):
+            ram.write(at, data[offset:offset + length])
+
+    def _ram_read(self, ram, address, size):
+        return b"".join(ram.read(at, length) for at, _, length in self._ram_pieces(address, size))
 
     def input(self, data: bytes) -> int:
         """Copy ``data`` into the read memory; its address."""
         address = self._place("read", len(data))
-        self.read_ram.write(address, data)
+        self._ram_write(self.read_ram, address, data)
         return address
 
     def output(self, size: int) -> int:
         """Reserve ``size`` bytes (pre-filled with FILL) in the write memory; its address."""
         address = self._place("write", size)
-        self.write_ram.write(address, bytes([FILL]) * (size + GUARD_BYTES))
+        self._ram_write(self.write_ram, address, bytes([FILL]) * (size + GUARD_BYTES))
         self._outputs[address] = size
         return address
 
     def read_output(self, address: int) -> bytes:
         """The bytes the kernel wrote to the output at ``address``; nothing past them."""
         size = self._outputs[address]
-        assert self.write_ram.read(address + size, GUARD_BYTES) == bytes([FILL]) * GUARD_BYTES, \
+        guard = self._ram_read(self.write_ram, address + size, GUARD_BYTES)
+        assert guard == bytes([FILL]) * GUARD_BYTES, \
             f"{self.desc.name} wrote past the {size}-byte output at 0x{address:x}"
-        return self.write_ram.read(address, size)
+        return self._ram_read(self.write_ram, address, size)
 
     async def run_chunks(self, genomes, geometry, timeout_cycles, *, max_block_beats,
                          max_chunk_bytes, **scalars) -> list:

@@ -7,7 +7,8 @@ record write-out, so the stream stalls at group ends) runs 30 sketches.
 
 Checks: every feature record of every call equals the golden features of its union; the host
 flow on the kernel's records gives exactly host.similarity.all_pairs; pruning loses no pair with
-golden J >= h and drops only pairs below h; the stream runs at one beat per cycle."""
+golden J >= h and drops only pairs below h; the stream runs at one beat per cycle. The buffers
+lie across 2^32 (the kernel's 64-bit addresses step in two 32-bit halves)."""
 
 import json
 
@@ -43,6 +44,9 @@ def kernel_run(request, tmp_path_factory):
     kernel = JaccSimilarityKernel(Params(v, d, p, w))
     run_kernel_bench(kernel.params, "sim.jacc_similarity.tb_kernel",
                      {"sketches": str(path / "sketches.npy"), "seed": 5,
+                      # the first buffer from 256 bytes below 2^32: its addresses carry into the
+                      # upper half
+                      "address_base": (1 << 32) - 0x1100, "memory_bytes": (1 << 22) + 4096,
                       "runs": [[None, 0.0, None], [threshold, 0.3, None], [None, 0.2, partial]],
                       "out": str(path / "report.json")})
     report = json.loads((path / "report.json").read_text())
