@@ -313,3 +313,40 @@ def test_split_address_loads_a_wide_offset():
             assert ctx.get(address.value) == (base + offset) % (1 << 64)
 
     simulate(m, bench)
+
+
+def test_countdown_is_due_until_its_count_is_stepped_away():
+    """``Countdown``: after a load of n (and the cycle of its adjustment, in which it is due),
+    ``due`` holds for exactly n steps; a count of 0 is never due; a new load starts over."""
+    from hw.vitis.chunk_kernel import Countdown
+    m = Module()
+    load, step = Signal(), Signal()
+    n_in = Signal(4)
+    count = Countdown(m, "count", 4)
+    with m.If(load):
+        count.load(n_in)
+    with m.Elif(step):
+        count.step()
+    due = Signal()
+    m.d.comb += due.eq(count.due)
+
+    async def bench(ctx):
+        for n in (3, 0, 15, 1):
+            ctx.set(n_in, n)
+            ctx.set(load, 1)
+            await ctx.tick()
+            ctx.set(load, 0)
+            assert ctx.get(due)                     # the adjustment's cycle
+            await ctx.tick()
+            steps = 0
+            while ctx.get(due):
+                ctx.set(step, 1)
+                await ctx.tick()
+                ctx.set(step, 0)
+                steps += 1
+                assert steps <= n
+            assert steps == n
+            await ctx.tick()
+            assert not ctx.get(due)
+
+    simulate(m, bench)

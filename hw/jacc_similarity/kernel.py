@@ -29,7 +29,7 @@ from amaranth.utils import exact_log2
 from kmerspec.kernels.jacc_similarity import NZ_BITS, Params
 
 from ..common.feature_unit import FeatureUnit, feature_unit_latency
-from ..vitis.chunk_kernel import SplitAddress, StreamKernel
+from ..vitis.chunk_kernel import Countdown, SplitAddress, StreamKernel
 
 __all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
 
@@ -71,29 +71,25 @@ class JaccSimilarityKernel(StreamKernel):
 
         running = call.running
         # -- commands: one read and one write command per group ----------------------------
-        # Per stream: the commands still due and their nonzero test, registered a cycle after
-        # the count (a 33-bit compare in front of the command's valid was on the kernel's
-        # longest path); a command waits a cycle after each one for its split address to
-        # settle, in which the test catches up. The address of each group steps in two
-        # 32-bit halves (:class:`SplitAddress`).
+        # Per stream: the commands still due (:class:`Countdown`, whose "due" is a register
+        # bit) and the group's address, stepped in two 32-bit halves (:class:`SplitAddress`);
+        # a command waits a cycle after each one and after the start for its address to settle
+        # (the count's adjustment after its load falls in that cycle).
         def command_stream(command, name, base, offset, length):
             address = SplitAddress(m, f"{name}_addr")
-            left = Signal(33, name=f"{name}s_left")
-            due = Signal(name=f"{name}s_due")
+            left = Countdown(m, f"{name}s_left", 33)
             m.d.comb += [
-                command.valid.eq(running & due & address.settled),
+                command.valid.eq(running & left.due & address.settled),
                 command.payload.addr.eq(address.value),
                 command.payload.length.eq(length),
             ]
-            m.d.sync += due.eq(left != 0)
             with m.If(call.starting):
-                # ``due`` exact from the second running cycle on (the address settles then)
-                m.d.sync += [left.eq(args.pivot_groups + args.stream_groups), due.eq(1)]
+                left.load(args.pivot_groups + args.stream_groups)
                 address.load(base, offset)
             with m.Elif(command.valid & command.ready):
-                m.d.sync += left.eq(left - 1)
+                left.step()
                 address.step(length)
-            return due
+            return left.due
 
         command_stream(reader.cmd, "read", args.sketches,
                        args.first_group << exact_log2(g.group_bytes), g.group_bytes)
@@ -107,17 +103,25 @@ class JaccSimilarityKernel(StreamKernel):
         # snapshot_left == 0, as a register: the reader's ready, the pivot memories' write
         # enables and the reader's FIFOs follow it (its compare in front was 4.11 ns)
         snapshot_empty = Signal(init=1)
-        last_chunk = chunk == beats - 1
+        # chunk == beats - 1, as a register beside chunk (in front of the reader's ready)
+        last_chunk = Signal(init=int(beats == 1))
         # The last beat of a group may enter only if the record snapshot will be free when its
         # features arrive: nothing else can fill the snapshot before them.
         can_end = snapshot_empty & ~end_in_flight
         m.d.comb += reader.data.ready.eq(running & (~last_chunk | can_end))
         fire = reader.data.valid & reader.data.ready
         beat = reader.data.payload.data
+        # group == pg for each pivot group, one-hot beside group, and "pivot group pg is loaded
+        # in this call", set at the start: the pivot memories' write enables from registers
+        group_is = Signal(g.pivot_groups)
+        loads = Signal(g.pivot_groups)
         with m.If(fire):
-            m.d.sync += chunk.eq(Mux(last_chunk, 0, chunk + 1))
+            m.d.sync += [chunk.eq(Mux(last_chunk, 0, chunk + 1)),
+                         last_chunk.eq(Mux(last_chunk, beats == 1,
+                                            (chunk == beats - 2) if beats > 1 else 1))]
             with m.If(last_chunk):
-                m.d.sync += [group.eq(group + 1), end_in_flight.eq(1)]
+                m.d.sync += [group.eq(group + 1), end_in_flight.eq(1),
+                             group_is.eq(group_is << 1)]
 
         # -- stage 1: pivot memory read, arriving slices, pivot visibility --------------------
         beat_1 = Signal(self.data_width)
@@ -128,8 +132,8 @@ class JaccSimilarityKernel(StreamKernel):
         visible_1 = Signal(g.pivot_groups)
         bypass_1 = Signal(g.pivot_groups)
         for pg in range(g.pivot_groups):
-            m.d.sync += [visible_1[pg].eq((group >= pg) & (args.pivot_groups > pg)),
-                         bypass_1[pg].eq(group == pg)]
+            m.d.sync += [visible_1[pg].eq((group >= pg) & loads[pg]),
+                         bypass_1[pg].eq(group_is[pg])]
 
         def slot(word, s):
             return word[s * slot_bits:(s + 1) * slot_bits]
@@ -143,7 +147,7 @@ class JaccSimilarityKernel(StreamKernel):
             read = mem.read_port()
             m.d.comb += [
                 write.addr.eq(chunk), write.data.eq(slot(beat, s)),
-                write.en.eq(fire & (group == pg) & (args.pivot_groups > pg)),
+                write.en.eq(fire & group_is[pg] & loads[pg]),
                 read.addr.eq(chunk), read.en.eq(fire),
             ]
             word = Signal(slot_bits, name=f"pivot_word_{j}")
@@ -181,16 +185,15 @@ class JaccSimilarityKernel(StreamKernel):
         snapshot_bits = g.record_beats * self.data_width
         snapshot = Signal(snapshot_bits)
         packed = Cat(*records)
-        # the groups whose records are still to come, and that count's nonzero test a cycle
-        # later (the snapshot of the last group is busy for record_beats >= 1 cycles after it)
-        groups_left = Signal(33)
-        groups_due = Signal()
-        m.d.sync += groups_due.eq(groups_left != 0)
+        # the groups whose records are still to come (no group's records end in the cycle
+        # after the start, the count's adjustment)
+        groups_left = Countdown(m, "groups_left", 33)
         with m.If(valid_a & last_a):
             # the snapshot is empty here (``can_end``), so no record beat leaves in this cycle
             m.d.sync += [snapshot.eq(Cat(packed, C(0, snapshot_bits - len(packed)))),
                          snapshot_left.eq(g.record_beats), snapshot_empty.eq(0),
-                         end_in_flight.eq(0), groups_left.eq(groups_left - 1)]
+                         end_in_flight.eq(0)]
+            groups_left.step()
         m.d.comb += [writer.data.valid.eq(~snapshot_empty),
                      writer.data.payload.eq(snapshot[:self.data_width])]
         with m.If(writer.data.valid & writer.data.ready):
@@ -200,14 +203,12 @@ class JaccSimilarityKernel(StreamKernel):
 
         # -- control -------------------------------------------------------------------------
         with m.If(call.starting):
-            m.d.sync += [
-                groups_left.eq(args.pivot_groups + args.stream_groups), groups_due.eq(1),
-                chunk.eq(0), group.eq(0), end_in_flight.eq(0),
-            ]
-        # the nonzero tests lag their counts by a cycle: the start sets them, and they are
-        # exact again before anything else of the test can hold (the writer is not idle in the
-        # cycle after a command, the snapshot not empty in the cycle after the last group)
-        return ~groups_due & snapshot_empty & ~writes_due & writer.idle & reader.idle
+            groups_left.load(args.pivot_groups + args.stream_groups)
+            m.d.sync += [chunk.eq(0), last_chunk.eq(int(beats == 1)), group.eq(0),
+                         group_is.eq(1), end_in_flight.eq(0)]
+            m.d.sync += [loads[pg].eq(args.pivot_groups > pg) for pg in range(g.pivot_groups)]
+        return ~groups_left.due & snapshot_empty & ~writes_due & writer.idle & reader.idle
+
 
 def drain_cycles(params: Params) -> int:
     """Cycles from the last beat of a group to the last beat of its records (writer never

@@ -15,7 +15,7 @@ from amaranth.hdl import Mux, Signal
 from kmerspec.kernels import jsd_builder, jsd_similarity
 from kmerspec.regmap import ERROR_ARGUMENT
 
-from ..vitis.chunk_kernel import (ChunkKernel, SplitAddress, StreamKernel, error_word,
+from ..vitis.chunk_kernel import (ChunkKernel, Countdown, SplitAddress, StreamKernel, error_word,
                                   issue_once, stream_through)
 from .builder import QueueBuilderCore
 from .similarity import JsdSimilarityCore
@@ -83,7 +83,10 @@ class JsdSimilarityKernel(StreamKernel):
         # record of 2^R x n / 8 + 1 beats
         body = SplitAddress(m, "body_address")
         trailer = SplitAddress(m, "trailer_address")
-        records_left = Signal(33)
+        # the records still to request: its "due" a register bit (a nonzero test of the count
+        # in front of the address loads was 4.11 ns); no command goes out in the cycle after
+        # a load (the addresses settle), the count's adjustment
+        records_left = Countdown(m, "records_left", 32)
         body_next = Signal()       # the trailer of the current record has been requested
         in_pivots = Signal()
         write_sent = issue_once(m, call, writer.cmd, self.args.out,
@@ -103,20 +106,21 @@ class JsdSimilarityKernel(StreamKernel):
             m.d.comb += core.start.eq(1)
             m.d.sync += [
                 core.counts_mode.eq(self.args.mode[0]),
-                records_left.eq(self.args.n_pivots),
                 in_pivots.eq(1), body_next.eq(0),
             ]
+            records_left.load(self.args.n_pivots)
             first_record(self.args.pivots)
         with m.If(call.running):
-            with m.If(records_left != 0):
+            with m.If(records_left.due):
                 m.d.comb += reader.cmd.valid.eq(body.settled & trailer.settled)
                 with m.If(reader.cmd.valid & reader.cmd.ready):
                     m.d.sync += body_next.eq(~body_next)
                     with m.If(body_next):
                         body.step(g.record_bytes)
                         trailer.step(g.record_bytes)
-                        m.d.sync += records_left.eq(records_left - 1)
+                        records_left.step()
             with m.Elif(in_pivots):
-                m.d.sync += [in_pivots.eq(0), records_left.eq(self.args.n_pqas)]
+                m.d.sync += in_pivots.eq(0)
+                records_left.load(self.args.n_pqas)
                 first_record(self.args.pqas)
-        return ~in_pivots & (records_left == 0) & write_sent & ~core.busy & reader.idle
+        return ~in_pivots & ~records_left.due & write_sent & ~core.busy & reader.idle

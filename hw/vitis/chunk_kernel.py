@@ -47,7 +47,7 @@ from ..common.pipeline import chunked_sum
 from .core import KernelCore
 
 __all__ = ["CallState", "StreamKernel", "ChunkKernel", "stream_through", "issue_once",
-           "SplitAddress", "error_word", "CHUNK_QUIET_CYCLES"]
+           "SplitAddress", "Countdown", "error_word", "CHUNK_QUIET_CYCLES"]
 
 #: Cycles a chunk kernel waits, with its input consumed and its core quiet, for records that
 #: n_records promised before it ends the call with ERROR_RECORDS_MISSING (longer than any
@@ -163,6 +163,29 @@ class SplitAddress:
     def step(self, step):
         assert 0 <= step < 1 << 32
         self.m.d.sync += [Cat(self.low, self.carry).eq(self.low + step), self.settled.eq(0)]
+
+
+class Countdown:
+    """A count of things still due, loaded with n and stepped down by one, whose "some due"
+    (n > 0) is a register bit, not a compare: it holds n - 1 in one more bit than n, and
+    :attr:`due` is the inverted sign. (A nonzero test of a 33-bit count that is also decremented
+    was a 7-level path in the similarity kernels.) The - 1 is applied in the cycle after a load,
+    in which :meth:`step` must not be called and :attr:`due` is 1 whatever n."""
+
+    def __init__(self, m, name, width):
+        self.m = m
+        self.value = Signal(width + 1, name=name)
+        self.adjust = Signal(name=f"{name}_adjust")
+        self.due = ~self.value[-1]
+        m.d.sync += self.adjust.eq(0)
+        with m.If(self.adjust):
+            m.d.sync += self.value.eq(self.value - 1)
+
+    def load(self, n):
+        self.m.d.sync += [self.value.eq(n), self.adjust.eq(1)]
+
+    def step(self):
+        self.m.d.sync += self.value.eq(self.value - 1)
 
 
 class StreamKernel(KernelCore):
