@@ -1084,3 +1084,54 @@ def test_yosys_timeout_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("KMER_YOSYS_TIMEOUT", "an hour")
     with pytest.raises(RuntimeError, match="KMER_YOSYS_TIMEOUT='an hour': not a positive"):
         synth.yosys_report(path, "big")
+
+
+_REPEATED_LEAF = (
+    "module leaf(input clk, input [7:0] a, input [7:0] b, output reg [7:0] q);\n"
+    "  always @(posedge clk) q <= a + b;\nendmodule\n"
+    "module chain(input clk, input [7:0] x, output [7:0] y);\n"
+    + "".join(f"  wire [7:0] w{i};\n" for i in range(17))
+    + "  assign w0 = x;\n  assign y = w16;\n"
+    # one instance per line, as Amaranth writes them (no generate loops)
+    + "".join(f"  leaf unit{i} (.clk(clk), .a(w{i}), .b(x), .q(w{i + 1}));\n" for i in range(16))
+    + "endmodule\n")
+
+
+def test_repeated_modules_are_counted_from_the_verilog():
+    from hw.vitis.synth import repeated_modules
+    text = ("module top(input a);\n" + "".join(f"  unit \\u{i}  (.a(a));\n" for i in range(16))
+            + "  other o (.a(a));\nendmodule\nmodule unit(input a);\nendmodule\n"
+            "module other(input a);\nendmodule\n")
+    assert repeated_modules(text) == {"unit": 16}
+    assert repeated_modules(text, least=17) == {}
+
+
+def test_a_repeated_module_is_synthesized_once_and_flattened_after(tmp_path, monkeypatch):
+    """A module instanced 16 times keeps its hierarchy through synth_xilinx and is flattened
+    after the mapping: the report counts every instance's cells, as the flat synthesis does
+    (a few LUTs more: nothing is shared across its ports), and names it in ``kept_modules``."""
+    from hw.vitis import synth
+    if not synth.yosys_available():
+        pytest.skip("no yosys")
+    (tmp_path / "chain.v").write_text(_REPEATED_LEAF)
+    real_run = synth.subprocess.run
+    scripts = []
+
+    def watch(cmd, *args, **kwargs):
+        scripts.append(cmd[cmd.index("-p") + 1])
+        return real_run(cmd, *args, **kwargs)
+    monkeypatch.setattr(synth.subprocess, "run", watch)
+    kept = synth.yosys_report(tmp_path / "chain.v", "chain", clock_hz=250e6)
+    assert "setattr -mod -set keep_hierarchy 1 leaf;" in scripts[0]
+    assert "setattr -mod -unset keep_hierarchy leaf; flatten;" in scripts[0]
+    monkeypatch.setattr(synth, "REPEATED_INSTANCES", 17)
+    monkeypatch.setattr(synth.repeated_modules, "__defaults__", (17,))
+    flat = synth.yosys_report(tmp_path / "chain.v", "chain", clock_hz=250e6)
+    assert "keep_hierarchy" not in scripts[1] and "kept_modules" not in flat
+    assert kept["kept_modules"] == {"leaf": 16}
+    assert kept["resources"]["ff"] == flat["resources"]["ff"] == 16 * 8
+    # no optimisation across the kept module's ports (flat, the first x + x is a shift): a
+    # little more logic than flat
+    for kind in ("lut", "carry"):
+        assert flat["resources"][kind] <= kept["resources"][kind] <= 1.1 * flat["resources"][kind]
+    assert "leaf" not in kept["cells"]
