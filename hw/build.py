@@ -255,9 +255,11 @@ def _resource_report(name, desc, kdir, board, progress, params):
     t = time.monotonic()
     vpath = kdir / f"{desc.name}.v"
     try:
+        # a kernel may name the mapping that serves it better (KernelCore.lut_mapping)
+        mapper = getattr(available_kernels().get(name), "lut_mapping", None)
         rep = yosys_report(vpath, desc.name, family=board["yosys_family"],
                            device=board["resources"], clock_hz=board["kernel_clock_hz"],
-                           purge_names=True)
+                           purge_names=True, mapper=mapper)
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         return f"kernel {name!r}: resource report failed: {str(e).splitlines()[0]}"
     rep["kernel"] = name

@@ -1135,3 +1135,20 @@ def test_a_repeated_module_is_synthesized_once_and_flattened_after(tmp_path, mon
     for kind in ("lut", "carry"):
         assert flat["resources"][kind] <= kept["resources"][kind] <= 1.1 * flat["resources"][kind]
     assert "leaf" not in kept["cells"]
+
+
+def test_resource_report_uses_the_kernels_lut_mapping(tmp_path, monkeypatch):
+    """hw.build --resources maps a kernel's LUTs as the kernel asks (KernelCore.lut_mapping):
+    the JACC similarity kernel under synth_xilinx's own mapping, the others for the clock."""
+    from hw.vitis import synth
+    seen = {}
+
+    def fake_report(path, top, **kwargs):
+        seen[top] = kwargs
+        raise RuntimeError("stopped by the test")
+    monkeypatch.setattr(synth, "yosys_available", lambda: True)
+    monkeypatch.setattr(synth, "yosys_report", fake_report)
+    assert main(["--kernels", "checksum,jacc_similarity", "-P", "jacc_similarity.pivots=4",
+                 "-o", str(tmp_path), "--resources", "--no-run"]) != 0
+    assert seen["jacc_similarity"]["mapper"] == "abc9"
+    assert seen["checksum"]["mapper"] is None and seen["checksum"]["clock_hz"] == 250e6

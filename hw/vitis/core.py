@@ -43,6 +43,10 @@ def core_signature_members(desc: KernelDesc):
 class KernelCore(wiring.Component):
     """Subclass this; set ``desc`` (a :class:`KernelDesc`) by passing it to ``__init__``."""
 
+    #: the LUT mapping of the kernel's Yosys report (``mapper`` of
+    #: :func:`hw.vitis.synth.yosys_report`); None: mapped for the board's clock
+    lut_mapping = None
+
     def __init__(self, desc: KernelDesc, extra_members=None):
         self.desc = desc
         members = core_signature_members(desc)
