@@ -297,14 +297,24 @@ def test_resources_verdict_against_goals():
         return {"kernel": kernel, "top": kernel, "resources": {"lut": lut, "dsp": 0},
                 "logic_levels": levels, "est_delay_ns": est, "clock_period_ns": 4.0}
 
-    assert br.verdict(report("jsd", 75_220, 8, 3.99)) == (
-        "jsd: ABOVE anchor (thesis, 8 lanes) in LUT; 8 levels <= 8; est 3.99 ns <= 4.0 ns clock")
-    assert br.verdict(report("jsd", 75_219, 9, 4.01)).startswith(
-        "jsd: at or below anchor (thesis, 8 lanes); 9 levels > 8; est 4.01 ns > 4.0 ns clock")
+    assert br.verdict(report("jsd_builder", 75_220, 8, 3.99)) == (
+        "jsd_builder: ABOVE anchor (thesis, 8 lanes) in LUT; 8 levels <= 8; "
+        "est 3.99 ns <= 4.0 ns clock")
+    assert br.verdict(report("jsd_builder", 75_219, 9, 4.01)).startswith(
+        "jsd_builder: at or below anchor (thesis, 8 lanes) in LUT, DSP; 9 levels > 8; "
+        "est 4.01 ns > 4.0 ns clock")
+    # the registry's names, as resources.json names the kernels (an old name still finds it)
+    assert set(br.ANCHORS) == set(available_kernels()) - EXAMPLES
+    assert "ABOVE anchor (JACC-FPGA V=80) in LUT" in br.verdict(report("similarity", 349_316, 7, 3))
+    # only the resources of the goal decide; the anchor's others are named as no goal
+    sketch = report("jacc_sketch", 92_077, 7, 3.6)
+    sketch["resources"].update(ff=121_205, bram36=256, dsp=896)
+    assert br.verdict(sketch).startswith("jacc_sketch: at or below anchor (JACC-FPGA paper) in "
+                                         "LUT, DSP, BRAM36, above it in FF (no goal);")
     assert "above CM-CU thesis in LUT (a reference, not an area goal)" in br.verdict(
         report("motif", 13_079, 7, 3.9))
     assert "ABOVE" not in br.verdict(report("motif", 13_079, 7, 3.9))
-    over = dict(report("sketch", 1, 7, 4.03), failing_endpoints=12)
+    over = dict(report("jacc_sketch", 1, 7, 4.03), failing_endpoints=12)
     assert br.verdict(over).endswith("est 4.03 ns > 4.0 ns clock (12 endpoints over)")
     over["failing_groups"] = [{"end": "lane#.acc[#] (D)", "count": 11, "delay_ns": 4.03,
                                "start": "lane1.x"}] * 9
