@@ -102,7 +102,6 @@ class JaccSimilarityKernel(StreamKernel):
 
         # -- input beats: chunk c of group q -------------------------------------------------
         chunk = Signal(range(beats))
-        group = Signal(32)
         end_in_flight = Signal()        # the last beat of a group is in the pipeline
         snapshot_left = Signal(range(g.record_beats + 1))
         # snapshot_left == 0, as a register: the reader's ready, the pivot memories' write
@@ -116,17 +115,18 @@ class JaccSimilarityKernel(StreamKernel):
         m.d.comb += reader.data.ready.eq(running & (~last_chunk | can_end))
         fire = reader.data.valid & reader.data.ready
         beat = reader.data.payload.data
-        # group == pg for each pivot group, one-hot beside group, and "pivot group pg is loaded
-        # in this call", set at the start: the pivot memories' write enables from registers
-        group_is = Signal(g.pivot_groups)
+        # the current group q as a thermometer over the pivot groups (bit pg: q >= pg; the one
+        # bit above them: q >= V / D), and "pivot group pg is loaded in this call", set at the
+        # start: the pivot memories' write enables and visibility from registers, no compares
+        reached = Signal(g.pivot_groups + 1)
+        group_is = [reached[pg] & ~reached[pg + 1] for pg in range(g.pivot_groups)]
         loads = Signal(g.pivot_groups)
         with m.If(fire):
             m.d.sync += [chunk.eq(Mux(last_chunk, 0, chunk + 1)),
                          last_chunk.eq(Mux(last_chunk, beats == 1,
                                             (chunk == beats - 2) if beats > 1 else 1))]
             with m.If(last_chunk):
-                m.d.sync += [group.eq(group + 1), end_in_flight.eq(1),
-                             group_is.eq(group_is << 1)]
+                m.d.sync += [end_in_flight.eq(1), reached.eq(Cat(C(1, 1), reached[:-1]))]
 
         # -- stage 1: pivot memory read, arriving slices, pivot visibility --------------------
         beat_1 = Signal(self.data_width)
@@ -137,7 +137,7 @@ class JaccSimilarityKernel(StreamKernel):
         visible_1 = Signal(g.pivot_groups)
         bypass_1 = Signal(g.pivot_groups)
         for pg in range(g.pivot_groups):
-            m.d.sync += [visible_1[pg].eq((group >= pg) & loads[pg]),
+            m.d.sync += [visible_1[pg].eq(reached[pg] & loads[pg]),
                          bypass_1[pg].eq(group_is[pg])]
 
         def slot(word, s):
@@ -209,8 +209,8 @@ class JaccSimilarityKernel(StreamKernel):
         # -- control -------------------------------------------------------------------------
         with m.If(call.starting):
             groups_left.load(args.pivot_groups + args.stream_groups)
-            m.d.sync += [chunk.eq(0), last_chunk.eq(int(beats == 1)), group.eq(0),
-                         group_is.eq(1), end_in_flight.eq(0)]
+            m.d.sync += [chunk.eq(0), last_chunk.eq(int(beats == 1)), reached.eq(1),
+                         end_in_flight.eq(0)]
             m.d.sync += [loads[pg].eq(args.pivot_groups > pg) for pg in range(g.pivot_groups)]
         return ~groups_left.due & snapshot_empty & ~writes_due & writer.idle & reader.idle
 
