@@ -32,6 +32,8 @@ from host.metrics import metric_values  # noqa: E402
 from host.similarity import PackedSketches, union_rows  # noqa: E402
 from kmerspec.golden.hll import HllParams  # noqa: E402
 
+import record  # noqa: E402  (bench/record.py)
+
 SIBELIA = Path("/usr/share/doc/sibelia/examples")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -126,6 +128,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--p", default="10,12,14", help="HLL index bits to measure")
     parser.add_argument("--k", type=int, default=31)
+    parser.add_argument("--record", action="store_true",
+                        help="also write bench/results/containment_accuracy.json "
+                             "(docs/benchmarks.md is made from it)")
     args = parser.parse_args(argv)
     ps = [int(v) for v in args.p.split(",")]
     started = time.perf_counter()
@@ -152,12 +157,24 @@ def main(argv=None) -> int:
     print()
     print(f"| p | pairs | max abs error | mean abs error | max abs error where exact C >= 0.5 |")
     print("| --- | --- | --- | --- | --- |")
+    summary = []
     for p in ps:
         error = np.abs(estimated[p] - exact)
         high = error[exact >= 0.5]
         print(f"| {p} | {len(pairs)} | {error.max():.4f} | {error.mean():.4f} | "
               f"{high.max() if high.size else float('nan'):.4f} |")
+        summary.append({"p": p, "max_abs_error": round(float(error.max()), 4),
+                        "mean_abs_error": round(float(error.mean()), 4)})
     print()
+    if args.record:
+        record.write("containment_accuracy", {
+            "command": "python bench/containment_accuracy.py --record",
+            "input": f"{len(pairs)} ordered pairs of real genomes: {n_aureus} S. aureus and "
+                     f"{n_pylori} H. pylori of Debian's sibelia-examples, the "
+                     f"{len(viruses)} genomes of examples/",
+            "geometry": f"canonical {args.k}-mers, w=4; exact containment from the full "
+                        "k-mer sets",
+            "rows": sorted(summary, key=lambda row: -row["p"])})
     print(f"({time.perf_counter() - started:.1f} s)")
     return 0
 

@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+import record  # bench/record.py: the script's own folder is first on sys.path
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 if __name__ == "__main__" and "--in-process" not in sys.argv:
     sys.path.insert(0, str(REPOSITORY))  # this checkout's host package, not an installed one
@@ -281,6 +283,9 @@ def main() -> None:
                         help="run python -m host in this environment as given (by default its "
                              "bytecode is cached, as for an installed package)")
     parser.add_argument("--in-process", nargs="+", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--record", action="store_true",
+                        help="also write bench/results/sw_backend.json (docs/benchmarks.md is "
+                             "made from it)")
     args = parser.parse_args()
     if args.in_process:  # the child of --baseline
         print(json.dumps(in_process_figures(args.in_process, args.repeats, args.quick)))
@@ -390,19 +395,23 @@ def main() -> None:
     genomes_pairs = 400 if args.quick else 2000
     print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "
           f"{'per CPU-s':>10}")
-    pair_rates = []
+    pair_rates, pair_rows = [], []
     for threads in (1, 2):
         pairs, rate, cpu_rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
         print(f"{f'{genomes_pairs} sketches, threads={threads}':<44} {pairs:>8} {rate:>9.0f} "
               f"{cpu_rate:>10.0f}")
         pair_rates.append(rate)
+        pair_rows.append({"threads": threads, "sketches": genomes_pairs, "pairs_s": round(rate),
+                          "pairs_per_cpu_s": round(cpu_rate)})
     print(f"all-pairs: 2 threads are {pair_rates[1] / pair_rates[0]:.2f}x one thread")
     print()
     jsd_genomes = 50 if args.quick else 200
     print(f"{'JSD matrix (float, textbook; R, n defaults)':<44} {'pairs':>8} {'pairs/s':>9}")
+    jsd_rates = []
     for threads in (1, 2):
         pairs, rate = jsd_matrix_rate(jsd_genomes, threads, args.repeats)
         print(f"{f'{jsd_genomes} PQAs, threads={threads}':<44} {pairs:>8} {rate:>9.0f}")
+        jsd_rates.append({"threads": threads, "pqas": jsd_genomes, "pairs_s": round(rate)})
     print()
     print(f"{'gzip decompression, one thread':<44} {'MB/s':>8}")
     for label, rate in decompression:
@@ -413,6 +422,26 @@ def main() -> None:
                        ("motifs", "motifs: per k, test + control (k=10..20)")):
         old = f"{before[key]:>9.1f}" if before else f"{'-':>9}"
         print(f"{label:<44} {after[key]:>8.1f} {old}")
+    if args.record:
+        record.write("sw_backend", {
+            "command": "python bench/sw_backend.py --record"
+                       + (f" --repeats {args.repeats}" if args.repeats != 5 else ""),
+            "machine": f"{os.cpu_count()} cores, load average {load_at_start:.1f} at the start, "
+                       f"{os.getloadavg()[0]:.1f} at the end",
+            "input": f"{len(genomes)} genomes of {source}, {bases / 1e6:.1f} Mbases, sketched "
+                     f"{args.copies} times over as {args.copies * len(genomes)} files",
+            "geometry": "k=31, p=14, w=4; Mash -k 31 -s 10000",
+            "note": f"median of {args.repeats} runs; wall time and CPU seconds of the whole "
+                    "process, Python start-up included",
+            "sketch": [{"tool": name.split(", ")[0].replace("host sketch", "python -m host sketch"),
+                        "input": name.split(", ")[1], "seconds": round(seconds, 2),
+                        "mbases_s": round(args.copies * bases / seconds / 1e6, 1),
+                        "cpu_s": round(cpu, 2), "peak_mb": round(rss)}
+                       for name, seconds, cpu, rss in rows if not name.startswith("baseline")],
+            "all_pairs": pair_rows, "jsd_matrix": jsd_rates,
+            "one_thread_mbases_s": {
+                "jsd PQA of a genome (s=10, d=5, cw=14)": round(after["jsd"], 1),
+                "motifs per k, test + control (k=10..20)": round(after["motifs"], 1)}})
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def test_use_lines_run_as_written_on_the_examples(tmp_path, monkeypatch, capsys)
     # the recombinants share more with each other, and with each parent, than the parents do
     assert similarity["vdv1dwv5.fa.gz", "vdv1dwv9.fa.gz"] > similarity["dwv.fa.gz", "vdv1.fa.gz"]
     assert similarity["dwv.fa.gz", "vdv1dwv5.fa.gz"] > similarity["dwv.fa.gz", "vdv1.fa.gz"]
-    assert Path("tree.phy.params").exists()
+    assert Path("matrix.phylip.params").exists()
 
 
 def test_setup_has_two_commands_and_ci_runs_the_test_command():
