@@ -389,6 +389,8 @@ def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, prog
                   "another link plan (--link)")
             refused.append(xclbin)
             xinfo[xclbin]["refused"] = True
+            # a link config of an earlier run must not stand for the refused plan
+            (bdir / f"link_{xclbin}.cfg").unlink(missing_ok=True)
             continue
         progress(f"{board['name']}: {fit.summary()}"
                  + (" -- linked anyway (--force)" if why else ""))
