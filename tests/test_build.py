@@ -356,11 +356,17 @@ foreach c $::calls { puts $c }
 """
 
 
-@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
+def _require(tool, package):
+    """A tool the README set-up installs (and .ci/run): missing is a failure, not a skip."""
+    assert shutil.which(tool), (f"{tool} is not on PATH: apt-get install {package} (the "
+                                "README's set-up line; .ci/run installs it)")
+
+
 def test_package_tcl_runs_with_stubbed_vivado(built, tmp_path):
     """The packaging Tcl runs (Vivado commands stubbed) and declares the kernel.xml registers."""
     import os
     import subprocess
+    _require("tclsh", "tcl")
     out, kernels = built
     stub = tmp_path / "stub.tcl"
     stub.write_text(TCL_STUB)
@@ -417,10 +423,12 @@ def _make(bdir, *args, env=None):
                           env=full_env, timeout=60)
 
 
-needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+@pytest.fixture
+def needs_make():
+    _require("make", "make")
 
 
-@needs_make
+@pytest.mark.usefixtures("needs_make")
 def test_f1_makefile_platform_resolution(built, tmp_path):
     """aws-fpga's vitis_setup.sh exports AWS_PLATFORM as the .xpfm path and no
     PLATFORM_REPO_PATHS: the Makefile uses AWS_PLATFORM, and says what is missing otherwise."""
@@ -463,7 +471,7 @@ touch "$o.awsxclbin"
 """
 
 
-@needs_make
+@pytest.mark.usefixtures("needs_make")
 def test_f1_afi_step(built, tmp_path):
     """The AFI rule checks S3_BUCKET and S3_DCP_KEY (create_vitis_afi.sh needs both), runs again
     after a previous run left to_aws/ and its .awsxclbin (which xclbinutil would refuse to
@@ -801,8 +809,7 @@ def test_f1_platform_follows_the_vitis_release(tmp_path, capsys, monkeypatch):
     info = json.loads((tmp_path / "b" / "build.json").read_text())
     assert info["platform"] == "xilinx_aws-vu9p-f1_shell-v04261818_201920_3"
     assert info["vitis_release"] == "2021.2"
-    if shutil.which("make") is None:
-        return
+    _require("make", "make")
     bdir = tmp_path / "b"
     r = _make(bdir, "check-platform", env={"VITIS_RELEASE": "2022.2"})
     assert r.returncode == 2
@@ -846,7 +853,7 @@ sed -n "${{n}}p" "{states}"
 """
 
 
-@needs_make
+@pytest.mark.usefixtures("needs_make")
 def test_f1_afi_status_waits_for_available(built, tmp_path):
     out, kernels = built
     bdir = out / "f1"
@@ -1158,13 +1165,13 @@ foreach c $::calls { puts $c }
 """
 
 
-@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
 def test_impl_script(tmp_path, capsys):
     """--impl without Vivado writes an out-of-context script and says how to run it; the
     script (Vivado stubbed) constrains ap_clk to the board clock and writes impl.json, which a
     second run folds into resources.json when it was made from the same Verilog."""
     import os
     import subprocess
+    _require("tclsh", "tcl")
     if shutil.which("vivado"):
         pytest.skip("Vivado present")
     out = tmp_path / "o"
@@ -1185,8 +1192,16 @@ def test_impl_script(tmp_path, capsys):
     assert impl["wns_ns"] == -0.125 and impl["period_ns"] == 4.0 and impl["lut"] == 3
     assert impl["bram36"] == 4.5 and impl["start"] == "core/a_reg/C"
     assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
-    assert "Vivado WNS -0.125 ns at 4.0 ns" in capsys.readouterr().out
+    msg = capsys.readouterr().out
+    assert "Vivado WNS -0.125 ns at 4.0 ns" in msg
     assert json.loads((kd / "resources.json").read_text())["impl"]["wns_ns"] == -0.125
+    # the fit check and the SLR placement read Vivado's utilisation back (made from this Verilog)
+    from hw.vitis.fit import kernel_usage
+    use, src = kernel_usage("checksum", {}, kd, "checksum")
+    assert src.startswith("Vivado out-of-context implementation of this build")
+    assert use["lut"] == 3 and use["bram36"] == 4.5
+    assert "kmer_checksum: fits on f1: LUT 3/895,000" in msg
+    assert re.search(r"^SLR\d  checksum_1 +3/", msg, re.M)
 
 
 def test_feature_units_emitted_once_per_parameter_set():

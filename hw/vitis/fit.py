@@ -17,6 +17,9 @@ left makes the placement fail, naming the unit, the SLR with the most room and t
 
 A kernel's resources come, in this order, from
 
+0. Vivado's utilisation after its out-of-context implementation (``--impl`` with Vivado on PATH:
+   ``impl.json`` folded into ``resources.json`` under ``"impl"``) when it was made from the same
+   Verilog (sha256);
 1. the Yosys report of this build (``resources.json`` next to the kernel's Verilog, written by
    ``--resources``) when it was made from the same Verilog (sha256);
 2. ``kernel_area.toml`` (next to this module): figures measured earlier at the kernel's default
@@ -110,7 +113,12 @@ def kernel_usage(name, params, kdir, module, *, area_file=AREA_FILE):
     verilog = kdir / f"{module}.v"
     if report.exists() and verilog.exists():
         rep = json.loads(report.read_text())
-        if rep.get("verilog_sha256") == verilog_digest(verilog):
+        digest = verilog_digest(verilog)
+        impl = rep.get("impl") or {}
+        if impl.get("verilog_sha256") == digest:      # Vivado's utilisation after routing
+            return ({r: impl[r] for r in RESOURCES},
+                    f"Vivado out-of-context implementation of this build ({impl.get('tool')})")
+        if rep.get("verilog_sha256") == digest and "resources" in rep:
             return {r: rep["resources"][r] for r in RESOURCES}, "Yosys report of this build"
     rec = _recorded(name, params, area_file)
     if rec is not None:
