@@ -348,7 +348,7 @@ def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, prog
     kernels cannot be placed together becomes one xclbin per kernel."""
     from .vitis.fit import fit_table
     from .vitis.link import bank_plan, link_cfg
-    from .vitis.makefile import makefile
+    from .vitis.makefile import SLR_REPORT_TCL, makefile, slr_report_tcl
     bdir.mkdir(parents=True, exist_ok=True)
     plat, release = _board_platform(board, platform, error)
     by_name = {name: (desc, kdir, info) for name, desc, kdir, info in kernels}
@@ -404,6 +404,7 @@ def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, prog
             xclbin=xclbin))
         linked.append((xclbin, [by_name[n][0] for n in names]))
     rel = [(desc, os.path.relpath(kdir, bdir)) for name, desc, kdir, info in kernels]
+    (bdir / SLR_REPORT_TCL).write_text(slr_report_tcl())
     (bdir / "Makefile").write_text(makefile(board, rel, linked, plat or board["platforms"][0],
                                             explicit_platform=bool(platform)))
     binfo = {"board": board["name"], "platform": plat, "vitis_release": release,

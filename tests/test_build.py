@@ -889,6 +889,47 @@ def test_f1_afi_status_waits_for_available(built, tmp_path):
     assert r.returncode != 0 and "still pending after 0 s (AFI_WAIT_S=0)" in r.stderr
 
 
+@pytest.mark.usefixtures("needs_make")
+def test_linked_utilization_report(built, tmp_path):
+    """make utilization-<xclbin> runs report_slr.tcl on the routed checkpoint of the link
+    (per-SLR and per-unit utilisation: Vivado cannot run here, so it and the checkpoint are
+    stubbed), and says where the checkpoint is missing."""
+    import os
+    import subprocess
+    out, kernels = built
+    bdir = out / "u250"
+    xclbin = link_plan(kernels)[0][0]
+    vivado = tmp_path / "vivado"
+    vivado.write_text("#!/bin/sh\necho \"vivado $*\"\n")
+    vivado.chmod(0o755)
+    (bdir / f"{xclbin}.xclbin").write_text("")
+    target = [f"utilization-{xclbin}", "-o", f"{xclbin}.xclbin", f"VIVADO={vivado}"]
+    r = _make(bdir, *target)
+    assert r.returncode != 0 and "error: no routed checkpoint in _x." in r.stderr
+    impl = bdir / f"_x.{xclbin}.hw" / "link" / "vivado" / "vpl" / "prj" / "prj.runs" / "impl_1"
+    impl.mkdir(parents=True)
+    (impl / "level0_wrapper_routed.dcp").write_text("")
+    r = _make(bdir, *target)
+    assert r.returncode == 0, r.stderr
+    assert (f"vivado -mode batch -nojournal -nolog -source report_slr.tcl -tclargs _x.{xclbin}.hw/"
+            f"link/vivado/vpl/prj/prj.runs/impl_1/level0_wrapper_routed.dcp utilization_{xclbin}"
+            in r.stdout.splitlines())
+    _require("tclsh", "tcl")
+    stub = tmp_path / "stub.tcl"
+    stub.write_text("set ::calls {}\n"
+                    "foreach c {open_checkpoint report_utilization} {\n"
+                    "  proc $c args [string map [list @ $c] {lappend ::calls \"@ $args\"}]\n}\n"
+                    "set argv {x_routed.dcp utilization_k}\nsource $env(KSA_TCL)\n"
+                    "foreach c $::calls { puts $c }\n")
+    res = subprocess.run(["tclsh", str(stub)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "KSA_TCL": str(bdir / "report_slr.tcl")})
+    assert res.returncode == 0, res.stderr
+    assert [c for c in res.stdout.splitlines() if c.startswith(("open_", "report_"))] == [
+        "open_checkpoint x_routed.dcp", "report_utilization -slr -file utilization_k_slr.txt",
+        "report_utilization -hierarchical -hierarchical_depth 4 -file "
+        "utilization_k_hierarchy.txt"]
+
+
 def test_out_dir_is_where_the_files_go(tmp_path, monkeypatch):
     """-o DIR with one board: DIR/Makefile (not DIR/<board>/Makefile), the kernels in
     DIR/kernels; without -o, build/hw."""
