@@ -7,18 +7,23 @@
 
 For each kernel (``DIR/kernels/<name>/``): the Verilog top (``<name>.v``), ``kernel.xml``, the Vivado
 packaging Tcl (``package_<name>.tcl``) and, with ``--resources``, a Yosys resource, logic-depth and
-delay report (``resources.json``).  For each board (``DIR/<board>/``): one v++ link config per
-xclbin of the link plan (``link_<xclbin>.cfg``: ``nk=`` and ``sp=`` of every m_axi port to a memory
-bank), a ``Makefile`` with the exact vivado/v++ commands (and ``create_vitis_afi.sh`` for F1), and
-``build.json``.  The default link plan is one xclbin per workflow (:data:`WORKFLOWS`); each is
-checked against the board's budget (device minus shell, hw/vitis/fit.py) and refused when over it,
-unless ``--force``.  ``--impl`` adds Vivado out-of-context implementation scripts
-(:mod:`hw.vitis.impl`), run when Vivado is on PATH.  Kernels are generated ``-j`` at a time, each
-in its own process; progress goes to stdout, one line per step with the elapsed time.
+delay report (``resources.json``).  For the board (``DIR`` itself; with several boards
+``DIR/<board>/`` each): one v++ link config per xclbin of the link plan (``link_<xclbin>.cfg``:
+``nk=``, ``slr=`` of every compute unit and ``sp=`` of every m_axi port to a bank of its SLR), a
+``Makefile`` with the exact vivado/v++ commands (and ``create_vitis_afi.sh``/``afi-status`` for
+F1), ``report_slr.tcl`` and ``build.json``.  The default link plan is one xclbin per workflow
+(:data:`WORKFLOWS`); each is checked against the board's budget and its compute units placed in
+its SLRs (hw/vitis/fit.py, docs/link_plan.md, with a fit table per SLR); an xclbin of the default
+plan that cannot be placed is split into one xclbin per kernel, an xclbin asked for (``--link``,
+``[xclbins]``) that cannot be placed is refused unless ``--force``.  ``--impl`` adds Vivado
+out-of-context implementation scripts (:mod:`hw.vitis.impl`), run when Vivado is on PATH, whose
+utilisation the fit check then uses.  Kernels are generated ``-j`` at a time, each in its own
+process; progress goes to stdout, one line per step with the elapsed time.
 
-Exit status: 0 when every requested kernel was generated and every xclbin fits; 2 (``error: ...``
+Exit status: 0 when every requested kernel was generated and every xclbin placed; 2 (``error: ...``
 lines naming the kernel or xclbin and the cause) when a kernel fails to import or elaborate, a
-parameter is refused or an xclbin is over budget -- the other kernels are still generated; 3 with
+parameter is refused, an xclbin cannot be placed (the SLR and the resource named) or the Vitis
+release in use cannot target the board -- the other kernels are still generated; 3 with
 ``--require-tools`` when vivado/v++ are missing.  If ``vivado`` and ``v++`` are on PATH the
 Makefile is run; otherwise generation finishes and the next command is printed.
 
@@ -585,7 +590,9 @@ def _parser():
                         "(default f1)")
     p.add_argument("--kernels", help="comma-separated kernel names (default: every project "
                                      "kernel; 'checksum' is the infrastructure example)")
-    p.add_argument("-o", "--out", help="output directory (default build/hw)")
+    p.add_argument("-o", "--out", help="output directory (default build/hw): the kernels in "
+                                        "DIR/kernels, the board's Makefile and link configs in "
+                                        "DIR (in DIR/<board> when several boards are built)")
     p.add_argument("--config", help="TOML file with board, kernels, params, banks, ...")
     p.add_argument("-P", "--param", action="append", default=[], metavar="KERNEL.NAME=VALUE",
                    help="kernel build parameter (a field of its Params), e.g. -P jacc_sketch.p=14 "
@@ -605,8 +612,8 @@ def _parser():
                         "workflow: " + "; ".join(f"{XCLBIN_PREFIX}_{w} = {'+'.join(ks)}"
                                                    for w, ks in WORKFLOWS.items()) + ")")
     p.add_argument("--force", action="store_true",
-                   help="link an xclbin even when its kernels exceed the board's budget "
-                        "(device minus shell, boards/*.toml)")
+                   help="link an xclbin even when its compute units cannot be placed in the "
+                        "board's SLRs (boards/*.toml [slr.*], docs/link_plan.md): then without slr=")
     p.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 2), metavar="N",
                    help="kernels generated at the same time, one process each (default: the "
                         "number of CPUs, at most 2: each kernel needs up to ~2 GB while it is "
