@@ -693,6 +693,23 @@ def test_slr_placement_of_the_default_kernels():
     assert two.failure is None and two.where["motif_1"] != two.where["motif_2"]
 
 
+def test_unit_too_big_for_each_slr_in_a_different_resource():
+    """SLRs of unequal shape: a unit that no single SLR holds, though each resource alone fits
+    somewhere, spans two and is named by the SLR that comes closest."""
+    from hw.vitis.fit import Unit, place_units
+    board = {"name": "odd", "memory_banks": ["DDR[0]", "DDR[1]"], "slr_margin": 0.0,
+             "slr": {"SLR0": {"lut": 100, "ff": 100, "bram36": 10, "uram": 0, "dsp": 0,
+                              "banks": ["DDR[0]"]},
+                     "SLR1": {"lut": 50, "ff": 100, "bram36": 40, "uram": 0, "dsp": 0,
+                              "banks": ["DDR[1]"]}}}
+    unit = Unit("k", "k_1", ["gmem0"], {"lut": 80, "ff": 10, "bram36": 30}, "test")
+    pl = place_units(board, "x", [unit])
+    assert pl.failure is None and pl.where["k_1"] == ["SLR0", "SLR1"]
+    assert pl.spanning == ["k_1 (k) is bigger than any SLR of odd: LUT 80 > 50 (SLR1: 50 less "
+                           "0%); a geometry with <= 62 % of its LUT would fit one SLR; linked "
+                           "without slr=, across SLR0+SLR1"]
+
+
 def _fake_report(kdir, module, **resources):
     from hw.vitis.fit import RESOURCES, verilog_digest
     (kdir / "resources.json").write_text(json.dumps({

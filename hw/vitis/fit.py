@@ -238,7 +238,8 @@ def place_units(board, xclbin, units):
     margin = float(board.get("slr_margin", 0.0))
     pl = Placement(xclbin, board["name"], margin, board.get("slr_source", ""),
                    [s for s, _, _, _ in slrs], {s: b for s, b, _, _ in slrs},
-                   {s: a for s, _, _, a in slrs}, {s: {r: 0.0 for r in RESOURCES} for s, *_ in slrs})
+                   {s: a for s, _, _, a in slrs},
+                   {s: {r: 0.0 for r in RESOURCES} for s, *_ in slrs})
     bank_of_slr = {s: banks for s, _, banks, _ in slrs}
     if not slrs:
         return pl
@@ -268,8 +269,11 @@ def place_units(board, xclbin, units):
                 pl.used[s][r] += need[r]
             pl.where[u.cu] = [s]
             continue
-        # bigger than every SLR: the fewest adjacent SLRs that hold it
-        over = [r for r in RESOURCES if need[r] > biggest[r]]
+        # bigger than every SLR: the fewest adjacent SLRs that hold it.  The SLR that comes
+        # closest names the resources and the geometry that would fit
+        widest = max(pl.slrs, key=lambda s: min((pl.budgets[s][r] / need[r] for r in RESOURCES
+                                                 if need[r]), default=1.0))
+        over = [r for r in RESOURCES if need[r] > pl.budgets[widest][r]]
         span = None
         for length in range(2, len(pl.slrs) + 1):
             fits = []
@@ -282,7 +286,6 @@ def place_units(board, xclbin, units):
             if fits:
                 span = max(fits, key=lambda f: f[0])[1]
                 break
-        widest = max(pl.slrs, key=lambda s: pl.budgets[s][over[0]])
         r0 = over[0]
         hint = (f"{u.cu} ({u.kernel}) is bigger than any SLR of {pl.board}: "
                 f"{r0.upper()} {_num(need[r0])} > {_num(pl.budgets[widest][r0])} ({widest}: "
