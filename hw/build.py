@@ -7,18 +7,23 @@
 
 For each kernel (``DIR/kernels/<name>/``): the Verilog top (``<name>.v``), ``kernel.xml``, the Vivado
 packaging Tcl (``package_<name>.tcl``) and, with ``--resources``, a Yosys resource, logic-depth and
-delay report (``resources.json``).  For each board (``DIR/<board>/``): one v++ link config per
-xclbin of the link plan (``link_<xclbin>.cfg``: ``nk=`` and ``sp=`` of every m_axi port to a memory
-bank), a ``Makefile`` with the exact vivado/v++ commands (and ``create_vitis_afi.sh`` for F1), and
-``build.json``.  The default link plan is one xclbin per workflow (:data:`WORKFLOWS`); each is
-checked against the board's budget (device minus shell, hw/vitis/fit.py) and refused when over it,
-unless ``--force``.  ``--impl`` adds Vivado out-of-context implementation scripts
-(:mod:`hw.vitis.impl`), run when Vivado is on PATH.  Kernels are generated ``-j`` at a time, each
-in its own process; progress goes to stdout, one line per step with the elapsed time.
+delay report (``resources.json``).  For the board (``DIR`` itself; with several boards
+``DIR/<board>/`` each): one v++ link config per xclbin of the link plan (``link_<xclbin>.cfg``:
+``nk=``, ``slr=`` of every compute unit and ``sp=`` of every m_axi port to a bank of its SLR), a
+``Makefile`` with the exact vivado/v++ commands (and ``create_vitis_afi.sh``/``afi-status`` for
+F1), ``report_slr.tcl`` and ``build.json``.  The default link plan is one xclbin per workflow
+(:data:`WORKFLOWS`); each is checked against the board's budget and its compute units placed in
+its SLRs (hw/vitis/fit.py, docs/link_plan.md, with a fit table per SLR); an xclbin of the default
+plan that cannot be placed is split into one xclbin per kernel, an xclbin asked for (``--link``,
+``[xclbins]``) that cannot be placed is refused unless ``--force``.  ``--impl`` adds Vivado
+out-of-context implementation scripts (:mod:`hw.vitis.impl`), run when Vivado is on PATH, whose
+utilisation the fit check then uses.  Kernels are generated ``-j`` at a time, each in its own
+process; progress goes to stdout, one line per step with the elapsed time.
 
-Exit status: 0 when every requested kernel was generated and every xclbin fits; 2 (``error: ...``
+Exit status: 0 when every requested kernel was generated and every xclbin placed; 2 (``error: ...``
 lines naming the kernel or xclbin and the cause) when a kernel fails to import or elaborate, a
-parameter is refused or an xclbin is over budget -- the other kernels are still generated; 3 with
+parameter is refused, an xclbin cannot be placed (the SLR and the resource named) or the Vitis
+release in use cannot target the board -- the other kernels are still generated; 3 with
 ``--require-tools`` when vivado/v++ are missing.  If ``vivado`` and ``v++`` are on PATH the
 Makefile is run; otherwise generation finishes and the next command is printed.
 
@@ -300,44 +305,127 @@ def _implement(name, desc, kdir, board, progress, run):
     return None
 
 
-def _link_board(board, kernels, plan, out, *, platform, banks, cus, force, progress, error):
-    """Link configs, Makefile and build.json of one board.  Returns (binfo, refused xclbins)."""
-    from .vitis.fit import check_fit, kernel_usage
+def _board_platform(board, platform, error):
+    """``(platform name, Vitis release or None)``: an explicit ``platform`` wins; a board with
+    ``[vitis_platforms]`` (F1) takes the one of the Vitis release found (XILINX_VITIS, else
+    ``v++ --version``) and refuses a release it has none for (None for the platform)."""
+    from .vitis.makefile import vitis_release
+    table = board.get("vitis_platforms") or {}
+    release = vitis_release() if table else None
+    if release and release not in table:
+        error(f"board {board['name']}: Vitis {release} cannot target {board['name']}: "
+              f"supported Vitis releases {', '.join(sorted(table))} "
+              f"({'; '.join(f'{r}: {p}' for r, p in sorted(table.items()))})")
+        return None, release
+    if platform:
+        return platform, release
+    if release:
+        return table[release], release
+    return board["platforms"][0], release
+
+
+def _place_xclbin(board, xclbin, names, by_name, banks, cus):
+    """The total fit check and the SLR placement of one xclbin's compute units."""
+    from .vitis.fit import Unit, check_fit, kernel_usage, place_units
+    from .vitis.link import _resolve_bank, cu_names
+    members, units = [], []
+    for n in names:
+        desc, kdir, info = by_name[n]
+        count = int(cus.get(n, 1))
+        usage, source = kernel_usage(n, info["params"], kdir, desc.name)
+        members.append((n, count, usage, source))
+        overrides = dict(banks.get(n) or {})
+        unknown = set(overrides) - {b.name for b in desc.bundles}
+        if unknown:
+            raise ValueError(f"kernel {desc.name}: no bundle {', '.join(sorted(unknown))} "
+                             f"(bundles: {', '.join(b.name for b in desc.bundles)})")
+        overrides = {b: _resolve_bank(desc, b, bank, board["memory_banks"])
+                     for b, bank in overrides.items()}
+        units += [Unit(n, cu, [b.name for b in desc.bundles], usage, source, overrides)
+                  for cu in cu_names(desc, count)]
+    return check_fit(board, xclbin, members), place_units(board, xclbin, units), members
+
+
+def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, progress, error,
+                may_split):
+    """Link configs (with the SLR placement), Makefile and build.json of one board.  Returns
+    ``(binfo, refused xclbins)``.  ``may_split``: the plan is the default one, so an xclbin whose
+    kernels cannot be placed together becomes one xclbin per kernel."""
+    from .vitis.fit import fit_table
     from .vitis.link import bank_plan, link_cfg
-    from .vitis.makefile import makefile
-    bdir = out / board["name"]
+    from .vitis.makefile import SLR_REPORT_TCL, makefile, slr_report_tcl
     bdir.mkdir(parents=True, exist_ok=True)
-    plat = platform or board["platforms"][0]
+    plat, release = _board_platform(board, platform, error)
     by_name = {name: (desc, kdir, info) for name, desc, kdir, info in kernels}
     linked, refused, xinfo = [], [], {}
-    for xclbin, names in plan:
-        members = [(n, int(cus.get(n, 1))) for n in names]
-        fit = check_fit(board, xclbin, [
-            (n, c, *kernel_usage(n, by_name[n][2]["params"], by_name[n][1], by_name[n][0].name))
-            for n, c in members])
-        entries = [(by_name[n][0], c, banks.get(n)) for n, c in members]
-        cu_banks = bank_plan(entries, board["memory_banks"])
-        xinfo[xclbin] = {"kernels": names, "fit": fit.as_json(), "connectivity": {
-            d.name: {"compute_units": c, "banks": b} for (d, c, _), b in zip(entries, cu_banks)}}
-        if fit.over and not force:
-            error(f"{fit.message()}; link it anyway with --force, or choose smaller parameters "
-                  "(-P) or another link plan (--link)")
+    todo = list(plan)
+    while todo:
+        xclbin, names = todo.pop(0)
+        fit, placement, members = _place_xclbin(board, xclbin, names, by_name, banks, cus)
+        why = fit.message() if fit.over else (
+            f"xclbin {xclbin} cannot be placed on board {board['name']}: {placement.failure}"
+            if placement.failure else None)
+        if why and may_split and len(names) > 1:
+            parts = [(f"{XCLBIN_PREFIX}_{n}", [n]) for n in names]
+            progress(f"{board['name']}: {xclbin} cannot be placed in one piece ({why}): "
+                     f"split into {', '.join(x for x, _ in parts)}")
+            todo = parts + todo
+            continue
+        if placement.slrs:
+            cu_banks = [[placement.banks.get(cu) for cu in _cus(by_name[n][0], c)]
+                        for n, c, _, _ in members]
+        else:        # a board file without [slr]: banks in turn, no slr=
+            cu_banks = bank_plan([(by_name[n][0], c, banks.get(n)) for n, c, _, _ in members],
+                                 board["memory_banks"])
+        if placement.failure:     # units left unplaced (refused, or --force): banks in turn
+            spare = bank_plan([(by_name[n][0], c, banks.get(n)) for n, c, _, _ in members],
+                              board["memory_banks"])
+            cu_banks = [[b or s for b, s in zip(bs, ss)] for bs, ss in zip(cu_banks, spare)]
+        # a placement that failed (linked with --force) gives no unit an SLR
+        cu_slrs = [[None if placement.failure else placement.slr_of(cu)
+                    for cu in _cus(by_name[n][0], c)] for n, c, _, _ in members]
+        xinfo[xclbin] = {"kernels": names, "fit": fit.as_json(), "placement": placement.as_json(),
+                         "connectivity": {by_name[n][0].name: {"compute_units": c, "banks": b,
+                                                               "slr": s}
+                                          for (n, c, _, _), b, s in zip(members, cu_banks,
+                                                                        cu_slrs)}}
+        if why and not force:
+            error(f"{why}; link it anyway with --force, or choose smaller parameters (-P) or "
+                  "another link plan (--link)")
             refused.append(xclbin)
             xinfo[xclbin]["refused"] = True
+            # a link config of an earlier run must not stand for the refused plan
+            (bdir / f"link_{xclbin}.cfg").unlink(missing_ok=True)
             continue
         progress(f"{board['name']}: {fit.summary()}"
-                 + (" -- linked anyway (--force)" if fit.over else ""))
-        (bdir / f"link_{xclbin}.cfg").write_text(
-            link_cfg(board, [(d, b) for (d, _, _), b in zip(entries, cu_banks)], xclbin=xclbin))
+                 + (" -- linked anyway (--force)" if why else ""))
+        if placement.slrs:
+            progress(fit_table(placement))
+        for line in placement.spanning + placement.warnings:
+            progress(f"{board['name']}: warning: {line}")
+        (bdir / f"link_{xclbin}.cfg").write_text(link_cfg(
+            board, [(by_name[n][0], b, s) for (n, _, _, _), b, s in zip(members, cu_banks,
+                                                                         cu_slrs)],
+            xclbin=xclbin))
         linked.append((xclbin, [by_name[n][0] for n in names]))
     rel = [(desc, os.path.relpath(kdir, bdir)) for name, desc, kdir, info in kernels]
-    (bdir / "Makefile").write_text(makefile(board, rel, linked, plat))
-    binfo = {"board": board["name"], "platform": plat, "part": board["part"],
-             "kernel_clock_hz": board["kernel_clock_hz"], "xclbins": xinfo}
+    (bdir / SLR_REPORT_TCL).write_text(slr_report_tcl())
+    (bdir / "Makefile").write_text(makefile(board, rel, linked, plat or board["platforms"][0],
+                                            explicit_platform=bool(platform)))
+    binfo = {"board": board["name"], "platform": plat, "vitis_release": release,
+             "part": board["part"], "kernel_clock_hz": board["kernel_clock_hz"],
+             "xclbins": xinfo}
     (bdir / "build.json").write_text(json.dumps(binfo, indent=2) + "\n")
     progress(f"{board['name']}: {bdir}/Makefile, "
              + ", ".join(f"link_{x}.cfg" for x, _ in linked) + f" (platform {plat})")
+    if plat is None:
+        refused.append("(platform)")
     return binfo, refused
+
+
+def _cus(desc, count):
+    from .vitis.link import cu_names
+    return cu_names(desc, count)
 
 
 def _generate_one(name, params, kdir, board, progress):
@@ -425,10 +513,13 @@ def build(boards, kernel_names, out, *, params=None, banks=None, cus=None, platf
     tools_missing = [t for t in ("vivado", "v++") if shutil.which(t) is None]
     status = 2 if problems else 0
     for board in board_objs:
-        binfo, refused = _link_board(board, kernels, plan, out, platform=platform, banks=banks,
-                                     cus=cus, force=force, progress=progress, error=error)
+        # -o DIR: one board's Makefile, link configs and build.json go into DIR itself; with
+        # several boards, each into DIR/<board>
+        bdir = out if len(board_objs) == 1 else out / board["name"]
+        binfo, refused = _link_board(board, kernels, plan, bdir, platform=platform, banks=banks,
+                                     cus=cus, force=force, progress=progress, error=error,
+                                     may_split=not link)
         summary["boards"][board["name"]] = binfo
-        bdir = out / board["name"]
         if refused:
             status = 2
         if tools_missing or not run_tools or status:
@@ -499,7 +590,9 @@ def _parser():
                         "(default f1)")
     p.add_argument("--kernels", help="comma-separated kernel names (default: every project "
                                      "kernel; 'checksum' is the infrastructure example)")
-    p.add_argument("-o", "--out", help="output directory (default build/hw)")
+    p.add_argument("-o", "--out", help="output directory (default build/hw): the kernels in "
+                                        "DIR/kernels, the board's Makefile and link configs in "
+                                        "DIR (in DIR/<board> when several boards are built)")
     p.add_argument("--config", help="TOML file with board, kernels, params, banks, ...")
     p.add_argument("-P", "--param", action="append", default=[], metavar="KERNEL.NAME=VALUE",
                    help="kernel build parameter (a field of its Params), e.g. -P jacc_sketch.p=14 "
@@ -519,8 +612,8 @@ def _parser():
                         "workflow: " + "; ".join(f"{XCLBIN_PREFIX}_{w} = {'+'.join(ks)}"
                                                    for w, ks in WORKFLOWS.items()) + ")")
     p.add_argument("--force", action="store_true",
-                   help="link an xclbin even when its kernels exceed the board's budget "
-                        "(device minus shell, boards/*.toml)")
+                   help="link an xclbin even when its compute units cannot be placed in the "
+                        "board's SLRs (boards/*.toml [slr.*], docs/link_plan.md): then without slr=")
     p.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 2), metavar="N",
                    help="kernels generated at the same time, one process each (default: the "
                         "number of CPUs, at most 2: each kernel needs up to ~2 GB while it is "

@@ -77,7 +77,9 @@ def test_outputs_exist(built):
         for f in (f"{mod}.v", "kernel.xml", f"package_{mod}.tcl"):
             assert (kd / f).stat().st_size > 0, f
     f1 = (out / "f1" / "Makefile").read_text()
-    xclbins = [x for x, _ in link_plan(kernels)]
+    # the xclbins of the plan as placed on F1 (the default plan splits what cannot be placed)
+    xclbins = summary["boards"]["f1"]["xclbins"]
+    assert sorted(k for x in xclbins.values() for k in x["kernels"]) == sorted(kernels)
     for x in xclbins:
         assert f"create_vitis_afi.sh -xclbin=../{x}.xclbin -o={x}" in f1
     assert "v++ -p" not in f1 and "$(VPP) -p" not in f1
@@ -89,25 +91,33 @@ def test_outputs_exist(built):
 
 
 def test_link_cfg_connects_every_port(built):
+    """Every m_axi port of every compute unit has a bank, every unit an SLR (slr=), and its banks
+    are banks of that SLR (boards/<board>.toml [slr.*]); a unit the placement let span SLRs
+    (build.json) has no slr= and banks of the SLRs it spans."""
+    from hw.vitis.boards import load_board
     out, kernels = built
-    for board, banks in (("f1", 4), ("u250", 4)):
-        for xclbin, members in link_plan(kernels):
-            cfg = (out / board / f"link_{xclbin}.cfg").read_text()
+    for board_name in ("f1", "u250"):
+        board = load_board(board_name)
+        placed = json.loads((out / board_name / "build.json").read_text())["xclbins"]
+        for xclbin, entry in placed.items():
+            cfg = (out / board_name / f"link_{xclbin}.cfg").read_text()
             # the platform is given once, by the Makefile: a link config repeating it would
             # override a platform chosen on the make command line or by AWS_PLATFORM
             assert not re.search(r"^\s*platform\s*=", cfg, re.M)
-            used = []
-            for k in members:
+            where = entry["placement"]["where"]
+            for k in entry["kernels"]:
                 kxml = parse_kernel_xml((out / "kernels" / k / "kernel.xml").read_text())
                 name = kxml["name"]
-                assert f"nk={name}:1:{name}_1" in cfg
+                cu = f"{name}_1"
+                assert f"nk={name}:1:{cu}" in cfg
+                slrs = re.findall(rf"^slr={cu}:(SLR\d)$", cfg, re.M)
+                assert slrs == (where[cu] if len(where[cu]) == 1 else []), (cfg, where)
+                home = [b for s in where[cu] for b in board["slr"][s]["banks"]]
                 for port in kxml["ports"]:
                     if port.startswith("m_axi_"):
-                        m = re.search(rf"^sp={name}_1\.{port}:(DDR\[[0-{banks - 1}]\])$", cfg, re.M)
+                        m = re.search(rf"^sp={cu}\.{port}:(DDR\[[0-3]\])$", cfg, re.M)
                         assert m, port
-                        used.append(m.group(1))
-            # kernels of one xclbin use separate banks while there are enough
-            assert len(set(used)) == min(len(used), banks), used
+                        assert m.group(1) in home, (board_name, cu, port, m.group(1), home)
 
 
 def test_kernel_xml_consistent(built):
@@ -247,8 +257,8 @@ def test_config_file_and_params(tmp_path):
                    '[compute_units]\nchecksum = 2\n')
     assert main(["--config", str(cfg), "--no-run"]) == 0
     o = tmp_path / "o"
-    link = (o / "u200" / "link_kmer_checksum.cfg").read_text()
-    assert "PLATFORM ?= xilinx_u200_gen3x16_xdma_2_202110_1" in (o / "u200" / "Makefile").read_text()
+    link = (o / "link_kmer_checksum.cfg").read_text()
+    assert "PLATFORM ?= xilinx_u200_gen3x16_xdma_2_202110_1" in (o / "Makefile").read_text()
     assert "nk=checksum:2:checksum_1.checksum_2" in link
     for cu in ("checksum_1", "checksum_2"):
         assert f"sp={cu}.m_axi_gmem0:DDR[3]" in link and f"sp={cu}.m_axi_gmem1:DDR[2]" in link
@@ -348,11 +358,17 @@ foreach c $::calls { puts $c }
 """
 
 
-@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
+def _require(tool, package):
+    """A tool the README set-up installs (and .ci/run): missing is a failure, not a skip."""
+    assert shutil.which(tool), (f"{tool} is not on PATH: apt-get install {package} (the "
+                                "README's set-up line; .ci/run installs it)")
+
+
 def test_package_tcl_runs_with_stubbed_vivado(built, tmp_path):
     """The packaging Tcl runs (Vivado commands stubbed) and declares the kernel.xml registers."""
     import os
     import subprocess
+    _require("tclsh", "tcl")
     out, kernels = built
     stub = tmp_path / "stub.tcl"
     stub.write_text(TCL_STUB)
@@ -400,16 +416,21 @@ def _make(bdir, *args, env=None):
     import subprocess
     full_env = {k: v for k, v in os.environ.items()
                 if k not in ("AWS_PLATFORM", "PLATFORM_REPO_PATHS", "PLATFORM", "VITIS_DIR",
-                             "S3_BUCKET", "S3_DCP_KEY", "S3_LOGS_KEY", "MAKEFLAGS")}
+                             "S3_BUCKET", "S3_DCP_KEY", "S3_LOGS_KEY", "MAKEFLAGS",
+                             "XILINX_VITIS")}
+    full_env["VITIS_RELEASE"] = ""       # no Vitis here, whatever this machine has installed
     full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}
     return subprocess.run(["make", "-C", str(bdir), *args], capture_output=True, text=True,
                           env=full_env, timeout=60)
 
 
-needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+@pytest.fixture
+def needs_make():
+    _require("make", "make")
 
 
-@needs_make
+@pytest.mark.usefixtures("needs_make")
 def test_f1_makefile_platform_resolution(built, tmp_path):
     """aws-fpga's vitis_setup.sh exports AWS_PLATFORM as the .xpfm path and no
     PLATFORM_REPO_PATHS: the Makefile uses AWS_PLATFORM, and says what is missing otherwise."""
@@ -446,14 +467,17 @@ mkdir to_aws
 for a in "$@"; do case "$a" in -o=*) o="${a#-o=}";; esac; done
 echo "$@" > "$o.args"
 echo agfi-0123 > 23_11_01-000000_agfi_id.txt
+# its last step, xclbinutil -o, refuses an existing output file -- after the upload
+[ -e "$o.awsxclbin" ] && { echo "ERROR: The output file already exists: $o.awsxclbin" >&2; exit 1; }
 touch "$o.awsxclbin"
 """
 
 
-@needs_make
+@pytest.mark.usefixtures("needs_make")
 def test_f1_afi_step(built, tmp_path):
     """The AFI rule checks S3_BUCKET and S3_DCP_KEY (create_vitis_afi.sh needs both), runs again
-    after a previous run left to_aws/, and make clean removes to_aws/ but keeps the AFI ids."""
+    after a previous run left to_aws/ and its .awsxclbin (which xclbinutil would refuse to
+    overwrite after the upload), and make clean removes to_aws/ but keeps the AFI ids."""
     import os
     out, kernels = built
     bdir = out / "f1"
@@ -477,9 +501,12 @@ def test_f1_afi_step(built, tmp_path):
     assert f"-xclbin=../{xclbin}.xclbin" in args and "-s3_bucket=bucket" in args
     assert "-s3_dcp_key=dcp" in args
     assert (bdir / f"{xclbin}.awsxclbin").exists()
-    # a second run (the first left afi_*/to_aws behind) does not abort
+    # a second run (the first left afi_*/to_aws and afi_*/<xclbin>.awsxclbin behind) does not
+    # abort
     os.remove(bdir / f"{xclbin}.awsxclbin")
-    assert _make(bdir, *target, env=env).returncode == 0
+    assert (bdir / f"afi_{xclbin}" / f"{xclbin}.awsxclbin").exists()
+    r = _make(bdir, *target, env=env)
+    assert r.returncode == 0, r.stderr
     (bdir / "to_aws").mkdir()
     assert _make(bdir, "clean").returncode == 0
     assert not (bdir / "to_aws").exists() and not (bdir / f"afi_{xclbin}" / "to_aws").exists()
@@ -561,16 +588,15 @@ def test_fit_check_refuses_over_budget_link(tmp_path, capsys):
     report = {"resources": {"lut": 2_000_000, "ff": 10, "bram36": 1, "uram": 0, "dsp": 0},
               "verilog_sha256": verilog_digest(kd / "checksum.v")}
     (kd / "resources.json").write_text(json.dumps(report))
-    (out / "f1" / "link_kmer_checksum.cfg").unlink()
     capsys.readouterr()
     assert main(["--kernels", "checksum", "-o", str(out), "--no-run"]) == 2
     err = capsys.readouterr().err
-    assert ("error: xclbin kmer_checksum does not fit board f1: LUT 2,000,000 of 945,792 "
-            "(device minus shell: aws-fpga FAQs.md") in err
+    assert ("error: xclbin kmer_checksum does not fit board f1: LUT 2,000,000 of 895,000 "
+            "(available to kernels: aws-fpga Alveo_to_AWS_F1_Migration.md") in err
     assert "--force" in err and len(err.strip().splitlines()) == 1
-    assert not (out / "f1" / "link_kmer_checksum.cfg").exists()
-    assert "kmer_checksum.xclbin" not in (out / "f1" / "Makefile").read_text()
-    assert json.loads((out / "f1" / "build.json").read_text())["xclbins"]["kmer_checksum"]["refused"]
+    assert not (out / "link_kmer_checksum.cfg").exists()
+    assert "kmer_checksum.xclbin" not in (out / "Makefile").read_text()
+    assert json.loads((out / "build.json").read_text())["xclbins"]["kmer_checksum"]["refused"]
     # a Verilog that is not the one reported on: the report is not used
     (kd / "checksum.v").write_text((kd / "checksum.v").read_text() + "\n")
     from hw.vitis.fit import kernel_usage
@@ -578,7 +604,363 @@ def test_fit_check_refuses_over_budget_link(tmp_path, capsys):
     # --force: linked, with a warning on the progress line
     assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--force"]) == 0
     assert "linked anyway (--force)" in capsys.readouterr().out
-    assert (out / "f1" / "link_kmer_checksum.cfg").exists()
+    assert (out / "link_kmer_checksum.cfg").exists()
+
+
+# ---- SLR placement, clocks, platforms, AFI (issue 35 items 4 and 5) ---------------------------
+
+def test_board_slr_figures_are_the_sources():
+    """boards/*.toml per SLR: F1's three SLRs add up to the usable resources AWS states for an
+    f1.2xlarge and carry its DDR banks where aws-fpga's Alveo_to_AWS_F1_Migration.md places them
+    (DDR A = DDR[1] in SLR2, DDR B = DDR[2] and DDR C = DDR[0] (shell) in SLR1, DDR D = DDR[3] in
+    SLR0); U200 as the same document places its banks; U250 one bank per SLR."""
+    from hw.vitis.boards import load_board
+    from hw.vitis.fit import RESOURCES, budget, slr_budgets
+    f1, u200, u250 = (load_board(b) for b in ("f1", "u200", "u250"))
+    assert budget(f1)[0] == {"lut": 895_000, "ff": 1_790_000, "bram36": 1_680, "uram": 800,
+                             "dsp": 5_640}
+    banks = {b["name"]: {s: v["banks"] for s, v in b["slr"].items()} for b in (f1, u200, u250)}
+    assert banks["f1"] == {"SLR0": ["DDR[3]"], "SLR1": ["DDR[0]", "DDR[2]"], "SLR2": ["DDR[1]"]}
+    assert banks["u200"] == {"SLR0": ["DDR[0]"], "SLR1": ["DDR[1]", "DDR[2]"], "SLR2": ["DDR[3]"]}
+    assert banks["u250"] == {f"SLR{i}": [f"DDR[{i}]"] for i in range(4)}
+    for board in (f1, u200, u250):
+        total = budget(board)[0]
+        assert all(0 < total[r] <= board["resources"][r] for r in RESOURCES), board["name"]
+        assert board["slr_margin"] == 0.10 and board["slr_source"]
+        for name, usable, _, available in slr_budgets(board):
+            assert usable == {r: int(available[r] * 0.9) for r in RESOURCES}
+    # the kernels are closed for 250 MHz: the Alveo boards link at it, F1's data clock is it
+    assert {b["name"]: b["kernel_clock_hz"] for b in (f1, u200, u250)} == dict.fromkeys(
+        ("f1", "u200", "u250"), 250_000_000)
+    assert u200["link_kernel_frequency"] and u250["link_kernel_frequency"]
+    assert not f1.get("link_kernel_frequency")
+
+
+def test_board_slr_tables_are_checked(tmp_path, capsys):
+    text = (pathlib.Path(__file__).resolve().parents[1] / "boards" / "f1.toml").read_text()
+    bad = tmp_path / "twice.toml"
+    bad.write_text(text.replace('banks = ["DDR[1]"]', 'banks = ["DDR[1]", "DDR[3]"]'))
+    assert main(["--board", str(bad), "--kernels", "checksum", "-o", str(tmp_path / "o"),
+                 "--no-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: board file {bad}: memory banks DDR[3] must each be in exactly one "
+                   "[slr.*] banks list"]
+
+
+def _recorded_units(names, count=1):
+    from hw.build import kernel_params, resolve_kernel
+    from hw.vitis.fit import Unit, kernel_usage
+    units = []
+    for n in names:
+        use, src = kernel_usage(n, kernel_params(resolve_kernel(n)), "/nonexistent", n)
+        assert use is not None, n
+        units += [Unit(n, f"{n}_{i + 1}", ["gmem0", "gmem1"], use, src) for i in range(count)]
+    return units
+
+
+def test_slr_placement_of_the_default_kernels():
+    """The recorded default-geometry figures placed per SLR (90 % of each, UG1393): on F1 the
+    JACC similarity kernel takes SLR2 and the sketch kernel another SLR; the JSD builder is bigger
+    than any SLR (BRAM36) and spans all three with the geometry that would fit named; with it, the
+    JSD similarity kernel finds no room; on the U200 the JACC similarity kernel (LUT) spans two."""
+    from hw.vitis.boards import load_board
+    from hw.vitis.fit import fit_table, place_units
+    f1, u200 = load_board("f1"), load_board("u200")
+    jacc = place_units(f1, "kmer_jacc", _recorded_units(["jacc_sketch", "jacc_similarity"]))
+    assert jacc.failure is None and not jacc.spanning
+    assert jacc.where["jacc_similarity_1"] == ["SLR2"]
+    assert jacc.where["jacc_sketch_1"] in (["SLR0"], ["SLR1"])
+    for cu, banks in jacc.banks.items():       # every port on a bank of its unit's SLR
+        assert set(banks.values()) <= set(f1["slr"][jacc.where[cu][0]]["banks"])
+    table = fit_table(jacc)
+    assert "SLR2  jacc_similarity_1" in table and "348,436/354,672  98%" in table
+    jsd = place_units(f1, "kmer_jsd", _recorded_units(["jsd_builder", "jsd_similarity"]))
+    assert jsd.failure.startswith("jsd_similarity_1 (jsd_similarity) finds no room in any SLR "
+                                  "of f1: BRAM36 140 > ")
+    builder = place_units(f1, "kmer_jsd_builder", _recorded_units(["jsd_builder"]))
+    assert builder.failure is None and builder.where["jsd_builder_1"] == ["SLR0", "SLR1", "SLR2"]
+    assert builder.slr_of("jsd_builder_1") is None
+    assert builder.spanning == [
+        "jsd_builder_1 (jsd_builder) is bigger than any SLR of f1: BRAM36 1,357 > 648 (SLR2: 720 "
+        "less 10%); a geometry with <= 47 % of its BRAM36 would fit one SLR; linked without "
+        "slr=, across SLR0+SLR1+SLR2"]
+    alveo = place_units(u200, "kmer_jacc", _recorded_units(["jacc_sketch", "jacc_similarity"]))
+    assert alveo.failure is None and len(alveo.where["jacc_similarity_1"]) == 2
+    assert "LUT 348,436 > 319,355" in alveo.spanning[0]
+    assert alveo.where["jacc_sketch_1"] not in [[s] for s in alveo.where["jacc_similarity_1"]]
+    # two units that fit one SLR each but not together: the second goes elsewhere
+    two = place_units(f1, "kmer_motif", _recorded_units(["motif"], count=2))
+    assert two.failure is None and two.where["motif_1"] != two.where["motif_2"]
+
+
+def test_unit_too_big_for_each_slr_in_a_different_resource():
+    """SLRs of unequal shape: a unit that no single SLR holds, though each resource alone fits
+    somewhere, spans two and is named by the SLR that comes closest."""
+    from hw.vitis.fit import Unit, place_units
+    board = {"name": "odd", "memory_banks": ["DDR[0]", "DDR[1]"], "slr_margin": 0.0,
+             "slr": {"SLR0": {"lut": 100, "ff": 100, "bram36": 10, "uram": 0, "dsp": 0,
+                              "banks": ["DDR[0]"]},
+                     "SLR1": {"lut": 50, "ff": 100, "bram36": 40, "uram": 0, "dsp": 0,
+                              "banks": ["DDR[1]"]}}}
+    unit = Unit("k", "k_1", ["gmem0"], {"lut": 80, "ff": 10, "bram36": 30}, "test")
+    pl = place_units(board, "x", [unit])
+    assert pl.failure is None and pl.where["k_1"] == ["SLR0", "SLR1"]
+    assert pl.spanning == ["k_1 (k) is bigger than any SLR of odd: LUT 80 > 50 (SLR1: 50 less "
+                           "0%); a geometry with <= 62 % of its LUT would fit one SLR; linked "
+                           "without slr=, across SLR0+SLR1"]
+
+
+def _fake_report(kdir, module, **resources):
+    from hw.vitis.fit import RESOURCES, verilog_digest
+    (kdir / "resources.json").write_text(json.dumps({
+        "resources": {r: resources.get(r, 0) for r in RESOURCES},
+        "verilog_sha256": verilog_digest(kdir / f"{module}.v")}))
+
+
+def test_placement_refusal_span_and_force(tmp_path, capsys):
+    """Through the command line, with a Yosys report standing in for bigger kernels: two units
+    that do not fit the SLRs together are refused in one line naming the unit, the SLR and the
+    resource (exit 2; --force links them without slr=); a unit bigger than any SLR spans
+    adjacent SLRs, without slr=, on their banks, with a warning naming the geometry that fits."""
+    out = tmp_path / "o"
+    cfg = tmp_path / "two.toml"
+    cfg.write_text("[compute_units]\nchecksum = 2\n")
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run"]) == 0
+    kd = out / "kernels" / "checksum"
+    _fake_report(kd, "checksum", lut=1000, ff=1000, bram36=500)
+    capsys.readouterr()
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: xclbin kmer_checksum cannot be placed on board f1: checksum_2 "
+                   "(checksum) finds no room in any SLR of f1: BRAM36 500 > 148 left in SLR2 "
+                   "(of 648), the SLR with the most room; link it anyway with --force, or choose "
+                   "smaller parameters (-P) or another link plan (--link)"]
+    assert not (out / "link_kmer_checksum.cfg").exists()
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--config", str(cfg),
+                 "--force"]) == 0
+    assert "linked anyway (--force)" in capsys.readouterr().out
+    assert "slr=" not in (out / "link_kmer_checksum.cfg").read_text()
+    # one unit bigger than any SLR of F1 (648 BRAM36 in SLR2): spans SLR1+SLR2
+    _fake_report(kd, "checksum", lut=1000, ff=1000, bram36=1000)
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run"]) == 0
+    captured = capsys.readouterr()
+    assert ("f1: warning: checksum_1 (checksum) is bigger than any SLR of f1: BRAM36 1,000 > 648 "
+            "(SLR2: 720 less 10%); a geometry with <= 64 % of its BRAM36 would fit one SLR; "
+            "linked without slr=, across SLR1+SLR2") in captured.out
+    assert captured.err == ""
+    link = (out / "link_kmer_checksum.cfg").read_text()
+    assert "slr=" not in link
+    assert set(re.findall(r"^sp=checksum_1\.m_axi_gmem\d:(\S+)$", link, re.M)) <= {
+        "DDR[0]", "DDR[2]", "DDR[1]"}
+    # the fit table per SLR is printed with the placement
+    # (the spanning unit charged to SLR1 and SLR2 in proportion to their room: 432 and 648)
+    assert re.search(r"^SLR1  checksum_1\*.* 400/432  93%", captured.out, re.M)
+    assert re.search(r"^SLR2  checksum_1\*.* 600/648  93%", captured.out, re.M)
+    assert "* spans SLRs (no slr=)" in captured.out
+    # bigger than all SLRs together: refused
+    _fake_report(kd, "checksum", bram36=1600)
+    assert main(["--kernels", "checksum", "-o", str(out), "--no-run"]) == 2
+    assert ("checksum_1 (checksum) does not fit f1 even across all its SLRs: BRAM36 1,600 > "
+            "1,512 left") in capsys.readouterr().err
+
+
+def _fake_kernel(root, name, **resources):
+    from hw.vitis import Arg, Bundle, KernelDesc
+    desc = KernelDesc(name, args=[Arg("a", "pointer", "gmem0"), Arg("b", "pointer", "gmem1")],
+                      bundles=[Bundle("gmem0"), Bundle("gmem1")])
+    kdir = root / "kernels" / name
+    kdir.mkdir(parents=True)
+    (kdir / f"{name}.v").write_text(f"module {name}(); endmodule\n")
+    _fake_report(kdir, name, **resources)
+    return name, desc, kdir, {"params": {}}
+
+
+def test_default_plan_splits_what_cannot_be_placed_together(tmp_path):
+    """Two kernels that each fit an SLR but not together: the default plan links them as one
+    xclbin each (kmer_<kernel>); a plan asked for (--link) is refused instead."""
+    from hw.build import _Clock, _link_board
+    from hw.vitis.boards import load_board
+    kernels = [_fake_kernel(tmp_path, k, bram36=600) for k in ("ka", "kb")]
+    lines, errors = [], []
+    binfo, refused = _link_board(load_board("f1"), kernels, [("kmer_ab", ["ka", "kb"])],
+                                 tmp_path / "split", platform=None, banks={}, cus={}, force=False,
+                                 progress=_Clock(lines.append), error=errors.append,
+                                 may_split=True)
+    assert not refused and not errors
+    assert set(binfo["xclbins"]) == {"kmer_ka", "kmer_kb"}
+    assert any("kmer_ab cannot be placed in one piece" in line and
+               "split into kmer_ka, kmer_kb" in line for line in lines)
+    for k in ("ka", "kb"):
+        assert f"slr={k}_1:SLR2" in (tmp_path / "split" / f"link_kmer_{k}.cfg").read_text()
+    binfo, refused = _link_board(load_board("f1"), kernels, [("kmer_ab", ["ka", "kb"])],
+                                 tmp_path / "asked", platform=None, banks={}, cus={}, force=False,
+                                 progress=_Clock(lines.append), error=errors.append,
+                                 may_split=False)
+    assert refused == ["kmer_ab"] and len(errors) == 1
+    assert errors[0].startswith("xclbin kmer_ab cannot be placed on board f1: kb_1 (kb) finds "
+                                "no room") or errors[0].startswith(
+        "xclbin kmer_ab cannot be placed on board f1: ka_1 (ka) finds no room")
+
+
+def test_vitis_release():
+    from hw.vitis.makefile import vitis_release
+
+    class Done:
+        stdout = "****** v++ v2021.2 (64-bit)\n  **** SW Build 3363252 on 2021-10-14\n"
+    assert vitis_release({"XILINX_VITIS": "/tools/Xilinx/Vitis/2024.1"}) == "2024.1"
+    assert vitis_release({"XILINX_VITIS": "/opt/Xilinx/Vitis/2023.2/"}) == "2023.2"
+    assert vitis_release({}, which=lambda _: None) is None
+    assert vitis_release({"XILINX_VITIS": "/opt/vitis"}, which=lambda _: "/x/v++",
+                         run=lambda *a, **k: Done()) == "2021.2"
+
+
+def test_f1_platform_follows_the_vitis_release(tmp_path, capsys, monkeypatch):
+    """hw.build picks the F1 platform of the Vitis release in use and refuses a release aws-fpga
+    has none for, naming the supported ones; the Makefile does the same at make time."""
+    monkeypatch.setenv("XILINX_VITIS", "/tools/Xilinx/Vitis/2023.1")
+    assert main(["--kernels", "checksum", "-o", str(tmp_path / "a"), "--no-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "error: board f1: Vitis 2023.1 cannot target f1: supported Vitis releases 2020.2, "
+        "2021.1, 2021.2, 2024.1 (2020.2: xilinx_aws-vu9p-f1_shell-v04261818_201920_2;")
+    monkeypatch.setenv("XILINX_VITIS", "/tools/Xilinx/Vitis/2021.2")
+    assert main(["--kernels", "checksum", "-o", str(tmp_path / "b"), "--no-run"]) == 0
+    info = json.loads((tmp_path / "b" / "build.json").read_text())
+    assert info["platform"] == "xilinx_aws-vu9p-f1_shell-v04261818_201920_3"
+    assert info["vitis_release"] == "2021.2"
+    _require("make", "make")
+    bdir = tmp_path / "b"
+    r = _make(bdir, "check-platform", env={"VITIS_RELEASE": "2022.2"})
+    assert r.returncode == 2
+    assert ("error: Vitis 2022.2 cannot target f1: supported Vitis releases: 2020.2 2021.1 "
+            "2021.2 2024.1") in r.stderr
+    for release, suffix in (("2021.2", "_3"), ("2024.1", "_4"), ("2021.1", "_2")):
+        r = _make(bdir, "-n", "kmer_checksum.xclbin", env={"VITIS_RELEASE": release})
+        assert f"--platform xilinx_aws-vu9p-f1_shell-v04261818_201920{suffix} " in r.stdout
+    # the release read from XILINX_VITIS at make time, as vitis_setup.sh reads it
+    r = _make(bdir, "-n", "kmer_checksum.xclbin",
+              env={"VITIS_RELEASE": None, "XILINX_VITIS": "/tools/Xilinx/Vitis/2020.2"})
+    assert "--platform xilinx_aws-vu9p-f1_shell-v04261818_201920_2 " in r.stdout
+    # a platform named on the command line of hw.build is not replaced by the release's
+    monkeypatch.delenv("XILINX_VITIS")
+    assert main(["--kernels", "checksum", "-o", str(tmp_path / "c"), "--no-run",
+                 "--platform", "my_platform"]) == 0
+    r = _make(tmp_path / "c", "-n", "kmer_checksum.xclbin", env={"VITIS_RELEASE": "2021.2"})
+    assert "--platform my_platform " in r.stdout
+
+
+def test_vpp_options_and_alveo_kernel_frequency(built):
+    """v++ gets documented options only (--vivado.synth.jobs/--vivado.impl.jobs, not --jobs);
+    the Alveo link sets --kernel_frequency to the 250 MHz the kernels were closed for."""
+    out, _ = built
+    f1 = (out / "f1" / "Makefile").read_text()
+    u250 = (out / "u250" / "Makefile").read_text()
+    for text in (f1, u250):
+        assert " --jobs" not in text
+        assert "--vivado.synth.jobs $(JOBS) --vivado.impl.jobs $(JOBS)" in text
+    assert "KERNEL_FREQ_MHZ ?= 250\n" in u250 and "FREQ_HZ ?= 250000000\n" in u250
+    assert all("--kernel_frequency $(KERNEL_FREQ_MHZ)" in line
+               for line in u250.splitlines() if line.startswith("\t$(VPP) -l"))
+    assert "kernel_frequency" not in f1
+
+
+AWS_STUB = """#!/bin/sh
+# stands in for the aws CLI: describe-fpga-images answers from the states file, one per call
+echo "$@" >> "{log}"
+n=$(wc -l < "{log}")
+sed -n "${{n}}p" "{states}"
+"""
+
+
+@pytest.mark.usefixtures("needs_make")
+def test_f1_afi_status_waits_for_available(built, tmp_path):
+    out, kernels = built
+    bdir = out / "f1"
+    xclbin = link_plan(kernels)[0][0]
+    log, states = tmp_path / "aws.log", tmp_path / "states"
+    aws = tmp_path / "aws"
+    aws.write_text(AWS_STUB.format(log=log, states=states))
+    aws.chmod(0o755)
+    env = {"AWS": str(aws), "AFI_POLL_S": "0"}
+    r = _make(bdir, "afi-status", env=env)       # no AFI made yet
+    assert r.returncode != 0 and f"error: no AFI id for {xclbin}" in r.stderr
+    afi = bdir / f"afi_{xclbin}"
+    afi.mkdir(exist_ok=True)
+    (afi / "23_11_01-000000_afi_id.txt").write_text(
+        '{\n    "FpgaImageId": "afi-06fd1e0ba2b51b2b7",\n'
+        '    "FpgaImageGlobalId": "agfi-0f0e045f919413242"\n}\n')
+    states.write_text("pending\npending\navailable\n")
+    r = _make(bdir, "afi-status", env=env)
+    assert r.returncode == 0, r.stderr
+    assert [line.split()[2] for line in r.stdout.splitlines() if line.startswith(xclbin)] == [
+        "pending", "pending", "available"]
+    assert log.read_text().splitlines()[0] == (
+        "ec2 describe-fpga-images --fpga-image-ids afi-06fd1e0ba2b51b2b7 "
+        "--query FpgaImages[0].State.Code --output text")
+    log.unlink()
+    states.write_text("pending\nfailed\n")
+    r = _make(bdir, "afi-status", env=env)
+    assert r.returncode != 0 and "error: AFI afi-06fd1e0ba2b51b2b7 of" in r.stderr
+    assert "is failed" in r.stderr
+    log.unlink()
+    states.write_text("pending\n" * 5)
+    r = _make(bdir, "afi-status", env={**env, "AFI_WAIT_S": "0"})
+    assert r.returncode != 0 and "still pending after 0 s (AFI_WAIT_S=0)" in r.stderr
+
+
+@pytest.mark.usefixtures("needs_make")
+def test_linked_utilization_report(built, tmp_path):
+    """make utilization-<xclbin> runs report_slr.tcl on the routed checkpoint of the link
+    (per-SLR and per-unit utilisation: Vivado cannot run here, so it and the checkpoint are
+    stubbed), and says where the checkpoint is missing."""
+    import os
+    import subprocess
+    out, kernels = built
+    bdir = out / "u250"
+    xclbin = link_plan(kernels)[0][0]
+    vivado = tmp_path / "vivado"
+    vivado.write_text("#!/bin/sh\necho \"vivado $*\"\n")
+    vivado.chmod(0o755)
+    (bdir / f"{xclbin}.xclbin").write_text("")
+    target = [f"utilization-{xclbin}", "-o", f"{xclbin}.xclbin", f"VIVADO={vivado}"]
+    r = _make(bdir, *target)
+    assert r.returncode != 0 and "error: no routed checkpoint in _x." in r.stderr
+    impl = bdir / f"_x.{xclbin}.hw" / "link" / "vivado" / "vpl" / "prj" / "prj.runs" / "impl_1"
+    impl.mkdir(parents=True)
+    (impl / "level0_wrapper_routed.dcp").write_text("")
+    r = _make(bdir, *target)
+    assert r.returncode == 0, r.stderr
+    assert (f"vivado -mode batch -nojournal -nolog -source report_slr.tcl -tclargs _x.{xclbin}.hw/"
+            f"link/vivado/vpl/prj/prj.runs/impl_1/level0_wrapper_routed.dcp utilization_{xclbin}"
+            in r.stdout.splitlines())
+    _require("tclsh", "tcl")
+    stub = tmp_path / "stub.tcl"
+    stub.write_text("set ::calls {}\n"
+                    "foreach c {open_checkpoint report_utilization} {\n"
+                    "  proc $c args [string map [list @ $c] {lappend ::calls \"@ $args\"}]\n}\n"
+                    "set argv {x_routed.dcp utilization_k}\nsource $env(KSA_TCL)\n"
+                    "foreach c $::calls { puts $c }\n")
+    res = subprocess.run(["tclsh", str(stub)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "KSA_TCL": str(bdir / "report_slr.tcl")})
+    assert res.returncode == 0, res.stderr
+    assert [c for c in res.stdout.splitlines() if c.startswith(("open_", "report_"))] == [
+        "open_checkpoint x_routed.dcp", "report_utilization -slr -file utilization_k_slr.txt",
+        "report_utilization -hierarchical -hierarchical_depth 4 -file "
+        "utilization_k_hierarchy.txt"]
+
+
+def test_out_dir_is_where_the_files_go(tmp_path, monkeypatch):
+    """-o DIR with one board: DIR/Makefile (not DIR/<board>/Makefile), the kernels in
+    DIR/kernels; without -o, build/hw."""
+    out = tmp_path / "build" / "u250"
+    assert main(["--board", "u250", "--kernels", "checksum", "-o", str(out), "--no-run"]) == 0
+    assert (out / "Makefile").exists() and (out / "link_kmer_checksum.cfg").exists()
+    assert not (out / "u250").exists()
+    assert "kernels/checksum/package_checksum.tcl" in (out / "Makefile").read_text()
+    monkeypatch.chdir(tmp_path)
+    assert main(["--kernels", "checksum", "--no-run"]) == 0
+    assert (tmp_path / "build" / "hw" / "Makefile").exists()
+    assert (tmp_path / "build" / "hw" / "kernels" / "checksum" / "checksum.v").exists()
 
 
 # ---- compact memory initialisation (issue 13 item 7) -----------------------------------------
@@ -843,13 +1225,13 @@ foreach c $::calls { puts $c }
 """
 
 
-@pytest.mark.skipif(shutil.which("tclsh") is None, reason="no tclsh")
 def test_impl_script(tmp_path, capsys):
     """--impl without Vivado writes an out-of-context script and says how to run it; the
     script (Vivado stubbed) constrains ap_clk to the board clock and writes impl.json, which a
     second run folds into resources.json when it was made from the same Verilog."""
     import os
     import subprocess
+    _require("tclsh", "tcl")
     if shutil.which("vivado"):
         pytest.skip("Vivado present")
     out = tmp_path / "o"
@@ -870,8 +1252,16 @@ def test_impl_script(tmp_path, capsys):
     assert impl["wns_ns"] == -0.125 and impl["period_ns"] == 4.0 and impl["lut"] == 3
     assert impl["bram36"] == 4.5 and impl["start"] == "core/a_reg/C"
     assert main(["--kernels", "checksum", "-o", str(out), "--no-run", "--impl"]) == 0
-    assert "Vivado WNS -0.125 ns at 4.0 ns" in capsys.readouterr().out
+    msg = capsys.readouterr().out
+    assert "Vivado WNS -0.125 ns at 4.0 ns" in msg
     assert json.loads((kd / "resources.json").read_text())["impl"]["wns_ns"] == -0.125
+    # the fit check and the SLR placement read Vivado's utilisation back (made from this Verilog)
+    from hw.vitis.fit import kernel_usage
+    use, src = kernel_usage("checksum", {}, kd, "checksum")
+    assert src.startswith("Vivado out-of-context implementation of this build")
+    assert use["lut"] == 3 and use["bram36"] == 4.5
+    assert "kmer_checksum: fits on f1: LUT 3/895,000" in msg
+    assert re.search(r"^SLR\d  checksum_1 +3/", msg, re.M)
 
 
 def test_feature_units_emitted_once_per_parameter_set():
