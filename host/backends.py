@@ -3,7 +3,7 @@
 * ``sw``: the fast native/vectorised model (host.fast), the default, on every core;
 * ``golden``: the pure-Python reference (kmerspec.golden; slow, for cross-checks);
 * ``sim``: the RTL kernels, generated Verilog simulated under cocotb (host.device.SimDevice);
-* ``xrt``: the kernels on a card through XRT (host.device.XrtDevice; needs ``--xclbin``);
+* ``xrt``: the kernels on a card through XRT (host.xrt.XrtDevice, XRT's C API; needs ``--xclbin``);
 * ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
 
 Every backend takes whole genomes (each a list of file contents) and yields one result per
@@ -107,7 +107,7 @@ def _sim_backend(geometry: str = "small") -> KernelBackend:
 
 
 def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
-    from .device import XrtDevice
+    from .xrt import XrtDevice
     xclbin = xclbin or os.environ.get("KMER_SKETCH_XCLBIN")
     if not xclbin:
         raise ValueError("the xrt backend needs the FPGA binary: --xclbin FILE (or "

@@ -19,23 +19,10 @@ from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
 
-from .device import Output
+from .calls import SIM_GEOMETRIES, SIM_GEOMETRY, Output
 
 __all__ = ["SIM_GEOMETRY", "SIM_GEOMETRIES", "sketch_genomes", "all_pairs", "union_calls",
            "build_pqas", "find_motifs"]
-
-#: Small kernels for RTL simulation (a 64- or 128-bit bus, few pivots): quick to build and run.
-#: Kernel name -> Params fields that differ from the defaults; the other fields follow the run.
-SIM_GEOMETRY = {
-    "jacc_sketch": {"lanes": 2, "bytes_per_lane": 4},
-    "jacc_similarity": {"pivots": 4, "streams": 2, "data_width": 128},
-    "jsd_builder": {"lanes": 2, "bytes_per_lane": 8},
-    "motif": {},
-}
-
-#: ``--sim-geometry`` choices: ``small`` (SIM_GEOMETRY) or ``default``, no field overridden, so
-#: the kernels simulated are the Params defaults, the kernels ``python -m hw.build`` builds.
-SIM_GEOMETRIES = {"small": SIM_GEOMETRY, "default": {}}
 
 
 def _geometry(device, kernel: str) -> dict:
