@@ -92,6 +92,11 @@ class KernelBackend:
         from .drivers import find_motifs
         return find_motifs(self.device, test_files, control_files, params)
 
+    def jsd_rows(self, pqas: list, tiles: list, mode: str):
+        """Row tiles of the fixed-point JSD matrix from the JSD similarity kernel."""
+        from .drivers import jsd_matrix
+        return jsd_matrix(self.device, pqas, tiles, mode)
+
     def all_pairs(self, registers, params, threshold):
         from .drivers import all_pairs
         return all_pairs(self.device, registers, params, threshold)
