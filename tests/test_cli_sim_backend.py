@@ -81,17 +81,22 @@ def test_metrics_and_top_through_the_similarity_kernel(tmp_path, small_genomes):
                                                                  top, metric)
 
 
-def test_jsd(tmp_path, small_genomes, monkeypatch):
-    import host.drivers
-    matrices = []
-    monkeypatch.setattr(host.drivers, "jsd_matrix",
-                        lambda *args: matrices.append(args) or jsd_matrix(*args))
+def test_jsd(tmp_path, small_genomes):
     options = ["--s", "1", "--R", "4", "--n", "4", "--cw", "8", "--d", "3"]
     # every PQA entry (tag, value) of every genome, built by the queue-builder kernel
     run_both(tmp_path, "sketch", "--kind", "pqa", *small_genomes, "--k", "15", *options)
     run_both(tmp_path, "sketch", "--kind", "pqa", *small_genomes, "--k", "15", "--update", "cm",
              *options)
-    # the matrix from the JSD similarity kernel: the fixed-point JSD, bit for bit
+
+
+def test_jsd_matrix(tmp_path, small_genomes, monkeypatch):
+    """Both JSD kernels: the PQAs from the queue builder, the matrix from the JSD similarity
+    kernel (the fixed-point JSD, bit for bit)."""
+    import host.drivers
+    matrices = []
+    monkeypatch.setattr(host.drivers, "jsd_matrix",
+                        lambda *args: matrices.append(args) or jsd_matrix(*args))
+    options = ["--s", "1", "--R", "4", "--n", "4", "--cw", "8", "--d", "3"]
     run_both(tmp_path, "jsd", *small_genomes[:4], "--k", "15", "--arithmetic", "fixed", *options)
     assert len(matrices) == 1 and matrices[0][0].name == "sim"     # the kernel made the matrix
 

@@ -96,6 +96,10 @@ def test_search(tmp_path, build_dir, small_genomes, stand_in):
 def test_jsd(tmp_path, build_dir, small_genomes, stand_in):
     run_both(tmp_path, build_dir, "sketch", "--kind", "pqa", *small_genomes, *JSD_OPTIONS,
              "--update", "cm")
+    assert stand_in.started["jsd_builder_1"] >= 1
+
+
+def test_jsd_matrix(tmp_path, build_dir, small_genomes, stand_in):
     # both JSD kernels: the builder makes the PQAs, the similarity kernel the matrix
     matrix = run_both(tmp_path, build_dir, "jsd", *small_genomes[:4], *JSD_OPTIONS,
                       "--arithmetic", "fixed")
