@@ -20,6 +20,9 @@ HEADERS = ("xrt_device.h", "xrt_kernel.h", "xrt_bo.h")
 TAGS = ("202120.2.12.447", "202210.2.13.479", "202220.2.14.384", "202310.2.15.225",
         "202320.2.16.204", "202410.2.17.319", "202420.2.18.179", "202510.2.19.194",
         "202520.2.20.197")
+#: the last 2.11 release, recorded in the pyxrt table only: the last pyxrt with register access
+#: (and without xclbin.get_kernels), so the table shows the parser sees those methods
+PYXRT_REFERENCE_TAG = "202110.2.11.722"
 HEADER_DIR = "src/runtime_src/core/include/xrt/"
 PYXRT = "src/python/pybind11/src/pyxrt.cpp"
 
@@ -120,6 +123,7 @@ def record(git_dir: str) -> None:
         for header in HEADERS:
             declared.update(c_declarations(_show(git_dir, tag, HEADER_DIR + header)))
         c_api["releases"][tag] = declared
+    for tag in (PYXRT_REFERENCE_TAG, *TAGS):
         py_api["releases"][tag] = pyxrt_api(_show(git_dir, tag, PYXRT))
     (data / "xrt_c_api.json").write_text(json.dumps(c_api, indent=1, sort_keys=True) + "\n")
     (data / "pyxrt_api.json").write_text(json.dumps(py_api, indent=1, sort_keys=True) + "\n")
