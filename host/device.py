@@ -125,7 +125,7 @@ class SimDevice:
                                    "seed": self.seed, "timeout_cycles": limits,
                                    "memory": self.memory,
                                    "status": {"identity_offsets": status.identity_offsets,
-                                              "identity": list((asked.desc if asked else desc).identity),
+                                              "identity": list((asked or kernel).desc.identity),
                                               "error_offset": status.error,
                                               "fresh_offset": status.fresh}})
             report = json.loads(report.read_text())

@@ -214,4 +214,5 @@ def test_the_device_open_runs_in_a_child_so_an_abort_is_one_line(tmp_path):
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        "error: no XRT device 0: XRT ended the process opening the device (killed by SIGABRT"), lines
+        "error: no XRT device 0: XRT ended the process opening the device (killed by SIGABRT"), \
+        lines

@@ -2,9 +2,9 @@
 ``python -m tests.xrt_sources RECORD XRT_GIT_DIR``) and for the test that compares the driver's
 ctypes prototypes with the headers installed on this machine (tests/test_xrt_api.py).
 
-* :func:`c_declarations`: every exported (``XCL_DRIVER_DLLESPEC``, from 2.20 ``XRT_API_EXPORT``) function of a C header, as
-  ``{name: (return type, [parameter types], variadic)}`` with names, ``const``-free spacing and
-  ``struct``/``enum`` kept;
+* :func:`c_declarations`: every exported function of a C header (``XCL_DRIVER_DLLESPEC``, from
+  2.20 ``XRT_API_EXPORT``), as ``{name: [return type, [parameter types], variadic]}``: parameter
+  names dropped, spacing normalised, ``const``, ``struct`` and ``enum`` kept;
 * :func:`pyxrt_api`: the classes (``py::class_``, ``py::enum_``, nested ones as ``outer.inner``)
   of pyxrt.cpp, each with its ``.def``'d methods and how many overloads each has, and the module
   functions (``m.def``) under ``""``.
@@ -50,8 +50,8 @@ def c_declarations(text: str) -> dict:
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     found = {}
-    for match in re.finditer(r"(?:XCL_DRIVER_DLLESPEC|XRT_API_EXPORT)\s+([^;{]*?)\b(xrt\w+)\s*\(([^;{]*?)\)\s*;",
-                             text, flags=re.S):
+    exported = r"(?:XCL_DRIVER_DLLESPEC|XRT_API_EXPORT)\s+([^;{]*?)\b(xrt\w+)\s*\(([^;{]*?)\)\s*;"
+    for match in re.finditer(exported, text, flags=re.S):
         restype, name, params = match.groups()
         parts, depth, current = [], 0, ""
         for char in params:
