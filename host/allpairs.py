@@ -58,7 +58,7 @@ def device_executor(device, kernel) -> Executor:
     """Run calls on a host.device device (SimDevice, XrtDevice) with ``kernel`` (the
     kmerspec.kernels.jacc_similarity.Params of the kernel): the sketch buffer is uploaded with
     every call."""
-    from .device import Output
+    from .calls import Output
     geometry = kernel
 
     def execute(buffer: bytes, call: KernelCall) -> bytes:

@@ -3,7 +3,7 @@
 * ``sw``: the fast native/vectorised model (host.fast), the default, on every core;
 * ``golden``: the pure-Python reference (kmerspec.golden; slow, for cross-checks);
 * ``sim``: the RTL kernels, generated Verilog simulated under cocotb (host.device.SimDevice);
-* ``xrt``: the kernels on a card through XRT (host.device.XrtDevice; needs ``--xclbin``);
+* ``xrt``: the kernels on a card through XRT (host.xrt.XrtDevice, XRT's C API; needs ``--xclbin``);
 * ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
 
 Every backend takes whole genomes (each a list of file contents) and yields one result per
@@ -92,6 +92,11 @@ class KernelBackend:
         from .drivers import find_motifs
         return find_motifs(self.device, test_files, control_files, params)
 
+    def jsd_rows(self, pqas: list, tiles: list, mode: str):
+        """Row tiles of the fixed-point JSD matrix from the JSD similarity kernel."""
+        from .drivers import jsd_matrix
+        return jsd_matrix(self.device, pqas, tiles, mode)
+
     def all_pairs(self, registers, params, threshold):
         from .drivers import all_pairs
         return all_pairs(self.device, registers, params, threshold)
@@ -107,7 +112,7 @@ def _sim_backend(geometry: str = "small") -> KernelBackend:
 
 
 def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
-    from .device import XrtDevice
+    from .xrt import XrtDevice
     xclbin = xclbin or os.environ.get("KMER_SKETCH_XCLBIN")
     if not xclbin:
         raise ValueError("the xrt backend needs the FPGA binary: --xclbin FILE (or "

@@ -610,7 +610,12 @@ def _command_jsd(args, session: _Session) -> None:
                 parameters.write(header + "\n")
         progress = session.progress("jsd", n, "rows")
         separator, digits = ("\t", ".6g") if args.format == "tsv" else (" ", ".6f")
-        if isinstance(executor, LocalExecutor):  # row tiles on threads: the loop drops the GIL
+        from .jsdmatrix import kernel_row_tiles  # the JSD similarity kernel (sim, xrt)
+        kernel_tiles = kernel_row_tiles(_backend(args, session), pqas, tiles, args.mode,
+                                        args.arithmetic) if args.backend != "sw" else None
+        if kernel_tiles is not None:
+            row_tiles = kernel_tiles
+        elif isinstance(executor, LocalExecutor):  # row tiles on threads: the loop drops the GIL
             row_tiles = map_in_threads(lambda tile: jsd_row_tile(
                 tile, pqas, entropy, args.mode, args.arithmetic), tiles, args.threads)
         else:

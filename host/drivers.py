@@ -17,25 +17,15 @@ import numpy as np
 from kmerspec.chunks import iter_chunks, plan_blocks
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
-from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, motif
+from kmerspec.kernels import jacc_similarity, jacc_sketch, jsd_builder, jsd_similarity, motif
 
-from .device import Output
+from .calls import SIM_GEOMETRIES, SIM_GEOMETRY, Output
 
 __all__ = ["SIM_GEOMETRY", "SIM_GEOMETRIES", "sketch_genomes", "all_pairs", "union_calls",
-           "build_pqas", "find_motifs"]
+           "build_pqas", "jsd_matrix", "find_motifs", "JSD_STREAM_BYTES"]
 
-#: Small kernels for RTL simulation (a 64- or 128-bit bus, few pivots): quick to build and run.
-#: Kernel name -> Params fields that differ from the defaults; the other fields follow the run.
-SIM_GEOMETRY = {
-    "jacc_sketch": {"lanes": 2, "bytes_per_lane": 4},
-    "jacc_similarity": {"pivots": 4, "streams": 2, "data_width": 128},
-    "jsd_builder": {"lanes": 2, "bytes_per_lane": 8},
-    "motif": {},
-}
-
-#: ``--sim-geometry`` choices: ``small`` (SIM_GEOMETRY) or ``default``, no field overridden, so
-#: the kernels simulated are the Params defaults, the kernels ``python -m hw.build`` builds.
-SIM_GEOMETRIES = {"small": SIM_GEOMETRY, "default": {}}
+#: At most this many bytes of streamed PQA records per JSD similarity call
+JSD_STREAM_BYTES = 64 << 20
 
 
 def _geometry(device, kernel: str) -> dict:
@@ -135,6 +125,47 @@ def build_pqas(device, genomes: list[list[bytes]], params) -> list:
                                lambda data, count: jsd_builder.unpack_records(data, count, kernel),
                                {"update": int(params.update == "cm")})
     return [records[tag].pqa for tag in range(len(genomes))]
+
+
+def jsd_matrix(device, pqas: list, tiles: list[range], mode: str) -> Iterator[np.ndarray]:
+    """Full rows of the JSD matrix (signed Q5.24 JSD / 2^24, diagonal 0: host.jsdmatrix's
+    ``fixed`` arithmetic) from the JSD similarity kernel, one array per tile of rows. Each call
+    holds up to V rows' PQAs as pivots and streams the PQAs of every column (in pieces of at most
+    JSD_STREAM_BYTES), so row a, column b is the kernel's JSD of pivot a with streamed b, the
+    argument order of kmerspec.golden.entropy.jsd_fixed."""
+    from kmerspec.golden.entropy import FIXED_ONE, pqa_entropy_fixed
+    if not pqas:
+        return
+    kernel = jsd_similarity.Params(R=pqas[0].R, n=pqas[0].n,
+                                   **_geometry(device, jsd_similarity.Params.KERNEL))
+    records = [jsd_builder.pack_record(jsd_builder.PqaRecord(
+        tag, pqa_entropy_fixed(pqa), pqa.total(), pqa), kernel) for tag, pqa in enumerate(pqas)]
+    columns = len(records)
+    per_call = max(1, JSD_STREAM_BYTES // kernel.record_bytes)
+    pieces = [(start, b"".join(records[start:start + per_call]))
+              for start in range(0, columns, per_call)]
+    mode_code = {"textbook": 0, "counts": 1}[mode]
+    for tile in tiles:
+        out = np.zeros((len(tile), columns))
+        plan = [(range(first, min(first + kernel.pivots, tile.stop)), start, piece)
+                for first in range(tile.start, tile.stop, kernel.pivots)
+                for start, piece in pieces]
+
+        def calls():
+            for block, _, piece in plan:
+                count = len(piece) // kernel.record_bytes
+                yield {"pivots": b"".join(records[block.start:block.stop]),
+                       "n_pivots": len(block), "pqas": piece, "n_pqas": count,
+                       "out": Output(count * kernel.bus_bytes), "mode": mode_code}
+        for (block, start, piece), result in zip(plan, device.run_stream(kernel,
+                                                                          prefetched(calls()))):
+            count = len(piece) // kernel.record_bytes
+            values = np.array(jsd_similarity.unpack_results(result.outputs["out"], count,
+                                                            len(block), kernel), dtype=np.int64)
+            out[block.start - tile.start:block.stop - tile.start, start:start + count] = \
+                values.T / FIXED_ONE
+        out[np.arange(len(tile)), np.arange(tile.start, tile.stop)] = 0.0
+        yield out
 
 
 def find_motifs(device, test_files: list[bytes], control_files: list[bytes], params) -> list:

@@ -18,7 +18,7 @@ from .fast.native import native
 if TYPE_CHECKING:
     from kmerspec.golden.pqa import Pqa
 
-__all__ = ["PqaArrays", "entropies", "jsd_row_tile", "ARITHMETICS"]
+__all__ = ["PqaArrays", "entropies", "jsd_row_tile", "kernel_row_tiles", "ARITHMETICS"]
 
 ARITHMETICS = ("float", "fixed")
 
@@ -109,3 +109,15 @@ def jsd_row_tile(rows: range, pqas: PqaArrays, entropy: np.ndarray, mode: str,
     native.jsd_rows(*pqas.compiled_input(mode), np.ascontiguousarray(entropy, dtype=np.float64),
                     _MODE_CODES[mode], np.array(rows, dtype=np.int64), out)
     return out
+
+
+def kernel_row_tiles(backend, pqas: PqaArrays, tiles: list[range], mode: str, arithmetic: str):
+    """The row tiles of the JSD matrix from ``backend``'s JSD similarity kernel (a kernel
+    backend: ``sim``, ``xrt``), or None for a software backend. The kernel computes the
+    fixed-point JSD, the ``fixed`` arithmetic of :func:`jsd_row_tile`, bit for bit."""
+    if not hasattr(backend, "jsd_rows"):
+        return None
+    if arithmetic != "fixed":
+        raise ValueError(f"--backend {backend.name}: the JSD similarity kernel computes the "
+                         "fixed-point JSD; add --arithmetic fixed (float64 is --backend sw)")
+    return backend.jsd_rows([pqas.pqa(genome) for genome in range(len(pqas))], tiles, mode)

@@ -8,7 +8,7 @@ probability on every AXI channel), ``seed``, ``timeout_cycles`` (one per call), 
 (sim.tb_common.memory_timing), ``status`` ({"identity_offsets", "identity", "error_offset"}:
 the simulation reads the identity words before the first call and stops if they are not
 ``identity``, else writes 1 to ``fresh_offset`` (a clean first call, as
-host.control.before_first_call does on a card); it reads the ERROR register after every ap_done
+host.xrt.XrtDevice does on a card); it reads the ERROR register after every ap_done
 and stops at the first non-zero one; the report gets every word it read, by offset, for
 host.control to judge, and ``timed_out`` when a call had no ap_done within its cycles). Each
 m_axi bundle gets its own AxiRam (or DdrAxiRam); the buffers of a bundle are placed one after

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from host.cli import main
+from host.drivers import jsd_matrix
 from host.sketchfile import read_sketches
 from kmerspec.golden.hll import HllParams
 from tests.genomes import random_genome_bytes, related_sequences
@@ -86,7 +87,18 @@ def test_jsd(tmp_path, small_genomes):
     run_both(tmp_path, "sketch", "--kind", "pqa", *small_genomes, "--k", "15", *options)
     run_both(tmp_path, "sketch", "--kind", "pqa", *small_genomes, "--k", "15", "--update", "cm",
              *options)
-    run_both(tmp_path, "jsd", *small_genomes[:4], "--k", "15", *options)
+
+
+def test_jsd_matrix(tmp_path, small_genomes, monkeypatch):
+    """Both JSD kernels: the PQAs from the queue builder, the matrix from the JSD similarity
+    kernel (the fixed-point JSD, bit for bit)."""
+    import host.drivers
+    matrices = []
+    monkeypatch.setattr(host.drivers, "jsd_matrix",
+                        lambda *args: matrices.append(args) or jsd_matrix(*args))
+    options = ["--s", "1", "--R", "4", "--n", "4", "--cw", "8", "--d", "3"]
+    run_both(tmp_path, "jsd", *small_genomes[:4], "--k", "15", "--arithmetic", "fixed", *options)
+    assert len(matrices) == 1 and matrices[0][0].name == "sim"     # the kernel made the matrix
 
 
 def test_motifs(tmp_path, small_genomes):

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from host.device import DeviceError, Output, SimDevice, XrtDevice
+from host.device import DeviceError, Output, SimDevice
 from hw.kernels.checksum import ChecksumParams, checksum_model
 
 
@@ -24,17 +24,6 @@ def test_arguments_are_checked():
     with pytest.raises(DeviceError, match=r"arguments \['res'\] missing, \['extra'\] unknown"):
         SimDevice().run(ChecksumParams(), {"src": b"", "n_bytes": 0, "dst": Output(1),
                                            "extra": 1})
-
-
-def test_xrt_device_without_xrt_says_what_is_missing():
-    try:
-        import pyxrt  # noqa: F401
-    except ImportError:
-        with pytest.raises(DeviceError, match="needs XRT's Python bindings"):
-            XrtDevice("kernels.xclbin")
-    else:
-        with pytest.raises(DeviceError, match="no such xclbin"):
-            XrtDevice("/nonexistent/kernels.xclbin")
 
 
 def test_sim_device_runs_several_calls_in_one_simulation():

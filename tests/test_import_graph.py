@@ -1,7 +1,8 @@
 """The floors of the project (docs/architecture.md), checked on every module's imports, including
 those inside functions: kmerspec imports nothing else of the project, hw/ never imports host/ or
-sim/, host/ imports hw/ and sim/ only in the one module that loads a simulator, and the card
-path (host without that module, kmerspec) needs no Amaranth."""
+sim/, host/ imports hw/ and sim/ only in the module that simulates RTL (host.device) and, for the
+XRT stand-in, in the card driver (host.xrt), the card path (host without host.device, kmerspec)
+needs no Amaranth, and no modules of host/ import each other in a circle."""
 
 import ast
 import pathlib
@@ -13,10 +14,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = ("kmerspec", "hw", "host", "sim")
 PROJECT = PACKAGES + ("tests", "bench")
-#: the one module of host/ that may reach into hw/ and sim/: SimDevice builds and simulates RTL,
-#: XrtDevice imports the pyxrt stand-in when KMER_SKETCH_PYXRT=sim; these are its only such edges
+#: the one module of host/ that loads a simulator: SimDevice builds and simulates RTL
 SIMULATOR_BACKEND = "host.device"
-SIMULATOR_BACKEND_EDGES = {"hw.build", "sim.runner", "sim.pyxrt_sim"}
+#: the modules of host/ that may reach into hw/ and sim/, and their only such edges: SimDevice
+#: builds and simulates RTL, XrtDevice takes the XRT stand-in when KMER_SKETCH_PYXRT=sim
+SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner"}, "host.xrt": {"sim.xrt_sim"}}
 #: what each package may import of the project (besides itself)
 ALLOWED = {
     "kmerspec": set(),
@@ -68,7 +70,7 @@ def test_imports_are_parsed_with_function_level_ones():
     found = imports_of(ROOT / "host" / "device.py")
     assert "sim.runner" in found   # inside SimDevice.run_many
     assert "hw.build" in found
-    assert "sim.pyxrt_sim" in found   # inside host.device.pyxrt_module
+    assert "sim.xrt_sim" in imports_of(ROOT / "host" / "xrt.py")   # inside host.xrt.xrt_api
     assert "kmerspec.golden.hashes" in imports_of(ROOT / "kmerspec" / "golden" / "motif.py")
 
 
@@ -80,7 +82,8 @@ def test_each_package_imports_only_the_floors_below(package):
         allowed = ALLOWED[package] | {package}
         for imported in sorted(imports_of(path)):
             top = imported.split(".")[0]
-            if name == SIMULATOR_BACKEND and imported in SIMULATOR_BACKEND_EDGES | {"hw", "sim"}:
+            if imported in SIMULATOR_EDGES.get(name, set()) | ({"hw", "sim"} if name in
+                                                                SIMULATOR_EDGES else set()):
                 continue
             if top in PROJECT and top not in allowed:
                 violations.append(f"{name} imports {imported}")
@@ -94,6 +97,44 @@ def test_the_card_path_needs_no_amaranth(package):
                   for imported in sorted(imports_of(path))
                   if imported.split(".")[0] in HARDWARE_ONLY]
     assert not violations, "\n".join(violations)
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    """Every circle of imports (anywhere in a module) among the modules of ``package``."""
+    names = {module_name(path): path for path in modules(package)}
+    edges = {name: sorted(imported for imported in imports_of(path) if imported in names
+                          and imported != name) for name, path in names.items()}
+    cycles, state = [], {}
+
+    def visit(name, stack):
+        state[name] = "open"
+        stack.append(name)
+        for target in edges[name]:
+            if state.get(target) == "open":
+                cycles.append(stack[stack.index(target):] + [target])
+            elif target not in state:
+                visit(target, stack)
+        stack.pop()
+        state[name] = "done"
+    for name in sorted(names):
+        if name not in state:
+            visit(name, [])
+    return cycles
+
+
+def test_no_import_circle_in_host():
+    assert import_cycles("host") == []
+
+
+def test_the_circle_check_finds_a_circle(tmp_path, monkeypatch):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from .b import g\n")
+    (package / "b.py").write_text("from .c import h\n")
+    (package / "c.py").write_text("from . import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert import_cycles("pkg") == [["pkg.a", "pkg.b", "pkg.c", "pkg.a"]]
 
 
 def test_drivers_run_with_amaranth_unavailable():

@@ -1,4 +1,4 @@
-"""cocotb module behind the pyxrt stand-in (sim/pyxrt_sim.py): one kernel serving runs.
+"""cocotb module behind the XRT stand-in (sim/xrt_sim.py): one compute unit serving runs.
 
 Parameters (sim.runner.params): ``socket`` (the Unix socket the stand-in listens on), ``banks``
 (``[{tag, base, size, path}]``: the device's memory banks, sparse files the stand-in maps too),

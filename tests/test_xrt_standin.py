@@ -1,0 +1,242 @@
+"""The XRT C API stand-in (sim/xrt_sim.py) and the card driver on it (host.xrt.XrtDevice).
+
+The stand-in offers exactly the functions of host.xrt.PROTOTYPES (whose prototypes
+tests/test_xrt_api.py compares with XRT's headers) with ctypes' argument checks; buffer objects
+have host and device memory and lose their device memory on xrtBOFree; a run keeps only the
+device addresses of its buffers. The driver: results equal the kernel's model, every buffer
+lives until its results are read, a clean start is asked for after any failed call, a timeout
+makes the device unusable with one line saying to reset the card, both units of an nk=2 build
+are used, and the wait leaves the GIL to other threads. Kernel runs use the ``checksum``
+example kernel (copy + checksum record), simulated from its hw.build Verilog."""
+
+import ctypes
+import errno
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from host.calls import DeviceError, KernelError, Output
+from host.xrt import STAND_IN_ENV, XrtDevice
+from hw.kernels.checksum import ChecksumParams, checksum_model
+from sim import xrt_sim
+from sim.runner import REPO_ROOT, available_simulators
+from tests.test_cli_xrt_standin import hw_build
+
+needs_simulator = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+
+
+@pytest.fixture(scope="module")
+def checksum_dir(tmp_path_factory):
+    return hw_build(tmp_path_factory.mktemp("hw") / "checksum", kernels=("checksum",))
+
+
+@pytest.fixture(scope="module")
+def two_unit_dir(tmp_path_factory):
+    """The checksum kernel linked with two compute units (nk=checksum:2)."""
+    out = tmp_path_factory.mktemp("hw") / "checksum2"
+    config = out.parent / "two.toml"
+    config.write_text('kernels = ["checksum"]\n[compute_units]\nchecksum = 2\n')
+    result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-o", str(out),
+                             "--config", str(config)], cwd=REPO_ROOT, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.fixture
+def api(monkeypatch):
+    """A fresh stand-in library (its own device and simulations) for one test."""
+    fresh = xrt_sim.XrtStandIn()
+    monkeypatch.setattr(xrt_sim, "_instance", fresh)
+    monkeypatch.setenv(STAND_IN_ENV, "sim")
+    yield fresh
+    fresh._device.release()
+
+
+def checksum_call(data: bytes) -> dict:
+    return {"src": data, "n_bytes": len(data), "dst": Output(len(data)), "res": Output(64)}
+
+
+def loaded(api, directory):
+    device = api.xrtDeviceOpen(0)
+    assert api.xrtDeviceLoadXclbinFile(device, os.fsencode(directory)) == 0
+    uuid = (ctypes.c_ubyte * 16)()
+    assert api.xrtDeviceGetXclbinUUID(device, uuid) == 0
+    return device, uuid
+
+
+# -- the library's surface --------------------------------------------------------------------
+
+def test_only_the_declared_functions_exist_and_check_their_arguments(api):
+    with pytest.raises(AttributeError, match="xrtRunAbort: not a function"):
+        api.xrtRunAbort
+    with pytest.raises(AttributeError):
+        api.read_register                       # pyxrt's dropped method is nothing here
+    with pytest.raises(TypeError, match="takes 1 arguments"):
+        api.xrtDeviceOpen()
+    with pytest.raises(ctypes.ArgumentError, match="argument 2"):
+        api.xrtDeviceLoadXclbinFile(1, "a str is not a char *")   # ctypes wants bytes
+    with pytest.raises(ctypes.ArgumentError, match="argument 3"):
+        api.xrtRunSetArg(1, 0, "neither a handle nor a number")
+    ctypes.set_errno(0)
+    assert api.xrtDeviceOpen(1) is None and ctypes.get_errno() == errno.ENODEV
+    assert api.xrtDeviceOpen(0) > 1 << 32      # a handle cut to 32 bits is unknown
+
+
+def test_buffers_have_host_and_device_memory_and_free_poisons(api, checksum_dir):
+    device, _ = loaded(api, checksum_dir)
+    first = api.xrtBOAlloc(device, 5000, 0, 1)
+    second = api.xrtBOAlloc(device, 100, 0, 1)
+    address = api.xrtBOAddress(first)
+    assert address % 4096 == 0 and address >= xrt_sim.BANK_BASE + xrt_sim.BANK_STRIDE
+    assert api.xrtBOAddress(second) >= address + 5000
+    bank = api._device.banks[1]
+    at = address - bank.base
+    assert api.xrtBOWrite(first, b"abcdefgh", 8, 0) == 0
+    assert bank.memory[at:at + 8] != b"abcdefgh"          # not on the device before a sync
+    assert api.xrtBOSync(first, 0, 8, 0) == 0
+    assert bank.memory[at:at + 8] == b"abcdefgh"
+    back = ctypes.create_string_buffer(8)
+    assert api.xrtBOWrite(first, b"ABCDEFGH", 8, 0) == 0
+    assert api.xrtBOSync(first, 1, 8, 0) == 0 and api.xrtBORead(first, back, 8, 0) == 0
+    assert back.raw == b"abcdefgh"                           # synced back from the device
+    assert api.xrtBOWrite(first, b"x" * 10, 10, 4995) == -1  # outside the buffer
+    assert api.xrtBOFree(first) == 0
+    assert bank.memory[at:at + 8] == bytes([xrt_sim.POISON]) * 8
+    assert api.xrtBOFree(first) == -1                        # freed once
+    assert api.xrtBOAddress(api.xrtBOAlloc(device, 100, 0, 1)) == address   # reused
+
+
+# -- runs -------------------------------------------------------------------------------------
+
+@needs_simulator
+def test_a_run_keeps_addresses_only_so_a_freed_input_is_garbage(api, checksum_dir):
+    """The lifetime bug of the issue: a buffer freed after xrtRunSetArg but before the run ends
+    is read as freed memory (the run kept its address only), and the checksum is wrong."""
+    device, uuid = loaded(api, checksum_dir)
+    kernel = api.xrtPLKernelOpenExclusive(device, uuid, b"checksum:checksum_1")
+    assert kernel and api.xrtPLKernelOpenExclusive(device, uuid, b"checksum:checksum_1") is None
+    data = os.urandom(256)
+    results = {}
+    for free_early in (False, True):
+        src = api.xrtBOAlloc(device, 4096, 0, api.xrtKernelArgGroupId(kernel, 0))
+        dst = api.xrtBOAlloc(device, 4096, 0, api.xrtKernelArgGroupId(kernel, 2))
+        res = api.xrtBOAlloc(device, 4096, 0, api.xrtKernelArgGroupId(kernel, 3))
+        assert api.xrtKernelArgGroupId(kernel, 1) == -1      # a scalar has no memory group
+        api.xrtBOWrite(src, data, len(data), 0)
+        api.xrtBOSync(src, 0, len(data), 0)
+        run = api.xrtRunOpen(kernel)
+        assert api.xrtRunSetArg(run, 0, ctypes.c_uint32(src & 0xFFFF_FFFF)) == -1  # cut handle
+        for index, value in enumerate((ctypes.c_void_p(src), ctypes.c_uint32(len(data)),
+                                       ctypes.c_void_p(dst), ctypes.c_void_p(res))):
+            assert api.xrtRunSetArg(run, index, value) == 0
+        if free_early:
+            api.xrtBOFree(src)
+        assert api.xrtRunStart(run) == 0
+        assert api.xrtRunWaitFor(run, 100) == xrt_sim.COMPLETED
+        record = ctypes.create_string_buffer(64)
+        api.xrtBOSync(res, 1, 64, 0)
+        api.xrtBORead(res, record, 64, 0)
+        results[free_early] = record.raw
+        api.xrtRunClose(run)
+    assert results[False] == checksum_model(data)
+    assert results[True] != checksum_model(data)
+
+
+@needs_simulator
+def test_xrt_device_runs_checks_identity_and_reports_itself(api, checksum_dir, capfd,
+                                                             monkeypatch):
+    monkeypatch.setattr("host.xrt._reported", set())
+    device = XrtDevice(str(checksum_dir))
+    for size in (777, 5000):
+        data = os.urandom(size)
+        result = device.run(ChecksumParams(), checksum_call(data))
+        assert result.outputs == {"dst": data, "res": checksum_model(data)}
+    with pytest.raises(DeviceError, match=r"^checksum: built with data_width=512, asked for 256$"):
+        device.run(ChecksumParams(data_width=256), checksum_call(b"abc"))
+    fresh = ChecksumParams().desc.status_map().fresh
+    assert api.register_writes == [("checksum_1", fresh, 1)]   # a clean start before call 1
+    XrtDevice(str(checksum_dir / "kernels" / "checksum")).geometry   # a kernel's directory
+    assert capfd.readouterr().err.splitlines() == [     # said once per process
+        "xrt: the XRT C API stand-in (sim/xrt_sim.py, KMER_SKETCH_PYXRT=sim)"]
+    with pytest.raises(DeviceError, match=r"kernel jacc_sketch is not in .*checksum \(XRT cannot "
+                                          r"open its compute unit jacc_sketch:jacc_sketch_1"):
+        from kmerspec.kernels import jacc_sketch
+        device.compute_units(jacc_sketch.Params())
+
+
+@needs_simulator
+def test_a_clean_start_is_asked_after_a_failed_call(api, checksum_dir, monkeypatch):
+    """A call that ends in an error (here the source buffer in the bank of another port: an
+    AXI error) makes the next call of that unit start with FRESH = 1."""
+    device = XrtDevice(str(checksum_dir))
+    data = os.urandom(300)
+    device.run(ChecksumParams(), checksum_call(data))
+    real_group = api.xrtKernelArgGroupId
+    monkeypatch.setattr(api, "xrtKernelArgGroupId",
+                        lambda kernel, index: real_group(kernel, 2 if index == 0 else index),
+                        raising=False)
+    with pytest.raises(DeviceError, match="ended in state ERROR"):
+        device.run(ChecksumParams(), checksum_call(data))
+    monkeypatch.setattr(api, "xrtKernelArgGroupId", real_group, raising=False)
+    fresh = ChecksumParams().desc.status_map().fresh
+    assert api.register_writes == [("checksum_1", fresh, 1)]
+    assert device.run(ChecksumParams(), checksum_call(data)).outputs["res"] == \
+        checksum_model(data)
+    assert api.register_writes == [("checksum_1", fresh, 1)] * 2
+
+
+@needs_simulator
+def test_a_timeout_makes_the_device_unusable_and_keeps_the_buffers(api, checksum_dir,
+                                                                   monkeypatch):
+    device = XrtDevice(str(checksum_dir))
+    monkeypatch.setattr(xrt_sim, "KERNEL_CLOCK_HZ", 8000)     # 8 cycles a millisecond
+    monkeypatch.setattr("host.xrt.timeout_ms", lambda *args: 1)
+    message = r"^checksum: no ap_done within 1 ms on checksum:checksum_1; the compute unit may " \
+              r"still be running: reset the card \(xbutil reset\) before using it again$"
+    with pytest.raises(KernelError, match=message):
+        device.run(ChecksumParams(), checksum_call(os.urandom(4000)))
+    abandoned = device._abandoned[0].buffers
+    assert len(abandoned) == 3 and all(buffer.handle for buffer in abandoned)
+    assert all(api._get(buffer.handle, xrt_sim._Buffer) for buffer in abandoned)  # not freed
+    with pytest.raises(DeviceError, match=message):
+        device.run(ChecksumParams(), checksum_call(b"abc"))
+
+
+@needs_simulator
+def test_two_compute_units_share_the_calls(api, two_unit_dir):
+    device = XrtDevice(str(two_unit_dir))
+    assert [unit.name for unit in device.compute_units(ChecksumParams())] == \
+        ["checksum:checksum_1", "checksum:checksum_2"]
+    inputs = [os.urandom(200 + 300 * i) for i in range(4)]
+    results = device.run_many(ChecksumParams(), [checksum_call(data) for data in inputs])
+    assert [r.outputs["res"] for r in results] == [checksum_model(data) for data in inputs]
+    assert api.started == {"checksum_1": 2, "checksum_2": 2}
+    # the two units are linked to different banks
+    banks = api._device.image.units
+    assert banks["checksum:checksum_1"].banks != banks["checksum:checksum_2"].banks
+
+
+@needs_simulator
+def test_the_wait_leaves_the_gil_to_other_threads(api, checksum_dir):
+    device = XrtDevice(str(checksum_dir))
+    device.run(ChecksumParams(), checksum_call(b"warm up"))
+    ticks, running = [], threading.Event()
+
+    def count():
+        while not running.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+    thread = threading.Thread(target=count)
+    start = time.perf_counter()
+    thread.start()
+    device.run(ChecksumParams(), checksum_call(os.urandom(60_000)))
+    end = time.perf_counter()
+    running.set()
+    thread.join()
+    during = [t for t in ticks if start <= t <= end]
+    assert end - start > 0.2 and len(during) > (end - start) / 0.01   # ticked all along
