@@ -6,9 +6,11 @@ standard output, a FIFO or device is written in place, a symlink is followed) an
 when the whole command succeeds, side files included (:class:`Outputs`).
 """
 
+import bz2
 import contextlib
 import gzip
 import io
+import lzma
 import os
 import shutil
 import stat
@@ -18,15 +20,49 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs",
-           "writes_in_place", "output_transaction", "atomic_output"]
+from kmerspec.golden.parse import remove_trailing_whitespace
+
+__all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
+           "is_read_file", "genome_name", "STDOUT", "Outputs", "writes_in_place",
+           "output_transaction", "atomic_output"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
+# (magic, name, how to undo it) of the compressions that are named rather than read as text;
+# gzip, bzip2 and xz are decompressed (Python's zlib/ISA-L, bz2, lzma), the others refused
+_COMPRESSIONS = [
+    (_GZIP_MAGIC, "gzip", None),
+    (b"BZh", "bzip2", None),
+    (b"\xfd7zXZ\x00", "xz", None),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"),
+    (b"\x04\x22\x4d\x18", "lz4", "lz4 -d"),
+]
+# what a sketch file (a .npz zip archive) holds near its start, whatever its first bytes
+_SKETCH_MEMBER = b"header.npy"
 
 
 class InputError(Exception):
     """A problem with a user-supplied file; the message names the file."""
+
+
+def compression_of(head: bytes) -> str | None:
+    """The name of the compression whose magic ``head`` starts with, else None."""
+    for magic, name, _ in _COMPRESSIONS:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+def _refuse_compression(path: Path, head: bytes) -> None:
+    for magic, name, undo in _COMPRESSIONS:
+        if undo is not None and head.startswith(magic):
+            raise InputError(f"{path}: {name}-compressed, which is not read here; decompress it "
+                             f"first ({undo} {path}), or compress it with gzip")
+
+
+def looks_like_damaged_sketch(head: bytes) -> bool:
+    """A zip archive holding a sketch header whose first bytes are not a zip magic."""
+    return _SKETCH_MEMBER in head[:128]
 
 
 def _check_format(path: Path, data: bytes) -> None:
@@ -37,6 +73,9 @@ def _check_format(path: Path, data: bytes) -> None:
     first = head.lstrip(b"\r\n")[:1]
     if not first:
         return
+    if first not in (b">", b"@") and looks_like_damaged_sketch(head):
+        raise InputError(f"{path}: not a sketch file (bad magic {head[:4]!r}, expected "
+                         f"b'PK\\x03\\x04'), nor a FASTA/FASTQ file: a damaged sketch file?")
     nul = head.find(b"\x00")
     if nul >= 0:
         raise InputError(f"{path}: not a FASTA/FASTQ file (binary content: NUL byte at offset "
@@ -61,20 +100,90 @@ def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
 
 
-def read_sequence_file(path: str | os.PathLike) -> bytes:
-    """The decompressed bytes of a FASTA/FASTQ file, plain or gzip (detected by its magic)."""
-    path = Path(path)
-    raw = read_input(path, "a FASTA/FASTQ file")
-    if raw.startswith(_GZIP_MAGIC):
+def gzip_problem(path: Path, raw: bytes) -> str:
+    """Why the gzip file ``raw`` does not decompress: walks its members with zlib (called once
+    a decompressor has failed, so its cost does not matter)."""
+    position = 0
+    while position < len(raw):
+        if not raw.startswith(_GZIP_MAGIC, position):
+            if position and not raw[position:].strip(b"\x00"):
+                break  # zero padding after the last member, which gzip ignores too
+            return (f"{path}: trailing garbage after the gzip stream at byte {position} "
+                    f"(of {len(raw)})")
+        decompressor = zlib.decompressobj(31)
+        data = raw[position:]
         try:
-            raw = gzip.decompress(raw)
+            while data and not decompressor.eof:
+                decompressor.decompress(data, 1 << 20)
+                data = decompressor.unconsumed_tail
+        except zlib.error as error:
+            where = f" (the member at byte {position})" if position else ""
+            return f"{path}: corrupt gzip file ({error}){where}"
+        if not decompressor.eof:
+            return (f"{path}: truncated gzip file (ends before the end of the compressed "
+                    f"stream{f' of the member at byte {position}' if position else ''})")
+        position = len(raw) - len(decompressor.unused_data)
+    return f"{path}: corrupt gzip file"
+
+
+def _decompress(path: Path, raw: bytes) -> bytes:
+    _refuse_compression(path, raw[:8])
+    name = compression_of(raw[:8])
+    if name == "gzip":
+        try:
+            return gzip.decompress(raw)
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            raise InputError(gzip_problem(path, raw)) from None
+    if name is not None:
+        module = bz2 if name == "bzip2" else lzma
+        try:
+            return module.decompress(raw)
         except EOFError:
-            raise InputError(f"{path}: truncated gzip file (ends before the end of the "
+            raise InputError(f"{path}: truncated {name} file (ends before the end of the "
                              f"compressed stream)") from None
-        except (gzip.BadGzipFile, zlib.error) as error:
-            raise InputError(f"{path}: corrupt gzip file ({error})") from None
-    _check_format(path, raw)
+        except (OSError, ValueError, lzma.LZMAError) as error:
+            raise InputError(f"{path}: corrupt {name} file ({error})") from None
     return raw
+
+
+def read_sequence_file(path: str | os.PathLike) -> bytes:
+    """The decompressed bytes of a FASTA/FASTQ file, plain, gzip, bzip2 or xz (detected by its
+    magic), checked and with trailing whitespace removed by :func:`check_sequence`."""
+    path = Path(path)
+    raw = _decompress(path, read_input(path, "a FASTA/FASTQ file"))
+    _check_format(path, raw)
+    return check_sequence(path, raw)
+
+
+
+def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:
+    """The host's input check (SPEC 1.1, kmerspec.golden.parse.check_input) of one file's
+    decompressed bytes, in one native pass: ``data`` with the spaces and tabs at line ends
+    removed (the same object when no sequence line had any), or InputError naming the file,
+    record and line. Every backend that is handed bytes gets them from here; the sw backend, which reads
+    files itself, runs the same check in its k-mer stream (host/fast/_kmer_stream.c)."""
+    from .fast.native import native  # here: start-up without a sequence file does without it
+    stream = native.KmerStream(1, check=True)
+    try:
+        stream.check(data)
+        stream.finish()
+    except native.InputFormatError as error:
+        raise InputError(f"{path}: {error}") from None
+    # only trailing spaces of sequence lines and lines of spaces only change what a parser
+    # makes of the bytes (headers and quality lines are skipped whatever they end with)
+    return remove_trailing_whitespace(data) if stream.trimmed_lines else data
+
+
+def is_read_file(path: str | os.PathLike) -> bool:
+    """True for a FASTQ file (sequencing reads): its first record is '@', after
+    decompression. A file that cannot be read is not one (its error comes when it is read)."""
+    from .reader import sequence_blocks
+    try:
+        with contextlib.closing(sequence_blocks(path, _SNIFF_BYTES)) as blocks:
+            first = next(blocks, b"")
+    except InputError:
+        return False
+    return first.lstrip(b"\r\n")[:1] == b"@"
 
 
 def genome_name(path: str | os.PathLike) -> str:

@@ -7,11 +7,13 @@ sketching backend or the kernel packer) fed while it works on the previous genom
 A backend that can consume a file block by block (the ``sw`` backend) gets
 :class:`SequenceFile` handles instead, and holds one block per file it is working on, whatever
 the genome's size. gzip is decompressed by ISA-L (python-isal, about three times zlib's speed)
-where it is installed, else by zlib.
+where it is installed, else by zlib; bzip2 and xz by Python's bz2 and lzma.
 """
 
+import bz2
 import functools
 import gzip
+import lzma
 import os
 import sys
 import time
@@ -20,11 +22,11 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .io import InputError, _check_format, read_sequence_file
+from .io import (InputError, _check_format, _refuse_compression, compression_of, gzip_problem,
+                 read_sequence_file)
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
 BLOCK_BYTES = 1 << 22  # at least the 64 KiB the format check looks at
 
 
@@ -52,29 +54,47 @@ def _raise_open_error(path: Path, error: OSError):
 
 
 def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """The decompressed content of a FASTA/FASTQ file (plain or gzip) in blocks of
+    """The decompressed content of a FASTA/FASTQ file (plain, gzip, bzip2, xz) in blocks of
     ``block_bytes``; their concatenation is ``host.io.read_sequence_file(path)``, and a bad
     file raises the same one-line InputError (when the block that shows the problem is read)."""
     path = Path(path)
     file = None
     try:
         file = open(path, "rb")
-        compressed = file.peek(2)[:2] == _GZIP_MAGIC
+        head = file.peek(8)[:8]
     except OSError as error:
         if file is not None:
             file.close()
         _raise_open_error(path, error)
-    gzip_file, corrupt = _gzip_reader() if compressed else (None, ())
-    with file, (gzip_file(fileobj=file) if compressed else file) as stream:
+    with file:
+        _refuse_compression(path, head)
+        compression = compression_of(head)
+        if compression == "gzip":
+            gzip_file, corrupt = _gzip_reader()
+            stream = gzip_file(fileobj=file)
+        elif compression is not None:
+            stream = (bz2.BZ2File if compression == "bzip2" else lzma.LZMAFile)(file)
+            corrupt = (OSError, ValueError, lzma.LZMAError)
+        else:
+            stream, corrupt = file, ()
+        yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
+
+
+def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
+            block_bytes: int) -> Iterator[bytes]:
+    with stream:
         first = True
         while True:
             try:
                 block = stream.read(block_bytes)
-            except EOFError:
-                raise InputError(f"{path}: truncated gzip file (ends before the end of the "
-                                 f"compressed stream)") from None
-            except corrupt as error:
-                raise InputError(f"{path}: corrupt gzip file ({error})") from None
+            except (EOFError, *corrupt) as error:
+                if compression == "gzip":  # name the problem as host.io.read_sequence_file does
+                    file.seek(0)
+                    raise InputError(gzip_problem(path, file.read())) from None
+                if isinstance(error, EOFError):
+                    raise InputError(f"{path}: truncated {compression} file (ends before the "
+                                     f"end of the compressed stream)") from None
+                raise InputError(f"{path}: corrupt {compression} file ({error})") from None
             except OSError as error:
                 _raise_open_error(path, error)
             if first:
@@ -92,9 +112,16 @@ class SequenceFile:
     on its sequence lines (host.progress.count_bases of its content), None before.
     """
 
+    #: a native k-mer stream fed from here applies the host's input check (SPEC 1.1)
+    check_input = True
+
     def __init__(self, path: str | os.PathLike):
         self.path = path
         self.bases: int | None = None
+
+    def input_error(self, error: Exception) -> InputError:
+        """The InputError of a problem the input check found in this file."""
+        return InputError(f"{self.path}: {error}")
 
     def blocks(self, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
         return sequence_blocks(self.path, block_bytes)

@@ -1,0 +1,240 @@
+"""The host's input check (SPEC 1.1): trailing whitespace removed, other junk in sequence lines
+refused, FASTQ records validated; the golden check (kmerspec.golden.parse.check_input) against
+the native one in the sw backend's k-mer stream, and every backend on the same files."""
+
+import gzip
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from host.cli import main
+from host.fast.hll import sketch_files
+from host.fast.native import native
+from host.io import InputError, check_sequence, read_sequence_file
+from host.reader import SequenceFile
+from host.sketchfile import read_sketches
+from kmerspec.golden.hll import HllParams
+from kmerspec.golden.parse import InputFormatError, check_input, kmers
+
+LAMBDA = Path(__file__).resolve().parents[1] / "examples" / "lambda_virus.fa.gz"
+
+# bytes the parser and the check care about, junk included
+ALPHABET = [b"A", b"C", b"G", b"T", b"N", b"\n", b"\n", b"\r", b" ", b"\t", b">", b"@", b"+",
+            b"I", b"*", b"E", b"7", b"-", b"\x00", b"\xc3"]
+
+
+def native_result(text: bytes, k: int, cuts) -> tuple:
+    """("OK", k-mers) or ("ERR", message) of a check=True stream fed the pieces of ``text``."""
+    stream = native.KmerStream(k, True, check=True)
+    out = np.empty(len(text) + 1, dtype=np.uint64)
+    words = []
+    try:
+        for start, end in zip([0, *cuts], [*cuts, len(text)]):
+            count = stream.kmers(text[start:end], out)
+            words += out[:count].tolist()
+        stream.finish()
+    except native.InputFormatError as error:
+        return "ERR", str(error)
+    return "OK", words
+
+
+def golden_result(text: bytes, k: int) -> tuple:
+    try:
+        checked = check_input(text)
+    except InputFormatError as error:
+        return "ERR", str(error)
+    return "OK", list(kmers(checked, k))
+
+
+def structured_text(rng: random.Random) -> bytes:
+    """A FASTA or FASTQ text, now and then with a wrong quality length or a record of the other
+    kind, then a few bytes of ALPHABET inserted anywhere."""
+    fastq = rng.random() < 0.5
+    parts = []
+    for _ in range(rng.randint(0, 4)):
+        seq = bytes(rng.choice(b"ACGTN") for _ in range(rng.randint(0, 14)))
+        if fastq:
+            quality = b"I" * max(0, len(seq) + (rng.randint(-1, 1) if rng.random() < 0.2 else 0))
+            parts.append(b"@r\n%s\n+\n%s\n" % (seq, quality))
+        else:
+            parts.append(b">r\n%s\n%s\n" % (seq[:6], seq[6:]))
+    if rng.random() < 0.1:  # a record of the other kind
+        parts.append(b">x\nACGT\n" if fastq else b"@x\nACGT\n+\nIIII\n")
+    text = bytearray(b"".join(parts))
+    for _ in range(rng.randint(0, 3)):
+        position = rng.randrange(len(text) + 1)
+        text[position:position] = rng.choice(ALPHABET) * rng.randint(1, 2)
+    return bytes(text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_native_check_equals_golden_check(seed):
+    """Same verdict, same message and, when accepted, the same k-mers, wherever the blocks are
+    cut, and the same k-mers from the bytes host.io.check_sequence returns; both verdicts
+    occur, and so does each kind of problem."""
+    rng = random.Random(seed)
+    verdicts = set()
+    for _ in range(6000):
+        if rng.random() < 0.5:
+            text = structured_text(rng)
+        else:
+            text = b"".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 30)))
+        k = rng.randint(1, 5)
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randint(0, 4))))
+        expected = golden_result(text, k)
+        assert native_result(text, k, cuts) == expected, (text, cuts)
+        if expected[0] == "OK":  # what the bytes path hands golden, sim and xrt
+            assert list(kmers(check_sequence("x", text), k)) == expected[1], text
+        verdicts.add("OK" if expected[0] == "OK" else
+                     next((kind for kind in PROBLEMS if kind in expected[1]), expected[1]))
+    assert verdicts == {"OK", *PROBLEMS}
+
+
+PROBLEMS = ["protein", "in a sequence line", "inside a sequence line", "the quality line has",
+            "expected the '+' line", "the file ends inside a FASTQ record",
+            "a FASTA header ('>') in a FASTQ file", "a FASTQ header ('@') in a FASTA file",
+            "expected a FASTQ header"]
+
+
+CASES = [
+    # (text, accepted text or None, message)
+    (b">a\nACGT  \nACGT\t\r\n", b">a\nACGT\nACGT\n", None),
+    (b">a desc  \n  \nACGT \n", b">a desc\n\nACGT\n", None),
+    (b"@r\nACGT \n+ \nIIII  \n", b"@r\nACGT\n+\nIIII\n", None),
+    (b">a\nACGT\n>b\nRYKMN-.x\nU\n", b">a\nACGT\n>b\nRYKMN-.x\nU\n", None),
+    (b">a\nACGT*\n", None, "record 1, line 2: '*' in a sequence line (column 5): this looks "
+                           "like a protein sequence"),
+    (b">a\nAC\n>b\nMEFLPQ\n", None, "record 2, line 4: 'E' in a sequence line (column 2): "
+                                    "this looks like a protein"),
+    (b">a\nACGT7\n", None, "record 1, line 2: '7' in a sequence line (column 5): not a "
+                           "nucleotide code"),
+    (b">a\nACGT\nAC GT\n", None, "record 1, line 3: a space inside a sequence line (column 3)"),
+    (b">a\n\tACGT\n", None, "record 1, line 2: a tab inside a sequence line (column 1)"),
+    (b">a\nAC\x01GT\n", None, "record 1, line 2: byte 0x01 in a sequence line (column 3)"),
+    (b">a\nAC\xc3\xa9GT\n", None, "record 1, line 2: byte 0xc3 in a sequence line (column 3)"),
+    (b"@r\nACGT\n+\nIII\n", None, "record 1, line 4: the quality line has 3 characters, the "
+                                  "sequence 4"),
+    (b"@r\nACGT\n+\nIIII\n@s\nACGT\nIIII\n", None,
+     "record 2, line 7: expected the '+' line of a FASTQ record"),
+    (b"@r\nACGT\n+\nIIII\n@s\nACGT\n", None, "record 2: the file ends inside a FASTQ record"),
+    (b"@r\nACGT\n+\nIIII\n@s\nACGT\n+\n", None, "record 2: the file ends inside a FASTQ record"),
+    (b"@r\nACGT\n+\nIIII\n>s\nACGT\n", None, "record 2, line 5: a FASTA header ('>') in a FASTQ "
+                                             "file"),
+    (b"@r\nACGT\n+\nIIII\nACGT\n", None, "record 1, line 5: expected a FASTQ header ('@')"),
+    (b">a\n>b\n@c\nACGT\n+\nIIII\n", None, "record 3, line 3: a FASTQ header ('@') in a FASTA "
+                                           "file"),
+]
+
+
+@pytest.mark.parametrize("text, accepted, message", CASES)
+def test_each_rule(tmp_path, text, accepted, message):
+    """Golden, the bytes path (host.io.check_sequence) and the sw stream say the same."""
+    path = tmp_path / "x.fa"
+    path.write_bytes(text)
+    if accepted is not None:
+        assert check_input(text) == accepted
+        assert check_sequence(path, text) == accepted == read_sequence_file(path)
+        params = HllParams(8, 4)
+        assert sketch_files([SequenceFile(path)], 3, params).tolist() == \
+            sketch_files([accepted], 3, params).tolist()
+        return
+    with pytest.raises(InputFormatError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("*", r"\*").replace("+", r"\+")):
+        check_input(text)
+    for read in (read_sequence_file, lambda p: sketch_files([SequenceFile(p)], 3,
+                                                            HllParams(8, 4))):
+        with pytest.raises(InputError) as error:
+            read(path)
+        assert str(error.value).startswith(f"{path}: {message}")
+        assert str(error.value) == f"{path}: {check_input_message(text)}"
+
+
+def check_input_message(text):
+    try:
+        check_input(text)
+    except InputFormatError as error:
+        return str(error)
+    raise AssertionError("accepted")
+
+
+def test_checked_text_checks_again_to_itself():
+    rng = random.Random(9)
+    for _ in range(2000):
+        text = structured_text(rng)
+        try:
+            checked = check_input(text)
+        except InputFormatError:
+            continue
+        assert check_input(checked) == checked
+
+
+@pytest.fixture(scope="module")
+def lambda_variants(tmp_path_factory):
+    """Phage lambda as given, with a space and a tab at every line end (gzip), and with '*' at
+    its last sequence line's end."""
+    directory = tmp_path_factory.mktemp("lambda")
+    text = gzip.decompress(LAMBDA.read_bytes())
+    lines = text.split(b"\n")
+    spaced = b"\n".join(line + b" \t" if line else line for line in lines)
+    starred = text.rstrip(b"\n") + b"*\n"  # its last line is its 694th
+    paths = {"clean": directory / "lambda.fa", "spaced": directory / "spaced.fa.gz",
+             "starred": directory / "starred.fa"}
+    paths["clean"].write_bytes(text)
+    paths["spaced"].write_bytes(gzip.compress(spaced))
+    paths["starred"].write_bytes(starred)
+    return paths, text
+
+
+@pytest.mark.parametrize("backend", ["sw", "golden"])
+def test_lambda_with_trailing_whitespace_sketches_as_lambda(tmp_path, lambda_variants, backend):
+    """The issue's figure: trailing spaces split every line's k-mers (about 27k instead of
+    about 49k distinct 31-mers). Now the sketch is the clean file's, by the sw backend (which
+    streams the file through the native check) and the golden one (bytes via host.io)."""
+    paths, _ = lambda_variants
+    outputs = {}
+    for name in ("clean", "spaced"):
+        out = tmp_path / f"{name}.sketch"
+        assert main(["sketch", str(paths[name]), "--p", "12", "-o", str(out),
+                     "--backend", backend]) == 0
+        outputs[name] = read_sketches(out).arrays["registers"]
+    assert np.array_equal(outputs["spaced"], outputs["clean"])
+    distinct = len(set(kmers(paths["clean"].read_bytes(), 31)))
+    assert 48_000 < distinct < 49_000
+
+
+@pytest.mark.parametrize("backend", ["sw", "golden"])
+def test_lambda_with_a_star_is_refused_with_its_line(tmp_path, lambda_variants, capsys,
+                                                     backend):
+    paths, text = lambda_variants
+    out = tmp_path / "x.sketch"
+    assert main(["sketch", str(paths["starred"]), "-o", str(out), "--backend", backend]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    last_line = text.rstrip(b"\n").split(b"\n")
+    assert (len(last_line), len(last_line[-1])) == (694, 62)
+    assert err == [f"error: {paths['starred']}: record 1, line 694: '*' in a sequence "
+                   f"line (column 63): this looks like a protein sequence; only nucleotide "
+                   f"sequences can be sketched"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("backend", ["sw", "golden"])
+@pytest.mark.parametrize("text, message", [
+    (b"@r1\nACGTACGT\n+\nIIIIIIII\n@r2\nACGTACGT\n+\nIIIIIII\n",
+     "record 2, line 8: the quality line has 7 characters, the sequence 8"),
+    (b"@r1\nACGTACGT\n+\nIIIIIIII\n@r2\nACGTACGT\n@r3\nACGT\n+\nIIII\n",
+     "record 2, line 7: expected the '+' line of a FASTQ record"),
+    (b"@r1\nACGTACGT\n+\nIIIIIIII\n@r2\nACGTACGT\n",
+     "record 2: the file ends inside a FASTQ record"),
+    (b"@r1\nACGTACGT\n+\nIIIIIIII\n>contig\nACGTACGT\n",
+     "record 2, line 5: a FASTA header ('>') in a FASTQ file"),
+])
+def test_bad_fastq_is_refused_with_its_record(tmp_path, capsys, backend, text, message):
+    path = tmp_path / "reads.fq"
+    path.write_bytes(text)
+    out = tmp_path / "x.sketch"
+    assert main(["sketch", str(path), "--k", "5", "-o", str(out), "--backend", backend]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {path}: {message}")
+    assert not out.exists()
