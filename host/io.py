@@ -23,6 +23,7 @@ from pathlib import Path
 from kmerspec.golden.parse import remove_trailing_whitespace
 
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
+           "looks_like_damaged_sketch", "gzip_problem",
            "is_read_file", "genome_name", "STDOUT", "Outputs", "writes_in_place",
            "output_transaction", "atomic_output"]
 
@@ -135,15 +136,22 @@ def _decompress(path: Path, raw: bytes) -> bytes:
         except (EOFError, gzip.BadGzipFile, zlib.error):
             raise InputError(gzip_problem(path, raw)) from None
     if name is not None:
-        module = bz2 if name == "bzip2" else lzma
         try:
-            return module.decompress(raw)
-        except EOFError:
-            raise InputError(f"{path}: truncated {name} file (ends before the end of the "
-                             f"compressed stream)") from None
-        except (OSError, ValueError, lzma.LZMAError) as error:
-            raise InputError(f"{path}: corrupt {name} file ({error})") from None
+            with (bz2.BZ2File if name == "bzip2" else lzma.LZMAFile)(io.BytesIO(raw)) as file:
+                return file.read()
+        except (EOFError, *BZIP2_XZ_ERRORS) as error:
+            raise InputError(bzip2_xz_problem(path, name, error)) from None
     return raw
+
+
+#: what Python's bz2 and lzma raise on a corrupt stream (EOFError: a truncated one)
+BZIP2_XZ_ERRORS = (OSError, ValueError, lzma.LZMAError)
+
+
+def bzip2_xz_problem(path: Path, name: str, error: Exception) -> str:
+    if isinstance(error, EOFError):
+        return f"{path}: truncated {name} file (ends before the end of the compressed stream)"
+    return f"{path}: corrupt {name} file ({error})"
 
 
 def read_sequence_file(path: str | os.PathLike) -> bytes:

@@ -22,8 +22,8 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from .io import (InputError, _check_format, _refuse_compression, compression_of, gzip_problem,
-                 read_sequence_file)
+from .io import (BZIP2_XZ_ERRORS, InputError, _check_format, _refuse_compression,
+                 bzip2_xz_problem, compression_of, gzip_problem, read_sequence_file)
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES"]
 
@@ -74,7 +74,7 @@ def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> 
             stream = gzip_file(fileobj=file)
         elif compression is not None:
             stream = (bz2.BZ2File if compression == "bzip2" else lzma.LZMAFile)(file)
-            corrupt = (OSError, ValueError, lzma.LZMAError)
+            corrupt = BZIP2_XZ_ERRORS
         else:
             stream, corrupt = file, ()
         yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
@@ -91,10 +91,7 @@ def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
                 if compression == "gzip":  # name the problem as host.io.read_sequence_file does
                     file.seek(0)
                     raise InputError(gzip_problem(path, file.read())) from None
-                if isinstance(error, EOFError):
-                    raise InputError(f"{path}: truncated {compression} file (ends before the "
-                                     f"end of the compressed stream)") from None
-                raise InputError(f"{path}: corrupt {compression} file ({error})") from None
+                raise InputError(bzip2_xz_problem(path, compression, error)) from None
             except OSError as error:
                 _raise_open_error(path, error)
             if first:

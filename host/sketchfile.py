@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .io import InputError, atomic_output, read_input
+from .io import InputError, atomic_output, looks_like_damaged_sketch, read_input
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
@@ -225,6 +225,9 @@ def read_sketches(path) -> SketchSet:
         if start.startswith(_SEQUENCE_STARTS):
             raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
                              f"python -m host sketch)")
+        if looks_like_damaged_sketch(read_input(path, "a sketch file", 128)):
+            raise InputError(f"{path}: not a sketch file (bad magic {start!r}, expected "
+                             f"{_ZIP_MAGIC!r}): a damaged sketch file?")
         raise InputError(f"{path}: not a sketch file (it does not start like one)")
     try:
         with np.load(path, allow_pickle=False) as archive:
