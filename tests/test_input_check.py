@@ -17,6 +17,8 @@ from host.reader import SequenceFile
 from host.sketchfile import read_sketches
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.parse import InputFormatError, check_input, kmers
+from sim.runner import available_simulators
+from tests.genomes import random_genome_bytes
 
 LAMBDA = Path(__file__).resolve().parents[1] / "examples" / "lambda_virus.fa.gz"
 
@@ -238,3 +240,32 @@ def test_bad_fastq_is_refused_with_its_record(tmp_path, capsys, backend, text, m
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {path}: {message}")
     assert not out.exists()
+
+
+@pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+def test_the_kernel_gets_checked_bytes(tmp_path, capsys):
+    """`--backend sim` (the jacc_sketch Verilog, whose parser breaks the window at a space)
+    sketches a file with trailing whitespace as `sw` sketches the clean file, and refuses what
+    the check refuses before any kernel call."""
+    rng = random.Random(8)
+    clean = random_genome_bytes(rng, records=3, length=400, line=50)
+    lines = clean.split(b"\n")
+    spaced = b"\n".join(line + b"  " if line and line[:1] != b">" else line for line in lines)
+    paths = {"clean": tmp_path / "clean.fa", "spaced": tmp_path / "spaced.fa"}
+    paths["clean"].write_bytes(clean)
+    paths["spaced"].write_bytes(spaced)
+    registers = {}
+    for name, backend in (("clean", "sw"), ("spaced", "sim")):
+        out = tmp_path / f"{name}.sketch"
+        assert main(["sketch", str(paths[name]), "--p", "10", "--k", "21", "-o", str(out),
+                     "--backend", backend]) == 0
+        registers[name] = read_sketches(out).arrays["registers"]
+    assert registers["spaced"].any()
+    assert np.array_equal(registers["spaced"], registers["clean"])
+    bad = tmp_path / "bad.fq"
+    bad.write_bytes(b"@r\nACGTACGTACGTACGTACGTACGT\n+\nIIII\n")
+    capsys.readouterr()
+    assert main(["sketch", str(bad), "--p", "10", "--k", "21", "-o", str(tmp_path / "x"),
+                 "--backend", "sim"]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: {bad}: record 1, line 4: the quality "
+                                               f"line has 4 characters, the sequence 24")
