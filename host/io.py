@@ -71,7 +71,7 @@ def _check_format(path: Path, data: bytes) -> None:
     if not data:
         return
     head = data[:_SNIFF_BYTES]
-    first = head.lstrip(b"\r\n")[:1]
+    first = head.lstrip(b" \t\r\n")[:1]  # lines of spaces only are empty lines (SPEC 1.1)
     if not first:
         return
     if first not in (b">", b"@") and looks_like_damaged_sketch(head):

@@ -2,12 +2,16 @@
 refused, FASTQ records validated; the golden check (kmerspec.golden.parse.check_input) against
 the native one in the sw backend's k-mer stream, and every backend on the same files."""
 
+import contextlib
 import gzip
+import io
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from host.cli import main
 from host.fast.hll import sketch_files
@@ -269,3 +273,67 @@ def test_the_kernel_gets_checked_bytes(tmp_path, capsys):
                  "--backend", "sim"]) == 2
     assert capsys.readouterr().err.strip() == (f"error: {bad}: record 1, line 4: the quality "
                                                f"line has 4 characters, the sequence 24")
+
+
+@st.composite
+def edited_sequence_files(draw):
+    """A FASTA or FASTQ text with a few edits where users make them: spaces, tabs and CR at
+    line ends, '*', digits, a dropped or extra quality byte, a stray header of the other kind."""
+    fastq = draw(st.booleans())
+    records = draw(st.lists(st.text(alphabet="ACGTNacgt", max_size=60).map(str.encode),
+                            max_size=4))
+    if fastq:
+        text = b"".join(b"@r\n%s\n+\n%s\n" % (seq, b"I" * len(seq)) for seq in records)
+    else:
+        text = b"".join(b">r\n%s\n%s\n" % (seq[:30], seq[30:]) for seq in records)
+    lines = text.split(b"\n")
+    for _ in range(draw(st.integers(0, 3))):
+        index = draw(st.integers(0, len(lines) - 1))
+        edit = draw(st.sampled_from([b" ", b"\t", b" \r", b"*", b"7", b"-I", b"DROP",
+                                     b">x", b"@x"]))
+        if edit == b"DROP":
+            lines[index] = lines[index][:-1]
+        elif edit in (b">x", b"@x"):
+            lines.insert(index, edit)
+        else:
+            lines[index] += edit.replace(b"-", b"")
+    return b"\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(edited_sequence_files(), min_size=1, max_size=2))
+def test_sw_and_golden_backends_agree_on_edited_files(tmp_path_factory, texts):
+    """Same exit status, same stderr and, when accepted, the same sketch, and that of the text
+    check_input returns."""
+    work = tmp_path_factory.mktemp("edited")
+    paths = []
+    for index, text in enumerate(texts):
+        paths.append(work / f"g{index}.fa")
+        paths[-1].write_bytes(text)
+    results = {}
+    for backend in ("sw", "golden"):
+        out = work / f"{backend}.sketch"
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main(["sketch", *map(str, paths), "--k", "5", "--p", "8", "-o", str(out),
+                           "--backend", backend])
+        results[backend] = (status, err.getvalue(),
+                            read_sketches(out).arrays["registers"].tolist() if status == 0
+                            else None)
+    assert results["sw"] == results["golden"]
+    status, err, registers = results["sw"]
+    assert status in (0, 2) and err.count("\n") <= 1
+    accepted = []
+    for path, text in zip(paths, texts):
+        if text.lstrip(b" \t\r\n")[:1] not in (b"", b">", b"@"):  # host.io's format sniff
+            assert status == 2 and err.startswith(f"error: {path}: not a FASTA/FASTQ file")
+            return
+        try:
+            accepted.append(check_input(text))
+        except InputFormatError as error:
+            # the first refused file is the one named; its message is check_input's
+            assert status == 2 and err == f"error: {path}: {error}\n"
+            return
+    assert status == 0
+    assert registers == [sketch_files([text], 5, HllParams(8, 4)).tolist() for text in accepted]
