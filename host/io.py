@@ -184,8 +184,15 @@ def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:
 
 def is_read_file(path: str | os.PathLike) -> bool:
     """True for a FASTQ file (sequencing reads): its first record is '@', after
-    decompression. A file that cannot be read is not one (its error comes when it is read)."""
+    decompression. A file that cannot be read is not one (its error comes when it is read).
+    A pipe or device cannot be looked at without taking its data from the reader: it counts
+    as reads, filtered by --min-count as every file was before the filter told them apart."""
     from .reader import sequence_blocks
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return True
+    except OSError:
+        return False
     try:
         with contextlib.closing(sequence_blocks(path, _SNIFF_BYTES)) as blocks:
             first = next(blocks, b"")

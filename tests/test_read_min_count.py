@@ -88,3 +88,12 @@ def test_read_files_are_told_by_content(tmp_path):
     everything = ReadsMinCount(min_count=3, fasta=True)
     assert read_file_groups([str(fasta), str(fastq)], everything) == \
         ([([0, 1], MinCountParams(min_count=3))], None)
+
+
+@pytest.mark.timeout(20)  # opening the FIFO to look would wait for a writer
+def test_a_pipe_is_not_read_to_tell_its_kind(tmp_path):
+    """Looking at a FIFO would take its data from the command that reads it later."""
+    import os
+    fifo = tmp_path / "reads.fifo"
+    os.mkfifo(fifo)
+    assert is_read_file(fifo)  # returns at once: nothing opened the FIFO
