@@ -104,6 +104,24 @@ PROBLEMS = ["protein", "in a sequence line", "inside a sequence line", "the qual
             "expected a FASTQ header"]
 
 
+@pytest.mark.parametrize("fastq", [False, True])
+def test_every_byte_is_judged_alike(fastq):
+    """The native byte tables (codes, protein letters) are golden's, byte for byte, in FASTA
+    and FASTQ sequence lines."""
+    kinds = set()
+    for byte in range(256):
+        line = b"AC" + bytes([byte]) + b"GT"
+        text = (b"@r\n%s\n+\n%s\n" % (line, b"I" * len(line)) if fastq
+                else b">a\n%s\nACGT\n" % line)
+        expected = golden_result(text, 3)
+        assert native_result(text, 3, [len(text) // 2]) == expected, byte
+        kinds.add("OK" if expected[0] == "OK" else
+                  next((kind for kind in PROBLEMS if kind in expected[1]), expected[1]))
+    # in FASTQ a line feed makes the record 5 lines, and a CR (ignored) the sequence shorter
+    assert kinds == {"OK", "protein", "in a sequence line", "inside a sequence line",
+                     *(["expected the '+' line", "the quality line has"] if fastq else [])}
+
+
 CASES = [
     # (text, accepted text or None, message)
     (b">a\nACGT  \nACGT\t\r\n", b">a\nACGT\nACGT\n", None),
