@@ -1,5 +1,9 @@
 """Reading genomes and writing results safely.
 
+Sequence files are plain, gzip, bzip2 or xz (told by their first bytes; zstd and lz4 are named
+and refused), and pass the host's input check (SPEC 1.1, :func:`check_sequence`) before any
+backend sees them; docs/input.md tells what is refused and why.
+
 Every failure is an ``InputError`` whose message names the file and the problem in one line; the
 CLI prints it and exits with status 2. Outputs follow what users of Unix tools expect (``-`` is
 standard output, a FIFO or device is written in place, a symlink is followed) and are written only
