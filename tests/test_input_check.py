@@ -355,3 +355,31 @@ def test_sw_and_golden_backends_agree_on_edited_files(tmp_path_factory, texts):
             return
     assert status == 0
     assert registers == [sketch_files([text], 5, HllParams(8, 4)).tolist() for text in accepted]
+
+
+@pytest.mark.parametrize("backend", ["sw", "golden"])
+def test_jsd_and_motifs_read_checked_files_too(tmp_path, lambda_variants, capsys, backend):
+    """The JSD engine's sampling pass (sw: streamed) and the motif engine (bytes) see the file
+    without its trailing whitespace, and refuse the starred one."""
+    paths, _ = lambda_variants
+    pqa = {}
+    for name in ("clean", "spaced"):
+        out = tmp_path / f"{name}.sketch"
+        assert main(["sketch", "--kind", "pqa", str(paths[name]), "--s", "4", "-o", str(out),
+                     "--backend", backend]) == 0
+        pqa[name] = read_sketches(out).arrays
+    assert pqa["spaced"]["values"].any()
+    assert all(np.array_equal(pqa["spaced"][key], pqa["clean"][key]) for key in pqa["clean"])
+    motifs = {}
+    for name in ("clean", "spaced"):
+        out = tmp_path / f"{name}.tsv"
+        assert main(["motifs", "--test", str(paths[name]), "--control", str(paths["clean"]),
+                     "--kmin", "8", "--kmax", "9", "--threshold", "2", "-o", str(out),
+                     "--backend", backend]) == 0
+        motifs[name] = [line for line in out.read_text().splitlines()
+                        if not line.startswith("#")]  # the comment lines name the files
+    assert len(motifs["clean"]) > 100 and motifs["spaced"] == motifs["clean"]
+    capsys.readouterr()
+    assert main(["sketch", "--kind", "pqa", str(paths["starred"]), "-o", str(tmp_path / "x"),
+                 "--backend", backend]) == 2
+    assert "record 1, line 694: '*' in a sequence line" in capsys.readouterr().err
