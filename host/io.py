@@ -105,30 +105,56 @@ def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
 
 
-def gzip_problem(path: Path, raw: bytes) -> str:
-    """Why the gzip file ``raw`` does not decompress: walks its members with zlib (called once
-    a decompressor has failed, so its cost does not matter)."""
-    position = 0
-    while position < len(raw):
-        if not raw.startswith(_GZIP_MAGIC, position):
-            if position and not raw[position:].strip(b"\x00"):
-                break  # zero padding after the last member, which gzip ignores too
-            return (f"{path}: trailing garbage after the gzip stream at byte {position} "
-                    f"(of {len(raw)})")
+def gzip_problem(path: Path, file) -> str:
+    """Why the gzip file open as binary ``file`` does not decompress: walks its members with
+    zlib, 1 MiB at a time (called once a decompressor has failed, so its cost does not
+    matter, but its memory must stay bounded whatever the file's size)."""
+    size = file.seek(0, os.SEEK_END)
+    file.seek(0)
+    position = 0  # where the member being looked at starts
+    pending = b""
+    while True:
+        while len(pending) < len(_GZIP_MAGIC):
+            more = file.read(_DIAGNOSIS_CHUNK)
+            if not more:
+                break
+            pending += more
+        if not pending:
+            return f"{path}: corrupt gzip file"  # every member whole: the decompressor's fault
+        if not pending.startswith(_GZIP_MAGIC):
+            if position and _only_zeros(pending, file):
+                return f"{path}: corrupt gzip file"  # zero padding, which gzip ignores too
+            return f"{path}: trailing garbage after the gzip stream at byte {position} (of {size})"
         decompressor = zlib.decompressobj(31)
-        data = raw[position:]
+        given = len(pending)  # bytes handed to this member's decompressor, each counted once
         try:
-            while data and not decompressor.eof:
-                decompressor.decompress(data, 1 << 20)
-                data = decompressor.unconsumed_tail
+            while not decompressor.eof:
+                if not pending:
+                    pending = file.read(_DIAGNOSIS_CHUNK)
+                    given += len(pending)
+                    if not pending:
+                        where = f" of the member at byte {position}" if position else ""
+                        return (f"{path}: truncated gzip file (ends before the end of the "
+                                f"compressed stream{where})")
+                decompressor.decompress(pending, _DIAGNOSIS_CHUNK)
+                pending = decompressor.unconsumed_tail
         except zlib.error as error:
             where = f" (the member at byte {position})" if position else ""
             return f"{path}: corrupt gzip file ({error}){where}"
-        if not decompressor.eof:
-            return (f"{path}: truncated gzip file (ends before the end of the compressed "
-                    f"stream{f' of the member at byte {position}' if position else ''})")
-        position = len(raw) - len(decompressor.unused_data)
-    return f"{path}: corrupt gzip file"
+        pending = decompressor.unused_data  # what follows the member, of what was handed
+        position += given - len(pending)
+
+
+_DIAGNOSIS_CHUNK = 1 << 20
+
+
+def _only_zeros(pending: bytes, file) -> bool:
+    if pending.strip(b"\x00"):
+        return False
+    while chunk := file.read(_DIAGNOSIS_CHUNK):
+        if chunk.strip(b"\x00"):
+            return False
+    return True
 
 
 def _decompress(path: Path, raw: bytes) -> bytes:
@@ -138,7 +164,7 @@ def _decompress(path: Path, raw: bytes) -> bytes:
         try:
             return gzip.decompress(raw)
         except (EOFError, gzip.BadGzipFile, zlib.error):
-            raise InputError(gzip_problem(path, raw)) from None
+            raise InputError(gzip_problem(path, io.BytesIO(raw))) from None
     if name is not None:
         try:
             with (bz2.BZ2File if name == "bzip2" else lzma.LZMAFile)(io.BytesIO(raw)) as file:

@@ -94,8 +94,7 @@ def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
                 block = stream.read(block_bytes)
             except (EOFError, *corrupt) as error:
                 if compression == "gzip":  # name the problem as host.io.read_sequence_file does
-                    file.seek(0)
-                    raise InputError(gzip_problem(path, file.read())) from None
+                    raise InputError(gzip_problem(path, file)) from None
                 raise InputError(bzip2_xz_problem(path, compression, error)) from None
             except OSError as error:
                 _raise_open_error(path, error)
@@ -244,7 +243,8 @@ def read_file_groups(paths: Sequence[str], min_count: MinCountParams
     if not min_count.active or min_count.fasta:
         return [(list(range(len(paths))), min_count.plain())], None
     reads = [index for index, path in enumerate(paths) if is_read_file(path)]
-    others = [index for index in range(len(paths)) if index not in set(reads)]
+    read_set = set(reads)
+    others = [index for index in range(len(paths)) if index not in read_set]
     if not others:
         return [(reads, min_count.plain())], None
 

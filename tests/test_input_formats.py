@@ -124,3 +124,19 @@ def test_a_sketch_with_a_damaged_magic_is_named_a_sketch(tmp_path, capsys):
                                as_sketch)):
         assert main(command) == 2
         assert capsys.readouterr().err.strip().splitlines() == [expected]
+
+
+def test_gzip_diagnosis_across_its_read_chunks(tmp_path):
+    """Members larger than the 1 MiB the diagnosis reads at a time: the offsets stay exact."""
+    import random
+    rng = random.Random(2)
+    text = b">r\n" + bytes(rng.choice(b"ACGT") for _ in range(6_000_000)) + b"\n"
+    member = gzip.compress(text, compresslevel=1, mtime=0)
+    assert len(member) > 1_500_000
+    path = tmp_path / "big.fa.gz"
+    path.write_bytes(member + member + b"junk")
+    assert both_errors(path) == (f"{path}: trailing garbage after the gzip stream at byte "
+                                 f"{2 * len(member)} (of {2 * len(member) + 4})")
+    path.write_bytes(member + member[:-1000])
+    assert both_errors(path) == (f"{path}: truncated gzip file (ends before the end of the "
+                                 f"compressed stream of the member at byte {len(member)})")
