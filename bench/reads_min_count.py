@@ -23,6 +23,17 @@ Per m = 1, 2, 3 and per Count-Min width 2^cw (depth 4, 8-bit counters):
 
 The bench asserts that no k-mer with a true count >= m is dropped (Count-Min overestimates only)
 and prints the table.
+
+A real read set instead (nothing is downloaded; Debian's ``gasic-examples`` ships one)::
+
+    python bench/reads_min_count.py --reads READS.fq[.gz] --reference REF.fa[.gz] [...]
+                                    [--widths 20,24] [--p 14]
+
+runs, per reference, per m = 2, 3 and per Count-Min width, the command a user types,
+``python -m host dist READS REF --min-count m --mc-width-bits cw`` (host.cli.main, sw backend:
+the reads filtered, the reference sketched in full), and prints its Jaccard beside the exact
+one ({read k-mers seen >= m times} vs the reference's k-mers) and beside the same command with
+``--min-count-fasta`` (the filter on the reference too: what ``--min-count`` did before).
 """
 
 import argparse
@@ -88,9 +99,52 @@ def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return both / (a.size + b.size - both)
 
 
+def dist_jaccard(reads: str, reference: str, options: list[str], directory: Path) -> float:
+    """Jaccard(reads, reference) as ``python -m host dist`` prints it."""
+    from host.cli import main as host_main
+    out = directory / "dist.tsv"
+    if host_main(["dist", reads, reference, *options, "-o", str(out)]) != 0:
+        sys.exit(f"error: python -m host dist {reads} {reference} {' '.join(options)} failed")
+    rows = [line.split("\t") for line in out.read_text().splitlines()
+            if not line.startswith("#")]
+    return float(rows[0][2])
+
+
+def real_reads(args, widths: list[int]) -> None:
+    from host.io import read_sequence_file
+    reads = read_sequence_file(args.reads)
+    read_words = genome_kmer_array([reads], K)
+    distinct, counts = np.unique(read_words, return_counts=True)
+    print(f"reads {args.reads}: {len(reads):,} bytes, {reads.count(NEWLINE) // 4:,} reads, "
+          f"{read_words.size:,} {K}-mers, {distinct.size:,} distinct; HLL p={args.p} w=4, "
+          f"Count-Min depth {DEPTH} x 2^cw x 8 bits, sw backend")
+    print()
+    print("| reference | distinct k-mers | m | cw | exact J | `dist --min-count m` J | "
+          "difference | with `--min-count-fasta` (old) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as directory:
+        for reference in args.reference:
+            genome = np.unique(genome_kmer_array([read_sequence_file(reference)], K))
+            for m in (2, 3):
+                solid = distinct[counts >= m]
+                exact = exact_jaccard(solid, genome)
+                for cw in widths:
+                    options = ["--min-count", str(m), "--mc-width-bits", str(cw), "--p",
+                               str(args.p), "--backend", "sw"]
+                    estimated = dist_jaccard(args.reads, reference, options, Path(directory))
+                    old = dist_jaccard(args.reads, reference, [*options, "--min-count-fasta"],
+                                       Path(directory))
+                    print(f"| {Path(reference).name} | {genome.size:,} | {m} | {cw} | "
+                          f"{exact:.4f} | {estimated:.4f} | {estimated - exact:+.4f} | "
+                          f"{old:.4f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--genome", default=str(ROOT / "examples" / "lambda_virus.fa.gz"))
+    parser.add_argument("--reads", help="a real read set (FASTQ): run `dist --min-count` on it")
+    parser.add_argument("--reference", action="append", default=[],
+                        help="with --reads: a reference genome (FASTA); repeat for several")
     parser.add_argument("--coverage", type=float, default=27)
     parser.add_argument("--length", type=int, default=125)
     parser.add_argument("--widths", default="12,14,16,18,20",
@@ -101,6 +155,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
+    if args.reads:
+        if not args.reference:
+            parser.error("--reads needs --reference")
+        real_reads(args, widths)
+        return
 
     raw = Path(args.genome).read_bytes()
     genome = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw

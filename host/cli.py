@@ -29,11 +29,11 @@ from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_
 from .jsdmatrix import ARITHMETICS
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
-from .reader import SequenceFile, read_genomes
+from .reader import ReadsMinCount, SequenceFile, read_file_groups, read_genomes
 from .metrics import (METRICS, base_similarity, express, lower_is_better, metric_values,
                       pair_similarity, phylip_distance)
-from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
-                         write_sketches)
+from .sketchfile import (SketchSet, engine_params, in_input_order, is_sketch_file, merge,
+                         read_sketches, write_sketches)
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS, SAMPLE_SEED
@@ -124,9 +124,9 @@ def _hll_params(args, like: SketchSet | None = None) -> dict:
 
 
 def _min_count_params(args) -> MinCountParams:
-    """The minimum-count filter (SPEC 7) of the sequence files sketched by this command."""
-    return MinCountParams(min_count=args.min_count, mc_depth=args.mc_depth,
-                          mc_width_bits=args.mc_width_bits)
+    """The minimum-count filter (SPEC 7) of the read files sketched by this command."""
+    return ReadsMinCount(min_count=args.min_count, mc_depth=args.mc_depth,
+                         mc_width_bits=args.mc_width_bits, fasta=args.min_count_fasta)
 
 
 def _jsd_params(args, like: SketchSet | None = None) -> dict:
@@ -246,6 +246,14 @@ def _sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None
                       session: _Session | None = None, threads: int | None = None,
                       min_count: MinCountParams = MinCountParams()) -> SketchSet:
     names = genome_names(paths)
+    groups, note = read_file_groups(paths, min_count)
+    if note is not None:  # --min-count filters the FASTQ files only (host.reader.ReadsMinCount)
+        print(f"note: {note}", file=sys.stderr)
+        parts = [(indices, _sketch_sequences([paths[i] for i in indices], params, backend,
+                                             executor, session, threads, group_filter))
+                 for indices, group_filter in groups]
+        return in_input_order(parts, names, _sequence_origin(paths))
+    min_count = groups[0][1]
     hll = HllParams(params["p"], params["w"])
     progress = (session.progress("sketch", len(paths)) if session is not None
                 else Progress("sketch", len(paths), enabled=False))
@@ -811,6 +819,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 f"distinct k-mers or more, else rare k-mers pass (20: ~350k, a "
                                 f"virus; 24: a bacterium at 30x; docs/min_count.md). Memory "
                                 f"per genome in flight: 4 x D x 2^CW bytes")
+        group.add_argument("--min-count-fasta", action="store_true",
+                           help="apply --min-count to FASTA files too (default: to FASTQ read "
+                                "files only; a genome's k-mers occur about once each)")
 
     def jsd_options(sub, with_k, from_sketches):
         group = sub.add_argument_group("JSD engine (SPEC 4)")

@@ -1,14 +1,20 @@
 """Reading genomes and writing results safely.
 
+Sequence files are plain, gzip, bzip2 or xz (told by their first bytes; zstd and lz4 are named
+and refused), and pass the host's input check (SPEC 1.1, :func:`check_sequence`) before any
+backend sees them; docs/input.md tells what is refused and why.
+
 Every failure is an ``InputError`` whose message names the file and the problem in one line; the
 CLI prints it and exits with status 2. Outputs follow what users of Unix tools expect (``-`` is
 standard output, a FIFO or device is written in place, a symlink is followed) and are written only
 when the whole command succeeds, side files included (:class:`Outputs`).
 """
 
+import bz2
 import contextlib
 import gzip
 import io
+import lzma
 import os
 import shutil
 import stat
@@ -18,15 +24,50 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["InputError", "read_input", "read_sequence_file", "genome_name", "STDOUT", "Outputs",
-           "writes_in_place", "output_transaction", "atomic_output"]
+from kmerspec.golden.parse import remove_trailing_whitespace
+
+__all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
+           "looks_like_damaged_sketch", "gzip_problem",
+           "is_read_file", "genome_name", "STDOUT", "Outputs", "writes_in_place",
+           "output_transaction", "atomic_output"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
+# (magic, name, how to undo it) of the compressions that are named rather than read as text;
+# gzip, bzip2 and xz are decompressed (Python's zlib/ISA-L, bz2, lzma), the others refused
+_COMPRESSIONS = [
+    (_GZIP_MAGIC, "gzip", None),
+    (b"BZh", "bzip2", None),
+    (b"\xfd7zXZ\x00", "xz", None),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"),
+    (b"\x04\x22\x4d\x18", "lz4", "lz4 -d"),
+]
+# what a sketch file (a .npz zip archive) holds near its start, whatever its first bytes
+_SKETCH_MEMBER = b"header.npy"
 
 
 class InputError(Exception):
     """A problem with a user-supplied file; the message names the file."""
+
+
+def compression_of(head: bytes) -> str | None:
+    """The name of the compression whose magic ``head`` starts with, else None."""
+    for magic, name, _ in _COMPRESSIONS:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+def _refuse_compression(path: Path, head: bytes) -> None:
+    for magic, name, undo in _COMPRESSIONS:
+        if undo is not None and head.startswith(magic):
+            raise InputError(f"{path}: {name}-compressed, which is not read here; decompress it "
+                             f"first ({undo} {path}), or compress it with gzip")
+
+
+def looks_like_damaged_sketch(head: bytes) -> bool:
+    """A zip archive holding a sketch header whose first bytes are not a zip magic."""
+    return _SKETCH_MEMBER in head[:128]
 
 
 def _check_format(path: Path, data: bytes) -> None:
@@ -34,9 +75,12 @@ def _check_format(path: Path, data: bytes) -> None:
     if not data:
         return
     head = data[:_SNIFF_BYTES]
-    first = head.lstrip(b"\r\n")[:1]
+    first = head.lstrip(b" \t\r\n")[:1]  # lines of spaces only are empty lines (SPEC 1.1)
     if not first:
         return
+    if first not in (b">", b"@") and looks_like_damaged_sketch(head):
+        raise InputError(f"{path}: not a sketch file (bad magic {head[:4]!r}, expected "
+                         f"b'PK\\x03\\x04'), nor a FASTA/FASTQ file: a damaged sketch file?")
     nul = head.find(b"\x00")
     if nul >= 0:
         raise InputError(f"{path}: not a FASTA/FASTQ file (binary content: NUL byte at offset "
@@ -61,20 +105,130 @@ def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
 
 
-def read_sequence_file(path: str | os.PathLike) -> bytes:
-    """The decompressed bytes of a FASTA/FASTQ file, plain or gzip (detected by its magic)."""
-    path = Path(path)
-    raw = read_input(path, "a FASTA/FASTQ file")
-    if raw.startswith(_GZIP_MAGIC):
+def gzip_problem(path: Path, file) -> str:
+    """Why the gzip file open as binary ``file`` does not decompress: walks its members with
+    zlib, 1 MiB at a time (called once a decompressor has failed, so its cost does not
+    matter, but its memory must stay bounded whatever the file's size)."""
+    size = file.seek(0, os.SEEK_END)
+    file.seek(0)
+    position = 0  # where the member being looked at starts
+    pending = b""
+    while True:
+        while len(pending) < len(_GZIP_MAGIC):
+            more = file.read(_DIAGNOSIS_CHUNK)
+            if not more:
+                break
+            pending += more
+        if not pending:
+            return f"{path}: corrupt gzip file"  # every member whole: the decompressor's fault
+        if not pending.startswith(_GZIP_MAGIC):
+            if position and _only_zeros(pending, file):
+                return f"{path}: corrupt gzip file"  # zero padding, which gzip ignores too
+            return f"{path}: trailing garbage after the gzip stream at byte {position} (of {size})"
+        decompressor = zlib.decompressobj(31)
+        given = len(pending)  # bytes handed to this member's decompressor, each counted once
         try:
-            raw = gzip.decompress(raw)
-        except EOFError:
-            raise InputError(f"{path}: truncated gzip file (ends before the end of the "
-                             f"compressed stream)") from None
-        except (gzip.BadGzipFile, zlib.error) as error:
-            raise InputError(f"{path}: corrupt gzip file ({error})") from None
-    _check_format(path, raw)
+            while not decompressor.eof:
+                if not pending:
+                    pending = file.read(_DIAGNOSIS_CHUNK)
+                    given += len(pending)
+                    if not pending:
+                        where = f" of the member at byte {position}" if position else ""
+                        return (f"{path}: truncated gzip file (ends before the end of the "
+                                f"compressed stream{where})")
+                decompressor.decompress(pending, _DIAGNOSIS_CHUNK)
+                pending = decompressor.unconsumed_tail
+        except zlib.error as error:
+            where = f" (the member at byte {position})" if position else ""
+            return f"{path}: corrupt gzip file ({error}){where}"
+        pending = decompressor.unused_data  # what follows the member, of what was handed
+        position += given - len(pending)
+
+
+_DIAGNOSIS_CHUNK = 1 << 20
+
+
+def _only_zeros(pending: bytes, file) -> bool:
+    if pending.strip(b"\x00"):
+        return False
+    while chunk := file.read(_DIAGNOSIS_CHUNK):
+        if chunk.strip(b"\x00"):
+            return False
+    return True
+
+
+def _decompress(path: Path, raw: bytes) -> bytes:
+    _refuse_compression(path, raw[:8])
+    name = compression_of(raw[:8])
+    if name == "gzip":
+        try:
+            return gzip.decompress(raw)
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            raise InputError(gzip_problem(path, io.BytesIO(raw))) from None
+    if name is not None:
+        try:
+            with (bz2.BZ2File if name == "bzip2" else lzma.LZMAFile)(io.BytesIO(raw)) as file:
+                return file.read()
+        except (EOFError, *BZIP2_XZ_ERRORS) as error:
+            raise InputError(bzip2_xz_problem(path, name, error)) from None
     return raw
+
+
+#: what Python's bz2 and lzma raise on a corrupt stream (EOFError: a truncated one)
+BZIP2_XZ_ERRORS = (OSError, ValueError, lzma.LZMAError)
+
+
+def bzip2_xz_problem(path: Path, name: str, error: Exception) -> str:
+    if isinstance(error, EOFError):
+        return f"{path}: truncated {name} file (ends before the end of the compressed stream)"
+    return f"{path}: corrupt {name} file ({error})"
+
+
+def read_sequence_file(path: str | os.PathLike) -> bytes:
+    """The decompressed bytes of a FASTA/FASTQ file, plain, gzip, bzip2 or xz (detected by its
+    magic), checked and with trailing whitespace removed by :func:`check_sequence`."""
+    path = Path(path)
+    raw = _decompress(path, read_input(path, "a FASTA/FASTQ file"))
+    _check_format(path, raw)
+    return check_sequence(path, raw)
+
+
+
+def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:
+    """The host's input check (SPEC 1.1, kmerspec.golden.parse.check_input) of one file's
+    decompressed bytes, in one native pass: ``data`` with the spaces and tabs at line ends
+    removed (the same object when no sequence line had any), or InputError naming the file,
+    record and line. Every backend that is handed bytes gets them from here; the sw backend, which reads
+    files itself, runs the same check in its k-mer stream (host/fast/_kmer_stream.c)."""
+    from .fast.native import native  # here: start-up without a sequence file does without it
+    stream = native.KmerStream(1, check=True)
+    try:
+        stream.check(data)
+        stream.finish()
+    except native.InputFormatError as error:
+        raise InputError(f"{path}: {error}") from None
+    # only trailing spaces of sequence lines and lines of spaces only change what a parser
+    # makes of the bytes (headers and quality lines are skipped whatever they end with)
+    return remove_trailing_whitespace(data) if stream.trimmed_lines else data
+
+
+def is_read_file(path: str | os.PathLike) -> bool:
+    """True for a FASTQ file (sequencing reads): its first record is '@', after
+    decompression. A file that cannot be read is not one (its error comes when it is read).
+    A pipe or device cannot be looked at without taking its data from the reader: it counts
+    as reads, filtered by --min-count as every file was before the filter told them apart."""
+    from .reader import sequence_blocks
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return True
+    except OSError:
+        return False
+    try:
+        with contextlib.closing(sequence_blocks(path, _SNIFF_BYTES)) as blocks:
+            first = next(blocks, b"")
+    except InputError:
+        return False
+    return first.lstrip(b"\r\n")[:1] == b"@"
 
 
 def genome_name(path: str | os.PathLike) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .io import InputError, atomic_output, read_input
+from .io import InputError, atomic_output, looks_like_damaged_sketch, read_input
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
@@ -136,6 +136,26 @@ def merge(sets: list[SketchSet]) -> SketchSet:
                     if any(s.min_counts for s in sets) else []))
 
 
+def in_input_order(parts: list[tuple[list[int], SketchSet]], names: list[str],
+                   origin: str) -> SketchSet:
+    """One set of the genomes of ``parts``, the genomes of each part going to the input
+    positions listed with it (together, every position once), named ``names``."""
+    order = [index for indices, _ in parts for index in indices]
+    if sorted(order) != list(range(len(names))):
+        raise ValueError("in_input_order: the parts do not cover the inputs once each")
+    joined = merge([SketchSet(kind=s.kind, params=s.params, names=[str(i) for i in indices],
+                              files=s.files, arrays=s.arrays, origin=s.origin,
+                              from_sequences=s.from_sequences, min_counts=s.min_counts)
+                    for indices, s in parts])
+    place = np.argsort(np.array(order))  # the joined genome that goes to each position
+    return SketchSet(kind=joined.kind, params=joined.params, names=list(names),
+                     files=[joined.files[i] for i in place],
+                     arrays={key: array[place] for key, array in joined.arrays.items()},
+                     origin=origin, from_sequences=joined.from_sequences,
+                     min_counts=([joined.min_count(i) for i in place] if joined.min_counts
+                                 else []))
+
+
 def _genome_entry(sketches: SketchSet, index: int) -> dict:
     """A genome of the header; ``min_count`` only for m > 1, so m = 1 files stay as they were."""
     entry = {"name": sketches.names[index], "files": sketches.files[index]}
@@ -225,6 +245,9 @@ def read_sketches(path) -> SketchSet:
         if start.startswith(_SEQUENCE_STARTS):
             raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
                              f"python -m host sketch)")
+        if looks_like_damaged_sketch(read_input(path, "a sketch file", 128)):
+            raise InputError(f"{path}: not a sketch file (bad magic {start!r}, expected "
+                             f"{_ZIP_MAGIC!r}): a damaged sketch file?")
         raise InputError(f"{path}: not a sketch file (it does not start like one)")
     try:
         with np.load(path, allow_pickle=False) as archive:

@@ -10,6 +10,13 @@
  *
  * Consumers of the k-mers (HLL registers, murmur3 sampling, plain k-mer words) are small inline
  * functions passed to one always-inlined parse loop, so each gets its own specialised loop.
+ *
+ * With check=True the stream also applies the host's input check (SPEC 1.1,
+ * kmerspec.golden.parse.check_input) in the same pass, and parses what that check returns:
+ * trailing spaces and tabs of a line are skipped instead of breaking the window, and the first
+ * problem stops the stream with InputFormatError, whose message is check_input's. The checks
+ * sit off the path of a base (a space in a sequence line moves to a state of its own), so
+ * checking costs the sw backend next to nothing. finish() checks the file's end.
  */
 #include "_native.h"
 #include <stddef.h>
@@ -20,16 +27,25 @@
 enum {
     LS_RECORD, LS_SEQUENCE, LS_FASTQ_SEQ, LS_FASTQ_SEP, LS_FASTQ_QUAL,
     IN_SEQUENCE, IN_HEADER, IN_FASTQ_HEADER, IN_FASTQ_SEQ, IN_FASTQ_SEP, IN_FASTQ_QUAL,
+    /* check mode only: after a space or tab in a (FASTA, FASTQ) sequence line, which only
+     * spaces, tabs and CR may follow up to the line's end */
+    IN_SEQUENCE_TAIL, IN_FASTQ_SEQ_TAIL,
 };
 
-/* Byte classes: 0..3 are the base codes A C G T. */
-enum { CLASS_LF = 4, CLASS_CR, CLASS_GT, CLASS_AT, CLASS_OTHER };
+/* Byte classes: 0..3 are the base codes A C G T; all from CLASS_GT on break the window. */
+enum { CLASS_LF = 4, CLASS_CR, CLASS_GT, CLASS_AT, CLASS_SPACE, CLASS_CODE, CLASS_OTHER };
 
 static uint8_t byte_class[256];
+static uint8_t protein_only[256];
 
 static void init_byte_class(void)
 {
     memset(byte_class, CLASS_OTHER, sizeof byte_class);
+    /* kmerspec.golden.parse.NUCLEOTIDE_CODES and PROTEIN_ONLY */
+    for (const char *code = "URYSWKMBDHVNXuryswkmbdhvnx-."; *code; code++)
+        byte_class[(uint8_t)*code] = CLASS_CODE;
+    for (const char *code = "EFIJLOPQZefijlopqz*"; *code; code++)
+        protein_only[(uint8_t)*code] = 1;
     static const char bases[] = "ACGT", lower[] = "acgt";
     for (int code = 0; code < 4; code++) {
         byte_class[(uint8_t)bases[code]] = (uint8_t)code;
@@ -39,17 +55,59 @@ static void init_byte_class(void)
     byte_class['\r'] = CLASS_CR;
     byte_class['>'] = CLASS_GT;
     byte_class['@'] = CLASS_AT;
+    byte_class[' '] = CLASS_SPACE;
+    byte_class['\t'] = CLASS_SPACE;
 }
+
+/* The problems of the input check, each a message of kmerspec.golden.parse.check_input. */
+enum {
+    BAD_NONE, BAD_BYTE, BAD_INNER_SPACE, BAD_SWITCH_TO_FASTA, BAD_SWITCH_TO_FASTQ,
+    BAD_NO_FASTQ_HEADER, BAD_SEPARATOR, BAD_QUALITY_LENGTH, BAD_END,
+};
 
 typedef struct {
     PyObject_HEAD
-    int k, canonical, state, busy;
+    int k, canonical, state, busy, check;
     unsigned run;  /* bases in the current run, capped at k */
     uint64_t forward, reverse, mask;
     unsigned long long sequence_bytes;  /* bytes on sequence lines so far, CR and LF excluded */
+    /* the input check (check mode); offsets count the bytes fed since reset */
+    unsigned long long fed, line_start, lines, records;
+    unsigned long long sequence_mark, sequence_length, quality_length, quality_spaces;
+    unsigned long long leading_spaces, space_column;  /* a run of spaces/tabs not yet ended */
+    unsigned long long trimmed_lines;  /* lines whose trailing spaces the check skipped */
+    int kind, space_byte;  /* kind: 0 before the first record, else '>' or '@' */
+    int problem, problem_byte;
+    unsigned long long problem_record, problem_line, problem_column;
 } KmerStream;
 
+/* Record the first problem of the input check; parsing stops there. */
+static void refuse(KmerStream *s, int problem, unsigned long long line,
+                   unsigned long long column, int byte)
+{
+    s->problem = problem;
+    s->problem_record = s->records;
+    s->problem_line = line;
+    s->problem_column = column;
+    s->problem_byte = byte;
+}
+
+/* A sequence line's byte that is no nucleotide code, or the first one after a run of spaces. */
+static void refuse_in_sequence(KmerStream *s, unsigned c, int byte, unsigned long long column)
+{
+    if (c != CLASS_CODE && c >= CLASS_GT)
+        refuse(s, BAD_BYTE, s->lines + 1, column, byte);
+    else
+        refuse(s, BAD_INNER_SPACE, s->lines + 1, s->space_column, s->space_byte);
+}
+
 typedef void (*Emit)(void *context, uint64_t word);
+
+static inline void emit_nothing(void *context, uint64_t word)
+{
+    (void)context;
+    (void)word;
+}
 
 /* One block through the line machine; emit(context, word) for every k-mer, in stream order. */
 static inline __attribute__((always_inline)) void
@@ -64,13 +122,24 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
     /* all ones when canonical: min(forward, reverse) without a branch, which would be
      * mispredicted at every other base */
     const uint64_t canonical = stream->canonical ? ~0ull : 0;
+    const int check = stream->check;
+    const unsigned long long fed = stream->fed;
+    KmerStream *const s = stream;
     size_t i = 0;
+    if (s->problem)
+        return;
+/* the column of data[i] in its line, from 1 */
+#define COLUMN (fed + i - s->line_start + 1)
+/* data[i] is a line feed */
+#define NEW_LINE() (s->lines++, s->line_start = fed + i + 1)
     while (i < n) {
         if (state == IN_SEQUENCE || state == IN_FASTQ_SEQ) {
             for (; i < n; i++) {
                 unsigned c = byte_class[data[i]];
                 sequence_bytes += c != CLASS_LF && c != CLASS_CR;
                 if (c < 4) {
+                    if (emit == emit_nothing)  /* the check alone: no k-mer to make */
+                        continue;
                     forward = ((forward << 2) | c) & mask;
                     reverse = (reverse >> 2) | ((uint64_t)(3 - c) << reverse_shift);
                     if (++run >= k) {
@@ -80,13 +149,73 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
                     }
                 } else if (c == CLASS_LF) {
                     /* a FASTA sequence line continues on the next line; a FASTQ one ends */
-                    if (state == IN_FASTQ_SEQ)
+                    if (state == IN_FASTQ_SEQ) {
                         run = 0;
+                        s->sequence_length = sequence_bytes - s->sequence_mark;
+                    }
                     state = state == IN_FASTQ_SEQ ? LS_FASTQ_SEP : LS_SEQUENCE;
+                    NEW_LINE();
                     i++;
                     break;
                 } else if (c != CLASS_CR) {
+                    if (check && c != CLASS_CODE) {
+                        if (c != CLASS_SPACE) {
+                            refuse_in_sequence(s, c, data[i], COLUMN);
+                            goto stop;
+                        }
+                        sequence_bytes--;  /* a trailing space is removed, not counted */
+                        s->trimmed_lines++;
+                        s->space_column = COLUMN;
+                        s->space_byte = data[i];
+                        state = state == IN_FASTQ_SEQ ? IN_FASTQ_SEQ_TAIL : IN_SEQUENCE_TAIL;
+                        i++;
+                        break;
+                    }
                     run = 0;
+                }
+            }
+            continue;
+        }
+        if (state == IN_SEQUENCE_TAIL || state == IN_FASTQ_SEQ_TAIL) {
+            for (; i < n; i++) {
+                unsigned c = byte_class[data[i]];
+                if (c == CLASS_SPACE || c == CLASS_CR)
+                    continue;
+                if (c != CLASS_LF) {
+                    refuse_in_sequence(s, c, data[i], COLUMN);
+                    goto stop;
+                }
+                if (state == IN_FASTQ_SEQ_TAIL) {
+                    run = 0;
+                    s->sequence_length = sequence_bytes - s->sequence_mark;
+                }
+                state = state == IN_FASTQ_SEQ_TAIL ? LS_FASTQ_SEP : LS_SEQUENCE;
+                NEW_LINE();
+                i++;
+                break;
+            }
+            continue;
+        }
+        if (state == IN_FASTQ_QUAL && check) {
+            /* its length without CR and trailing spaces must be the sequence's */
+            for (; i < n; i++) {
+                unsigned c = byte_class[data[i]];
+                if (c == CLASS_CR)
+                    continue;
+                if (c == CLASS_SPACE) {
+                    s->quality_spaces++;
+                } else if (c != CLASS_LF) {
+                    s->quality_length += s->quality_spaces + 1;
+                    s->quality_spaces = 0;
+                } else {
+                    if (s->quality_length != s->sequence_length) {
+                        refuse(s, BAD_QUALITY_LENGTH, s->lines + 1, 0, 0);
+                        goto stop;
+                    }
+                    state = LS_RECORD;
+                    NEW_LINE();
+                    i++;
+                    break;
                 }
             }
             continue;
@@ -97,7 +226,9 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             const uint8_t *end = memchr(data + i, '\n', n - i);
             if (end == NULL)
                 break;
-            i = (size_t)(end - data) + 1;
+            i = (size_t)(end - data);
+            NEW_LINE();
+            i++;
             state = state == IN_FASTQ_HEADER ? LS_FASTQ_SEQ
                   : state == IN_FASTQ_SEP ? LS_FASTQ_QUAL : LS_RECORD;
             continue;
@@ -106,34 +237,154 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
         unsigned c = byte_class[data[i]];
         if (c == CLASS_CR) {
             i++;
-        } else if (c == CLASS_LF) {
+        } else if (c == CLASS_SPACE && check) {
+            /* leading spaces: a line of nothing else is an empty line */
+            if (s->leading_spaces++ == 0) {
+                s->space_column = COLUMN;
+                s->space_byte = data[i];
+            }
             i++;
+        } else if (c == CLASS_LF) {
+            s->trimmed_lines += s->leading_spaces != 0;
+            s->leading_spaces = 0;
             if (state >= LS_FASTQ_SEQ) {  /* an empty line inside a FASTQ record counts */
                 run = 0;
+                if (check && state == LS_FASTQ_SEP) {
+                    refuse(s, BAD_SEPARATOR, s->lines + 1, 0, 0);
+                    goto stop;
+                }
+                if (check && state == LS_FASTQ_QUAL && s->sequence_length != 0) {
+                    s->quality_length = 0;
+                    refuse(s, BAD_QUALITY_LENGTH, s->lines + 1, 0, 0);
+                    goto stop;
+                }
+                if (state == LS_FASTQ_SEQ)
+                    s->sequence_length = 0;
                 state = state == LS_FASTQ_SEQ ? LS_FASTQ_SEP
                       : state == LS_FASTQ_SEP ? LS_FASTQ_QUAL : LS_RECORD;
             }
+            NEW_LINE();
+            i++;
+        } else if (check && s->leading_spaces && state != LS_FASTQ_QUAL) {
+            /* a line that starts with a space: never a header, nor a '+' line */
+            if (state == LS_FASTQ_SEP)
+                refuse(s, BAD_SEPARATOR, s->lines + 1, 0, 0);
+            else if (state != LS_FASTQ_SEQ && s->kind == '@')
+                refuse(s, BAD_NO_FASTQ_HEADER, s->lines + 1, 0, 0);
+            else
+                refuse_in_sequence(s, c, data[i], COLUMN);
+            goto stop;
         } else if (state == LS_RECORD || state == LS_SEQUENCE) {
             if (c == CLASS_GT || (c == CLASS_AT && state == LS_RECORD)) {
                 run = 0;
                 state = c == CLASS_GT ? IN_HEADER : IN_FASTQ_HEADER;
+                if (check) {
+                    int kind = c == CLASS_GT ? '>' : '@';
+                    s->records++;
+                    if (s->kind && s->kind != kind) {
+                        refuse(s, kind == '>' ? BAD_SWITCH_TO_FASTA : BAD_SWITCH_TO_FASTQ,
+                               s->lines + 1, 0, 0);
+                        goto stop;
+                    }
+                    s->kind = kind;
+                }
                 i++;
+            } else if (check && s->kind == '@') {
+                refuse(s, BAD_NO_FASTQ_HEADER, s->lines + 1, 0, 0);
+                goto stop;
             } else {
                 state = IN_SEQUENCE;  /* this byte is read again as sequence */
             }
         } else if (state == LS_FASTQ_SEQ) {
+            s->sequence_mark = sequence_bytes;
             state = IN_FASTQ_SEQ;
+        } else if (state == LS_FASTQ_SEP) {
+            if (check && data[i] != '+') {
+                refuse(s, BAD_SEPARATOR, s->lines + 1, 0, 0);
+                goto stop;
+            }
+            run = 0;
+            state = IN_FASTQ_SEP;
+            i++;
         } else {
             run = 0;
-            state = state == LS_FASTQ_SEP ? IN_FASTQ_SEP : IN_FASTQ_QUAL;
-            i++;
+            state = IN_FASTQ_QUAL;
+            if (check) {  /* read again by the quality check, after the leading spaces */
+                s->quality_length = s->leading_spaces;
+                s->quality_spaces = 0;
+                s->leading_spaces = 0;
+            } else {
+                i++;
+            }
         }
     }
+stop:
+#undef COLUMN
+#undef NEW_LINE
+    stream->fed = fed + n;
     stream->state = state;
     stream->sequence_bytes = sequence_bytes;
     stream->run = run;
     stream->forward = forward;
     stream->reverse = reverse;
+}
+
+/* Raise the check's problem as InputFormatError (kmerspec.golden.parse.check_input's words). */
+static PyObject *InputFormatError;
+
+static int raise_problem(KmerStream *s)
+{
+    if (!s->problem)
+        return 0;
+    static const char shape[] = "FASTQ records are 4 lines: '@' header, sequence, '+', quality";
+    char place[96], what[32];
+    if (s->problem_record && s->problem_line)
+        snprintf(place, sizeof place, "record %llu, line %llu: ", s->problem_record,
+                 s->problem_line);
+    else if (s->problem_record)
+        snprintf(place, sizeof place, "record %llu: ", s->problem_record);
+    else
+        snprintf(place, sizeof place, "line %llu: ", s->problem_line);
+    int byte = s->problem_byte;
+    if (byte >= 0x21 && byte <= 0x7E)
+        snprintf(what, sizeof what, "'%c'", byte);
+    else
+        snprintf(what, sizeof what, "byte 0x%02x", byte);
+    switch (s->problem) {
+    case BAD_BYTE:
+        PyErr_Format(InputFormatError, "%s%s in a sequence line (column %llu): %s", place, what,
+                     s->problem_column, protein_only[byte]
+                     ? "this looks like a protein sequence; only nucleotide sequences can be "
+                       "sketched" : "not a nucleotide code");
+        break;
+    case BAD_INNER_SPACE:
+        PyErr_Format(InputFormatError, "%s%s inside a sequence line (column %llu); only "
+                     "trailing spaces and tabs are allowed", place,
+                     byte == ' ' ? "a space" : "a tab", s->problem_column);
+        break;
+    case BAD_SWITCH_TO_FASTA:
+        PyErr_Format(InputFormatError, "%sa FASTA header ('>') in a FASTQ file", place);
+        break;
+    case BAD_SWITCH_TO_FASTQ:
+        PyErr_Format(InputFormatError, "%sa FASTQ header ('@') in a FASTA file", place);
+        break;
+    case BAD_NO_FASTQ_HEADER:
+        PyErr_Format(InputFormatError, "%sexpected a FASTQ header ('@') after the quality "
+                     "line (%s)", place, shape);
+        break;
+    case BAD_SEPARATOR:
+        PyErr_Format(InputFormatError, "%sexpected the '+' line of a FASTQ record (%s)", place,
+                     shape);
+        break;
+    case BAD_QUALITY_LENGTH:
+        PyErr_Format(InputFormatError, "%sthe quality line has %llu characters, the sequence "
+                     "%llu", place, s->quality_length, s->sequence_length);
+        break;
+    default:
+        PyErr_Format(InputFormatError, "%sthe file ends inside a FASTQ record (%s)", place,
+                     shape);
+    }
+    return -1;
 }
 
 static inline uint64_t fmix64(uint64_t x)
@@ -284,6 +535,8 @@ static PyObject *stream_hll(KmerStream *self, PyObject *args)
         parse_block(self, data.buf, (size_t)data.len, emit_hll, &hll);
     Py_END_ALLOW_THREADS
     self->busy = 0;
+    if (raise_problem(self) < 0)
+        goto fail;
     release(&counters, 1);
     release(&registers, 1);
     PyBuffer_Release(&data);
@@ -328,6 +581,8 @@ static PyObject *stream_words(KmerStream *self, PyObject *args, int sampled)
         parse_block(self, data.buf, (size_t)data.len, emit_word, &sink);
     Py_END_ALLOW_THREADS
     self->busy = 0;
+    if (raise_problem(self) < 0)
+        goto fail;
     release(&out, 1);
     PyBuffer_Release(&data);
     return PyLong_FromSize_t(sink.count);
@@ -353,6 +608,56 @@ static void reset(KmerStream *self)
     self->run = 0;
     self->forward = self->reverse = 0;
     self->sequence_bytes = 0;
+    self->fed = self->line_start = self->lines = self->records = 0;
+    self->sequence_mark = self->sequence_length = 0;
+    self->quality_length = self->quality_spaces = 0;
+    self->leading_spaces = self->space_column = self->trimmed_lines = 0;
+    self->kind = self->space_byte = 0;
+    self->problem = self->problem_byte = 0;
+    self->problem_record = self->problem_line = self->problem_column = 0;
+}
+
+/* check(block): the input check alone (a stream made with check=True), no k-mers. */
+static PyObject *stream_check(KmerStream *self, PyObject *args)
+{
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "y*", &data))
+        return NULL;
+    if (!self->check) {
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_ValueError, "check() needs a stream made with check=True");
+        return NULL;
+    }
+    if (acquire(self) < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    parse_block(self, data.buf, (size_t)data.len, emit_nothing, NULL);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    PyBuffer_Release(&data);
+    if (raise_problem(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* finish(): the end of the file. A last line without its line feed is checked as if it had
+ * one (check_input reads "x" and "x\n" alike); a FASTQ record left open is refused. */
+static PyObject *stream_finish(KmerStream *self, PyObject *unused)
+{
+    if (!self->check)
+        Py_RETURN_NONE;
+    if (acquire(self) < 0)
+        return NULL;
+    if (self->fed > self->line_start)
+        parse_block(self, (const uint8_t *)"\n", 1, emit_nothing, NULL);
+    if (!self->problem && self->state != LS_RECORD && self->state != LS_SEQUENCE)
+        refuse(self, BAD_END, 0, 0, 0);
+    self->busy = 0;
+    if (raise_problem(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *stream_reset(KmerStream *self, PyObject *unused)
@@ -366,9 +671,9 @@ static PyObject *stream_reset(KmerStream *self, PyObject *unused)
 
 static int stream_init(KmerStream *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"k", "canonical", NULL};
-    int k, canonical = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|p", keywords, &k, &canonical))
+    static char *keywords[] = {"k", "canonical", "check", NULL};
+    int k, canonical = 1, check = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|pp", keywords, &k, &canonical, &check))
         return -1;
     if (k < 1 || k > 32) {
         PyErr_Format(PyExc_ValueError, "k must be an integer from 1 to 32, not %d", k);
@@ -376,6 +681,7 @@ static int stream_init(KmerStream *self, PyObject *args, PyObject *kwargs)
     }
     self->k = k;
     self->canonical = canonical;
+    self->check = check;
     self->mask = k == 32 ? ~0ull : (1ull << (2 * k)) - 1;
     self->busy = 0;
     reset(self);
@@ -395,6 +701,11 @@ static PyMethodDef stream_methods[] = {
      "its low s bits zero."},
     {"reset", (PyCFunction)stream_reset, METH_NOARGS,
      "Start a new file: record start, empty run."},
+    {"check", (PyCFunction)stream_check, METH_VARARGS,
+     "check(block): the input check of a check=True stream over the block, no k-mers."},
+    {"finish", (PyCFunction)stream_finish, METH_NOARGS,
+     "The file has ended: with check=True, refuse a FASTQ record left open "
+     "(InputFormatError)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -402,13 +713,19 @@ static PyMemberDef stream_members[] = {
     {"sequence_bytes", T_ULONGLONG, offsetof(KmerStream, sequence_bytes), READONLY,
      "Bytes on sequence lines fed so far (bases and breaking bytes; CR and LF excluded): "
      "what progress reports count as bases."},
+    {"trimmed_lines", T_ULONGLONG, offsetof(KmerStream, trimmed_lines), READONLY,
+     "check=True: sequence lines, and lines of spaces only, whose trailing spaces and tabs "
+     "the check skipped so far (0: the bytes fed are what the check returns, for the k-mers "
+     "of every parser)."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyTypeObject KmerStreamType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "host.fast._native.KmerStream",
-    .tp_doc = "KmerStream(k, canonical=True): the k-mers of one file, fed block by block.",
+    .tp_doc = "KmerStream(k, canonical=True, check=False): the k-mers of one file, fed block "
+              "by block; with check, of the file as the host's input check (SPEC 1.1) takes "
+              "it, refusing bad input with InputFormatError.",
     .tp_basicsize = sizeof(KmerStream),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
@@ -422,6 +739,14 @@ int add_kmer_stream_type(PyObject *module)
     init_byte_class();
     if (PyType_Ready(&KmerStreamType) < 0)
         return -1;
+    InputFormatError = PyErr_NewExceptionWithDoc(
+        "host.fast._native.InputFormatError",
+        "Input refused by the host's input check (SPEC 1.1); the message is "
+        "kmerspec.golden.parse.check_input's, without the file name.", PyExc_ValueError, NULL);
+    if (InputFormatError == NULL || PyModule_AddObject(module, "InputFormatError",
+                                                       InputFormatError) < 0)
+        return -1;
+    Py_INCREF(InputFormatError);
     Py_INCREF(&KmerStreamType);
     if (PyModule_AddObject(module, "KmerStream", (PyObject *)&KmerStreamType) < 0) {
         Py_DECREF(&KmerStreamType);

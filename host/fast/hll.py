@@ -11,8 +11,7 @@ import numpy as np
 
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
-from .kmers import BLOCK_BYTES, file_blocks, genome_bytes, record_bases
-from .native import native
+from .kmers import BLOCK_BYTES, file_blocks, file_stream, genome_bytes, naming_file, record_bases
 from .threads import map_largest_first
 
 __all__ = ["fmix64_array", "hll_ranks", "insert_kmers", "sketch_files", "sketch_genomes",
@@ -77,9 +76,10 @@ def sketch_files(files: list, k: int, params: HllParams, canonical: bool = True,
         prefilter = (counters, min_count.mc_width_bits, min_count.mc_seed, min_count.max_count,
                      min_count.min_count)
     for file in files:
-        stream = native.KmerStream(k, canonical)
-        for block in file_blocks(file, block_bytes):
-            stream.hll(block, registers, params.p, params.w, *prefilter)
+        stream = file_stream(file, k, canonical)
+        with naming_file(file, stream):
+            for block in file_blocks(file, block_bytes):
+                stream.hll(block, registers, params.p, params.w, *prefilter)
         record_bases(file, stream)
     return registers
 

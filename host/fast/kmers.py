@@ -5,8 +5,13 @@ The parser, the 2-bit packing and the rolling canonical word are the compiled
 ``BLOCK_BYTES``; the stream keeps the line state and the partial k-mer across blocks, so the
 blocks may be cut anywhere. A *file* here is its bytes, or anything with a ``blocks()`` method
 that yields them in pieces (host.reader.SequenceFile streams a file from disk that way).
+
+A file read from disk that way has not been through the host's input check (SPEC 1.1,
+host.io.check_sequence) as bytes have: its stream (:func:`file_stream`) checks it in the same
+pass, and :func:`naming_file` turns a problem into the file's own error.
 """
 
+import contextlib
 import math
 import os
 from collections.abc import Iterable, Iterator
@@ -17,8 +22,9 @@ from kmerspec.params import K
 
 from .native import native
 
-__all__ = ["BLOCK_BYTES", "genome_bytes", "file_blocks", "record_bases", "kmer_blocks",
-           "kmer_array", "genome_kmer_array", "sampled_kmer_array"]
+__all__ = ["BLOCK_BYTES", "genome_bytes", "file_blocks", "file_stream", "naming_file",
+           "record_bases", "kmer_blocks", "kmer_array", "genome_kmer_array",
+           "sampled_kmer_array"]
 
 BLOCK_BYTES = 1 << 22
 
@@ -50,6 +56,25 @@ def genome_bytes(files: list) -> float:
     return total
 
 
+def file_stream(file, k: int, canonical: bool = True):
+    """A native k-mer stream for one file, with the input check when the file asks for it
+    (``check_input``: host.reader.SequenceFile; bytes were checked when they were read)."""
+    return native.KmerStream(k, canonical, check=getattr(file, "check_input", False))
+
+
+@contextlib.contextmanager
+def naming_file(file, stream):
+    """Around feeding ``file`` to ``stream``: checks the file's end when the block ends
+    normally, and raises an input check's problem as the file's error (``input_error``)."""
+    try:
+        yield
+        stream.finish()
+    except native.InputFormatError as error:
+        if hasattr(file, "input_error"):
+            raise file.input_error(error) from None
+        raise
+
+
 def file_blocks(file, block_bytes: int = BLOCK_BYTES) -> Iterable:
     """The content of one file in blocks of at most ``block_bytes`` (views, never copies)."""
     if hasattr(file, "blocks"):
@@ -63,13 +88,14 @@ def kmer_blocks(file, k: int, canonical: bool = True, block_bytes: int = BLOCK_B
     """The k-mers of one file in stream order, one uint64 array per block (without ``copy``,
     views of one buffer, each valid until the next is taken)."""
     _check_k(k)
-    stream = native.KmerStream(k, canonical)
+    stream = file_stream(file, k, canonical)
     out = np.empty(0, dtype=np.uint64)
-    for block in file_blocks(file, block_bytes):
-        if out.size < len(block):
-            out = np.empty(len(block), dtype=np.uint64)
-        count = stream.kmers(block, out)
-        yield out[:count].copy() if copy else out[:count]
+    with naming_file(file, stream):
+        for block in file_blocks(file, block_bytes):
+            if out.size < len(block):
+                out = np.empty(len(block), dtype=np.uint64)
+            count = stream.kmers(block, out)
+            yield out[:count].copy() if copy else out[:count]
 
 
 def kmer_array(data, k: int, canonical: bool = True) -> np.ndarray:
@@ -92,11 +118,12 @@ def sampled_kmer_array(files: list, k: int, canonical: bool, s: int, seed: int,
     parts = []
     out = np.empty(0, dtype=np.uint64)
     for file in files:
-        stream = native.KmerStream(k, canonical)
-        for block in file_blocks(file, block_bytes):
-            if out.size < len(block):
-                out = np.empty(len(block), dtype=np.uint64)
-            count = stream.sample(block, out, s, seed)
-            parts.append(out[:count].copy())
+        stream = file_stream(file, k, canonical)
+        with naming_file(file, stream):
+            for block in file_blocks(file, block_bytes):
+                if out.size < len(block):
+                    out = np.empty(len(block), dtype=np.uint64)
+                count = stream.sample(block, out, s, seed)
+                parts.append(out[:count].copy())
         record_bases(file, stream)
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)

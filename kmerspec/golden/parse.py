@@ -15,8 +15,13 @@ Line rules, as the hardware lane parser implements them:
   run of bases. Every header, separator and quality line also breaks it, so k-mers never span
   records. Line ends alone do not break: FASTA sequence continues across lines.
 * Files are parsed independently: each starts at a record start with an empty run.
+
+:func:`check_input` is the host's input check that comes before this parser (SPEC section
+1.1): it refuses what is not a nucleotide FASTA/FASTQ file, naming the record and line, and
+removes trailing spaces and tabs, which the parser would take as window breaks.
 """
 
+import re
 from collections.abc import Iterable, Iterator
 
 from ..params import K
@@ -29,6 +34,10 @@ __all__ = [
     "canonical",
     "kmers",
     "genome_kmers",
+    "InputFormatError",
+    "NUCLEOTIDE_CODES",
+    "check_input",
+    "remove_trailing_whitespace",
 ]
 
 BASE_CODES = {ord("A"): 0, ord("C"): 1, ord("G"): 2, ord("T"): 3,
@@ -126,3 +135,123 @@ def genome_kmers(files: Iterable[bytes], k: int, *, canonical_form: bool = True)
     """Yield the k-mers of a genome made of several files; k-mers never span files."""
     for data in files:
         yield from kmers(data, k, canonical_form=canonical_form)
+
+
+# -- the host's input check (SPEC section 1.1) ----------------------------------------------
+
+#: Bytes a sequence line may hold: ACGT, the other IUPAC nucleotide codes (U included), X (hard
+#: masking), '-' and '.' (gaps). All but ACGT/acgt break the window.
+NUCLEOTIDE_CODES = frozenset(b"ACGTURYSWKMBDHVNXacgturyswkmbdhvnx-.")
+#: Bytes that occur in protein sequences only: amino-acid letters that are no nucleotide code,
+#: and '*' (a stop codon).
+PROTEIN_ONLY = frozenset(b"EFIJLOPQZefijlopqz*")
+_TRAILING_WHITESPACE = re.compile(rb"[ \t][ \t\r]*(?=\n|\Z)")
+_FASTQ_SHAPE = "FASTQ records are 4 lines: '@' header, sequence, '+', quality"
+
+
+class InputFormatError(ValueError):
+    """Input the host refuses: ``str(error)`` is one line, ``record R, line L: problem``,
+    without the file name (the caller knows it). ``record`` counts headers from 1 (0 before the
+    first); ``line`` counts lines from 1 (0 when the problem is the file's end)."""
+
+    def __init__(self, record: int, line: int, problem: str):
+        place = f"record {record}" if record else ""
+        if line:
+            place = f"{place}, line {line}" if place else f"line {line}"
+        super().__init__(f"{place}: {problem}" if place else problem)
+        self.record, self.line, self.problem = record, line, problem
+
+
+def _shown_byte(byte: int) -> str:
+    return f"'{chr(byte)}'" if 0x21 <= byte <= 0x7E else f"byte 0x{byte:02x}"
+
+
+def _check_sequence_line(raw: bytes, record: int, number: int) -> None:
+    """Nucleotide codes only, with CR anywhere (ignored) and spaces or tabs at the end only."""
+    pending = None  # (column, byte) of the first space or tab of a run not yet ended
+    for column, byte in enumerate(raw, 1):
+        if byte == 0x0D:
+            continue
+        if byte in (0x20, 0x09):
+            if pending is None:
+                pending = (column, byte)
+            continue
+        if byte not in NUCLEOTIDE_CODES:
+            hint = ("this looks like a protein sequence; only nucleotide sequences can be "
+                    "sketched" if byte in PROTEIN_ONLY else "not a nucleotide code")
+            raise InputFormatError(record, number, f"{_shown_byte(byte)} in a sequence line "
+                                                   f"(column {column}): {hint}")
+        if pending is not None:
+            space = "a space" if pending[1] == 0x20 else "a tab"
+            raise InputFormatError(record, number, f"{space} inside a sequence line (column "
+                                                   f"{pending[0]}); only trailing spaces and "
+                                                   f"tabs are allowed")
+
+
+def check_input(data: bytes) -> bytes:
+    """The host's input check (SPEC 1.1) of one decompressed file: ``data`` with the spaces and
+    tabs at every line end removed, or InputFormatError naming the first problem.
+
+    * A sequence line holds :data:`NUCLEOTIDE_CODES` only (CR ignored, trailing spaces and
+      tabs removed); a protein sequence is named as such.
+    * A file's records are all FASTA ('>') or all FASTQ ('@'), as its first record.
+    * A FASTQ record is exactly 4 lines: header, sequence, a line starting with '+', and a
+      quality line as long as the sequence (both without CR and trailing spaces or tabs);
+      the file may not end inside one.
+
+    Line and record numbers count from 1. Parsing the result (:func:`kmers`) gives the k-mers
+    of the file as a user means them: a trailing space no longer breaks a k-mer.
+    """
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the end of the last line, not a line
+    fastq_line = _FASTQ_NONE
+    at_record_start = True
+    kind = None  # b">" or b"@": the file's records, from its first
+    record = 0
+    sequence_length = 0
+    for number, raw in enumerate(lines, 1):
+        line = raw.replace(b"\r", b"").rstrip(b" \t")
+        if fastq_line == _FASTQ_SEQUENCE:
+            _check_sequence_line(raw, record, number)
+            sequence_length = len(line)
+            fastq_line = _FASTQ_SEPARATOR
+        elif fastq_line == _FASTQ_SEPARATOR:
+            if not line.startswith(b"+"):
+                raise InputFormatError(record, number, f"expected the '+' line of a FASTQ "
+                                                       f"record ({_FASTQ_SHAPE})")
+            fastq_line = _FASTQ_QUALITY
+        elif fastq_line == _FASTQ_QUALITY:
+            if len(line) != sequence_length:
+                raise InputFormatError(record, number, f"the quality line has {len(line)} "
+                                                       f"characters, the sequence "
+                                                       f"{sequence_length}")
+            fastq_line = _FASTQ_NONE
+            at_record_start = True
+        elif not line:
+            continue
+        elif line[:1] == b">" or (line[:1] == b"@" and at_record_start):
+            record += 1
+            if kind is not None and kind != line[:1]:
+                raise InputFormatError(record, number, "a FASTA header ('>') in a FASTQ file"
+                                       if kind == b"@" else
+                                       "a FASTQ header ('@') in a FASTA file")
+            kind = line[:1]
+            at_record_start = True
+            if kind == b"@":
+                fastq_line = _FASTQ_SEQUENCE
+        elif kind == b"@":
+            raise InputFormatError(record, number, f"expected a FASTQ header ('@') after the "
+                                                   f"quality line ({_FASTQ_SHAPE})")
+        else:
+            _check_sequence_line(raw, record, number)
+            at_record_start = False
+    if fastq_line != _FASTQ_NONE:
+        raise InputFormatError(record, 0, f"the file ends inside a FASTQ record "
+                                          f"({_FASTQ_SHAPE})")
+    return remove_trailing_whitespace(data)
+
+
+def remove_trailing_whitespace(data: bytes) -> bytes:
+    """``data`` without the spaces and tabs (and CR among them) that end its lines."""
+    return _TRAILING_WHITESPACE.sub(b"", data)
