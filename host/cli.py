@@ -30,6 +30,8 @@ from .jsdmatrix import ARITHMETICS
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
 from .reader import SequenceFile, read_genomes
+from .estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
+                         floor_jaccard_tiles, mle_dist_tiles, mle_query_values)
 from .metrics import (METRICS, base_similarity, express, lower_is_better, metric_values,
                       pair_similarity, phylip_distance)
 from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
@@ -428,6 +430,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
     packed = PackedSketches(sketches.arrays["registers"], params)
     cards, tiles = packed.cards, _row_tiles(len(sketches))
     base = base_similarity(args.metric)
+    floor = detection_floor(args, params)
     if isinstance(executor, LocalExecutor):
         if threshold is not None:  # one run over every core, each pair once
             return [all_pairs(packed, params, threshold, threads=threads)], None
@@ -438,7 +441,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
         packed, threads = executor.share(packed), threads or 1
     if args.top is not None:  # each task: its rows against every genome, K kept per row
         return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
-                                    args.top, threads), None
+                                    args.top, threads, floor), None
     if threshold is not None:
         return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
                                     threads), None
@@ -446,7 +449,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
         return None, zip(tiles, executor.map_ordered(row_tile, tiles, packed, cards, p, w,
                                                      threads))
     return None, zip(tiles, executor.map_ordered(metric_row_tile, tiles, packed, cards, p, w,
-                                                 base, k, threads))
+                                                 base, k, threads, floor))
 
 
 def _kernel_tiles(sketches: SketchSet, backend, args):
@@ -461,16 +464,17 @@ def _kernel_tiles(sketches: SketchSet, backend, args):
         return [list(backend.all_pairs(registers, params, args.threshold))], None
     cards = cardinalities(registers, params)
     base = base_similarity(args.metric)
+    floor = detection_floor(args, params)
     if args.top is not None:
         best = RunningTopK(n, args.top, args.metric)
         for i, j, unions in backend.union_calls(registers, params):
-            best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k))
-            best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k))
+            best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k, floor))
+            best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k, floor))
         return [best.rows()], None
     matrix = np.eye(n)
     for i, j, unions in backend.union_calls(registers, params):
-        matrix[i, j] = pair_similarity(base, cards[i], cards[j], unions)
-        matrix[j, i] = pair_similarity(base, cards[j], cards[i], unions)
+        matrix[i, j] = pair_similarity(base, cards[i], cards[j], unions, floor)
+        matrix[j, i] = pair_similarity(base, cards[j], cards[i], unions, floor)
     return None, [(range(n), matrix)]
 
 
@@ -481,11 +485,21 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
     names = sketches.names
     n = len(names)
     backend = _backend(args, session) if args.backend in ("sim", "xrt") else None
-    if hasattr(backend, "all_pairs"):
+    params = HllParams(sketches.params["p"], sketches.params["w"])
+    if args.estimator == "mle":
+        if hasattr(backend, "all_pairs"):
+            print(KERNEL_NOTE, file=sys.stderr)
+        edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
+                                               k, args.threshold, args.top, args.detection)
+    elif hasattr(backend, "all_pairs"):
         edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args)
     else:
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args)
-    chosen = {"metric": args.metric, "threshold": args.threshold}
+    if args.estimator == "hll" and args.top is None and base_similarity(args.metric) == "jaccard":
+        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
+                                                    detection_floor(args, params), args.threshold)
+    chosen = {"metric": args.metric, "threshold": args.threshold,
+              "estimator": args.estimator, "detection": args.detection}
     if args.top is not None:
         chosen["top"] = args.top
     header = _parameter_header("dist", {**dict(sorted(sketches.params.items())), **chosen})
@@ -563,7 +577,8 @@ def _command_search(args, session: _Session) -> None:
     # One packing of references and queries: query rows meet reference columns.
     packed = PackedSketches(np.concatenate([references.arrays["registers"],
                                             queries.arrays["registers"]]), hll)
-    chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top}
+    chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top,
+              "estimator": args.estimator, "detection": args.detection}
     output.write(_parameter_header("search", {**dict(sorted(params.items())), **chosen})
                  + "\n")
     output.write(f"#query\treference\t{args.metric}\n")
@@ -571,9 +586,15 @@ def _command_search(args, session: _Session) -> None:
     columns = np.arange(n_ref)
     for tile in _row_tiles(len(queries)):
         rows = np.arange(tile.start, tile.stop) + n_ref
-        unions = union_rows(packed, hll, rows, columns, threads=args.threads)
-        values = metric_values(args.metric, packed.cards[rows, None],
-                               packed.cards[None, :n_ref], unions, k)
+        if args.estimator == "mle":
+            values = express(args.metric, mle_query_values(
+                references.arrays["registers"], queries.arrays["registers"][rows - n_ref], hll,
+                base_similarity(args.metric), args.detection), k)
+        else:
+            unions = union_rows(packed, hll, rows, columns, threads=args.threads)
+            values = metric_values(args.metric, packed.cards[rows, None],
+                                   packed.cards[None, :n_ref], unions, k,
+                                   detection_floor(args, hll))
         best = top_of_rows(values, args.top or n_ref, args.metric)
         for q, (found, found_values) in zip(tile, best):
             if args.threshold is not None:
@@ -870,6 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also draw a clustered heatmap of the Jaccard matrix; the suffix "
                            "picks the format (png, svg, pdf, ...; default: no plot)")
     hll_options(dist, from_sketches=True)
+    add_estimator_options(dist)
     min_count_options(dist)
     cluster_options(dist)
     dist.set_defaults(run=_command_dist)
@@ -895,6 +917,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the references with value >= H (<= H for mash; ANI in percent; "
                              "default: every reference)")
     hll_options(search, from_sketches=True)
+    add_estimator_options(search)
     min_count_options(search)
     search.set_defaults(run=_command_search)
 
