@@ -488,7 +488,7 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
     params = HllParams(sketches.params["p"], sketches.params["w"])
     if args.estimator == "mle":
         if hasattr(backend, "all_pairs"):
-            print(KERNEL_NOTE, file=sys.stderr)
+            print(KERNEL_NOTE, file=session.terminal, flush=True)
         edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
                                                k, args.threshold, args.top, args.detection)
     elif hasattr(backend, "all_pairs"):
