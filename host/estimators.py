@@ -18,12 +18,14 @@ import math
 import numpy as np
 
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.hll_joint import (_DAMPING, _GAIN_TOLERANCE, _S_CLIP, _MAX_ITERATIONS, _SMALLEST_STEP, _STEP_TOLERANCE,
-                                       DEFAULT_DETECTION, HLL_RELATIVE_ERROR, top_rank)
+from kmerspec.golden.hll_joint import (_DAMPING, _GAIN_TOLERANCE, _MAX_ITERATIONS, _S_CLIP,
+                                       _SMALLEST_STEP, _STEP_TOLERANCE, DEFAULT_DETECTION,
+                                       HLL_RELATIVE_ERROR, top_rank)
 
 __all__ = ["ESTIMATORS", "DEFAULT_DETECTION", "hll_floor", "hll_detected", "hll_p_values",
-           "pair_statistics", "joint_mle", "JointEstimates", "mle_similarity", "mle_p_values",
-           "mle_row_values"]
+           "pair_statistics", "PairStatistics", "joint_mle", "JointEstimates", "mle_block",
+           "mle_pairs", "mle_matrix", "mle_query_values", "add_estimator_options",
+           "detection_floor", "floor_jaccard_tiles", "mle_dist_tiles", "KERNEL_NOTE"]
 
 #: estimator names, as ``--estimator`` takes them
 ESTIMATORS = ("hll", "mle")
@@ -271,8 +273,11 @@ def joint_mle(stat: PairStatistics, card_x, card_y, card_union, m: int) -> Joint
                       np.maximum(card_union - card_x, 0.0) / m + floor,
                       np.maximum(card_x + card_y - card_union, 0.0) / m + floor], axis=1)
     rates, full = _maximise(stat, start)
-    _, null = _maximise(stat, start, fix_shared=True)
-    ratio = np.where(rates[:, 2] > 0, np.maximum(0.0, 2.0 * (full - null)), 0.0)
+    ratio = np.zeros(len(stat))  # x = 0 is its own null fit
+    shared = np.flatnonzero(rates[:, 2] > 0)
+    if shared.size:
+        _, null = _maximise(stat.take(shared), start[shared], fix_shared=True)
+        ratio[shared] = np.maximum(0.0, 2.0 * (full[shared] - null))
     return JointEstimates(rates[:, 0] * m, rates[:, 1] * m, rates[:, 2] * m, ratio)
 
 
@@ -329,17 +334,23 @@ def _pair_unions(registers: np.ndarray, params: HllParams, left: np.ndarray, rig
     return out
 
 
+def mle_pairs(registers: np.ndarray, params: HllParams, left, right) -> JointEstimates:
+    """The joint MLE of the pairs (registers[left[t]], registers[right[t]])."""
+    from .similarity import cardinalities
+    registers = np.ascontiguousarray(registers, dtype=np.uint8)
+    left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
+    cards = cardinalities(registers, params)
+    return _mle_of_pairs(registers, params, left, right, cards,
+                         _pair_unions(registers, params, left, right, cards))
+
+
 def mle_matrix(registers: np.ndarray, params: HllParams, kind: str,
                z: float = DEFAULT_DETECTION) -> np.ndarray:
     """The full matrix of J or C (row in column) by the "mle" estimator, pairs below
     detection 0, the diagonal 1 (SPEC 3). Each pair is estimated once."""
-    from .similarity import cardinalities
-    registers = np.ascontiguousarray(registers, dtype=np.uint8)
-    n = registers.shape[0]
-    cards = cardinalities(registers, params)
+    n = len(registers)
     left, right = np.triu_indices(n, 1)
-    estimates = _mle_of_pairs(registers, params, left, right, cards,
-                              _pair_unions(registers, params, left, right, cards))
+    estimates = mle_pairs(registers, params, left, right)
     detected = estimates.detected(z)
     matrix = np.eye(n)
     matrix[left, right] = np.where(detected, estimates.similarity(kind), 0.0)
@@ -356,14 +367,11 @@ def mle_query_values(references: np.ndarray, queries: np.ndarray, params: HllPar
                      z: float = DEFAULT_DETECTION) -> np.ndarray:
     """(queries x references) J or C (query in reference) by the "mle" estimator, pairs below
     detection 0."""
-    from .similarity import cardinalities
-    registers = np.ascontiguousarray(np.concatenate([references, queries]), dtype=np.uint8)
+    registers = np.concatenate([references, queries])
     n_ref, n_query = len(references), len(queries)
-    cards = cardinalities(registers, params)
     left = np.repeat(np.arange(n_query) + n_ref, n_ref)
     right = np.tile(np.arange(n_ref), n_query)
-    estimates = _mle_of_pairs(registers, params, left, right, cards,
-                              _pair_unions(registers, params, left, right, cards))
+    estimates = mle_pairs(registers, params, left, right)
     values = np.where(estimates.detected(z), estimates.similarity(kind), 0.0)
     return values.reshape(n_query, n_ref)
 

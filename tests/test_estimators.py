@@ -261,6 +261,20 @@ def test_mle_p_value_is_the_boundary_chi_square():
     assert not mle_detected(JointEstimate(1, 1, 0.0, 100.0))
 
 
+def test_no_shared_rate_is_its_own_null_fit():
+    """x = 0 at the maximum: LR is exactly 0 and p exactly 1, not rounding noise (p = 1/2)."""
+    params = HllParams(9, 4)
+    rng = random.Random(9)
+    half = params.m // 2  # X fills the first half of the registers, Y the second: nothing shared
+    x = [rng.randint(1, 6) for _ in range(half)] + [0] * half
+    y = [0] * half + [rng.randint(1, 6) for _ in range(half)]
+    found = joint_mle(x, y, params)
+    assert found.shared == 0.0
+    assert found.likelihood_ratio == 0.0 and mle_p_value(found) == 1.0
+    sw = estimators.mle_pairs(np.array([x, y], np.uint8), params, [0], [1])
+    assert sw.shared[0] == 0.0 and sw.likelihood_ratio[0] == 0.0 and sw.p_values()[0] == 1.0
+
+
 def test_maximise_keeps_a_fixed_rate_at_zero():
     params = HllParams(8, 4)
     x, y = sketch_pair(8, 1000, 1000, 2000, params)

@@ -312,8 +312,10 @@ def joint_mle(x: list[int], y: list[int], params: HllParams) -> JointEstimate:
     union = [max(i, j) for i, j in zip(x, y)]
     start = start_rates(estimate(x, params), estimate(y, params), estimate(union, params), m)
     rates, full = maximise(stat, start)
-    _, null = maximise(stat, start, fixed_zero=(2,))
-    ratio = max(0.0, 2.0 * (full - null)) if rates[2] > 0 else 0.0
+    ratio = 0.0  # x = 0 is its own null fit
+    if rates[2] > 0:
+        _, null = maximise(stat, start, fixed_zero=(2,))
+        ratio = max(0.0, 2.0 * (full - null))
     return JointEstimate(rates[0] * m, rates[1] * m, rates[2] * m, ratio)
 
 
