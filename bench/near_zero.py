@@ -123,6 +123,9 @@ def main() -> None:
     parser.add_argument("--p", type=int, default=14)
     parser.add_argument("--k", type=int, default=31)
     parser.add_argument("--mash-size", type=int, default=10000)
+    parser.add_argument("--speed-genomes", type=int, default=300,
+                        help="time the all-pairs mle matrix of this many sketches: each real "
+                             "sketch united with random sets of 50,000 k-mers (0: skip)")
     args = parser.parse_args()
     params, k = HllParams(args.p, 4), args.k
     files = genome_files()
@@ -244,6 +247,26 @@ def main() -> None:
     print(f"\nSpeed (one thread, this machine as loaded): mle {left.size} pairs in "
           f"{mle_cpu:.2f} CPU s ({left.size / mle_cpu:.0f} pairs per CPU second; wall "
           f"{mle_wall:.2f} s); hll unions of the same pairs {hll_cpu:.3f} CPU s")
+    if args.speed_genomes:
+        speed(registers, params, args.speed_genomes)
+
+
+def speed(registers: np.ndarray, params: HllParams, count: int) -> None:
+    """The all-pairs "mle" matrix (dist --estimator mle) of ``count`` sketches: the real ones
+    each united with a different random set of 50,000 k-mers (variants of one genome share
+    about 98 % of their k-mers; the rest are the real pairs)."""
+    from host.estimators import mle_matrix
+    from host.fast.hll import insert_kmers
+    rng = np.random.default_rng(1)
+    variants = np.repeat(registers, -(-count // len(registers)), axis=0)[:count].copy()
+    for row in variants:
+        insert_kmers(row, rng.integers(0, 1 << 62, 50_000, dtype=np.uint64), params)
+    cpu, wall = time.process_time(), time.time()
+    mle_matrix(variants, params, "jaccard")
+    cpu, wall = time.process_time() - cpu, time.time() - wall
+    pairs = count * (count - 1) // 2
+    print(f"All-pairs mle matrix of {count} sketches ({pairs:,} pairs): {cpu:.1f} CPU s "
+          f"({pairs / cpu:.0f} pairs per CPU second), wall {wall:.1f} s")
 
 
 if __name__ == "__main__":
