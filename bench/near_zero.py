@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from host.estimators import hll_detected as detected_by_hll  # noqa: E402
 from host.estimators import hll_floor, mle_pairs  # noqa: E402
 from host.fast.hll import sketch_genomes  # noqa: E402
 from host.fast.kmers import kmer_array  # noqa: E402
@@ -150,7 +151,7 @@ def main() -> None:
     hll_j = pair_similarity("jaccard", cards[:, None], cards[None, :], unions)
     hll_c = pair_similarity("containment", cards[:, None], cards[None, :], unions)
     floor = hll_floor(params)
-    hll_detected = (cards[:, None] + cards[None, :] - unions) >= floor * unions
+    hll_detected = detected_by_hll(cards[:, None], cards[None, :], unions, params)
     hll_z = (cards[:, None] + cards[None, :] - unions) / (
         HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions)
 

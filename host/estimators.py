@@ -22,7 +22,7 @@ from kmerspec.golden.hll_joint import (_DAMPING, _GAIN_TOLERANCE, _MAX_ITERATION
                                        _SMALLEST_STEP, _STEP_TOLERANCE, DEFAULT_DETECTION,
                                        HLL_RELATIVE_ERROR, top_rank)
 
-__all__ = ["ESTIMATORS", "DEFAULT_DETECTION", "hll_floor", "hll_detected", "hll_p_values",
+__all__ = ["ESTIMATORS", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
            "pair_statistics", "PairStatistics", "joint_mle", "JointEstimates", "mle_block",
            "mle_pairs", "mle_matrix", "mle_query_values", "add_estimator_options",
            "detection_floor", "floor_jaccard_tiles", "mle_dist_tiles", "KERNEL_NOTE"]
@@ -45,17 +45,6 @@ def hll_detected(card_rows, card_columns, unions, params: HllParams,
     shared = (np.asarray(card_rows, np.float64) + np.asarray(card_columns, np.float64)
               - np.asarray(unions, np.float64))
     return (shared > 0) & (shared >= hll_floor(params, z) * np.asarray(unions, np.float64))
-
-
-def hll_p_values(card_rows, card_columns, unions, params: HllParams) -> np.ndarray:
-    """P(N(0, 1) >= I / sigma), sigma = (1.04 / sqrt(m)) |X u Y|; 1 for an empty union."""
-    from scipy.special import erfc
-    unions = np.asarray(unions, np.float64)
-    shared = np.asarray(card_rows, np.float64) + np.asarray(card_columns, np.float64) - unions
-    sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = 0.5 * erfc(shared / sigma / math.sqrt(2.0))
-    return np.where(unions > 0, p, 1.0)
 
 
 # -- the "mle" estimator ----------------------------------------------------------------------
@@ -164,7 +153,8 @@ def _log_likelihood(stat: PairStatistics, rates: np.ndarray, derivatives: bool =
     g = one_y + y * one_u * one_v
     valid = g > 0
     safe_g = np.where(valid, g, 1.0)
-    value = value + np.where(used, np.where(valid, count * np.log(safe_g), -np.inf), 0.0).sum(axis=1)
+    equal_terms = np.where(used, np.where(valid, count * np.log(safe_g), -np.inf), 0.0)
+    value = value + equal_terms.sum(axis=1)
     if not derivatives:
         return value
     hh = 1.0 - one_u * one_v
@@ -230,7 +220,8 @@ def _maximise(stat: PairStatistics, start: np.ndarray, fix_shared: bool = False
         rates[running[accepted]] = trial[accepted]
         keep = running[accepted]
         if keep.size:
-            value[keep], grad[keep], hess[keep] = _log_likelihood(stat.take(keep), rates[keep], True)
+            value[keep], grad[keep], hess[keep] = _log_likelihood(stat.take(keep), rates[keep],
+                                                                  True)
         converged = moved[accepted] <= _STEP_TOLERANCE * (1.0 + rates[keep].max(axis=1))
         running = keep[~converged]
     return rates, value

@@ -67,7 +67,8 @@ def test_gradient_and_hessian_are_the_likelihoods_derivatives():
         down = list(rates)
         up[i] += h
         down[i] -= h
-        numeric = (log_likelihood_direct(counts, *up) - log_likelihood_direct(counts, *down)) / (2 * h)
+        numeric = (log_likelihood_direct(counts, *up)
+                   - log_likelihood_direct(counts, *down)) / (2 * h)
         assert grad[i] == pytest.approx(numeric, rel=1e-5, abs=1e-6)
         _, grad_up, _ = log_likelihood(stat, tuple(up), derivatives=True)
         _, grad_down, _ = log_likelihood(stat, tuple(down), derivatives=True)
@@ -227,7 +228,9 @@ def test_an_unrelated_pair_is_below_detection(constructed_pairs):
     cx, cy, cu = three_estimates(x, y, params)
     assert jaccard(cx, cy, cu) > 0  # the noise that used to be reported as a value
     assert not hll_detected(cx, cy, cu, params)
+    assert not estimators.hll_detected(cx, cy, cu, params)
     assert hll_detected(cx, cy, cu, params, z=0.0)  # Z = 0 keeps it
+    assert estimators.hll_detected(cx, cy, cu, params, z=0.0)
     assert hll_p_value(cx, cy, cu, params) > 0.00135
     found = joint_mle(x.tolist(), y.tolist(), params)
     assert not mle_detected(found) and mle_p_value(found) > 0.00135
@@ -242,6 +245,7 @@ def test_a_related_pair_is_detected(constructed_pairs):
     exact = 250_000 / (2_500_000 + 2_500_000 + 250_000)
     within = 3 * 1.04 / math.sqrt(params.m)  # three standard errors of the union's estimate
     assert hll_detected(cx, cz, cu, params) and hll_p_value(cx, cz, cu, params) < 1e-9
+    assert estimators.hll_detected(cx, cz, cu, params)
     value = pair_similarity("jaccard", cx, cz, cu, estimators.hll_floor(params))
     assert value == jaccard(cx, cz, cu) and abs(value - exact) < within
     found = joint_mle(x.tolist(), z.tolist(), params)
@@ -257,7 +261,8 @@ def test_the_hll_floor_at_p14():
 def test_mle_p_value_is_the_boundary_chi_square():
     assert mle_p_value(JointEstimate(1, 1, 1, 9.0)) == pytest.approx(0.0013498980316301)
     assert mle_p_value(JointEstimate(1, 1, 0, 0.0)) == 1.0
-    assert mle_detected(JointEstimate(1, 1, 1, 9.0)) and not mle_detected(JointEstimate(1, 1, 1, 8.99))
+    assert mle_detected(JointEstimate(1, 1, 1, 9.0))
+    assert not mle_detected(JointEstimate(1, 1, 1, 8.99))
     assert not mle_detected(JointEstimate(1, 1, 0.0, 100.0))
 
 

@@ -30,7 +30,7 @@ from .hll import HllParams, estimate, jaccard
 __all__ = ["top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
            "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
            "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
-           "hll_jaccard_detected", "maximise", "start_rates"]
+           "maximise", "start_rates"]
 
 #: the relative standard error of an HLL cardinality estimate is HLL_RELATIVE_ERROR / sqrt(m)
 HLL_RELATIVE_ERROR = 1.04
@@ -228,11 +228,11 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
     """Projected Newton ascent of the log-likelihood over rates >= 0 (SPEC 3): (rates, value).
 
     Each step: a coordinate at 0 whose gradient is <= 0 stays at 0 (active); the others take
-    the damped Newton step (-H + mu I)^-1 g, mu = 1e-9 max(-H_ii) (the gradient itself
-    where that is no ascent direction),
-    clipped at 0, halved until the log-likelihood does not decrease. Stops when the step's
-    first-order gain g . d is at most 1e-12, when a step moves no rate by more than
-    1e-12 (1 + the largest rate), when no halving down to 2^-40 helps, or after 200 steps. Coordinates in ``fixed_zero`` stay 0."""
+    the damped Newton step (-H + mu I)^-1 g, mu = 1e-9 max(-H_ii) (the gradient itself where
+    that is no ascent direction), clipped at 0, halved until the log-likelihood does not
+    decrease. Stops when the step's first-order gain g . d is at most 1e-12, when a step moves
+    no rate by more than 1e-12 (1 + the largest rate), when no halving down to 2^-40 helps, or
+    after 200 steps. Coordinates in ``fixed_zero`` stay 0."""
     rates = [0.0 if i in fixed_zero else start[i] for i in range(3)]
     value, grad, hess = log_likelihood(stat, tuple(rates), derivatives=True)
     for _ in range(_MAX_ITERATIONS):
@@ -350,9 +350,3 @@ def mle_p_value(estimate_: JointEstimate) -> float:
         return 1.0
     return 0.5 * math.erfc(math.sqrt(estimate_.likelihood_ratio / 2.0))
 
-
-def hll_jaccard_detected(card_x, card_y, card_union, params, z=DEFAULT_DETECTION) -> float:
-    """J of SPEC 3, 0 when the pair is below detection."""
-    if not hll_detected(card_x, card_y, card_union, params, z):
-        return 0.0
-    return jaccard(card_x, card_y, card_union)
