@@ -395,8 +395,10 @@ def add_estimator_options(sub) -> None:
                        help="hll: |X| + |Y| - |X u Y| from the three HLL estimates (default; "
                             "what the kernels compute); mle: Ertl's joint maximum-likelihood "
                             "estimate of the shared k-mers from the two sketches' registers "
-                            "(more accurate for small overlaps and unequal sizes; slower, "
-                            "computed on the host with every backend)")
+                            "(more accurate for small overlaps and unequal sizes; slower: "
+                            "the pairs are estimated in this process, on one thread, with "
+                            "every backend and with --cluster/--workers, which then sketch "
+                            "only)")
     group.add_argument("--detection", type=_detection_z, default=DEFAULT_DETECTION, metavar="Z",
                        help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
                             "0) unless its shared k-mers are Z standard deviations above zero "
