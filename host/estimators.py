@@ -289,7 +289,8 @@ def mle_block(registers: np.ndarray, params: HllParams, rows, columns, cards: np
 
 # -- matrices for dist and search ----------------------------------------------------------------
 
-_MLE_BATCH_PAIRS = 4096
+#: pairs per batch: their register codes (m bytes a pair) stay within 64 MiB
+_MLE_BATCH_BYTES = 1 << 26
 
 
 def _mle_of_pairs(registers: np.ndarray, params: HllParams, left: np.ndarray, right: np.ndarray,
@@ -297,8 +298,9 @@ def _mle_of_pairs(registers: np.ndarray, params: HllParams, left: np.ndarray, ri
     """The joint MLE of the pairs (left[t], right[t]), in batches; ``unions`` their "hll"
     union estimates."""
     parts = []
-    for lo in range(0, left.size, _MLE_BATCH_PAIRS):
-        part = slice(lo, lo + _MLE_BATCH_PAIRS)
+    batch = max(1, _MLE_BATCH_BYTES // params.m)
+    for lo in range(0, left.size, batch):
+        part = slice(lo, lo + batch)
         stats = [pair_statistics(registers[i], registers[right[part][left[part] == i]], params)
                  for i in np.unique(left[part])]
         order = np.argsort(left[part], kind="stable")  # pairs grouped by left, as stats are
