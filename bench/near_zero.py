@@ -2,7 +2,8 @@
 error on every pair of 20 real bacterial genomes, beside Mash (SPEC 3 "Estimators",
 "Detection"; docs/accuracy.md).
 
-    python bench/near_zero.py [--p 14] [--k 31] [--mash-size 10000]
+    python bench/near_zero.py [--p 14] [--k 31] [--mash-size 10000] [--speed-genomes 300]
+                              [--null-sketches 40]
 
 Genomes (Debian packages; apt-get install ragout-examples kaptive-example mash):
 /usr/share/doc/ragout/examples/*/references: E. coli DH1 and MG1655, H. pylori ELS37, G27,
@@ -16,7 +17,9 @@ parser of SPEC 1; every distinct k-mer of the 20 genomes is tagged with the bit 
 genomes holding it). "hll" and "mle" are the estimators of SPEC 3 at p (w = 4) computed as
 dist computes them (native union estimates; host/estimators.py), "raw" before and "printed"
 after the detection rule at Z = 3. Mash: ``mash sketch -k K -s S`` and ``mash dist``, its
-Jaccard the shared hashes over S. "unrelated": exact J < 0.001. Asserts nothing.
+Jaccard the shared hashes over S. "unrelated": exact J < 0.001. Then the speed of the
+all-pairs mle matrix and the null calibration of both detection rules on random disjoint
+sets. Asserts nothing.
 """
 
 import argparse
@@ -127,6 +130,9 @@ def main() -> None:
     parser.add_argument("--speed-genomes", type=int, default=300,
                         help="time the all-pairs mle matrix of this many sketches: each real "
                              "sketch united with random sets of 50,000 k-mers (0: skip)")
+    parser.add_argument("--null-sketches", type=int, default=40,
+                        help="calibrate the detection rules on all pairs of this many random "
+                             "disjoint sets at p = 12 (0: skip)")
     args = parser.parse_args()
     params, k = HllParams(args.p, 4), args.k
     files = genome_files()
@@ -250,6 +256,34 @@ def main() -> None:
           f"{mle_wall:.2f} s); hll unions of the same pairs {hll_cpu:.3f} CPU s")
     if args.speed_genomes:
         speed(registers, params, args.speed_genomes)
+    if args.null_sketches:
+        calibration(args.null_sketches)
+
+
+def calibration(count: int, p: int = 12) -> None:
+    """The detection rules under the null: ``count`` sketches of disjoint random sets of
+    100,000 to 1,000,000 k-mers at p (every pair unrelated); the fraction of pairs past
+    1.645 (5 % one-sided) and 3 standard deviations."""
+    from host.fast.hll import insert_kmers
+    from host.similarity import cardinalities
+    params = HllParams(p, 4)
+    rng = np.random.default_rng(5)
+    registers = np.zeros((count, params.m), np.uint8)
+    for row in registers:
+        size = int(rng.integers(100_000, 1_000_000))
+        insert_kmers(row, rng.integers(0, 1 << 62, size, dtype=np.uint64), params)
+    left, right = np.triu_indices(count, 1)
+    root = np.sqrt(mle_pairs(registers, params, left, right).likelihood_ratio)
+    cards = cardinalities(registers, params)
+    unions = np.concatenate([union_rows(registers, params, [i], np.arange(i + 1, count),
+                                        cards=cards)[0] for i in range(count)])
+    z = (cards[left] + cards[right] - unions) / (
+        HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions)
+    print(f"\nNull calibration: {left.size} pairs of {count} random disjoint sets at p={p}: "
+          f"mle sqrt(LR) > 1.645 in {np.mean(root > 1.645):.3f} (expected 0.05), > 3 in "
+          f"{np.sum(root >= 3)} pairs (expected {left.size * 0.00135:.1f}), x = 0 in "
+          f"{np.mean(root == 0):.3f} (expected 0.5); hll I / sigma: standard deviation "
+          f"{z.std():.2f}, > 1.645 in {np.mean(z > 1.645):.3f}, >= 3 in {np.sum(z >= 3)} pairs")
 
 
 def speed(registers: np.ndarray, params: HllParams, count: int) -> None:
