@@ -30,7 +30,8 @@ from .hll import HllParams, estimate, jaccard
 __all__ = ["top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
            "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
            "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
-           "maximise", "start_rates"]
+           "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "STEP_TOLERANCE",
+           "GAIN_TOLERANCE", "DAMPING"]
 
 #: the relative standard error of an HLL cardinality estimate is HLL_RELATIVE_ERROR / sqrt(m)
 HLL_RELATIVE_ERROR = 1.04
@@ -38,14 +39,16 @@ HLL_RELATIVE_ERROR = 1.04
 DEFAULT_DETECTION = 3.0
 #: s = rate * 2^-k above this contributes exp(-s) < 1e-304 to a derivative: clipped there so
 #: that exp never overflows (the same clip in host/estimators.py)
-_S_CLIP = 700.0
-_MAX_ITERATIONS = 200
-_STEP_TOLERANCE = 1e-12
-_SMALLEST_STEP = 2.0 ** -40
+S_CLIP = 700.0
+#: the maximisation's limits (SPEC 3): steps, a step too small to matter, the last halving
+MAX_ITERATIONS = 200
+STEP_TOLERANCE = 1e-12
+SMALLEST_STEP = 2.0 ** -40
 #: a step whose first-order gain g . d is below this changes the log-likelihood by less than
 #: its own rounding (|L| ~ 1e4 at p = 14, 1e-12 relative): the maximum is reached
-_GAIN_TOLERANCE = 1e-12
-_DAMPING = 1e-9
+GAIN_TOLERANCE = 1e-12
+#: Levenberg's damping of the Newton system, relative to its largest diagonal term
+DAMPING = 1e-9
 
 
 def top_rank(params: HllParams) -> int:
@@ -141,7 +144,7 @@ def _phi(s: float) -> tuple[float, float, float]:
     """log(1 - e^-s) and its first two derivatives (s > 0)."""
     if s <= 0:
         return -math.inf, math.inf, -math.inf
-    s_clipped = min(s, _S_CLIP)
+    s_clipped = min(s, S_CLIP)
     up = math.expm1(s_clipped)
     down = -math.expm1(-s)
     return math.log(down), 1.0 / up, -1.0 / (up * -math.expm1(-s_clipped))
@@ -235,24 +238,24 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
     after 200 steps. Coordinates in ``fixed_zero`` stay 0."""
     rates = [0.0 if i in fixed_zero else start[i] for i in range(3)]
     value, grad, hess = log_likelihood(stat, tuple(rates), derivatives=True)
-    for _ in range(_MAX_ITERATIONS):
+    for _ in range(MAX_ITERATIONS):
         free = [i for i in range(3) if i not in fixed_zero and not (rates[i] == 0 and grad[i] <= 0)]
         if not free:
             break
         # Levenberg's damping: a direction the likelihood does not depend on (a and x enter
         # only as a + x when no register of X is at or above Y's) leaves -H singular
-        damping = _DAMPING * max(-hess[i][i] for i in free)
+        damping = DAMPING * max(-hess[i][i] for i in free)
         step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free] for i in free],
                       [grad[i] for i in free])
         if step is None or sum(s * grad[i] for s, i in zip(step, free)) <= 0:
             step = [grad[i] for i in free]
-        if sum(s * grad[i] for s, i in zip(step, free)) <= _GAIN_TOLERANCE:
+        if sum(s * grad[i] for s, i in zip(step, free)) <= GAIN_TOLERANCE:
             break
         direction = [0.0] * 3
         for s, i in zip(step, free):
             direction[i] = s
         t = 1.0
-        while t >= _SMALLEST_STEP:
+        while t >= SMALLEST_STEP:
             trial = tuple(max(0.0, rates[i] + t * direction[i]) for i in range(3))
             trial_value = log_likelihood(stat, trial)
             if trial_value >= value:
@@ -263,7 +266,7 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
         moved = max(abs(trial[i] - rates[i]) for i in range(3))
         rates = list(trial)
         value, grad, hess = log_likelihood(stat, trial, derivatives=True)
-        if moved <= _STEP_TOLERANCE * (1.0 + max(rates)):
+        if moved <= STEP_TOLERANCE * (1.0 + max(rates)):
             break
     return tuple(rates), value
 
