@@ -24,14 +24,14 @@ import numpy as np
 from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
+from .estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
+                         floor_jaccard_tiles, mle_dist_tiles, mle_query_values)
 from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
                  writes_in_place)
 from .jsdmatrix import ARITHMETICS
 from .plot import plot_format, plot_heatmap
 from .progress import Progress, count_bases
 from .reader import SequenceFile, read_genomes
-from .estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
-                         floor_jaccard_tiles, mle_dist_tiles, mle_query_values)
 from .metrics import (METRICS, base_similarity, express, lower_is_better, metric_values,
                       pair_similarity, phylip_distance)
 from .sketchfile import (SketchSet, engine_params, is_sketch_file, merge, read_sketches,
