@@ -25,7 +25,8 @@ from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
 from .estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
-                         floor_jaccard_tiles, mle_dist_tiles, mle_query_values)
+                         floor_jaccard_tiles, mle_dist_tiles, mle_query_values,
+                         p_value_lines)
 from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
                  writes_in_place)
 from .jsdmatrix import ARITHMETICS
@@ -401,6 +402,9 @@ def _command_dist(args, session: _Session) -> None:
     if args.format == "phylip" and args.metric == "containment":
         raise InputError("--format phylip: needs a symmetric distance, but containment is "
                          "asymmetric; use --format tsv or edges")
+    if args.pvalue and args.format != "edges":
+        raise InputError("--pvalue: adds a column to --format edges lines; the tsv and phylip "
+                         "matrices have no room for it")
     if args.plot and args.format == "edges":
         raise InputError("--plot: draws the full matrix; use it with --format tsv or phylip")
     output = session.outputs.open(args.output)
@@ -508,7 +512,7 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
 
     if args.format == "edges":
         out.write(header + "\n")
-        out.write(f"#genome_a\tgenome_b\t{args.metric}\n")
+        out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
         if edge_tiles is None:  # every pair (both directions for containment)
             edge_tiles = ([(i, js, row[js]) for i, row in zip(tile, rows)
                            for js in [np.flatnonzero(np.arange(n) > i) if base == "jaccard"
@@ -518,8 +522,10 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
             for i, js, values in tile:
                 if args.top is None:  # J or C; --top gives the metric already
                     values = express(args.metric, values, k)
-                for j, v in zip(js.tolist(), values.tolist()):
-                    out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
+                ps = (p_value_lines(sketches.arrays["registers"], params, args.estimator, i, js)
+                      if args.pvalue else [""] * len(js))
+                for j, v, p in zip(js.tolist(), values.tolist(), ps):
+                    out.write(f"{names[i]}\t{names[j]}\t{v:.6g}{p}\n")
                 progress.advance()
         progress.close()
         return
@@ -575,13 +581,14 @@ def _command_search(args, session: _Session) -> None:
     k, hll = params["k"], HllParams(params["p"], params["w"])
     n_ref = len(references)
     # One packing of references and queries: query rows meet reference columns.
-    packed = PackedSketches(np.concatenate([references.arrays["registers"],
-                                            queries.arrays["registers"]]), hll)
+    packed_registers = np.concatenate([references.arrays["registers"],
+                                       queries.arrays["registers"]])
+    packed = PackedSketches(packed_registers, hll)
     chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top,
               "estimator": args.estimator, "detection": args.detection}
     output.write(_parameter_header("search", {**dict(sorted(params.items())), **chosen})
                  + "\n")
-    output.write(f"#query\treference\t{args.metric}\n")
+    output.write(f"#query\treference\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
     progress = session.progress("search", len(queries), "queries")
     columns = np.arange(n_ref)
     for tile in _row_tiles(len(queries)):
@@ -600,8 +607,10 @@ def _command_search(args, session: _Session) -> None:
             if args.threshold is not None:
                 keep = _threshold_passes(args.metric, found_values, args.threshold)
                 found, found_values = found[keep], found_values[keep]
-            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}\n"
-                                 for r, v in zip(found.tolist(), found_values.tolist())))
+            ps = (p_value_lines(packed_registers, hll, args.estimator, q + n_ref, found)
+                  if args.pvalue else [""] * len(found))
+            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}{p}\n"
+                                 for r, v, p in zip(found.tolist(), found_values.tolist(), ps)))
         progress.advance(len(tile))
     progress.close()
 

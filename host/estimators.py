@@ -25,7 +25,8 @@ from kmerspec.golden.hll_joint import (DAMPING, DEFAULT_DETECTION, GAIN_TOLERANC
 __all__ = ["ESTIMATORS", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
            "pair_statistics", "PairStatistics", "joint_mle", "JointEstimates", "mle_block",
            "mle_pairs", "mle_matrix", "mle_query_values", "add_estimator_options",
-           "detection_floor", "floor_jaccard_tiles", "mle_dist_tiles", "KERNEL_NOTE"]
+           "detection_floor", "floor_jaccard_tiles", "mle_dist_tiles", "KERNEL_NOTE",
+           "p_value_lines"]
 
 #: estimator names, as ``--estimator`` takes them
 ESTIMATORS = ("hll", "mle")
@@ -407,6 +408,34 @@ def add_estimator_options(sub) -> None:
                             "0) unless its shared k-mers are Z standard deviations above zero "
                             "(hll: I >= Z 1.04/sqrt(2^p) |X u Y|; mle: likelihood ratio >= Z^2); "
                             "0 prints every estimate (default 3)")
+    group.add_argument("--pvalue", action="store_true",
+                       help="add a p_value column to each line (dist --format edges, search): "
+                            "the one-sided p-value of 'nothing shared' (hll: P(N(0,1) >= "
+                            "I / sigma); mle: of the likelihood ratio), as mash dist prints it "
+                            "(default: no such column)")
+
+
+def p_value_lines(registers: np.ndarray, params: HllParams, estimator: str, row: int,
+                  columns) -> list[str]:
+    """"\t<p>" for each pair (row, columns[t]): the p-value of SPEC 3 "Detection" by the
+    estimator (--pvalue)."""
+    columns = np.asarray(columns, np.int64)
+    if columns.size == 0:
+        return []
+    rows = np.full(columns.size, row, dtype=np.int64)
+    if estimator == "mle":
+        p = mle_pairs(registers, params, rows, columns).p_values()
+    else:
+        from scipy.special import erfc
+        from .similarity import cardinalities, union_rows
+        registers = np.ascontiguousarray(registers, dtype=np.uint8)
+        cards = cardinalities(registers, params)
+        unions = union_rows(registers, params, [row], columns, cards=cards)[0]
+        sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 0.5 * erfc((cards[row] + cards[columns] - unions) / sigma / math.sqrt(2.0))
+        p = np.where(unions > 0, p, 1.0)
+    return [f"\t{value:.3g}" for value in p.tolist()]
 
 
 def detection_floor(args, params: HllParams) -> float:

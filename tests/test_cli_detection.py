@@ -213,3 +213,48 @@ def test_sim_backend_with_mle_estimates_on_the_host(tmp_path, collection, capfd)
                                      "features (Z, nz) only, not the register pairs the joint "
                                      "MLE needs"])
     assert outputs["sim"] == outputs["sw"]
+
+
+def p_value_lines(path) -> list[tuple[str, str, float, float]]:
+    lines = path.read_text().splitlines()
+    assert lines[1].endswith("\tp_value")
+    return [(a, b, float(v), float(p)) for a, b, v, p in
+            (line.split("\t") for line in lines[2:])]
+
+
+@pytest.mark.parametrize("estimator", ["hll", "mle"])
+def test_pvalue_column_is_the_golden_p_value(tmp_path, collection, estimator):
+    from kmerspec.golden.hll import estimate
+    from kmerspec.golden.hll_joint import hll_p_value, mle_p_value
+    out = tmp_path / "e.tsv"
+    assert run("dist", collection["sketch"], "--format", "edges", "--pvalue", "--estimator",
+               estimator, "-o", out) == 0
+    names, registers = collection["names"], collection["registers"]
+    lines = p_value_lines(out)
+    assert len(lines) == len(names) * (len(names) - 1) // 2
+    for a, b, value, p in lines:
+        x, y = (registers[names.index(g)].tolist() for g in (a, b))
+        if estimator == "hll":
+            union = estimate([max(i, j) for i, j in zip(x, y)], PARAMS)
+            expected = hll_p_value(estimate(x, PARAMS), estimate(y, PARAMS), union, PARAMS)
+        else:
+            expected = mle_p_value(joint_mle(x, y, PARAMS))
+        assert p == pytest.approx(expected, rel=5e-3, abs=1e-300)
+        assert (value > 0) == (p <= 0.00135) == related(a, b)
+
+
+def test_search_pvalue_column(tmp_path, collection):
+    out = tmp_path / "s.tsv"
+    assert run("search", collection["paths"][0], "--db", collection["sketch"], "--pvalue",
+               "-o", out) == 0
+    for _, reference, value, p in p_value_lines(out):
+        assert (value > 0) == (p <= 0.00135) == related("base.fa", reference)
+
+
+def test_pvalue_needs_edges(tmp_path, collection, capsys):
+    out = tmp_path / "never.tsv"
+    assert run("dist", collection["sketch"], "--pvalue", "-o", out) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: --pvalue: adds a column to --format edges lines; the tsv and phylip "
+                   "matrices have no room for it\n")
+    assert not out.exists()
