@@ -24,6 +24,9 @@ import numpy as np
 from . import __version__
 from .backends import BACKENDS, get_backend
 from .cluster import LocalExecutor, make_executor
+from .estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
+                         floor_jaccard_tiles, mle_dist_tiles, mle_query_values,
+                         p_value_lines)
 from .io import (STDOUT, InputError, Outputs, output_transaction, read_sequence_file,
                  writes_in_place)
 from .jsdmatrix import ARITHMETICS
@@ -407,6 +410,9 @@ def _command_dist(args, session: _Session) -> None:
     if args.format == "phylip" and args.metric == "containment":
         raise InputError("--format phylip: needs a symmetric distance, but containment is "
                          "asymmetric; use --format tsv or edges")
+    if args.pvalue and args.format != "edges":
+        raise InputError("--pvalue: adds a column to --format edges lines; the tsv and phylip "
+                         "matrices have no room for it")
     if args.plot and args.format == "edges":
         raise InputError("--plot: draws the full matrix; use it with --format tsv or phylip")
     output = session.outputs.open(args.output)
@@ -436,6 +442,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
     packed = PackedSketches(sketches.arrays["registers"], params)
     cards, tiles = packed.cards, _row_tiles(len(sketches))
     base = base_similarity(args.metric)
+    floor = detection_floor(args, params)
     if isinstance(executor, LocalExecutor):
         if threshold is not None:  # one run over every core, each pair once
             return [all_pairs(packed, params, threshold, threads=threads)], None
@@ -446,7 +453,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
         packed, threads = executor.share(packed), threads or 1
     if args.top is not None:  # each task: its rows against every genome, K kept per row
         return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
-                                    args.top, threads), None
+                                    args.top, threads, floor), None
     if threshold is not None:
         return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
                                     threads), None
@@ -454,7 +461,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
         return None, zip(tiles, executor.map_ordered(row_tile, tiles, packed, cards, p, w,
                                                      threads))
     return None, zip(tiles, executor.map_ordered(metric_row_tile, tiles, packed, cards, p, w,
-                                                 base, k, threads))
+                                                 base, k, threads, floor))
 
 
 def _kernel_tiles(sketches: SketchSet, backend, args):
@@ -469,16 +476,17 @@ def _kernel_tiles(sketches: SketchSet, backend, args):
         return [list(backend.all_pairs(registers, params, args.threshold))], None
     cards = cardinalities(registers, params)
     base = base_similarity(args.metric)
+    floor = detection_floor(args, params)
     if args.top is not None:
         best = RunningTopK(n, args.top, args.metric)
         for i, j, unions in backend.union_calls(registers, params):
-            best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k))
-            best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k))
+            best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k, floor))
+            best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k, floor))
         return [best.rows()], None
     matrix = np.eye(n)
     for i, j, unions in backend.union_calls(registers, params):
-        matrix[i, j] = pair_similarity(base, cards[i], cards[j], unions)
-        matrix[j, i] = pair_similarity(base, cards[j], cards[i], unions)
+        matrix[i, j] = pair_similarity(base, cards[i], cards[j], unions, floor)
+        matrix[j, i] = pair_similarity(base, cards[j], cards[i], unions, floor)
     return None, [(range(n), matrix)]
 
 
@@ -489,11 +497,21 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
     names = sketches.names
     n = len(names)
     backend = _backend(args, session) if args.backend in ("sim", "xrt") else None
-    if hasattr(backend, "all_pairs"):
+    params = HllParams(sketches.params["p"], sketches.params["w"])
+    if args.estimator == "mle":
+        if hasattr(backend, "all_pairs"):
+            print(KERNEL_NOTE, file=session.terminal, flush=True)
+        edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
+                                               k, args.threshold, args.top, args.detection)
+    elif hasattr(backend, "all_pairs"):
         edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args)
     else:
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args)
-    chosen = {"metric": args.metric, "threshold": args.threshold}
+    if args.estimator == "hll" and args.top is None and base_similarity(args.metric) == "jaccard":
+        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
+                                                    detection_floor(args, params), args.threshold)
+    chosen = {"metric": args.metric, "threshold": args.threshold,
+              "estimator": args.estimator, "detection": args.detection}
     if args.top is not None:
         chosen["top"] = args.top
     header = _parameter_header("dist", {**dict(sorted(sketches.params.items())), **chosen})
@@ -502,7 +520,7 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
 
     if args.format == "edges":
         out.write(header + "\n")
-        out.write(f"#genome_a\tgenome_b\t{args.metric}\n")
+        out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
         if edge_tiles is None:  # every pair (both directions for containment)
             edge_tiles = ([(i, js, row[js]) for i, row in zip(tile, rows)
                            for js in [np.flatnonzero(np.arange(n) > i) if base == "jaccard"
@@ -512,8 +530,10 @@ def _write_dist(args, session: _Session, sketches: SketchSet, executor, out, par
             for i, js, values in tile:
                 if args.top is None:  # J or C; --top gives the metric already
                     values = express(args.metric, values, k)
-                for j, v in zip(js.tolist(), values.tolist()):
-                    out.write(f"{names[i]}\t{names[j]}\t{v:.6g}\n")
+                ps = (p_value_lines(sketches.arrays["registers"], params, args.estimator, i, js)
+                      if args.pvalue else [""] * len(js))
+                for j, v, p in zip(js.tolist(), values.tolist(), ps):
+                    out.write(f"{names[i]}\t{names[j]}\t{v:.6g}{p}\n")
                 progress.advance()
         progress.close()
         return
@@ -569,26 +589,36 @@ def _command_search(args, session: _Session) -> None:
     k, hll = params["k"], HllParams(params["p"], params["w"])
     n_ref = len(references)
     # One packing of references and queries: query rows meet reference columns.
-    packed = PackedSketches(np.concatenate([references.arrays["registers"],
-                                            queries.arrays["registers"]]), hll)
-    chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top}
+    packed_registers = np.concatenate([references.arrays["registers"],
+                                       queries.arrays["registers"]])
+    packed = PackedSketches(packed_registers, hll)
+    chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top,
+              "estimator": args.estimator, "detection": args.detection}
     output.write(_parameter_header("search", {**dict(sorted(params.items())), **chosen})
                  + "\n")
-    output.write(f"#query\treference\t{args.metric}\n")
+    output.write(f"#query\treference\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
     progress = session.progress("search", len(queries), "queries")
     columns = np.arange(n_ref)
     for tile in _row_tiles(len(queries)):
         rows = np.arange(tile.start, tile.stop) + n_ref
-        unions = union_rows(packed, hll, rows, columns, threads=args.threads)
-        values = metric_values(args.metric, packed.cards[rows, None],
-                               packed.cards[None, :n_ref], unions, k)
+        if args.estimator == "mle":
+            values = express(args.metric, mle_query_values(
+                references.arrays["registers"], queries.arrays["registers"][rows - n_ref], hll,
+                base_similarity(args.metric), args.detection), k)
+        else:
+            unions = union_rows(packed, hll, rows, columns, threads=args.threads)
+            values = metric_values(args.metric, packed.cards[rows, None],
+                                   packed.cards[None, :n_ref], unions, k,
+                                   detection_floor(args, hll))
         best = top_of_rows(values, args.top or n_ref, args.metric)
         for q, (found, found_values) in zip(tile, best):
             if args.threshold is not None:
                 keep = _threshold_passes(args.metric, found_values, args.threshold)
                 found, found_values = found[keep], found_values[keep]
-            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}\n"
-                                 for r, v in zip(found.tolist(), found_values.tolist())))
+            ps = (p_value_lines(packed_registers, hll, args.estimator, q + n_ref, found)
+                  if args.pvalue else [""] * len(found))
+            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}{p}\n"
+                                 for r, v, p in zip(found.tolist(), found_values.tolist(), ps)))
         progress.advance(len(tile))
     progress.close()
 
@@ -886,6 +916,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also draw a clustered heatmap of the Jaccard matrix; the suffix "
                            "picks the format (png, svg, pdf, ...; default: no plot)")
     hll_options(dist, from_sketches=True)
+    add_estimator_options(dist)
     min_count_options(dist)
     cluster_options(dist)
     dist.set_defaults(run=_command_dist)
@@ -911,6 +942,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the references with value >= H (<= H for mash; ANI in percent; "
                              "default: every reference)")
     hll_options(search, from_sketches=True)
+    add_estimator_options(search)
     min_count_options(search)
     search.set_defaults(run=_command_search)
 

@@ -103,22 +103,22 @@ class RunningTopK:
 
 
 def metric_row_tile(rows: range, registers, cards: np.ndarray, p: int, w: int, metric: str,
-                    k: int, threads: int | None = None) -> np.ndarray:
+                    k: int, threads: int | None = None, floor: float = 0.0) -> np.ndarray:
     """Full matrix rows of ``metric`` (diagonal: J = C = 1): a task of a dist run, computed
-    from the unions of the tile's rows with every genome."""
+    from the unions of the tile's rows with every genome (``floor``: pair_similarity)."""
     rows = np.asarray(rows, np.int64)
     unions = union_rows(registers, HllParams(p, w), rows, cards=cards, threads=threads)
     similarity = pair_similarity(base_similarity(metric), cards[rows, None], cards[None, :],
-                                 unions)
+                                 unions, floor)
     similarity[np.arange(rows.size), rows] = 1.0
     return express(metric, similarity, k)
 
 
 def top_row_tile(rows: range, registers, cards: np.ndarray, p: int, w: int, metric: str,
-                 k: int, top: int, threads: int | None = None
+                 k: int, top: int, threads: int | None = None, floor: float = 0.0
                  ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(genome, its ``top`` best others, their values) for each row of the tile: a task of a
     dist --top run; memory is one tile of rows."""
-    values = metric_row_tile(rows, registers, cards, p, w, metric, k, threads)
+    values = metric_row_tile(rows, registers, cards, p, w, metric, k, threads, floor)
     best = top_of_rows(values, top, metric, exclude=list(rows))
     return [(i, partners, row) for i, (partners, row) in zip(rows, best)]

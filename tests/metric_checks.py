@@ -6,12 +6,14 @@ import numpy as np
 
 from host.similarity import mash_distance
 from kmerspec.golden.hll import HllParams, containment, estimate, jaccard
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION, hll_detected
 
 
 def golden_matrix(registers: np.ndarray, params: HllParams, metric: str, k: int,
-                  columns: np.ndarray | None = None) -> np.ndarray:
-    """The metric of every (row, column) pair from golden estimates; the diagonal J = C = 1
-    (when ``columns`` is None: a square matrix)."""
+                  columns: np.ndarray | None = None, z: float = DEFAULT_DETECTION) -> np.ndarray:
+    """The metric of every (row, column) pair from golden estimates, 0 (J, C) for a pair below
+    detection at ``z`` (SPEC 3 "Detection"); the diagonal J = C = 1 (when ``columns`` is None:
+    a square matrix)."""
     columns = registers if columns is None else columns
     square = columns is registers
     cards_rows = [estimate(r.tolist(), params) for r in registers]
@@ -25,6 +27,8 @@ def golden_matrix(registers: np.ndarray, params: HllParams, metric: str, k: int,
                 continue
             union = estimate(np.maximum(row, column).tolist(), params)
             similarity[i, j] = base(cards_rows[i], cards_columns[j], union)
+            if not hll_detected(cards_rows[i], cards_columns[j], union, params, z):
+                similarity[i, j] = 0.0
     if metric in ("jaccard", "containment"):
         return similarity
     distance = mash_distance(similarity, k) + 0.0

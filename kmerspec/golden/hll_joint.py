@@ -1,0 +1,355 @@
+"""Reference joint estimation of two HyperLogLog sketches and the detection rule (SPEC 3,
+"Estimators" and "Detection").
+
+Ertl's joint maximum-likelihood estimator ("New cardinality estimation methods for
+HyperLogLog sketches", 2017, section on joint estimation; the one Dashing uses): the two
+sketches X and Y are modelled as built from three disjoint sets, X only, Y only and shared,
+whose cardinalities are Poisson rates a, b, x per register. A register of a set of rate c
+holds a value <= k with probability F_c(k) = exp(-c 2^-k) for k < R, and 1 for k = R, the
+largest rank a register can hold (R = min(2^w - 1, 65 - p)). Register j of X is
+max(X only, shared), of Y max(Y only, shared), so
+
+    P(K_X <= i, K_Y <= j) = F_a(i) F_b(j) F_x(min(i, j))
+
+and the probability of the observed pair (i, j) is the finite difference of that.
+:func:`log_likelihood_direct` writes exactly this (the obviously correct form);
+:func:`log_likelihood` is the same function regrouped into the terms of the register-pair
+statistic (SPEC 3), with its gradient and Hessian, which the maximisation uses. Tests check
+the two forms against each other, the maximum against its neighbourhood, and the estimates
+against exact k-mer sets.
+
+The maximisation is the projected Newton method of SPEC 3, written out in plain Python;
+host/estimators.py runs the same steps over many pairs at once in numpy.
+"""
+
+import math
+from dataclasses import dataclass
+
+from .hll import HllParams, estimate, jaccard
+
+__all__ = ["top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
+           "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
+           "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
+           "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "STEP_TOLERANCE",
+           "GAIN_TOLERANCE", "DAMPING"]
+
+#: the relative standard error of an HLL cardinality estimate is HLL_RELATIVE_ERROR / sqrt(m)
+HLL_RELATIVE_ERROR = 1.04
+#: the default z of the detection rule: a pair is detected at 3 standard deviations
+DEFAULT_DETECTION = 3.0
+#: s = rate * 2^-k above this contributes exp(-s) < 1e-304 to a derivative: clipped there so
+#: that exp never overflows (the same clip in host/estimators.py)
+S_CLIP = 700.0
+#: the maximisation's limits (SPEC 3): steps, a step too small to matter, the last halving
+MAX_ITERATIONS = 200
+STEP_TOLERANCE = 1e-12
+SMALLEST_STEP = 2.0 ** -40
+#: a step whose first-order gain g . d is below this changes the log-likelihood by less than
+#: its own rounding (|L| ~ 1e4 at p = 14, 1e-12 relative): the maximum is reached
+GAIN_TOLERANCE = 1e-12
+#: Levenberg's damping of the Newton system, relative to its largest diagonal term
+DAMPING = 1e-9
+
+
+def top_rank(params: HllParams) -> int:
+    """R: the largest value a register holds (2^w - 1 saturated, or 65 - p when every low hash
+    bit is zero)."""
+    return min(params.max_rank, 65 - params.p)
+
+
+def _linear_coefficient(k: int, r: int) -> float:
+    """A_k: -log F_c(k) = c A_k for the value k (0 for the top value, whose CDF is 1)."""
+    return 0.0 if k == r else 2.0 ** -k
+
+
+def _log_coefficient(k: int, r: int) -> float:
+    """B_k: P(value k) = exp(-c A_k) (1 - exp(-c B_k)) for 1 <= k <= R."""
+    return 2.0 ** -(k - 1) if k == r else 2.0 ** -k
+
+
+def register_pairs(x: list[int], y: list[int], params: HllParams) -> list[list[int]]:
+    """N[i][j]: the number of registers holding i in ``x`` and j in ``y``."""
+    r = top_rank(params)
+    counts = [[0] * (r + 1) for _ in range(r + 1)]
+    for i, j in zip(x, y):
+        counts[i][j] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class PairStatistic:
+    """The register-pair statistic of SPEC 3: linear sums and five histograms (index k = 1..R;
+    index 0 unused)."""
+
+    r: int
+    linear_x: float       # sum over registers of A_{K_X}
+    linear_y: float       # sum of A_{K_Y}
+    linear_shared: float  # sum of A_{min(K_X, K_Y)}
+    x_below: list[int]    # K_X = k < K_Y
+    y_below: list[int]    # K_Y = k < K_X
+    x_above: list[int]    # K_X = k > K_Y
+    y_above: list[int]    # K_Y = k > K_X
+    equal: list[int]      # K_X = K_Y = k
+
+
+def pair_statistic(counts: list[list[int]]) -> PairStatistic:
+    r = len(counts) - 1
+    hist = {name: [0] * (r + 1) for name in ("xb", "yb", "xa", "ya", "eq")}
+    lin_x = lin_y = lin_s = 0.0
+    for i in range(r + 1):
+        for j in range(r + 1):
+            n = counts[i][j]
+            if not n:
+                continue
+            lin_x += n * _linear_coefficient(i, r)
+            lin_y += n * _linear_coefficient(j, r)
+            lin_s += n * _linear_coefficient(min(i, j), r)
+            if i < j:
+                hist["xb"][i] += n
+                hist["ya"][j] += n
+            elif i > j:
+                hist["xa"][i] += n
+                hist["yb"][j] += n
+            else:
+                hist["eq"][i] += n
+    return PairStatistic(r, lin_x, lin_y, lin_s, hist["xb"], hist["yb"], hist["xa"], hist["ya"],
+                         hist["eq"])
+
+
+def log_likelihood_direct(counts: list[list[int]], a: float, b: float, x: float) -> float:
+    """The log-likelihood of rates (a, b, x) per register, from the joint CDF's finite
+    differences: slow and plain, the reference of :func:`log_likelihood`."""
+    r = len(counts) - 1
+
+    def cdf(rate: float, k: int) -> float:
+        if k < 0:
+            return 0.0
+        return 1.0 if k >= r else math.exp(-rate * 2.0 ** -k)
+
+    def joint(i: int, j: int) -> float:
+        return cdf(a, i) * cdf(b, j) * cdf(x, min(i, j))
+
+    total = 0.0
+    for i in range(r + 1):
+        for j in range(r + 1):
+            if counts[i][j]:
+                p = joint(i, j) - joint(i - 1, j) - joint(i, j - 1) + joint(i - 1, j - 1)
+                if p <= 0:
+                    return -math.inf
+                total += counts[i][j] * math.log(p)
+    return total
+
+
+def _phi(s: float) -> tuple[float, float, float]:
+    """log(1 - e^-s) and its first two derivatives (s > 0)."""
+    if s <= 0:
+        return -math.inf, math.inf, -math.inf
+    s_clipped = min(s, S_CLIP)
+    up = math.expm1(s_clipped)
+    down = -math.expm1(-s)
+    return math.log(down), 1.0 / up, -1.0 / (up * -math.expm1(-s_clipped))
+
+
+def _psi(a: float, b: float, x: float, coefficient: float):
+    """log P(K_X = K_Y = k) without its linear part: log(1 - y (1 - (1-u)(1-v))) with
+    u = e^-aB, v = e^-bB, y = e^-xB; value, gradient (a, b, x), Hessian."""
+    bb = coefficient
+    u, v, y = math.exp(-a * bb), math.exp(-b * bb), math.exp(-x * bb)
+    one_u, one_v, one_y = -math.expm1(-a * bb), -math.expm1(-b * bb), -math.expm1(-x * bb)
+    h = 1.0 - one_u * one_v
+    g = one_y + y * one_u * one_v
+    if g <= 0:
+        return -math.inf, (math.inf,) * 3, ((0.0,) * 3,) * 3
+    grad = (bb * y * u * one_v, bb * y * v * one_u, bb * y * h)
+    b2y = bb * bb * y
+    second = ((-b2y * u * one_v, b2y * u * v, -b2y * u * one_v),
+              (b2y * u * v, -b2y * v * one_u, -b2y * v * one_u),
+              (-b2y * u * one_v, -b2y * v * one_u, -b2y * h))
+    hess = tuple(tuple(second[i][j] / g - grad[i] * grad[j] / (g * g) for j in range(3))
+                 for i in range(3))
+    return math.log(g), tuple(d / g for d in grad), hess
+
+
+def log_likelihood(stat: PairStatistic, rates: tuple[float, float, float], derivatives=False):
+    """The log-likelihood of rates (a, b, x) per register from the pair statistic; with
+    ``derivatives``, (value, gradient, Hessian)."""
+    a, b, x = rates
+    value = -(a * stat.linear_x + b * stat.linear_y + x * stat.linear_shared)
+    grad = [-stat.linear_x, -stat.linear_y, -stat.linear_shared]
+    hess = [[0.0] * 3 for _ in range(3)]
+    # (histogram, which rates its s sums: indices into (a, b, x))
+    single_terms = ((stat.x_below, (0, 2)), (stat.y_below, (1, 2)), (stat.x_above, (0,)),
+                    (stat.y_above, (1,)))
+    for k in range(1, stat.r + 1):
+        bk = _log_coefficient(k, stat.r)
+        for hist, members in single_terms:
+            n = hist[k]
+            if not n:
+                continue
+            f, f1, f2 = _phi(sum(rates[i] for i in members) * bk)
+            if f == -math.inf:
+                return (-math.inf, grad, hess) if derivatives else -math.inf
+            value += n * f
+            for i in members:
+                grad[i] += n * bk * f1
+                for j in members:
+                    hess[i][j] += n * bk * bk * f2
+        n = stat.equal[k]
+        if n:
+            f, f1, f2 = _psi(a, b, x, bk)
+            if f == -math.inf:
+                return (-math.inf, grad, hess) if derivatives else -math.inf
+            value += n * f
+            for i in range(3):
+                grad[i] += n * f1[i]
+                for j in range(3):
+                    hess[i][j] += n * f2[i][j]
+    return (value, grad, hess) if derivatives else value
+
+
+def _solve(matrix: list[list[float]], vector: list[float]) -> list[float] | None:
+    """matrix^-1 vector by Gaussian elimination with partial pivoting; None if singular."""
+    n = len(vector)
+    rows = [list(matrix[i]) + [vector[i]] for i in range(n)]
+    for c in range(n):
+        pivot = max(range(c, n), key=lambda i: abs(rows[i][c]))
+        if rows[pivot][c] == 0:
+            return None
+        rows[c], rows[pivot] = rows[pivot], rows[c]
+        for i in range(c + 1, n):
+            f = rows[i][c] / rows[c][c]
+            for j in range(c, n + 1):
+                rows[i][j] -= f * rows[c][j]
+    out = [0.0] * n
+    for i in reversed(range(n)):
+        out[i] = (rows[i][n] - sum(rows[i][j] * out[j] for j in range(i + 1, n))) / rows[i][i]
+    return out
+
+
+def maximise(stat: PairStatistic, start: tuple[float, float, float],
+             fixed_zero: tuple[int, ...] = ()) -> tuple[tuple[float, float, float], float]:
+    """Projected Newton ascent of the log-likelihood over rates >= 0 (SPEC 3): (rates, value).
+
+    Each step: a coordinate at 0 whose gradient is <= 0 stays at 0 (active); the others take
+    the damped Newton step (-H + mu I)^-1 g, mu = 1e-9 max(-H_ii) (the gradient itself where
+    that is no ascent direction), clipped at 0, halved until the log-likelihood does not
+    decrease. Stops when the step's first-order gain g . d is at most 1e-12, when a step moves
+    no rate by more than 1e-12 (1 + the largest rate), when no halving down to 2^-40 helps, or
+    after 200 steps. Coordinates in ``fixed_zero`` stay 0."""
+    rates = [0.0 if i in fixed_zero else start[i] for i in range(3)]
+    value, grad, hess = log_likelihood(stat, tuple(rates), derivatives=True)
+    for _ in range(MAX_ITERATIONS):
+        free = [i for i in range(3) if i not in fixed_zero and not (rates[i] == 0 and grad[i] <= 0)]
+        if not free:
+            break
+        # Levenberg's damping: a direction the likelihood does not depend on (a and x enter
+        # only as a + x when no register of X is at or above Y's) leaves -H singular
+        damping = DAMPING * max(-hess[i][i] for i in free)
+        step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free] for i in free],
+                      [grad[i] for i in free])
+        if step is None or sum(s * grad[i] for s, i in zip(step, free)) <= 0:
+            step = [grad[i] for i in free]
+        if sum(s * grad[i] for s, i in zip(step, free)) <= GAIN_TOLERANCE:
+            break
+        direction = [0.0] * 3
+        for s, i in zip(step, free):
+            direction[i] = s
+        t = 1.0
+        while t >= SMALLEST_STEP:
+            trial = tuple(max(0.0, rates[i] + t * direction[i]) for i in range(3))
+            trial_value = log_likelihood(stat, trial)
+            if trial_value >= value:
+                break
+            t *= 0.5
+        else:
+            break
+        moved = max(abs(trial[i] - rates[i]) for i in range(3))
+        rates = list(trial)
+        value, grad, hess = log_likelihood(stat, trial, derivatives=True)
+        if moved <= STEP_TOLERANCE * (1.0 + max(rates)):
+            break
+    return tuple(rates), value
+
+
+@dataclass(frozen=True)
+class JointEstimate:
+    """Cardinalities from the joint MLE, and the likelihood-ratio statistic of 'shared = 0'."""
+
+    x_only: float
+    y_only: float
+    shared: float
+    likelihood_ratio: float
+
+    @property
+    def card_x(self) -> float:
+        return self.x_only + self.shared
+
+    @property
+    def card_y(self) -> float:
+        return self.y_only + self.shared
+
+    @property
+    def union(self) -> float:
+        return self.x_only + self.y_only + self.shared
+
+    def jaccard(self) -> float:
+        return self.shared / self.union if self.union > 0 else 0.0
+
+    def containment(self) -> float:
+        """Of X in Y."""
+        return self.shared / self.card_x if self.card_x > 0 else 0.0
+
+
+def start_rates(card_x: float, card_y: float, card_union: float, m: int) -> tuple[float, ...]:
+    """The start of the maximisation: inclusion-exclusion of the "hll" estimates, per
+    register, each at least 1e-3 so that every term of the likelihood is finite."""
+    floor = 1e-3
+    return (max(card_union - card_y, 0.0) / m + floor, max(card_union - card_x, 0.0) / m + floor,
+            max(card_x + card_y - card_union, 0.0) / m + floor)
+
+
+def joint_mle(x: list[int], y: list[int], params: HllParams) -> JointEstimate:
+    """Ertl's joint MLE of |X only|, |Y only| and |X n Y| from two sketches' registers."""
+    m = params.m
+    stat = pair_statistic(register_pairs(x, y, params))
+    union = [max(i, j) for i, j in zip(x, y)]
+    start = start_rates(estimate(x, params), estimate(y, params), estimate(union, params), m)
+    rates, full = maximise(stat, start)
+    ratio = 0.0  # x = 0 is its own null fit
+    if rates[2] > 0:
+        _, null = maximise(stat, start, fixed_zero=(2,))
+        ratio = max(0.0, 2.0 * (full - null))
+    return JointEstimate(rates[0] * m, rates[1] * m, rates[2] * m, ratio)
+
+
+# -- detection (SPEC 3, "Detection") ------------------------------------------------------------
+
+def hll_detected(card_x: float, card_y: float, card_union: float, params: HllParams,
+                 z: float = DEFAULT_DETECTION) -> bool:
+    """The "hll" estimator's rule: I = |X| + |Y| - |X u Y| >= z (1.04 / sqrt(m)) |X u Y|."""
+    if card_union <= 0:
+        return False
+    shared = card_x + card_y - card_union
+    return shared > 0 and shared >= z * HLL_RELATIVE_ERROR / math.sqrt(params.m) * card_union
+
+
+def hll_p_value(card_x: float, card_y: float, card_union: float, params: HllParams) -> float:
+    """P(N(0, 1) >= I / sigma), sigma = (1.04 / sqrt(m)) |X u Y|; 1 for an empty union."""
+    if card_union <= 0:
+        return 1.0
+    sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * card_union
+    return 0.5 * math.erfc((card_x + card_y - card_union) / sigma / math.sqrt(2.0))
+
+
+def mle_detected(estimate_: JointEstimate, z: float = DEFAULT_DETECTION) -> bool:
+    """The "mle" estimator's rule: shared > 0 and the likelihood ratio >= z^2."""
+    return estimate_.shared > 0 and estimate_.likelihood_ratio >= z * z
+
+
+def mle_p_value(estimate_: JointEstimate) -> float:
+    """P(T >= LR) for T ~ (chi^2_0 + chi^2_1) / 2, the likelihood ratio's null distribution
+    when the shared rate is on the boundary 0: 1 for LR = 0, else erfc(sqrt(LR / 2)) / 2."""
+    if estimate_.likelihood_ratio <= 0:
+        return 1.0
+    return 0.5 * math.erfc(math.sqrt(estimate_.likelihood_ratio / 2.0))
+

@@ -1,0 +1,290 @@
+"""SPEC 3 "Estimators" and "Detection": the golden joint MLE (its likelihood against the plain
+finite-difference form, its derivatives, its maximum, its estimates against exact k-mer sets),
+host/estimators.py against the golden model, and the detection rule on constructed unrelated
+and related pairs."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from host import estimators
+from host.fast.hll import insert_kmers
+from host.metrics import pair_similarity
+from kmerspec.golden.hll import Hll, HllParams, estimate, jaccard
+from kmerspec.golden.hll_joint import (JointEstimate, hll_detected, hll_p_value, joint_mle,
+                                       log_likelihood, log_likelihood_direct, maximise,
+                                       mle_detected, mle_p_value, pair_statistic,
+                                       register_pairs, top_rank)
+
+
+def golden_sketch(kmers, params: HllParams) -> list[int]:
+    return Hll(params).update(kmers).registers
+
+
+def kmer_sets(seed: int, only_x: int, only_y: int, shared: int):
+    """Three disjoint sets of distinct random 62-bit k-mer words."""
+    rng = random.Random(seed)
+    words = set()
+    while len(words) < only_x + only_y + shared:
+        words.add(rng.getrandbits(62))
+    words = sorted(words)
+    rng.shuffle(words)
+    return (words[:only_x], words[only_x:only_x + only_y],
+            words[only_x + only_y:only_x + only_y + shared])
+
+
+def sketch_pair(seed, only_x, only_y, shared, params):
+    a, b, s = kmer_sets(seed, only_x, only_y, shared)
+    return golden_sketch(a + s, params), golden_sketch(b + s, params)
+
+
+# -- the golden likelihood ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("p,w", [(8, 4), (9, 5), (8, 8)])
+def test_statistic_likelihood_equals_the_finite_difference_form(p, w):
+    params = HllParams(p, w)
+    x, y = sketch_pair(1, 3000, 800, 1500, params)
+    counts = register_pairs(x, y, params)
+    stat = pair_statistic(counts)
+    assert sum(map(sum, counts)) == params.m
+    for rates in [(1.0, 2.0, 3.0), (12.0, 0.5, 4.0), (0.01, 30.0, 0.2), (5.0, 5.0, 0.0)]:
+        direct = log_likelihood_direct(counts, *rates)
+        assert log_likelihood(stat, rates) == pytest.approx(direct, rel=1e-9, abs=1e-9)
+
+
+def test_gradient_and_hessian_are_the_likelihoods_derivatives():
+    params = HllParams(8, 4)
+    x, y = sketch_pair(2, 2000, 2500, 1000, params)
+    counts = register_pairs(x, y, params)
+    stat = pair_statistic(counts)
+    rates = (7.0, 9.0, 4.0)
+    _, grad, hess = log_likelihood(stat, rates, derivatives=True)
+    h = 1e-5
+    for i in range(3):
+        up = list(rates)
+        down = list(rates)
+        up[i] += h
+        down[i] -= h
+        numeric = (log_likelihood_direct(counts, *up)
+                   - log_likelihood_direct(counts, *down)) / (2 * h)
+        assert grad[i] == pytest.approx(numeric, rel=1e-5, abs=1e-6)
+        _, grad_up, _ = log_likelihood(stat, tuple(up), derivatives=True)
+        _, grad_down, _ = log_likelihood(stat, tuple(down), derivatives=True)
+        for j in range(3):
+            assert hess[j][i] == pytest.approx((grad_up[j] - grad_down[j]) / (2 * h), rel=1e-5,
+                                               abs=1e-6)
+
+
+@pytest.mark.parametrize("sizes", [(3000, 3000, 0), (4000, 6000, 1000), (300, 20000, 300),
+                                   (0, 0, 2000)])
+def test_the_estimate_is_the_maximum(sizes):
+    params = HllParams(9, 4)
+    x, y = sketch_pair(3, *sizes, params)
+    counts = register_pairs(x, y, params)
+    found = joint_mle(x, y, params)
+    rates = [found.x_only / params.m, found.y_only / params.m, found.shared / params.m]
+    best = log_likelihood_direct(counts, *rates)
+    for i in range(3):
+        for factor in (0.98, 1.02):
+            moved = list(rates)
+            moved[i] = moved[i] * factor if moved[i] else 0.02 * (factor - 0.98)
+            assert log_likelihood_direct(counts, *moved) <= best + 1e-9
+
+
+# -- the golden estimates against exact sets ----------------------------------------------------
+
+@pytest.mark.parametrize("sizes", [(20000, 20000, 20000), (5000, 30000, 10000),
+                                   (1000, 60000, 2000), (30000, 30000, 0), (0, 50000, 4000)])
+def test_golden_mle_against_exact_sets(sizes):
+    """Within 4 standard errors (1.04/sqrt(m) of the union) of the exact cardinalities."""
+    params = HllParams(12, 4)
+    only_x, only_y, shared = sizes
+    x, y = sketch_pair(4, *sizes, params)
+    found = joint_mle(x, y, params)
+    union = only_x + only_y + shared
+    tolerance = 4 * 1.04 / math.sqrt(params.m) * union
+    assert abs(found.shared - shared) <= tolerance
+    assert abs(found.card_x - (only_x + shared)) <= tolerance
+    assert abs(found.card_y - (only_y + shared)) <= tolerance
+    assert abs(found.union - union) <= tolerance
+    assert abs(found.jaccard() - shared / union) <= 4 * 1.04 / math.sqrt(params.m)
+
+
+def test_mle_beats_inclusion_exclusion_on_a_small_genome_inside_a_large_one():
+    """The case Ertl's estimator is for: over 8 seeds, |C_mle - C| is smaller on average than
+    |C_hll - C| for 2,000 k-mers inside 60,000 (exact containment 1)."""
+    params = HllParams(12, 4)
+    mle_errors, hll_errors = [], []
+    for seed in range(8):
+        x, y = sketch_pair(10 + seed, 0, 58000, 2000, params)
+        found = joint_mle(x, y, params)
+        union = estimate([max(i, j) for i, j in zip(x, y)], params)
+        cx, cy = estimate(x, params), estimate(y, params)
+        mle_errors.append(abs(found.containment() - 1.0))
+        hll_errors.append(abs(min(1.0, max(0.0, (cx + cy - union) / cx)) - 1.0))
+    assert np.mean(mle_errors) < 0.5 * np.mean(hll_errors)
+
+
+def test_empty_sketches():
+    params = HllParams(8, 4)
+    empty = [0] * params.m
+    found = joint_mle(empty, empty, params)
+    assert (found.x_only, found.y_only, found.shared, found.likelihood_ratio) == (0, 0, 0, 0)
+    assert found.jaccard() == 0.0 and found.containment() == 0.0
+    x, _ = sketch_pair(5, 0, 0, 1000, params)
+    found = joint_mle(x, empty, params)
+    assert found.shared == 0.0 and found.y_only == 0.0 and found.jaccard() == 0.0
+    assert found.x_only == pytest.approx(1000, rel=0.3)
+
+
+# -- sw (numpy) against golden --------------------------------------------------------------------
+
+SW_CASES = [(20000, 20000, 0), (20000, 30000, 5000), (5000, 100000, 5000), (0, 0, 3000),
+            (100, 0, 50), (0, 0, 0), (200000, 200000, 1000), (3000, 3000, 100000)]
+
+
+@pytest.mark.parametrize("p,w", [(10, 4), (9, 5), (8, 8)])
+def test_sw_equals_golden_within_the_stated_tolerance(p, w):
+    """Each cardinality within 1e-6 |X u Y| (SPEC 3), LR within 1e-6 (1 + LR), and the same
+    detection, over every ordered pair of 16 sketches (flat likelihoods included: a set of
+    150 k-mers against 400,000)."""
+    params = HllParams(p, w)
+    rng = np.random.default_rng(7)
+    registers = np.zeros((2 * len(SW_CASES), params.m), dtype=np.uint8)
+    for case, (only_x, only_y, shared) in enumerate(SW_CASES):
+        words = rng.choice(1 << 62, only_x + only_y + shared, replace=False).astype(np.uint64)
+        common = words[only_x + only_y:]
+        insert_kmers(registers[2 * case], np.concatenate([words[:only_x], common]), params)
+        insert_kmers(registers[2 * case + 1], np.concatenate([words[only_x:only_x + only_y],
+                                                              common]), params)
+    lists = [r.tolist() for r in registers]
+    cards = np.array([estimate(r, params) for r in lists])
+    n = len(lists)
+    for i in range(n):
+        unions = np.array([[estimate([max(a, b) for a, b in zip(lists[i], lists[j])], params)
+                            for j in range(n)]])
+        sw = estimators.mle_block(registers, params, [i], np.arange(n), cards, unions)
+        for j in range(n):
+            golden = joint_mle(lists[i], lists[j], params)
+            scale = 1e-6 * max(1.0, golden.union)
+            assert abs(sw.x_only[j] - golden.x_only) <= scale, (i, j)
+            assert abs(sw.y_only[j] - golden.y_only) <= scale, (i, j)
+            assert abs(sw.shared[j] - golden.shared) <= scale, (i, j)
+            assert abs(sw.likelihood_ratio[j] - golden.likelihood_ratio) <= \
+                1e-6 * (1 + golden.likelihood_ratio), (i, j)
+            assert bool(sw.detected()[j]) == mle_detected(golden), (i, j)
+            if golden.likelihood_ratio > 1e-3:  # p jumps from 1/2 to 1 at LR = 0
+                assert sw.p_values()[j] == pytest.approx(mle_p_value(golden), rel=1e-5)
+
+
+def test_sw_statistic_equals_golden():
+    params = HllParams(9, 5)
+    x, y = sketch_pair(6, 4000, 9000, 3000, params)
+    stat = pair_statistic(register_pairs(x, y, params))
+    sw = estimators.pair_statistics(np.array(x, np.uint8), np.array([y], np.uint8), params)
+    assert sw.linear[0].tolist() == [stat.linear_x, stat.linear_y, stat.linear_shared]
+    expected = [stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal]
+    assert sw.histograms[0].tolist() == expected
+
+
+def test_sw_refuses_a_register_above_the_top_rank():
+    params = HllParams(8, 4)
+    bad = np.zeros((1, params.m), np.uint8)
+    bad[0, 3] = top_rank(params) + 1
+    with pytest.raises(ValueError, match="exceeds the largest rank 15"):
+        estimators.pair_statistics(bad[0], bad, params)
+
+
+# -- detection ---------------------------------------------------------------------------------
+
+def numpy_sketch(words: np.ndarray, params: HllParams) -> np.ndarray:
+    registers = np.zeros(params.m, np.uint8)
+    insert_kmers(registers, words, params)
+    return registers
+
+
+@pytest.fixture(scope="module")
+def constructed_pairs():
+    """Bacterial-sized sets at p = 14: X and Y unrelated (disjoint, 2.5 and 3 million k-mers),
+    X and Z related (Z shares 10 % of X)."""
+    params = HllParams(14, 4)
+    rng = np.random.default_rng(37)
+    words = rng.choice(1 << 62, 8_000_000, replace=False).astype(np.uint64)
+    x = numpy_sketch(words[:2_500_000], params)
+    y = numpy_sketch(words[2_500_000:5_500_000], params)
+    z = numpy_sketch(np.concatenate([words[:250_000], words[5_500_000:]]), params)
+    return params, x, y, z
+
+
+def three_estimates(a, b, params):
+    return (estimate(a.tolist(), params), estimate(b.tolist(), params),
+            estimate(np.maximum(a, b).tolist(), params))
+
+
+def test_an_unrelated_pair_is_below_detection(constructed_pairs):
+    params, x, y, _ = constructed_pairs
+    cx, cy, cu = three_estimates(x, y, params)
+    assert jaccard(cx, cy, cu) > 0  # the noise that used to be reported as a value
+    assert not hll_detected(cx, cy, cu, params)
+    assert not estimators.hll_detected(cx, cy, cu, params)
+    assert hll_detected(cx, cy, cu, params, z=0.0)  # Z = 0 keeps it
+    assert estimators.hll_detected(cx, cy, cu, params, z=0.0)
+    assert hll_p_value(cx, cy, cu, params) > 0.00135
+    found = joint_mle(x.tolist(), y.tolist(), params)
+    assert not mle_detected(found) and mle_p_value(found) > 0.00135
+    assert pair_similarity("jaccard", cx, cy, cu, estimators.hll_floor(params)) == 0.0
+    assert pair_similarity("containment", cx, cy, cu, estimators.hll_floor(params)) == 0.0
+    assert pair_similarity("containment", cx, cy, cu, 0.0) > 0.0
+
+
+def test_a_related_pair_is_detected(constructed_pairs):
+    params, x, _, z = constructed_pairs
+    cx, cz, cu = three_estimates(x, z, params)
+    exact = 250_000 / (2_500_000 + 2_500_000 + 250_000)
+    within = 3 * 1.04 / math.sqrt(params.m)  # three standard errors of the union's estimate
+    assert hll_detected(cx, cz, cu, params) and hll_p_value(cx, cz, cu, params) < 1e-9
+    assert estimators.hll_detected(cx, cz, cu, params)
+    value = pair_similarity("jaccard", cx, cz, cu, estimators.hll_floor(params))
+    assert value == jaccard(cx, cz, cu) and abs(value - exact) < within
+    found = joint_mle(x.tolist(), z.tolist(), params)
+    assert mle_detected(found) and mle_p_value(found) < 1e-9
+    assert abs(found.jaccard() - exact) < within
+
+
+def test_the_hll_floor_at_p14():
+    assert estimators.hll_floor(HllParams(14, 4)) == pytest.approx(3 * 1.04 / 128)
+    assert estimators.hll_floor(HllParams(14, 4), 0.0) == 0.0
+
+
+def test_mle_p_value_is_the_boundary_chi_square():
+    assert mle_p_value(JointEstimate(1, 1, 1, 9.0)) == pytest.approx(0.0013498980316301)
+    assert mle_p_value(JointEstimate(1, 1, 0, 0.0)) == 1.0
+    assert mle_detected(JointEstimate(1, 1, 1, 9.0))
+    assert not mle_detected(JointEstimate(1, 1, 1, 8.99))
+    assert not mle_detected(JointEstimate(1, 1, 0.0, 100.0))
+
+
+def test_no_shared_rate_is_its_own_null_fit():
+    """x = 0 at the maximum: LR is exactly 0 and p exactly 1, not rounding noise (p = 1/2)."""
+    params = HllParams(9, 4)
+    rng = random.Random(9)
+    half = params.m // 2  # X fills the first half of the registers, Y the second: nothing shared
+    x = [rng.randint(1, 6) for _ in range(half)] + [0] * half
+    y = [0] * half + [rng.randint(1, 6) for _ in range(half)]
+    found = joint_mle(x, y, params)
+    assert found.shared == 0.0
+    assert found.likelihood_ratio == 0.0 and mle_p_value(found) == 1.0
+    sw = estimators.mle_pairs(np.array([x, y], np.uint8), params, [0], [1])
+    assert sw.shared[0] == 0.0 and sw.likelihood_ratio[0] == 0.0 and sw.p_values()[0] == 1.0
+
+
+def test_maximise_keeps_a_fixed_rate_at_zero():
+    params = HllParams(8, 4)
+    x, y = sketch_pair(8, 1000, 1000, 2000, params)
+    stat = pair_statistic(register_pairs(x, y, params))
+    rates, value = maximise(stat, (1.0, 1.0, 1.0), fixed_zero=(2,))
+    assert rates[2] == 0.0
+    free, free_value = maximise(stat, (1.0, 1.0, 1.0))
+    assert free[2] > 0 and free_value > value
