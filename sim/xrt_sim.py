@@ -23,8 +23,8 @@ The model:
   hw.build`` output directory (or one kernel's directory ``DIR/kernels/<name>``) as the binary:
   each kernel's ``kernel.xml`` (argument ids, register offsets and sizes, the m_axi port of each
   pointer) and its Verilog, and the compute units and memory banks from the link plan in
-  ``DIR/<board>/build.json`` (``nk``: units ``<kernel>_1`` ..; without a plan one unit whose
-  ports take the banks DDR[0..3] in turn).
+  ``DIR/build.json`` (or ``DIR/<board>/build.json``; ``nk``: units ``<kernel>_1`` ..; without
+  a plan one unit whose ports take the banks DDR[0..3] in turn).
 * Device memory: one bank per memory tag at a 64-bit base address above 4 GiB (``BANK_BASE +
   index * BANK_STRIDE``, as the DDR banks of an Alveo card), each a sparse file that the
   simulations map too, so a pointer cut to 32 bits reaches no bank. A buffer object has host
@@ -167,10 +167,13 @@ class _Image:
         self.uuid = digest.digest()[:16]
 
     def _assign_units(self, root: pathlib.Path):
-        """Units and banks from the first board's link plan (build.json), else one unit per
-        kernel whose ports take DDR[0..3] in turn."""
+        """Units and banks from the link plan (``DIR/build.json`` of a one-board build, else the
+        first board's ``DIR/<board>/build.json``), else one unit per kernel whose ports take
+        DDR[0..3] in turn."""
         linked = {}
-        for plan in sorted(root.glob("*/build.json")):
+        for plan in [root / "build.json", *sorted(root.glob("*/build.json"))]:
+            if not plan.is_file():
+                continue
             try:
                 xclbins = json.loads(plan.read_text()).get("xclbins", {})
             except (OSError, ValueError):

@@ -11,6 +11,7 @@ example kernel (copy + checksum record), simulated from its hw.build Verilog."""
 
 import ctypes
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -24,27 +25,33 @@ from host.xrt import STAND_IN_ENV, XrtDevice
 from hw.kernels.checksum import ChecksumParams, checksum_model
 from sim import xrt_sim
 from sim.runner import REPO_ROOT, available_simulators
-from tests.test_cli_xrt_standin import hw_build
 
 needs_simulator = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
 
+def linked_build(out, config: str):
+    """A hw.build output directory of the checksum kernel linked as ``config`` says."""
+    (out.parent / "link.toml").write_text('kernels = ["checksum"]\n' + config)
+    result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-o", str(out),
+                             "--config", str(out.parent / "link.toml")], cwd=REPO_ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
 @pytest.fixture(scope="module")
 def checksum_dir(tmp_path_factory):
-    return hw_build(tmp_path_factory.mktemp("hw") / "checksum", kernels=("checksum",))
+    """The checksum kernel with its two ports in two banks of one SLR (F1's SLR1: DDR[0] and
+    DDR[2]), so a buffer in the other port's bank is an AXI error."""
+    return linked_build(tmp_path_factory.mktemp("hw") / "checksum",
+                        '[banks.checksum]\ngmem0 = "DDR[0]"\ngmem1 = "DDR[2]"\n')
 
 
 @pytest.fixture(scope="module")
 def two_unit_dir(tmp_path_factory):
     """The checksum kernel linked with two compute units (nk=checksum:2)."""
-    out = tmp_path_factory.mktemp("hw") / "checksum2"
-    config = out.parent / "two.toml"
-    config.write_text('kernels = ["checksum"]\n[compute_units]\nchecksum = 2\n')
-    result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-o", str(out),
-                             "--config", str(config)], cwd=REPO_ROOT, capture_output=True,
-                            text=True)
-    assert result.returncode == 0, result.stderr
-    return out
+    return linked_build(tmp_path_factory.mktemp("hw") / "checksum2",
+                        "[compute_units]\nchecksum = 2\n")
 
 
 @pytest.fixture
@@ -89,12 +96,13 @@ def test_only_the_declared_functions_exist_and_check_their_arguments(api):
 
 def test_buffers_have_host_and_device_memory_and_free_poisons(api, checksum_dir):
     device, _ = loaded(api, checksum_dir)
-    first = api.xrtBOAlloc(device, 5000, 0, 1)
-    second = api.xrtBOAlloc(device, 100, 0, 1)
+    group = max(api._device.banks)              # a bank the link plan connects
+    first = api.xrtBOAlloc(device, 5000, 0, group)
+    second = api.xrtBOAlloc(device, 100, 0, group)
     address = api.xrtBOAddress(first)
-    assert address % 4096 == 0 and address >= xrt_sim.BANK_BASE + xrt_sim.BANK_STRIDE
+    assert address % 4096 == 0 and address >= xrt_sim.BANK_BASE + group * xrt_sim.BANK_STRIDE
     assert api.xrtBOAddress(second) >= address + 5000
-    bank = api._device.banks[1]
+    bank = api._device.banks[group]
     at = address - bank.base
     assert api.xrtBOWrite(first, b"abcdefgh", 8, 0) == 0
     assert bank.memory[at:at + 8] != b"abcdefgh"          # not on the device before a sync
@@ -108,7 +116,7 @@ def test_buffers_have_host_and_device_memory_and_free_poisons(api, checksum_dir)
     assert api.xrtBOFree(first) == 0
     assert bank.memory[at:at + 8] == bytes([xrt_sim.POISON]) * 8
     assert api.xrtBOFree(first) == -1                        # freed once
-    assert api.xrtBOAddress(api.xrtBOAlloc(device, 100, 0, 1)) == address   # reused
+    assert api.xrtBOAddress(api.xrtBOAlloc(device, 100, 0, group)) == address   # reused
 
 
 # -- runs -------------------------------------------------------------------------------------
@@ -216,9 +224,11 @@ def test_two_compute_units_share_the_calls(api, two_unit_dir):
     results = device.run_many(ChecksumParams(), [checksum_call(data) for data in inputs])
     assert [r.outputs["res"] for r in results] == [checksum_model(data) for data in inputs]
     assert api.started == {"checksum_1": 2, "checksum_2": 2}
-    # the two units are linked to different banks
-    banks = api._device.image.units
-    assert banks["checksum:checksum_1"].banks != banks["checksum:checksum_2"].banks
+    # each unit's ports in the banks the link plan gave that unit
+    (plan,) = json.loads((two_unit_dir / "build.json").read_text())["xclbins"].values()
+    units = api._device.image.units
+    assert [units[f"checksum:checksum_{n}"].banks for n in (1, 2)] == \
+        plan["connectivity"]["checksum"]["banks"]
 
 
 @needs_simulator
