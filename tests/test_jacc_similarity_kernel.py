@@ -23,7 +23,7 @@ from hw.jacc_similarity import JaccSimilarityKernel
 from hw.jacc_similarity.kernel import call_cycles_model
 from kmerspec.kernels.jacc_similarity import Params
 from sim.runner import available_simulators, run_kernel_bench
-from sim.jacc_similarity.sketches import sketch_set
+from tests.similarity_sketches import sketch_set
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 
