@@ -14,8 +14,10 @@ one, turning its failures into the one-line messages.
 import argparse
 import contextlib
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from .commands import COMMANDS
 from .commands.common import Session, check_backend, genome_names, one_line, pyxrt_stand_in
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
-from .io import InputError, output_transaction
+from .io import InputError, ReaderGone, output_transaction
 
 __all__ = ["main", "build_parser", "genome_names"]
 
@@ -118,21 +120,95 @@ def _error_message(error: BaseException) -> tuple[str, int]:
             f"for the traceback and report it"), 1
 
 
+#: the signals that end a command with its outputs cleaned up
+CLEANUP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def _cleanup_on_signals(outputs_of):
+    """SIGTERM, SIGHUP and SIGINT end the command at once: the outputs not yet committed
+    (hidden ``.partial`` files) are removed, one line names the signal, and the process exits
+    with 128 + its number.
+
+    A signal goes to whichever thread the kernel picks; a main thread waiting for a worker
+    (blocked on a lock, the worker on a pipe) would never see a Python handler run. So the
+    signals are blocked in every thread (threads inherit the mask of the main thread, which
+    blocks them before making any) and one watching thread takes them with sigtimedwait. Only
+    in the main thread (the signal mask of a test's helper thread is left alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, CLEANUP_SIGNALS)
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            received = signal.sigtimedwait(CLEANUP_SIGNALS, 0.1)
+            if received is None or stop.is_set():
+                continue
+            outputs = outputs_of()
+            if outputs is not None:
+                outputs.discard()
+            name = signal.Signals(received.si_signo).name
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.write(f"error: interrupted ({name})\n")
+                sys.stderr.flush()
+            os._exit(128 + received.si_signo)
+
+    watcher = threading.Thread(target=watch, name="signal-cleanup", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def input_paths(args) -> list[str]:
+    """Every input file of the command, which no output may overwrite."""
+    paths = []
+    for name in ("files", "inputs", "queries", "db", "test", "control"):
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            paths.append(value)
+        elif value:
+            paths.extend(value)
+    return paths
+
+
+#: what ``-`` names among the input files: standard input, a genome named "stdin"
+STDIN = "/dev/stdin"
+
+
+def _stdin_for_dash(args) -> None:
+    for name in ("files", "inputs", "queries", "test", "control"):
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            setattr(args, name, [STDIN if path == "-" else path for path in value])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _stdin_for_dash(args)
     session = None
     try:
-        check_backend(args)
-        with output_transaction() as outputs:
-            with _simulator_log(args) as terminal:
-                session = Session(outputs, terminal)
-                args.run(args, session)
+        with _cleanup_on_signals(lambda: session and session.outputs):
+            check_backend(args)
+            with output_transaction(input_paths(args)) as outputs:
+                with _simulator_log(args) as terminal:
+                    session = Session(outputs, terminal)
+                    args.run(args, session)
     except KeyboardInterrupt:
         if args.debug:
             raise
-        print("error: interrupted", file=sys.stderr)
+        print("error: interrupted (SIGINT)", file=sys.stderr)
         return 130
+    except ReaderGone:
+        # the reader of standard output (a pipe) has gone, as with | head: stop quietly, with
+        # the status of a process ended by SIGPIPE, as other Unix tools do
+        return 128 + signal.SIGPIPE
     except Exception as error:
         if args.debug:
             raise

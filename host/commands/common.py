@@ -111,8 +111,11 @@ def hll_params(args, like: SketchSet | None = None) -> dict:
 
 def min_count_params(args) -> MinCountParams:
     """The minimum-count filter (SPEC 7) of the sequence files sketched by this command."""
-    return MinCountParams(min_count=args.min_count, mc_depth=args.mc_depth,
-                          mc_width_bits=args.mc_width_bits)
+    defaults = MinCountParams()
+    given = {"min_count": args.min_count, "mc_depth": args.mc_depth,
+             "mc_width_bits": args.mc_width_bits}
+    return MinCountParams(**{key: getattr(defaults, key) if value is None else value
+                             for key, value in given.items()})
 
 
 def jsd_params(args, like: SketchSet | None = None) -> dict:
@@ -128,8 +131,12 @@ def xclbin(args) -> str | None:
 
 
 def check_backend(args) -> None:
-    """Fail on a missing FPGA binary before any input is read (and before XRT is looked for)."""
+    """Fail on a missing FPGA binary before any input is read (and before XRT is looked for),
+    and on --xclbin given for a backend that has no FPGA binary."""
     backend = getattr(args, "backend", None)
+    if getattr(args, "xclbin", None) is not None and backend not in ("xrt", "auto"):
+        raise InputError(f"--xclbin: applies to --backend xrt (or auto), not --backend "
+                         f"{backend}; drop it or choose --backend xrt")
     binary = xclbin(args) if backend == "xrt" else getattr(args, "xclbin", None)
     if backend in ("xrt", "auto") and binary and pyxrt_stand_in():
         if not Path(binary).is_dir():

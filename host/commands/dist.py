@@ -25,7 +25,7 @@ def matrix_command(commands, name, help_text, measure, kind, formats):
                       f"files given, else with the options below.")
     sub.add_argument("inputs", nargs="+", metavar="FILE",
                      help=f"{kind} sketch files and/or FASTA/FASTQ files")
-    output_option(sub)
+    output_option(sub, to_stdout=True)
     backend_options(sub)
     sub.add_argument("--format", choices=formats, default="tsv",
                      help="tsv: matrix with a parameter header (default); phylip: square "
@@ -50,8 +50,11 @@ def add_parser(commands) -> None:
                              "ties by input order, without holding the matrix (needs --format "
                              "edges; default: every pair)")
     dist.add_argument("--plot", metavar="IMAGE", default=None,
-                      help="also draw a clustered heatmap of the Jaccard matrix; the suffix "
-                           "picks the format (png, svg, pdf, ...; default: no plot)")
+                      help="also draw a clustered heatmap of the matrix (Jaccard, or "
+                           "containment) into IMAGE, rows and columns ordered by average-"
+                           "linkage clustering; the suffix picks the format (png, svg, pdf, "
+                           "...); with --format tsv or phylip; needs matplotlib and scipy (pip "
+                           "install 'kmer-sketch-accel[plot]'; default: no plot)")
     hll_options(dist, from_sketches=True)
     min_count_options(dist)
     cluster_options(dist)

@@ -1,9 +1,14 @@
 """Genomes into sketches: sequence files sketched on the command's backend (or its cluster), and
 the inputs of dist, search and jsd, sketch files and sequence files mixed."""
 
+import contextlib
 import os
+import shutil
+import stat
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +19,7 @@ from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_genomes
 from ..sketchfile import SketchSet, engine_params, is_sketch_file, merge, read_sketches
 from .common import Session, backend_of, genome_names, hll_params, jsd_params, min_count_params
+from .options import HLL_ONLY, PQA_ONLY, SKETCHING, given_options
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
@@ -142,13 +148,83 @@ def pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
                      origin=_sequence_origin(paths), from_sequences=True)
 
 
+def is_stream(path: str) -> bool:
+    """A pipe, FIFO, character device or socket (``<(cat x.fa)``, ``/dev/stdin``): content that
+    can be read once only."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+@contextlib.contextmanager
+def read_twice(paths: Sequence[str], session: Session):
+    """Yields (``paths`` with each stream among them copied into a temporary directory, a
+    function giving a text the streams' names back): the kind
+    of an input (sketch or sequence) is told by its first bytes before it is read, which a pipe
+    allows once. The copy keeps the stream's file name (so its genome's name), and the
+    messages, warnings and source files of the block name the stream as given."""
+    streams = [path for path in paths if is_stream(path)]
+    if not streams:
+        yield list(paths), (lambda text: text)
+        return
+    genome_names(paths)  # the same stream twice is refused before it is read
+    with tempfile.TemporaryDirectory(prefix="kmer-sketch-stream-") as directory:
+        shown = {}
+        readable = []
+        for index, path in enumerate(paths):
+            if path not in streams:
+                readable.append(path)
+                continue
+            copy = Path(directory) / str(index) / (Path(path).name or "stdin")
+            copy.parent.mkdir()
+            try:
+                with open(path, "rb") as source, open(copy, "wb") as target:
+                    shutil.copyfileobj(source, target, 1 << 20)
+            except OSError as error:
+                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+            shown[str(copy)] = str(path)
+            readable.append(str(copy))
+
+        def as_given(text: str) -> str:
+            for copy, path in shown.items():
+                text = text.replace(copy, path)
+            return text
+        warned = len(session.warnings)
+        try:
+            yield readable, as_given
+        except InputError as error:
+            raise InputError(as_given(str(error))) from None
+        session.warnings[warned:] = [as_given(w) for w in session.warnings[warned:]]
+
+
 def load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
-                 executor, reference: SketchSet | None = None) -> SketchSet:
+                executor, reference: SketchSet | None = None) -> SketchSet:
     """Sketch files are read; sequence files are sketched with the parameters of the sketch
     files given (of ``reference``, which every input must match, when given), or with the
-    command-line ones when there are none."""
+    command-line ones when there are none. Pipes are read too (:func:`read_twice`)."""
+    with read_twice(paths, session) as (readable, as_given):
+        combined = _load_inputs(readable, kind, command, args, session, executor, reference)
+    combined.names = [as_given(name) for name in combined.names]
+    combined.files = [[as_given(f) for f in files] for files in combined.files]
+    combined.origin = as_given(combined.origin)
+    return combined
+
+
+def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
+                 executor, reference: SketchSet | None = None) -> SketchSet:
     sketch_paths = [p for p in paths if is_sketch_file(p)]
     sequence_paths = [p for p in paths if not is_sketch_file(p)]
+    for path in sequence_paths:
+        if str(path).lower().endswith(".sketch"):
+            read_sketches(path)  # named a sketch file but not one (empty, damaged): its error
+    if not sequence_paths:
+        given = given_options(args, SKETCHING + (HLL_ONLY if kind == "hll" else PQA_ONLY))
+        if given:
+            raise InputError(f"{given[0]}: sets how sequence files are sketched, but only "
+                             f"sketch files were given (their own parameters are used); drop "
+                             f"{', '.join(given)}")
     sets = [read_sketches(p) for p in sketch_paths]
     for sketches in sets:
         if sketches.kind != kind:

@@ -15,12 +15,13 @@ if TYPE_CHECKING:
 
 
 def add_parser(commands) -> None:
-    motifs = new_command(commands, "motifs", "emerging motifs: frequent in test, rare in control")
+    motifs = new_command(commands, "motifs",
+                         "emerging motifs: frequent in test, rare in control")
     motifs.add_argument("--test", nargs="+", required=True, metavar="FILE",
                         help="test set FASTA/FASTQ files (k-mers counted together)")
     motifs.add_argument("--control", nargs="+", required=True, metavar="FILE",
                         help="control set FASTA/FASTQ files")
-    output_option(motifs)
+    output_option(motifs, to_stdout=True)
     backend_options(motifs)
     motifs.add_argument("--kmin", type=ranged_int(1, 32), default=10,
                         help="shortest k-mer length, 1..32 (default %(default)s)")
@@ -33,9 +34,11 @@ def add_parser(commands) -> None:
     motifs.add_argument("--growth", default="2",
                         help="g: emerging iff estimate >= g * control count (a multiple of "
                              "1/256; default %(default)s)")
-    motifs.add_argument("--d", type=ranged_int(1, 16), default=4,
+    motifs.add_argument("--cm-rows", "--d", dest="d", metavar="D", type=ranged_int(1, 16),
+                        default=4,
                         help="Count-Min rows per k, 1..16 (default %(default)s)")
-    motifs.add_argument("--cw", type=ranged_int(1, 24), default=14,
+    motifs.add_argument("--cm-width-bits", "--cw", dest="cw", metavar="CW",
+                        type=ranged_int(1, 24), default=14,
                         help="log2 counters per row, 1..24 (default %(default)s)")
     motifs.add_argument("--store-sets", type=ranged_int(1, 1 << 16), default=64,
                         help="sets of the heavy-hitter store per k, a power of two (default "

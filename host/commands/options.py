@@ -4,13 +4,15 @@ groups (output, backend, cluster, HyperLogLog, minimum count, JSD engine)."""
 import argparse
 
 from ..backends import BACKENDS
+from ..io import STDOUT
 from .common import HLL_DEFAULTS, JSD_DEFAULTS, one_line, option_name
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
 
 __all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option",
            "backend_options", "cluster_options", "hll_options", "min_count_options",
-           "jsd_options", "k_and_strand"]
+           "jsd_options", "k_and_strand", "given_options", "shown_option", "HLL_ONLY",
+           "PQA_ONLY", "SKETCHING"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -49,8 +51,13 @@ def new_command(commands, name, help_text, description=None):
     return sub
 
 
-def output_option(sub):
-    sub.add_argument("-o", "--output", required=True, metavar="FILE", help=_OUTPUT_HELP)
+def output_option(sub, to_stdout: bool = False):
+    """-o; ``to_stdout``: a text output, standard output unless -o is given (as Mash does)."""
+    if to_stdout:
+        sub.add_argument("-o", "--output", default=STDOUT, metavar="FILE",
+                         help=_OUTPUT_HELP + " (default: standard output)")
+    else:
+        sub.add_argument("-o", "--output", required=True, metavar="FILE", help=_OUTPUT_HELP)
 
 
 def backend_options(sub):
@@ -64,7 +71,7 @@ def backend_options(sub):
                           "with KMER_SKETCH_PYXRT=sim, a python -m hw.build output "
                           "directory whose kernels are simulated; default: "
                           "$KMER_SKETCH_XCLBIN)")
-    sub.add_argument("--threads", type=ranged_int(1, 4096), default=None, metavar="N",
+    sub.add_argument("-p", "--threads", type=ranged_int(1, 4096), default=None, metavar="N",
                      help="threads of the sw backend; the output is the same for every N "
                           "(default: all cores)")
     sub.add_argument("--sim-geometry", choices=["small", "default"], default="small",
@@ -83,11 +90,28 @@ def cluster_options(sub):
                             "this process)")
 
 
+#: the option strings of each algorithm parameter: a name that says what it is first (a short
+#: form only where Mash gives the letter the same meaning), then the parameter's letter, the
+#: name the command line had before, kept as an alias
+OPTION_STRINGS = {
+    "k": ("-k", "--ksize", "--k"),
+    "p": ("--index-bits", "--p"),
+    "w": ("--register-bits", "--w"),
+    "s": ("--sample-bits", "--s"),
+    "sample_seed": ("--sample-seed",),
+    "d": ("--cm-rows", "--d"),
+    "cw": ("--cm-width-bits", "--cw"),
+    "R": ("--queue-bits", "--R"),
+    "n": ("--queue-entries", "--n"),
+}
+
+
 def _ranged(group, key, low, high, text, like, defaults, **extra):
     """An integer option whose default (None: not given) comes from ``defaults``."""
     default = defaults[key]
     shown = f"{default:#x}" if key == "sample_seed" else default
-    group.add_argument(option_name(key), type=ranged_int(low, high), default=None,
+    group.add_argument(*OPTION_STRINGS.get(key, (option_name(key),)), dest=key,
+                       type=ranged_int(low, high), default=None,
                        help=f"{text}, {low}..{high} (default {shown}{like})", **extra)
 
 
@@ -98,28 +122,29 @@ def k_and_strand(group, like, defaults):
                             f"canonical{like})")
 
 
-def hll_options(sub, from_sketches):
-    group = sub.add_argument_group("HyperLogLog sketches (SPEC 3)")
+def hll_options(sub, from_sketches, title="HyperLogLog sketches (SPEC 3)", with_k=True):
+    group = sub.add_argument_group(title)
     like = ", or that of the sketch files given" if from_sketches else ""
-    k_and_strand(group, like, HLL_DEFAULTS)
+    if with_k:
+        k_and_strand(group, like, HLL_DEFAULTS)
     _ranged(group, "p", 8, 18, "HLL index bits", like, HLL_DEFAULTS)
     _ranged(group, "w", 4, 8, "HLL register bits", like, HLL_DEFAULTS)
 
 
-def min_count_options(sub):
-    group = sub.add_argument_group("Minimum k-mer count, for reads (SPEC 7)")
-    group.add_argument("--min-count", type=ranged_int(1, MinCountParams().max_count),
-                       default=1, metavar="M",
+def min_count_options(sub, title="Minimum k-mer count, for reads (SPEC 7)"):
+    group = sub.add_argument_group(title)
+    group.add_argument("-m", "--min-count", type=ranged_int(1, MinCountParams().max_count),
+                       default=None, metavar="M",
                        help="sketch only k-mers whose Count-Min (conservative update) "
                             "count reaches M, 1..255; never drops a k-mer seen M times "
                             "(default 1: every k-mer, no Count-Min)")
     group.add_argument("--mc-depth", type=ranged_int(MC_DEPTH.low, MC_DEPTH.high),
-                       default=MC_DEPTH.default, metavar="D",
+                       default=None, metavar="D",
                        help=f"Count-Min rows for --min-count, {MC_DEPTH.low}.."
                             f"{MC_DEPTH.high} (default {MC_DEPTH.default})")
     group.add_argument("--mc-width-bits",
                        type=ranged_int(MC_WIDTH_BITS.low, MC_WIDTH_BITS.high),
-                       default=MC_WIDTH_BITS.default, metavar="CW",
+                       default=None, metavar="CW",
                        help=f"log2 counters per Count-Min row for --min-count, "
                             f"{MC_WIDTH_BITS.low}..{MC_WIDTH_BITS.high} (default "
                             f"{MC_WIDTH_BITS.default}); 2^CW should be 3x the reads' "
@@ -128,8 +153,24 @@ def min_count_options(sub):
                             f"per genome in flight: 4 x D x 2^CW bytes")
 
 
-def jsd_options(sub, with_k, from_sketches):
-    group = sub.add_argument_group("JSD engine (SPEC 4)")
+#: the options of each kind of sketch, by their argparse names; not given, each is None
+HLL_ONLY = ("p", "w", "min_count", "mc_depth", "mc_width_bits")
+PQA_ONLY = ("s", "sample_seed", "d", "cw", "R", "n", "update")
+SKETCHING = ("k", "no_canonical")
+
+
+def shown_option(key: str) -> str:
+    """The name an option is shown by in messages (its first long or Mash-like form)."""
+    return OPTION_STRINGS.get(key, (option_name(key),))[0]
+
+
+def given_options(args, keys) -> list[str]:
+    """The options among ``keys`` given on the command line (names for messages)."""
+    return [shown_option(key) for key in keys if getattr(args, key, None) not in (None, False)]
+
+
+def jsd_options(sub, with_k, from_sketches, title="JSD engine (SPEC 4)"):
+    group = sub.add_argument_group(title)
     like = ", or that of the sketch files given" if from_sketches else ""
     if with_k:
         k_and_strand(group, like, JSD_DEFAULTS)

@@ -25,7 +25,7 @@ def add_parser(commands) -> None:
                         help="HLL sketch files and/or FASTA/FASTQ files; one query per genome")
     search.add_argument("--db", required=True, metavar="SKETCH",
                         help="the references: a sketch file from sketch or merge")
-    output_option(search)
+    output_option(search, to_stdout=True)
     backend_options(search)
     search.add_argument("--metric", choices=METRICS, default="jaccard", help=METRIC_HELP)
     chosen = search.add_mutually_exclusive_group()
@@ -58,6 +58,13 @@ def run(args, session: Session) -> None:
                          f"sketch), not {references.kind}")
     if not len(references):
         raise InputError(f"{references.origin}: holds no genomes; nothing to search")
+    first = {}
+    for index, name in enumerate(references.names):
+        if name in first:
+            raise InputError(f"{references.origin}: holds two references named {name!r} "
+                             f"(genomes {first[name] + 1} and {index + 1}); their results could "
+                             f"not be told apart")
+        first[name] = index
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
                            reference=references)
     params = references.params
