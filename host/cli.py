@@ -13,6 +13,7 @@ one, turning its failures into the one-line messages.
 
 import argparse
 import contextlib
+import fcntl
 import os
 import signal
 import sys
@@ -124,36 +125,54 @@ def _error_message(error: BaseException) -> tuple[str, int]:
 CLEANUP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
+def _above_standard_streams(fd: int) -> int:
+    """``fd`` moved to 3 or above: with standard output closed, a pipe made now would take
+    descriptor 1 and hide that."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
+def _note_signal(signum, frame):
+    """Python's handler does nothing: the watcher thread of _cleanup_on_signals acts."""
+
+
 @contextlib.contextmanager
 def _cleanup_on_signals(outputs_of):
     """SIGTERM, SIGHUP and SIGINT end the command at once: the outputs not yet committed
     (hidden ``.partial`` files) are removed, one line names the signal, and the process exits
     with 128 + its number.
 
-    A signal goes to whichever thread the kernel picks; a main thread waiting for a worker
-    (blocked on a lock, the worker on a pipe) would never see a Python handler run. So the
-    signals are blocked in every thread (threads inherit the mask of the main thread, which
-    blocks them before making any) and one watching thread takes them with sigtimedwait. Only
-    in the main thread (the signal mask of a test's helper thread is left alone)."""
+    A signal goes to whichever thread the kernel picks, and a Python handler runs only when the
+    main thread runs Python code, which a main thread waiting for a worker (blocked on a lock,
+    the worker on a pipe) never does. So Python's handlers are no-ops and its wakeup file
+    descriptor, which the interpreter writes each signal's number to from whatever thread
+    takes it, is read by a watching thread that does the cleanup. The signal mask is left
+    alone (child processes inherit it). Only in the main thread (set_wakeup_fd needs it)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, CLEANUP_SIGNALS)
+    read_end, write_end = (_above_standard_streams(fd) for fd in os.pipe())
+    os.set_blocking(write_end, False)
+    previous_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    previous = {number: signal.signal(number, _note_signal) for number in CLEANUP_SIGNALS}
     stop = threading.Event()
 
     def watch():
-        while not stop.is_set():
-            received = signal.sigtimedwait(CLEANUP_SIGNALS, 0.1)
-            if received is None or stop.is_set():
-                continue
-            outputs = outputs_of()
-            if outputs is not None:
-                outputs.discard()
-            name = signal.Signals(received.si_signo).name
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                sys.stderr.write(f"error: interrupted ({name})\n")
-                sys.stderr.flush()
-            os._exit(128 + received.si_signo)
+        while True:
+            data = os.read(read_end, 64)
+            if stop.is_set() or not data:
+                return
+            for signum in data:
+                if signum not in CLEANUP_SIGNALS:
+                    continue
+                outputs = outputs_of()
+                if outputs is not None:
+                    outputs.discard()
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    sys.stderr.write(f"error: interrupted ({signal.Signals(signum).name})\n")
+                    sys.stderr.flush()
+                os._exit(128 + signum)
 
     watcher = threading.Thread(target=watch, name="signal-cleanup", daemon=True)
     watcher.start()
@@ -161,8 +180,13 @@ def _cleanup_on_signals(outputs_of):
         yield
     finally:
         stop.set()
+        os.write(write_end, b"\0")  # wakes the watcher, which sees stop
         watcher.join()
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.set_wakeup_fd(previous_fd)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        os.close(read_end)
+        os.close(write_end)
 
 
 def input_paths(args) -> list[str]:
