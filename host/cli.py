@@ -4,8 +4,10 @@ Every failure the user can cause prints one line ``error: <file or option>: <cau
 with status 2 (``--debug`` shows the traceback instead); a bug prints one line asking for
 ``--debug`` and exits with 1. Outputs (side files and plots included) are written only when the
 command succeeds (host.io.Outputs): ``-o -`` is standard output, a FIFO or character device is
-written in place, a symlink is followed. Warnings (inputs without k-mers) are gathered into one
-line printed at the end of a successful run.
+written in place, ``/dev/stdout`` and ``/dev/fd/N`` through the descriptor, a symlink is followed,
+and an input file is never overwritten. SIGTERM, SIGHUP and SIGINT remove what is not committed;
+a closed pipe ends the command quietly. Warnings (inputs without k-mers) are gathered into one
+line printed at the end of a successful run. docs/cli.md lists these behaviours and their tests.
 
 Each command is a module of host.commands; this module builds the parser from them and runs
 one, turning its failures into the one-line messages.
@@ -13,6 +15,7 @@ one, turning its failures into the one-line messages.
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import os
 import signal
@@ -133,6 +136,21 @@ def _above_standard_streams(fd: int) -> int:
     return moved
 
 
+def _forget_wakeup_in_child() -> None:
+    """A forked child (multiprocessing with fork) shares the wakeup pipe: a signal it takes
+    must not end the parent, so the child drops the pipe and gets the default handlers back
+    (a no-op SIGTERM handler would make it unkillable by terminate())."""
+    with contextlib.suppress(ValueError, OSError):
+        for number in CLEANUP_SIGNALS:
+            if signal.getsignal(number) is _note_signal:
+                signal.signal(number, signal.default_int_handler if number == signal.SIGINT
+                              else signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+
+
+os.register_at_fork(after_in_child=_forget_wakeup_in_child)
+
+
 def _note_signal(signum, frame):
     """Python's handler does nothing: the watcher thread of _cleanup_on_signals acts."""
 
@@ -236,6 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if args.debug:
             raise
+        if (isinstance(error, OSError) and not error.filename and session is not None
+                and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)):
+            # a write into an output's file (its hidden .partial) failed: name the outputs
+            error.filename = ", ".join(session.outputs.names()) or None
         message, status = _error_message(error)
         print(f"error: {message}", file=sys.stderr)
         return status

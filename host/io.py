@@ -311,6 +311,7 @@ class Outputs:
 
     def __init__(self, inputs=()):
         self._pending: list[_PendingOutput] = []
+        self._opened: list[str] = []
         self._inputs = input_identities(inputs)
 
     def open(self, path: str | os.PathLike, binary: bool = False):
@@ -324,7 +325,12 @@ class Outputs:
                 pending.discard()
                 raise InputError(f"{shown}: given for two outputs ({other.shown} is the other)")
         self._pending.append(pending)
+        self._opened.append(shown)
         return pending.file
+
+    def names(self) -> list[str]:
+        """Every output opened, as given, for messages (kept after a discard)."""
+        return list(self._opened)
 
     def commit(self) -> None:
         # streams first: they are the ones that can still fail (a full device, a closed pipe)

@@ -257,3 +257,107 @@ def test_sketch_dash_reads_standard_input(tmp_path, genomes):
     alone = tmp_path / "alone.sketch"
     assert run("sketch", genomes[0], "-o", alone) == 0
     assert (sketches.arrays["registers"][0] == read_sketches(alone).arrays["registers"][0]).all()
+
+
+# -- messages -------------------------------------------------------------------------------------
+
+def test_full_disk_names_the_output(tmp_path, genomes, capsys, monkeypatch):
+    """A write into the hidden .partial file fails as on a full file system (ENOSPC carries no
+    file name): the message names the output, nothing is left behind."""
+    import errno
+    import host.io
+
+    real_fdopen = host.io.os.fdopen
+
+    class FullDisk:
+        def __init__(self, raw):
+            self.raw = raw
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __getattr__(self, name):
+            return getattr(self.raw, name)
+
+    monkeypatch.setattr(host.io.os, "fdopen", lambda *a, **k: FullDisk(real_fdopen(*a, **k)))
+    out = tmp_path / "d.sketch"
+    assert run("sketch", *genomes, "-o", out) == 2
+    assert f"error: {out}: No space left on device" in one_error_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in genomes)
+
+
+def test_threshold_zero_is_refused_as_help_says(genomes, capsys):
+    from host.cli import build_parser
+    help_text = build_parser()._subparsers._group_actions[0].choices["dist"].format_help()
+    assert "0 < h <= 1" in " ".join(help_text.split())
+    assert run("dist", *genomes, "--format", "edges", "--threshold", 0) == 2
+    assert ("error: --threshold: must be a Jaccard value above 0, at most 1, not 0 (every pair: "
+            "leave --threshold out)") in one_error_line(capsys)
+    assert run("dist", *genomes, "--format", "edges", "--threshold", 1e-9) == 0
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--growth", "0"], "--growth: must be a multiple of 1/256 from 1/256 to 65535/256, not 0"),
+    (["--growth", "1/1000"], "--growth: must be a multiple of 1/256 from 1/256 to 65535/256, "
+                             "not 1/1000"),
+    (["--store-sets", "3"], "--store-sets: must be a power of two, not 3"),
+    (["--kmin", "12", "--kmax", "10"], "--kmin: must not exceed --kmax"),
+])
+def test_motif_messages_use_the_options_words(genomes, capsys, options, message):
+    assert run("motifs", "--test", genomes[0], "--control", genomes[1], "--kmin", 8, "--kmax", 8,
+               *options) == 2
+    err = one_error_line(capsys)
+    assert err.startswith(f"error: {message}"), err
+    assert "Fraction" not in err and "store_sets" not in err and "kmin " not in err
+
+
+def test_min_count_warning_says_why(tmp_path, genomes, capsys):
+    assert run("sketch", genomes[0], "--min-count", 255, "-o", tmp_path / "m.sketch") == 0
+    assert capsys.readouterr().err == (f"warning: {genomes[0]}: no k-mer of length 31 seen at "
+                                       f"least 255 times (--min-count 255)\n")
+
+
+# -- genomes of one file name from different files ---------------------------------------------------
+
+def test_merge_names_same_named_files_by_path_and_renames(tmp_path, genomes, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for directory, genome in (("a", genomes[0]), ("b", genomes[1])):
+        (tmp_path / directory).mkdir()
+        (tmp_path / directory / "x.fa").write_bytes(genome.read_bytes())
+        assert run("sketch", f"{directory}/x.fa", "-o", f"{directory}.sketch") == 0
+    assert run("merge", "a.sketch", "b.sketch", "-o", "ab.sketch") == 0
+    assert read_sketches(tmp_path / "ab.sketch").names == ["a/x.fa", "b/x.fa"]
+    assert run("merge", "a.sketch", "b.sketch", "--rename", "a/x.fa=A", "--rename", "b/x.fa=B",
+               "-o", "named.sketch") == 0
+    assert read_sketches(tmp_path / "named.sketch").names == ["A", "B"]
+    assert run("dist", "a.sketch", "b.sketch", "-o", "d.tsv") == 0
+    assert (tmp_path / "d.tsv").read_text().splitlines()[1] == "#genome\ta/x.fa\tb/x.fa"
+    capsys.readouterr()
+    # one file sketched twice is still one genome given twice
+    assert run("merge", "a.sketch", "a.sketch", "-o", "aa.sketch") == 2
+    assert "occurs twice (is the file given twice?)" in one_error_line(capsys)
+    assert run("merge", "a.sketch", "b.sketch", "--rename", "zz=B", "-o", "z.sketch") == 2
+    assert "--rename: no genome named 'zz' in the inputs (names: a/x.fa, b/x.fa)" in \
+        one_error_line(capsys)
+
+
+def test_forked_child_keeps_default_signals_and_spares_the_parent(tmp_path):
+    """A child forked while a command runs (multiprocessing with fork) dies of SIGTERM as usual,
+    and its signal does not end the parent through the shared wakeup pipe."""
+    script = """
+import os, signal, time
+from host.cli import _cleanup_on_signals
+with _cleanup_on_signals(lambda: None):
+    pid = os.fork()
+    if pid == 0:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(2)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    time.sleep(0.5)
+print("child", os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exited")
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=ENV,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"child {int(signal.SIGTERM)}\n"

@@ -43,8 +43,8 @@ def add_parser(commands) -> None:
                       + "; PHYLIP gets 1 - J, D or 1 - ANI/100 (not containment)")
     sparse = dist.add_mutually_exclusive_group()
     sparse.add_argument("--threshold", type=float, default=None,
-                        help="report only pairs with Jaccard >= h, 0..1 (pruned; needs --format "
-                             "edges; not with containment; default: none)")
+                        help="report only pairs with Jaccard >= h, 0 < h <= 1 (pruned; needs "
+                             "--format edges; not with containment; default: every pair)")
     sparse.add_argument("--top", type=ranged_int(1, 1 << 20), default=None, metavar="K",
                         help="report each genome's K best others by the metric, best first, "
                              "ties by input order, without holding the matrix (needs --format "
@@ -64,8 +64,9 @@ def add_parser(commands) -> None:
 def run(args, session: Session) -> None:
     if args.threshold is not None and args.format != "edges":
         raise InputError("--threshold: gives sparse output; use it with --format edges")
-    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
-        raise InputError(f"--threshold: must be a Jaccard value from 0 to 1, not {args.threshold}")
+    if args.threshold is not None and not 0.0 < args.threshold <= 1.0:
+        raise InputError(f"--threshold: must be a Jaccard value above 0, at most 1, not "
+                         f"{args.threshold:g} (every pair: leave --threshold out)")
     if args.threshold is not None and args.metric == "containment":
         raise InputError("--threshold: prunes by Jaccard, which does not bound containment; "
                          "use --top K with --metric containment")

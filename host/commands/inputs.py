@@ -23,7 +23,8 @@ from .options import HLL_ONLY, PQA_ONLY, SKETCHING, given_options
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
-__all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers"]
+__all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers",
+           "disambiguate", "read_twice"]
 
 def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
                    backend=None) -> Iterable[list]:
@@ -101,8 +102,10 @@ def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
     arrays = {"registers": np.stack(registers) if registers
               else np.zeros((0, hll.m), dtype=np.uint8)}
     if session is not None:
+        seen = (f" seen at least {min_count.min_count} times (--min-count "
+                f"{min_count.min_count})" if min_count.active else "")
         warn_without_kmers(session, paths, [not r.any() for r in registers],
-                            f"no k-mer of length {params['k']}")
+                           f"no k-mer of length {params['k']}{seen}")
     return SketchSet(kind="hll", params=params, names=names,
                      files=[[str(p)] for p in paths], arrays=arrays,
                      origin=_sequence_origin(paths), from_sequences=True,
@@ -146,6 +149,21 @@ def pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
                      files=[[str(p)] for p in paths],
                      arrays={"tags": stack(tags), "values": stack(values)},
                      origin=_sequence_origin(paths), from_sequences=True)
+
+
+def disambiguate(sets: list[SketchSet]) -> list[SketchSet]:
+    """Genomes of different sketch files that carry one name (``a/x.fa`` and ``b/x.fa``, each
+    sketched alone as ``x.fa``) are named by their source files instead, as sequence files are
+    where file names collide; one source file sketched twice keeps its name (merge refuses it).
+    """
+    sources: dict[str, set] = {}
+    for sketches in sets:
+        for name, files in zip(sketches.names, sketches.files):
+            sources.setdefault(name, set()).add(",".join(files))
+    for sketches in sets:
+        sketches.names = [",".join(files) if len(sources[name]) > 1 else name
+                          for name, files in zip(sketches.names, sketches.files)]
+    return sets
 
 
 def is_stream(path: str) -> bool:
@@ -225,7 +243,7 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
             raise InputError(f"{given[0]}: sets how sequence files are sketched, but only "
                              f"sketch files were given (their own parameters are used); drop "
                              f"{', '.join(given)}")
-    sets = [read_sketches(p) for p in sketch_paths]
+    sets = disambiguate([read_sketches(p) for p in sketch_paths])
     for sketches in sets:
         if sketches.kind != kind:
             hint = " (sketch --kind pqa)" if kind == "pqa" else ""

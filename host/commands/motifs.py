@@ -1,5 +1,6 @@
 """``motifs``: emerging k-mers, frequent in a test set and rare in a control set (SPEC 5)."""
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,22 @@ def _read_motif_set(paths: Sequence[str], params: "MotifParams", session: Sessio
     return files
 
 
+#: MotifParams' field names and the options that set them
+_OPTION_OF_FIELD = {"kmin": "--kmin", "kmax": "--kmax", "d": "--cm-rows", "cw": "--cm-width-bits",
+                    "thresholds": "--threshold", "threshold": "--threshold", "growth": "--growth",
+                    "store_sets": "--store-sets", "store_ways": "--store-ways"}
+
+
+def _as_options(message: str, growth_text: str) -> str:
+    """A MotifParams message in the command line's words: option names for field names, the
+    growth as typed instead of a Fraction's repr."""
+    message = re.sub(r"Fraction\(-?\d+, \d+\)", growth_text, message)
+    message = re.sub(r"\b(" + "|".join(sorted(_OPTION_OF_FIELD, key=len, reverse=True))
+                     + r")\b(?!-)", lambda match: _OPTION_OF_FIELD[match.group(1)], message)
+    option, _, rest = message.partition(" ")
+    return f"{option}: {rest}" if option in _OPTION_OF_FIELD.values() else message
+
+
 def run(args, session: Session) -> None:
     from fractions import Fraction
     from kmerspec.golden.motif import MotifParams
@@ -84,10 +101,13 @@ def run(args, session: Session) -> None:
         growth = Fraction(args.growth)
     except (ValueError, ZeroDivisionError):
         raise InputError(f"--growth must be a number, not {args.growth!r}") from None
-    params = MotifParams(kmin=args.kmin, kmax=args.kmax, d=args.d, cw=args.cw,
-                         thresholds=_parse_thresholds(args.threshold, args.kmin, args.kmax),
-                         growth=growth, store_sets=args.store_sets, store_ways=args.store_ways,
-                         canonical=args.canonical)
+    try:
+        params = MotifParams(kmin=args.kmin, kmax=args.kmax, d=args.d, cw=args.cw,
+                             thresholds=_parse_thresholds(args.threshold, args.kmin, args.kmax),
+                             growth=growth, store_sets=args.store_sets,
+                             store_ways=args.store_ways, canonical=args.canonical)
+    except ValueError as error:
+        raise InputError(_as_options(str(error), args.growth)) from None
     out = session.outputs.open(args.output)
     backend = backend_of(args, session)
     progress = session.progress("motifs: read", len(args.test) + len(args.control), "files")

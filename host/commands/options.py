@@ -40,7 +40,8 @@ METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) i
 
 _OUTPUT_HELP = ("output file; - is standard output. Written only if the command succeeds; a "
                 "symlink is followed (its target is replaced), a FIFO or device is written in "
-                "place, a regular file is replaced as a whole")
+                "place, /dev/stdout and /dev/fd/N through the descriptor (>> appends), a "
+                "regular file is replaced as a whole; an input file is never overwritten")
 
 
 def new_command(commands, name, help_text, description=None):
