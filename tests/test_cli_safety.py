@@ -361,3 +361,18 @@ print("child", os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exited")
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"child {int(signal.SIGTERM)}\n"
+
+
+def test_sketch_files_through_pipes(tmp_path, genomes, refs):
+    """A sketch file is a zip archive, read by seeking: search --db, info and merge copy a pipe
+    first, and name it as given."""
+    result = shell(f"host search {genomes[0]} --db <(cat {refs})", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[2].split("\t") == ["g0.fa", "g0.fa", "1"]
+    result = shell(f"cat {refs} | host info /dev/stdin", tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("/dev/stdin: 3 hll sketches")
+    result = shell(f"cat {refs} | host merge /dev/stdin -o m.sketch", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert read_sketches(tmp_path / "m.sketch").names == ["g0.fa", "g1.fa", "g2.fa"]
+    result = shell("echo junk | host info /dev/stdin", tmp_path)
+    assert result.returncode == 2 and result.stderr.startswith("error: /dev/stdin: not a sketch")

@@ -1,8 +1,8 @@
 """``info``: the parameters and genomes of sketch files."""
 
 from ..io import STDOUT
-from ..sketchfile import read_sketches
 from .common import Session
+from .inputs import read_sketch_files
 from .options import new_command
 from kmerspec.golden.hll import HllParams
 
@@ -18,8 +18,7 @@ def add_parser(commands) -> None:
 def run(args, session: Session) -> None:
     from ..similarity import cardinalities
     lines = []
-    for path in args.inputs:
-        sketches = read_sketches(path)
+    for path, sketches in zip(args.inputs, read_sketch_files(args.inputs, session)):
         lines.append(f"{path}: {len(sketches)} {sketches.kind} sketches, "
                      + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
         estimates = (cardinalities(sketches.arrays["registers"],

@@ -24,7 +24,7 @@ from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
 __all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers",
-           "disambiguate", "read_twice"]
+           "disambiguate", "read_twice", "read_sketch_files"]
 
 def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
                    backend=None) -> Iterable[list]:
@@ -215,6 +215,16 @@ def read_twice(paths: Sequence[str], session: Session):
         except InputError as error:
             raise InputError(as_given(str(error))) from None
         session.warnings[warned:] = [as_given(w) for w in session.warnings[warned:]]
+
+
+def read_sketch_files(paths: Sequence[str], session: Session) -> list[SketchSet]:
+    """The sketch files ``paths``, pipes among them too (a sketch file is a zip archive, which
+    is read by seeking)."""
+    with read_twice(paths, session) as (readable, as_given):
+        sets = [read_sketches(path) for path in readable]
+    for sketches in sets:
+        sketches.origin = as_given(sketches.origin)
+    return sets
 
 
 def load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,

@@ -1,9 +1,9 @@
 """``merge``: sketch files of equal parameters into one."""
 
 from ..io import InputError
-from ..sketchfile import merge, read_sketches, write_sketches
+from ..sketchfile import merge, write_sketches
 from .common import Session
-from .inputs import disambiguate
+from .inputs import disambiguate, read_sketch_files
 from .options import new_command, output_option
 
 
@@ -37,7 +37,7 @@ def _renames(pairs: list[str]) -> dict[str, str]:
 
 def run(args, session: Session) -> None:
     output = session.outputs.open(args.output, binary=True)
-    sets = disambiguate([read_sketches(p) for p in args.inputs])
+    sets = disambiguate(read_sketch_files(args.inputs, session))
     renames = _renames(args.rename)
     names = {name for sketches in sets for name in sketches.names}
     missing = [old for old in renames if old not in names]

@@ -5,9 +5,8 @@ import numpy as np
 
 from ..io import InputError
 from ..metrics import METRICS, lower_is_better, metric_values
-from ..sketchfile import read_sketches
 from .common import Session, parameter_header, row_tiles
-from .inputs import load_inputs
+from .inputs import load_inputs, read_sketch_files
 from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
                       new_command, output_option, ranged_int)
 from kmerspec.golden.hll import HllParams
@@ -52,7 +51,7 @@ def run(args, session: Session) -> None:
             raise InputError(f"--threshold: must be from 0 to {high:g} for --metric "
                              f"{args.metric}, not {args.threshold}")
     output = session.outputs.open(args.output)
-    references = read_sketches(args.db)
+    references, = read_sketch_files([args.db], session)
     if references.kind != "hll":
         raise InputError(f"{references.origin}: --db needs HLL sketches (python -m host "
                          f"sketch), not {references.kind}")
