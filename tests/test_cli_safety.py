@@ -376,3 +376,25 @@ def test_sketch_files_through_pipes(tmp_path, genomes, refs):
     assert read_sketches(tmp_path / "m.sketch").names == ["g0.fa", "g1.fa", "g2.fa"]
     result = shell("echo junk | host info /dev/stdin", tmp_path)
     assert result.returncode == 2 and result.stderr.startswith("error: /dev/stdin: not a sketch")
+
+
+def test_interrupt_while_starting_is_one_line():
+    """Ctrl-C while the modules load (before main can catch it): one line, status 130, no
+    traceback. The interrupt is raised by the import of host.cli itself."""
+    script = """
+import sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "host.cli":
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+from host.__main__ import run
+run()
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=ENV,
+                            capture_output=True, text=True, timeout=60)
+    assert result.stderr == "error: interrupted (SIGINT)\n"
+    assert result.returncode == 130
