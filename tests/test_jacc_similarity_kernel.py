@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The ``jacc_similarity`` kernel under cocotb (Verilator). CI build: V=4, D=2, p=10, w=4 with
 23 sketches (related synthetic genomes, random, empty, saturated): the whole call plan of a
 full-matrix run, of a pruned run (h = 0.3) with random stalls on every AXI channel, and of a
