@@ -9,8 +9,25 @@ def run() -> int:
     # imported, and each spins for about a tenth of a second on a core that the sketch threads
     # need. A user's own setting is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from .cli import main
-    return main()
+    try:
+        from .cli import main
+        status = main()
+    except KeyboardInterrupt:
+        # Ctrl-C while the modules load (main handles it once the command runs): one line, no
+        # traceback; nothing has been written yet
+        status = 130
+        print("error: interrupted (SIGINT)", file=sys.stderr)
+    if status > 128:
+        # Ended by a signal (its outputs already removed) or by a closed pipe: exit now instead
+        # of waiting for worker threads to finish the genome they hold (Python joins them at
+        # exit), which could take minutes, or forever on a pipe that never delivers.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(status)
+    return status
 
 
 if __name__ == "__main__":

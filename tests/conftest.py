@@ -1,12 +1,12 @@
 import random
-import warnings
 
 import pytest
-from amaranth.hdl import UnusedElaboratable
 
-# Many tests build a component only to read its interface, parameters or identity words; the
-# warning for each (and again for every one collected when Python exits) would bury CI's summary.
-warnings.filterwarnings("ignore", category=UnusedElaboratable)
+# Tests that build a component only to read its interface, parameters or identity words carry
+# Amaranth's linter line "# amaranth: UnusedElaboratable=no", which covers what the test file
+# itself makes; the units in hw/ make their own parts (memories, hash stages) when they are
+# elaborated, so nothing is left to warn about. (A filter set here would not hold: pytest
+# restores the warning filters after loading conftest files.)
 
 
 def pytest_collection_modifyitems(items):
@@ -15,6 +15,46 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(0))
+
+
+# -- the deselected count in the last line under xdist ------------------------------------------
+# Under xdist the workers collect and deselect (-m 'not slow' in pyproject.toml); the controller
+# that prints "N passed ... in T s" never sees the deselection, so the slow tests a plain run
+# leaves out would go unmentioned. Each worker reports its count and the controller adds it.
+
+_deselected = 0
+
+
+def pytest_deselected(items):
+    global _deselected
+    _deselected += len(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:  # an xdist worker: sent to the controller as it finishes
+        worker_output["deselected"] = _deselected
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    # every worker collects (and deselects from) the whole test set: one worker's count is the
+    # run's, so the controller keeps the largest instead of adding them
+    global _deselected
+    _deselected = max(_deselected, getattr(node, "workeroutput", {}).get("deselected", 0))
+
+
+class _DeselectedByWorker:
+    """One test a worker deselected, for the count in the last line (plugins that read every
+    report, as Hypothesis's, see an object without results)."""
+
+
+def pytest_terminal_summary(terminalreporter):
+    shown = len(terminalreporter.stats.get("deselected", []))
+    if _deselected > shown:  # the controller under xdist (without it, pytest counts them)
+        terminalreporter.stats.setdefault("deselected", []).extend(
+            _DeselectedByWorker() for _ in range(_deselected - shown))
 
 
 @pytest.fixture

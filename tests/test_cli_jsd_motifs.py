@@ -107,7 +107,7 @@ def test_motifs_find_the_planted_motif_and_equal_golden(tmp_path, chip):
 @pytest.mark.parametrize("option,value,message", [
     ("--threshold", "5,6", "--threshold lists 2 values for k = 10..12"),
     ("--threshold", "x", "--threshold must be an integer"),
-    ("--growth", "1/1000", "growth must be a multiple of 1/256"),
+    ("--growth", "1/1000", "--growth: must be a multiple of 1/256"),
 ])
 def test_motif_options_are_checked(tmp_path, chip, capsys, option, value, message):
     test, control, _ = chip

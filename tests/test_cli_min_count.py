@@ -89,11 +89,11 @@ def test_reads_against_reference(tmp_path, reads_and_reference, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--min-count", "0"], "argument --min-count: must be from 1 to 255, not 0"),
-    (["--min-count", "256"], "argument --min-count: must be from 1 to 255, not 256"),
+    (["--min-count", "0"], "argument -m/--min-count: must be from 1 to 255, not 0"),
+    (["--min-count", "256"], "argument -m/--min-count: must be from 1 to 255, not 256"),
     (["--mc-width-bits", "25"], "argument --mc-width-bits: must be from 1 to 24, not 25"),
     (["--kind", "pqa", "--min-count", "2"],
-     "--min-count: filters HyperLogLog sketches, not --kind pqa"),
+     "--min-count: applies to --kind hll sketches, not --kind pqa"),
 ])
 def test_mistakes_are_one_line(tmp_path, reads_and_reference, capsys, args, message):
     reads, _ = reads_and_reference

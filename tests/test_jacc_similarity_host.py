@@ -13,7 +13,7 @@ from kmerspec.kernels.jacc_similarity import (KernelCall, Params, call_pairs, pa
                                               pack_sketches, partner_stops, plan_calls,
                                               unpack_features, unpack_groups)
 from host.similarity import all_pairs
-from sim.jacc_similarity.sketches import sketch_set
+from tests.similarity_sketches import sketch_set
 
 
 def _random_registers(rng, n, params):

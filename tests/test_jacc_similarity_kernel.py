@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The ``jacc_similarity`` kernel under cocotb (Verilator). CI build: V=4, D=2, p=10, w=4 with
 23 sketches (related synthetic genomes, random, empty, saturated): the whole call plan of a
 full-matrix run, of a pruned run (h = 0.3) with random stalls on every AXI channel, and of a
@@ -23,7 +24,7 @@ from hw.jacc_similarity import JaccSimilarityKernel
 from hw.jacc_similarity.kernel import call_cycles_model
 from kmerspec.kernels.jacc_similarity import Params
 from sim.runner import available_simulators, run_kernel_bench
-from sim.jacc_similarity.sketches import sketch_set
+from tests.similarity_sketches import sketch_set
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 

@@ -171,9 +171,21 @@ class CountMinUnit(wiring.Component):
             "clear": In(banks),
             "busy": Out(banks),
         })
-        self.bank_rows = [[Memory(shape=unsigned(counter_bits), depth=1 << width_bits, init=[])
-                           for _ in range(depth)] for _ in range(banks)]
-        self.rows = self.bank_rows[0]
+        self._bank_rows = None
+
+    @property
+    def bank_rows(self) -> list:
+        # made on first use (elaborate, or a test reading counters): a unit built only for its
+        # interface or latency then holds no memory that is never elaborated
+        if self._bank_rows is None:
+            self._bank_rows = [[Memory(shape=unsigned(self.counter_bits),
+                                       depth=1 << self.width_bits, init=[])
+                                for _ in range(self.depth)] for _ in range(self.banks)]
+        return self._bank_rows
+
+    @property
+    def rows(self) -> list:
+        return self.bank_rows[0]
 
     @property
     def latency(self) -> int:

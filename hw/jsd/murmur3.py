@@ -146,12 +146,17 @@ class Murmur3Seeds(wiring.Component):
 
     latency = 8
 
-    def __init__(self, seeds, hash_bits: int = 32):
+    @staticmethod
+    def checked_seeds(seeds) -> tuple[int, ...]:
         seeds = tuple(seeds)
         if not seeds:
             raise ValueError("seeds must name at least one seed, not an empty sequence")
         for seed in seeds:
             check_int("seed", seed, 0, (1 << 32) - 1)
+        return seeds
+
+    def __init__(self, seeds, hash_bits: int = 32):
+        seeds = self.checked_seeds(seeds)
         check_int("hash_bits", hash_bits, 1, 32)
         self._seeds = seeds
         self._hash_bits = hash_bits
@@ -240,21 +245,22 @@ class Murmur3Hashes(wiring.Component):
     latency = Murmur3Blocks.latency + Murmur3Seeds.latency
 
     def __init__(self, seeds):
-        self._finish = Murmur3Seeds(seeds)
+        # the seeds are checked now; their unit is made when this one is elaborated, so a
+        # hasher built only for its interface leaves no unit that is never elaborated
+        self._seeds = Murmur3Seeds.checked_seeds(seeds)
         super().__init__({
             "i": In(stream.Signature(64, always_ready=True)),
-            "o": Out(stream.Signature(hashes_layout(len(self._finish.seeds)),
-                                      always_ready=True)),
+            "o": Out(stream.Signature(hashes_layout(len(self._seeds)), always_ready=True)),
         })
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        return self._finish.seeds
+        return self._seeds
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.blocks = blocks = Murmur3Blocks()
-        m.submodules.finish = finish = self._finish
+        m.submodules.finish = finish = Murmur3Seeds(self._seeds)
         wiring.connect(m, wiring.flipped(self.i), blocks.i)
         wiring.connect(m, blocks.o, finish.i)
         word = self.i.payload

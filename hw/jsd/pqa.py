@@ -154,12 +154,24 @@ class PqaInsert(wiring.Component):
             "busy": Out(banks),
             "o": output if banks == 1 else output.array(banks),
         })
-        #: one memory per slot and bank; ``bank_slots[b][j].data[q]`` is entry j of queue q in
-        #: bank b (tests read it: tag, value and occupied), ``slots`` are bank 0's
-        self.bank_slots = [[Memory(shape=slot_layout(R), depth=1 << R, init=[],
-                                   attrs=slot_memory_attrs(R)) for _ in range(n)]
-                           for _ in range(banks)]
-        self.slots = self.bank_slots[0]
+        self._bank_slots = None
+
+    @property
+    def bank_slots(self) -> list:
+        """One memory per slot and bank; ``bank_slots[b][j].data[q]`` is entry j of queue q in
+        bank b (tests read it: tag, value and occupied)."""
+        # made on first use (elaborate, or a test reading entries): a unit built only for its
+        # interface holds no memory that is never elaborated
+        if self._bank_slots is None:
+            self._bank_slots = [[Memory(shape=slot_layout(self.R), depth=1 << self.R, init=[],
+                                        attrs=slot_memory_attrs(self.R)) for _ in range(self.n)]
+                                for _ in range(self.banks)]
+        return self._bank_slots
+
+    @property
+    def slots(self) -> list:
+        """Bank 0's slot memories."""
+        return self.bank_slots[0]
 
     @property
     def bank_outputs(self) -> list:

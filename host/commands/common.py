@@ -1,0 +1,180 @@
+"""What the commands share: a run's session (outputs, terminal, warnings), genome names, the
+parameter header of text outputs, algorithm parameters from options or sketch files, and the
+backend and executor a command runs on."""
+
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+from ..backends import get_backend
+from ..cluster import make_executor
+from ..io import InputError, Outputs, writes_in_place
+from ..progress import Progress
+from ..reader import ReadsMinCount
+from ..sketchfile import SketchSet, engine_params
+from kmerspec.golden.mincount import MinCountParams
+from kmerspec.params import SAMPLE_SEED
+
+__all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
+           "HLL_DEFAULTS", "JSD_DEFAULTS", "option_name", "hll_params", "min_count_params",
+           "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "backend_of",
+           "executor_of", "row_tiles"]
+
+ROWS_PER_TILE = 32
+
+
+@dataclass
+class Session:
+    """What one command run shares: its outputs, the terminal for progress, its warnings."""
+
+    outputs: Outputs
+    terminal: object
+    warnings: list[str] = field(default_factory=list)
+    backend: object = None
+
+    def progress(self, label: str, total: int, unit: str = "genomes") -> Progress:
+        return Progress(label, total, unit, stream=self.terminal)
+
+
+def one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def genome_names(paths: Sequence[str]) -> list[str]:
+    """File names (without directories); the path as given where two file names collide.
+
+    The same file given twice is refused: its two genomes would carry one name.
+    """
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = os.path.realpath(path)
+        if key in seen:
+            raise InputError(f"{path}: given twice as input (also as {seen[key]}); give each "
+                             f"genome once")
+        seen[key] = path
+    names = [Path(p).name for p in paths]
+    return [name if names.count(name) == 1 else str(p) for name, p in zip(names, paths)]
+
+
+def parameter_header(command: str, params: dict) -> str:
+    settings = " ".join(f"{key}={value}" for key, value in params.items())
+    return f"# kmer-sketch-accel {__version__} {command} {settings}"
+
+
+def parameters_file(session: Session, output: str):
+    """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside a regular
+    output file (none for standard output, a FIFO or a device)."""
+    return None if writes_in_place(output) else session.outputs.open(f"{output}.params")
+
+
+def row_tiles(n: int) -> list[range]:
+    """Row ranges a matrix is computed and written in."""
+    return [range(s, min(s + ROWS_PER_TILE, n)) for s in range(0, n, ROWS_PER_TILE)]
+
+
+# -- parameters from options or from the sketch files given -------------------------------
+
+HLL_DEFAULTS = {"k": 31, "p": 14, "w": 4, "canonical": True}
+JSD_DEFAULTS = {"k": 31, "s": 10, "sample_seed": SAMPLE_SEED.default, "d": 5, "cw": 14, "R": 12,
+                "n": 8, "update": "cu", "canonical": True}
+
+
+def option_name(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def _resolve_params(args, defaults: dict, hash_name: str, like: SketchSet | None) -> dict:
+    """Options given on the command line, else those of the sketch files given (``like``), else
+    the defaults; an option that contradicts the sketch files is refused."""
+    params = {}
+    given = {key: getattr(args, key) for key in defaults if key != "canonical"}
+    given["canonical"] = False if args.no_canonical else None  # --no-canonical given or not
+    for key, value in given.items():
+        if like is None:
+            params[key] = defaults[key] if value is None else value
+            continue
+        stored = like.params.get(key)
+        if value is not None and value != stored:
+            shown = "--no-canonical" if key == "canonical" else f"{option_name(key)} {value}"
+            raise InputError(f"{like.origin}: sketched with {key}={stored!r}, but {shown} was "
+                             f"given for the sequence files; drop the option or re-sketch")
+        params[key] = stored
+    params["hash"] = hash_name
+    return params
+
+
+def hll_params(args, like: SketchSet | None = None) -> dict:
+    return _resolve_params(args, HLL_DEFAULTS, "fmix64", like)
+
+
+def min_count_params(args) -> ReadsMinCount:
+    """The minimum-count filter (SPEC 7) of the read files sketched by this command (FASTQ
+    files, or every sequence file with --min-count-fasta)."""
+    defaults = MinCountParams()
+    given = {"min_count": args.min_count, "mc_depth": args.mc_depth,
+             "mc_width_bits": args.mc_width_bits}
+    return ReadsMinCount(**{key: getattr(defaults, key) if value is None else value
+                            for key, value in given.items()},
+                         fasta=bool(getattr(args, "min_count_fasta", False)))
+
+
+def jsd_params(args, like: SketchSet | None = None) -> dict:
+    params = _resolve_params(args, JSD_DEFAULTS, "murmur3_32", like)
+    engine_params("pqa", params)  # validates
+    return params
+
+
+# -- backends and executors -----------------------------------------------------------------
+
+def xclbin(args) -> str | None:
+    return getattr(args, "xclbin", None) or os.environ.get("KMER_SKETCH_XCLBIN")
+
+
+def check_backend(args) -> None:
+    """Fail on a missing FPGA binary before any input is read (and before XRT is looked for),
+    and on --xclbin given for a backend that has no FPGA binary."""
+    backend = getattr(args, "backend", None)
+    if getattr(args, "xclbin", None) is not None and backend not in ("xrt", "auto"):
+        raise InputError(f"--xclbin: applies to --backend xrt (or auto), not --backend "
+                         f"{backend}; drop it or choose --backend xrt")
+    binary = xclbin(args) if backend == "xrt" else getattr(args, "xclbin", None)
+    if backend in ("xrt", "auto") and binary and pyxrt_stand_in():
+        if not Path(binary).is_dir():
+            raise InputError(f"{binary}: not a directory (with KMER_SKETCH_PYXRT=sim, --xclbin "
+                             "names a python -m hw.build output directory)")
+    elif backend in ("xrt", "auto") and binary and not Path(binary).is_file():
+        what = "is not a file" if Path(binary).exists() else "no such file"
+        raise InputError(f"{binary}: {what} (the --xclbin FPGA binary; build one with "
+                         f"python -m hw.build and v++)")
+
+
+def pyxrt_stand_in() -> bool:
+    """``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the pyxrt stand-in (host.device)."""
+    return os.environ.get("KMER_SKETCH_PYXRT") == "sim"
+
+
+def backend_of(args, session: Session):
+    """The command's backend, made once per run."""
+    if session.backend is None:
+        session.backend = get_backend(args.backend, xclbin(args),
+                                      sim_geometry=getattr(args, "sim_geometry", "small"))
+    return session.backend
+
+
+@contextlib.contextmanager
+def executor_of(args):
+    """This process, a local Dask cluster (--workers) or a scheduler's (--cluster)."""
+    cluster, workers = getattr(args, "cluster", None), getattr(args, "workers", None)
+    try:
+        executor = make_executor(cluster, workers)
+    except RuntimeError as error:  # dask missing
+        raise InputError(str(error)) from None
+    except OSError as error:
+        raise InputError(f"--cluster {cluster}: cannot connect ({error})") from None
+    try:
+        yield executor
+    finally:
+        executor.close()

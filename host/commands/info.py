@@ -1,0 +1,35 @@
+"""``info``: the parameters and genomes of sketch files."""
+
+from ..io import STDOUT
+from .common import Session
+from .inputs import read_sketch_files
+from .options import new_command
+from kmerspec.golden.hll import HllParams
+
+
+def add_parser(commands) -> None:
+    info = new_command(commands, "info", "print the parameters and genomes of sketch files")
+    info.add_argument("inputs", nargs="+", metavar="SKETCH",
+                      help="sketch files; prints parameters, then per genome its name, "
+                           "estimated distinct k-mers (HLL) and source files")
+    info.set_defaults(run=run)
+
+
+def run(args, session: Session) -> None:
+    from ..similarity import cardinalities
+    lines = []
+    for path, sketches in zip(args.inputs, read_sketch_files(args.inputs, session)):
+        lines.append(f"{path}: {len(sketches)} {sketches.kind} sketches, "
+                     + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
+        estimates = (cardinalities(sketches.arrays["registers"],
+                                   HllParams(sketches.params["p"], sketches.params["w"]))
+                     if sketches.kind == "hll" else [None] * len(sketches))
+        for index, (name, files, estimate) in enumerate(zip(sketches.names, sketches.files,
+                                                             estimates)):
+            size = f"~{estimate:.0f} distinct k-mers\t" if estimate is not None else ""
+            record = sketches.min_count(index)
+            kept = (f"min_count={record['m']} (Count-Min {record['mc_depth']} x "
+                    f"2^{record['mc_width_bits']})\t" if record else "")
+            lines.append(f"  {name}\t{size}{kept}{','.join(files)}")
+    output = session.outputs.open(STDOUT)
+    output.write("".join(line + "\n" for line in lines))

@@ -1,0 +1,289 @@
+"""Genomes into sketches: sequence files sketched on the command's backend (or its cluster), and
+the inputs of dist, search and jsd, sketch files and sequence files mixed."""
+
+import contextlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..backends import get_backend
+from ..cluster import LocalExecutor
+from ..io import InputError, read_sequence_file
+from ..progress import Progress, count_bases
+from ..reader import SequenceFile, read_file_groups, read_genomes
+from ..sketchfile import (SketchSet, engine_params, in_input_order, is_sketch_file, merge,
+                          read_sketches)
+from .common import Session, backend_of, genome_names, hll_params, jsd_params, min_count_params
+from .options import HLL_ONLY, PQA_ONLY, SKETCHING, given_options
+from kmerspec.golden.hll import HllParams
+from kmerspec.golden.mincount import MinCountParams
+
+__all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers",
+           "disambiguate", "read_twice", "read_sketch_files"]
+
+def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
+                   backend=None) -> Iterable[list]:
+    """Genomes for a backend; time spent waiting for the reader is not sketching time.
+
+    A backend that streams files (``streams_files``) gets host.reader.SequenceFile handles
+    and reads them itself; each handle then reports its bases once it is sketched.
+    """
+    if getattr(backend, "streams_files", False):
+        for path in paths:
+            file = SequenceFile(path)
+            bases.append(file)
+            yield [file]
+        return
+    source = read_genomes(paths)
+    while True:
+        with progress.waiting():
+            item = next(source, None)
+            if item is None:
+                return
+            bases.append(count_bases(item[1]))
+        yield [item[1]]
+
+
+def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> list:
+    done = []
+    for result in results:
+        done.append(result)
+        counted = bases.popleft() if bases else 0
+        progress.advance(1, counted if isinstance(counted, int) else counted.bases or 0)
+    progress.close()
+    return done
+
+
+def warn_without_kmers(session: Session, paths: Sequence[str], empty: Sequence[bool],
+                        what: str) -> None:
+    for path, is_empty in zip(paths, empty):
+        if is_empty:
+            try:
+                cause = "empty file, no k-mers" if os.path.getsize(path) == 0 else what
+            except OSError:
+                cause = what
+            session.warnings.append(f"{path}: {cause}")
+
+
+def _min_count_arguments(min_count: MinCountParams) -> dict:
+    """The backend's min_count argument, given only for m > 1 (SPEC 7)."""
+    return {"min_count": min_count} if min_count.active else {}
+
+
+def _sketch_path(path: str, params: dict, backend_name: str,
+                 min_count: MinCountParams = MinCountParams()) -> np.ndarray:
+    """Sketch one genome file where this runs (a cluster worker reads the file itself)."""
+    hll = HllParams(params["p"], params["w"])
+    backend = get_backend(backend_name)
+    return next(backend.sketch_hll([[read_sequence_file(path)]], params["k"], hll,
+                                   params["canonical"], **_min_count_arguments(min_count)))
+
+
+def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
+                      session: Session | None = None, threads: int | None = None,
+                      min_count: MinCountParams = MinCountParams()) -> SketchSet:
+    names = genome_names(paths)
+    groups, note = read_file_groups(paths, min_count)
+    if note is not None:  # --min-count filters the FASTQ files only (host.reader.ReadsMinCount)
+        print(f"note: {note}", file=sys.stderr)
+        parts = [(indices, sketch_sequences([paths[i] for i in indices], params, backend,
+                                            executor, session, threads, group_filter))
+                 for indices, group_filter in groups]
+        return in_input_order(parts, names, _sequence_origin(paths))
+    min_count = groups[0][1]
+    hll = HllParams(params["p"], params["w"])
+    progress = (session.progress("sketch", len(paths)) if session is not None
+                else Progress("sketch", len(paths), enabled=False))
+    bases: deque = deque()
+    if executor is None or isinstance(executor, LocalExecutor):
+        results = backend.sketch_hll(_timed_genomes(paths, progress, bases, backend),
+                                     params["k"], hll, params["canonical"], threads=threads,
+                                     **_min_count_arguments(min_count))
+    else:
+        results = executor.map_ordered(_sketch_path, paths, params, backend.name, min_count)
+    registers = _each_with_progress(results, progress, bases)
+    arrays = {"registers": np.stack(registers) if registers
+              else np.zeros((0, hll.m), dtype=np.uint8)}
+    if session is not None:
+        seen = (f" seen at least {min_count.min_count} times (--min-count "
+                f"{min_count.min_count})" if min_count.active else "")
+        warn_without_kmers(session, paths, [not r.any() for r in registers],
+                           f"no k-mer of length {params['k']}{seen}")
+    return SketchSet(kind="hll", params=params, names=names,
+                     files=[[str(p)] for p in paths], arrays=arrays,
+                     origin=_sequence_origin(paths), from_sequences=True,
+                     min_counts=[min_count.record()] * len(paths) if min_count.active else [])
+
+
+def _sequence_origin(paths: Sequence[str]) -> str:
+    shown = ", ".join(str(p) for p in paths[:3])
+    return f"the sequence files ({shown}{', ...' if len(paths) > 3 else ''})"
+
+
+def _pqa_of_path(path: str, params: dict, backend_name: str):
+    from ..fast.jsd import pqa_to_arrays
+    backend = get_backend(backend_name)
+    return pqa_to_arrays(next(backend.build_pqa([[read_sequence_file(path)]],
+                                                engine_params("pqa", params))))
+
+
+def pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
+                   session: Session, threads: int | None = None) -> SketchSet:
+    from ..fast.jsd import pqa_to_arrays
+    names = genome_names(paths)
+    shape = (1 << params["R"], params["n"])
+    progress = session.progress("pqa", len(paths))
+    bases: deque = deque()
+    if executor is None or isinstance(executor, LocalExecutor):
+        results = (pqa_to_arrays(pqa) for pqa in backend.build_pqa(
+            _timed_genomes(paths, progress, bases, backend), engine_params("pqa", params),
+            threads=threads))
+    else:
+        results = executor.map_ordered(_pqa_of_path, paths, params, backend.name)
+    done = _each_with_progress(results, progress, bases)
+    tags = [genome_tags for genome_tags, _ in done]
+    values = [genome_values for _, genome_values in done]
+    warn_without_kmers(session, paths, [not v.any() for v in values],
+                        f"no sampled k-mer (k={params['k']}, s={params['s']})")
+
+    def stack(arrays):
+        return np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint32)
+    return SketchSet(kind="pqa", params=params, names=names,
+                     files=[[str(p)] for p in paths],
+                     arrays={"tags": stack(tags), "values": stack(values)},
+                     origin=_sequence_origin(paths), from_sequences=True)
+
+
+def disambiguate(sets: list[SketchSet]) -> list[SketchSet]:
+    """Genomes of different sketch files that carry one name (``a/x.fa`` and ``b/x.fa``, each
+    sketched alone as ``x.fa``) are named by their source files instead, as sequence files are
+    where file names collide; one source file sketched twice keeps its name (merge refuses it).
+    """
+    sources: dict[str, set] = {}
+    for sketches in sets:
+        for name, files in zip(sketches.names, sketches.files):
+            sources.setdefault(name, set()).add(",".join(files))
+    for sketches in sets:
+        sketches.names = [",".join(files) if len(sources[name]) > 1 else name
+                          for name, files in zip(sketches.names, sketches.files)]
+    return sets
+
+
+def is_stream(path: str) -> bool:
+    """A pipe, FIFO, character device or socket (``<(cat x.fa)``, ``/dev/stdin``): content that
+    can be read once only."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+@contextlib.contextmanager
+def read_twice(paths: Sequence[str], session: Session):
+    """Yields (``paths`` with each stream among them copied into a temporary directory, a
+    function giving a text the streams' names back): the kind
+    of an input (sketch or sequence) is told by its first bytes before it is read, which a pipe
+    allows once. The copy keeps the stream's file name (so its genome's name), and the
+    messages, warnings and source files of the block name the stream as given."""
+    streams = [path for path in paths if is_stream(path)]
+    if not streams:
+        yield list(paths), (lambda text: text)
+        return
+    genome_names(paths)  # the same stream twice is refused before it is read
+    with tempfile.TemporaryDirectory(prefix="kmer-sketch-stream-") as directory:
+        shown = {}
+        readable = []
+        for index, path in enumerate(paths):
+            if path not in streams:
+                readable.append(path)
+                continue
+            copy = Path(directory) / str(index) / (Path(path).name or "stdin")
+            copy.parent.mkdir()
+            try:
+                with open(path, "rb") as source, open(copy, "wb") as target:
+                    shutil.copyfileobj(source, target, 1 << 20)
+            except OSError as error:
+                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+            shown[str(copy)] = str(path)
+            readable.append(str(copy))
+
+        def as_given(text: str) -> str:
+            for copy, path in shown.items():
+                text = text.replace(copy, path)
+            return text
+        warned = len(session.warnings)
+        try:
+            yield readable, as_given
+        except InputError as error:
+            raise InputError(as_given(str(error))) from None
+        session.warnings[warned:] = [as_given(w) for w in session.warnings[warned:]]
+
+
+def read_sketch_files(paths: Sequence[str], session: Session) -> list[SketchSet]:
+    """The sketch files ``paths``, pipes among them too (a sketch file is a zip archive, which
+    is read by seeking)."""
+    with read_twice(paths, session) as (readable, as_given):
+        sets = [read_sketches(path) for path in readable]
+    for sketches in sets:
+        sketches.origin = as_given(sketches.origin)
+    return sets
+
+
+def load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
+                executor, reference: SketchSet | None = None) -> SketchSet:
+    """Sketch files are read; sequence files are sketched with the parameters of the sketch
+    files given (of ``reference``, which every input must match, when given), or with the
+    command-line ones when there are none. Pipes are read too (:func:`read_twice`)."""
+    with read_twice(paths, session) as (readable, as_given):
+        combined = _load_inputs(readable, kind, command, args, session, executor, reference)
+    combined.names = [as_given(name) for name in combined.names]
+    combined.files = [[as_given(f) for f in files] for files in combined.files]
+    combined.origin = as_given(combined.origin)
+    return combined
+
+
+def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
+                 executor, reference: SketchSet | None = None) -> SketchSet:
+    sketch_paths = [p for p in paths if is_sketch_file(p)]
+    sequence_paths = [p for p in paths if not is_sketch_file(p)]
+    for path in sequence_paths:
+        if str(path).lower().endswith(".sketch"):
+            read_sketches(path)  # named a sketch file but not one (empty, damaged): its error
+    if not sequence_paths:
+        given = given_options(args, SKETCHING + (HLL_ONLY if kind == "hll" else PQA_ONLY))
+        if given:
+            raise InputError(f"{given[0]}: sets how sequence files are sketched, but only "
+                             f"sketch files were given (their own parameters are used); drop "
+                             f"{', '.join(given)}")
+    sets = disambiguate([read_sketches(p) for p in sketch_paths])
+    for sketches in sets:
+        if sketches.kind != kind:
+            hint = " (sketch --kind pqa)" if kind == "pqa" else ""
+            raise InputError(f"{sketches.origin}: {command} needs {kind.upper()} sketches"
+                             f"{hint}, not {sketches.kind}")
+        if reference is not None:
+            reference.check_compatible(sketches)
+    like = reference or (merge(sets) if sets else None)
+    if sequence_paths:
+        backend = backend_of(args, session)
+        if kind == "hll":
+            sets.append(sketch_sequences(sequence_paths, hll_params(args, like), backend,
+                                          executor, session, args.threads,
+                                          min_count_params(args)))
+        else:
+            sets.append(pqa_sequences(sequence_paths, jsd_params(args, like), backend,
+                                       executor, session, args.threads))
+    combined = merge(sets)
+    if not len(combined):
+        raise InputError(f"{combined.origin}: holds no genomes; nothing to compare")
+    return combined
+
+

@@ -1,0 +1,191 @@
+"""The parser pieces the commands share: one-line usage errors, ranged integers, and the option
+groups (output, backend, cluster, HyperLogLog, minimum count, JSD engine)."""
+
+import argparse
+
+from ..backends import BACKENDS
+from ..io import STDOUT
+from .common import HLL_DEFAULTS, JSD_DEFAULTS, one_line, option_name
+from kmerspec.golden.mincount import MinCountParams
+from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
+
+__all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option",
+           "backend_options", "cluster_options", "hll_options", "min_count_options",
+           "jsd_options", "k_and_strand", "given_options", "shown_option", "HLL_ONLY",
+           "PQA_ONLY", "SKETCHING"]
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line too: ``error: <what>: <cause> (see ... --help)``."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def ranged_int(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {value}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) in columns; "
+               "ani: 100 (1 - Mash distance), percent; mash: Mash distance")
+
+_OUTPUT_HELP = ("output file; - is standard output. Written only if the command succeeds; a "
+                "symlink is followed (its target is replaced), a FIFO or device is written in "
+                "place, /dev/stdout and /dev/fd/N through the descriptor (>> appends), a "
+                "regular file is replaced as a whole; an input file is never overwritten")
+
+
+def new_command(commands, name, help_text, description=None):
+    """A subcommand of ``commands`` (the parser's subparsers)."""
+    sub = commands.add_parser(name, help=help_text, description=description or help_text)
+    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                     help="show a traceback on errors (default: one line)")
+    return sub
+
+
+def output_option(sub, to_stdout: bool = False):
+    """-o; ``to_stdout``: a text output, standard output unless -o is given (as Mash does)."""
+    if to_stdout:
+        sub.add_argument("-o", "--output", default=STDOUT, metavar="FILE",
+                         help=_OUTPUT_HELP + " (default: standard output)")
+    else:
+        sub.add_argument("-o", "--output", required=True, metavar="FILE", help=_OUTPUT_HELP)
+
+
+def backend_options(sub):
+    sub.add_argument("--backend", choices=list(BACKENDS), default="sw",
+                     help="sw: fast software model (default); golden: pure-Python "
+                          "reference; sim: the RTL kernels in simulation (small inputs; "
+                          "simulator output goes to a log file, named if it fails); "
+                          "xrt: an FPGA card; auto: xrt if available, else sw")
+    sub.add_argument("--xclbin", default=None, metavar="FILE",
+                     help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1; "
+                          "with KMER_SKETCH_PYXRT=sim, a python -m hw.build output "
+                          "directory whose kernels are simulated; default: "
+                          "$KMER_SKETCH_XCLBIN)")
+    sub.add_argument("-p", "--threads", type=ranged_int(1, 4096), default=None, metavar="N",
+                     help="threads of the sw backend; the output is the same for every N "
+                          "(default: all cores)")
+    sub.add_argument("--sim-geometry", choices=["small", "default"], default="small",
+                     help="kernel geometry of --backend sim: small (narrow buses, few "
+                          "lanes and pivots; quick to build, the default) or default (the "
+                          "geometry python -m hw.build builds; slow to build and run)")
+
+
+def cluster_options(sub):
+    where = sub.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="ADDRESS", default=None,
+                       help="run on a Dask scheduler (tcp://host:8786); files must be "
+                            "readable by the workers (default: this process)")
+    where.add_argument("--workers", type=ranged_int(1, 4096), default=None, metavar="N",
+                       help="run on a local Dask cluster of N worker processes (default: "
+                            "this process)")
+
+
+#: the option strings of each algorithm parameter: a name that says what it is first (a short
+#: form only where Mash gives the letter the same meaning), then the parameter's letter, the
+#: name the command line had before, kept as an alias
+OPTION_STRINGS = {
+    "k": ("-k", "--ksize", "--k"),
+    "p": ("--index-bits", "--p"),
+    "w": ("--register-bits", "--w"),
+    "s": ("--sample-bits", "--s"),
+    "sample_seed": ("--sample-seed",),
+    "d": ("--cm-rows", "--d"),
+    "cw": ("--cm-width-bits", "--cw"),
+    "R": ("--queue-bits", "--R"),
+    "n": ("--queue-entries", "--n"),
+}
+
+
+def _ranged(group, key, low, high, text, like, defaults, **extra):
+    """An integer option whose default (None: not given) comes from ``defaults``."""
+    default = defaults[key]
+    shown = f"{default:#x}" if key == "sample_seed" else default
+    group.add_argument(*OPTION_STRINGS.get(key, (option_name(key),)), dest=key,
+                       type=ranged_int(low, high), default=None,
+                       help=f"{text}, {low}..{high} (default {shown}{like})", **extra)
+
+
+def k_and_strand(group, like, defaults):
+    _ranged(group, "k", 1, 32, "k-mer length", like, defaults)
+    group.add_argument("--no-canonical", action="store_true", default=None,
+                       help=f"hash forward k-mers instead of canonical ones (default: "
+                            f"canonical{like})")
+
+
+def hll_options(sub, from_sketches, title="HyperLogLog sketches (SPEC 3)", with_k=True):
+    group = sub.add_argument_group(title)
+    like = ", or that of the sketch files given" if from_sketches else ""
+    if with_k:
+        k_and_strand(group, like, HLL_DEFAULTS)
+    _ranged(group, "p", 8, 18, "HLL index bits", like, HLL_DEFAULTS)
+    _ranged(group, "w", 4, 8, "HLL register bits", like, HLL_DEFAULTS)
+
+
+def min_count_options(sub, title="Minimum k-mer count, for reads (SPEC 7)"):
+    group = sub.add_argument_group(title)
+    group.add_argument("-m", "--min-count", type=ranged_int(1, MinCountParams().max_count),
+                       default=None, metavar="M",
+                       help="sketch only k-mers whose Count-Min (conservative update) "
+                            "count reaches M, 1..255; never drops a k-mer seen M times "
+                            "(default 1: every k-mer, no Count-Min)")
+    group.add_argument("--mc-depth", type=ranged_int(MC_DEPTH.low, MC_DEPTH.high),
+                       default=None, metavar="D",
+                       help=f"Count-Min rows for --min-count, {MC_DEPTH.low}.."
+                            f"{MC_DEPTH.high} (default {MC_DEPTH.default})")
+    group.add_argument("--mc-width-bits",
+                       type=ranged_int(MC_WIDTH_BITS.low, MC_WIDTH_BITS.high),
+                       default=None, metavar="CW",
+                       help=f"log2 counters per Count-Min row for --min-count, "
+                            f"{MC_WIDTH_BITS.low}..{MC_WIDTH_BITS.high} (default "
+                            f"{MC_WIDTH_BITS.default}); 2^CW should be 3x the reads' "
+                            f"distinct k-mers or more, else rare k-mers pass (20: ~350k, a "
+                            f"virus; 24: a bacterium at 30x; docs/min_count.md). Memory "
+                            f"per genome in flight: 4 x D x 2^CW bytes")
+    group.add_argument("--min-count-fasta", action="store_true", default=None,
+                       help="apply --min-count to FASTA files too (default: to FASTQ read "
+                            "files only; a genome's k-mers occur about once each)")
+
+
+#: the options of each kind of sketch, by their argparse names; not given, each is None
+HLL_ONLY = ("p", "w", "min_count", "mc_depth", "mc_width_bits", "min_count_fasta")
+PQA_ONLY = ("s", "sample_seed", "d", "cw", "R", "n", "update")
+SKETCHING = ("k", "no_canonical")
+
+
+def shown_option(key: str) -> str:
+    """The name an option is shown by in messages (its first long or Mash-like form)."""
+    return OPTION_STRINGS.get(key, (option_name(key),))[0]
+
+
+def given_options(args, keys) -> list[str]:
+    """The options among ``keys`` given on the command line (names for messages)."""
+    return [shown_option(key) for key in keys if getattr(args, key, None) not in (None, False)]
+
+
+def jsd_options(sub, with_k, from_sketches, title="JSD engine (SPEC 4)"):
+    group = sub.add_argument_group(title)
+    like = ", or that of the sketch files given" if from_sketches else ""
+    if with_k:
+        k_and_strand(group, like, JSD_DEFAULTS)
+    _ranged(group, "s", 0, 32, "sampling: keep k-mers whose hash has s low zero bits", like,
+            JSD_DEFAULTS)
+    _ranged(group, "sample_seed", 0, (1 << 32) - 1, "seed of the sampling hash, decimal or "
+            "0x hex", like, JSD_DEFAULTS, metavar="SEED")
+    _ranged(group, "d", 1, 16, "Count-Min rows", like, JSD_DEFAULTS)
+    _ranged(group, "cw", 1, 24, "log2 counters per Count-Min row", like, JSD_DEFAULTS)
+    _ranged(group, "R", 0, 24, "log2 PQA queues", like, JSD_DEFAULTS)
+    _ranged(group, "n", 1, 64, "entries per queue", like, JSD_DEFAULTS)
+    group.add_argument("--update", choices=("cu", "cm"), default=None,
+                       help=f"Count-Min update: cu conservative or cm plain (default "
+                            f"cu{like})")

@@ -1,0 +1,49 @@
+"""``sketch``: one HyperLogLog sketch (or PQA, ``--kind pqa``) per sequence file."""
+
+from ..io import InputError
+from ..sketchfile import engine_params, write_sketches
+from .common import (HLL_DEFAULTS, Session, backend_of, executor_of, hll_params, jsd_params,
+                     min_count_params)
+from .inputs import pqa_sequences, sketch_sequences
+from .options import (HLL_ONLY, PQA_ONLY, backend_options, cluster_options, given_options,
+                      hll_options, jsd_options, k_and_strand, min_count_options, new_command,
+                      output_option)
+
+
+def add_parser(commands) -> None:
+    sketch = new_command(commands, "sketch", "sketches of genomes (one per file)")
+    sketch.add_argument("files", nargs="+", metavar="FILE",
+                        help="FASTA/FASTQ files, plain or gzip; one genome per file")
+    sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
+                        help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
+    output_option(sketch)
+    backend_options(sketch)
+    cluster_options(sketch)
+    # the options of each kind under its own heading: --help shows which apply to which
+    k_and_strand(sketch.add_argument_group("k-mers (every --kind)"), "", HLL_DEFAULTS)
+    hll_options(sketch, from_sketches=False, with_k=False,
+                title="--kind hll (default): HyperLogLog sketches for dist and search (SPEC 3)")
+    min_count_options(sketch, title="--kind hll: minimum k-mer count, for reads (SPEC 7)")
+    jsd_options(sketch, with_k=False, from_sketches=False,
+                title="--kind pqa: priority-queue arrays (PQA) for jsd (SPEC 4)")
+    sketch.set_defaults(run=run)
+
+
+def run(args, session: Session) -> None:
+    output = session.outputs.open(args.output, binary=True)
+    with executor_of(args) as executor:
+        backend = backend_of(args, session)
+        other = given_options(args, HLL_ONLY if args.kind == "pqa" else PQA_ONLY)
+        if other:
+            kind = "hll" if args.kind == "pqa" else "pqa"
+            raise InputError(f"{other[0]}: applies to --kind {kind} sketches, not --kind "
+                             f"{args.kind}; drop {', '.join(other)} or give --kind {kind}")
+        if args.kind == "pqa":
+            sketches = pqa_sequences(args.files, jsd_params(args), backend, executor, session,
+                                     args.threads)
+        else:
+            params = hll_params(args)
+            engine_params("hll", params)
+            sketches = sketch_sequences(args.files, params, backend, executor, session,
+                                        args.threads, min_count_params(args))
+    write_sketches(output, sketches)
