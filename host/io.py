@@ -28,7 +28,7 @@ from pathlib import Path
 from kmerspec.golden.parse import remove_trailing_whitespace
 
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
-           "looks_like_damaged_sketch", "gzip_problem", "is_read_file", "genome_name", "STDOUT",
+           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "STDOUT",
            "Outputs", "writes_in_place", "output_transaction", "atomic_output",
            "input_identities", "ReaderGone"]
 
@@ -211,25 +211,6 @@ def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:
     # only trailing spaces of sequence lines and lines of spaces only change what a parser
     # makes of the bytes (headers and quality lines are skipped whatever they end with)
     return remove_trailing_whitespace(data) if stream.trimmed_lines else data
-
-
-def is_read_file(path: str | os.PathLike) -> bool:
-    """True for a FASTQ file (sequencing reads): its first record is '@', after
-    decompression. A file that cannot be read is not one (its error comes when it is read).
-    A pipe or device cannot be looked at without taking its data from the reader: it counts
-    as reads, filtered by --min-count as every file was before the filter told them apart."""
-    from .reader import sequence_blocks
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return True
-    except OSError:
-        return False
-    try:
-        with contextlib.closing(sequence_blocks(path, _SNIFF_BYTES)) as blocks:
-            first = next(blocks, b"")
-    except InputError:
-        return False
-    return first.lstrip(b"\r\n")[:1] == b"@"
 
 
 def genome_name(path: str | os.PathLike) -> str:

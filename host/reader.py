@@ -11,10 +11,12 @@ where it is installed, else by zlib; bzip2 and xz by Python's bz2 and lzma.
 """
 
 import bz2
+import contextlib
 import functools
 import gzip
 import lzma
 import os
+import stat
 import sys
 import time
 import zlib
@@ -25,12 +27,12 @@ from pathlib import Path
 
 from kmerspec.golden.mincount import MinCountParams
 
-from .io import (BZIP2_XZ_ERRORS, InputError, _check_format, _refuse_compression,
-                 bzip2_xz_problem, compression_of, gzip_problem, is_read_file,
+from .io import (_SNIFF_BYTES, BZIP2_XZ_ERRORS, InputError, _check_format,
+                 _refuse_compression, bzip2_xz_problem, compression_of, gzip_problem,
                  read_sequence_file)
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES",
-           "ReadsMinCount", "read_file_groups"]
+           "ReadsMinCount", "read_file_groups", "is_read_file"]
 
 BLOCK_BYTES = 1 << 22  # at least the 64 KiB the format check looks at
 
@@ -214,6 +216,24 @@ def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int
 
 # -- which files --min-count filters ---------------------------------------------------------
 
+def is_read_file(path: str | os.PathLike) -> bool:
+    """True for a FASTQ file (sequencing reads): its first record is '@', after
+    decompression. A file that cannot be read is not one (its error comes when it is read).
+    A pipe or device cannot be looked at without taking its data from the reader: it counts
+    as reads, filtered by --min-count as every file was before the filter told them apart."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return True
+    except OSError:
+        return False
+    try:
+        with contextlib.closing(sequence_blocks(path, _SNIFF_BYTES)) as blocks:
+            first = next(blocks, b"")
+    except InputError:
+        return False
+    return first.lstrip(b"\r\n")[:1] == b"@"
+
+
 @dataclass(frozen=True)
 class ReadsMinCount(MinCountParams):
     """The minimum-count filter of a command (``--min-count``), for its read files: FASTQ files
@@ -250,8 +270,9 @@ def read_file_groups(paths: Sequence[str], min_count: MinCountParams
 
     def files(count: int, kind: str) -> str:
         return f"{count} {kind} file{'' if count == 1 else 's'}"
-    note = (f"--min-count {min_count.min_count} applies to the {files(len(reads), 'FASTQ read')}"
-            f"; {files(len(others), 'FASTA')} sketched in full (--min-count-fasta filters "
-            f"them too)")
+    to = (f"applies to the {files(len(reads), 'FASTQ read')}" if reads
+          else "applies to FASTQ read files and none was given")
+    note = (f"--min-count {min_count.min_count} {to}; {files(len(others), 'FASTA')} sketched "
+            f"in full (--min-count-fasta filters them too)")
     groups = [(reads, min_count.plain()), (others, MinCountParams())]
     return [(indices, params) for indices, params in groups if indices], note

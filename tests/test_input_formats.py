@@ -112,18 +112,24 @@ def test_a_sketch_with_a_damaged_magic_is_named_a_sketch(tmp_path, capsys):
     damaged[0] ^= 0x20
     sketch.write_bytes(bytes(damaged))
     capsys.readouterr()
-    as_input = (f"error: {sketch}: not a sketch file (bad magic b'pK\\x03\\x04', expected "
-                f"b'PK\\x03\\x04'), nor a FASTA/FASTQ file: a damaged sketch file?")
+    # dist, given a file named .sketch, reads it as a sketch file (host.commands.inputs)
     as_sketch = (f"error: {sketch}: not a sketch file (bad magic b'pK\\x03\\x04', expected "
                  f"b'PK\\x03\\x04'): a damaged sketch file?")
-    for command, expected in ((["dist", str(sketch), "-o", str(tmp_path / "d.tsv")], as_input),
+    for command, expected in ((["dist", str(sketch), "-o", str(tmp_path / "d.tsv")], as_sketch),
                               (["dist", str(sketch), str(genome), "-o",
-                                str(tmp_path / "d.tsv")], as_input),
+                                str(tmp_path / "d.tsv")], as_sketch),
                               (["info", str(sketch)], as_sketch),
                               (["merge", str(sketch), "-o", str(tmp_path / "m.sketch")],
                                as_sketch)):
         assert main(command) == 2
         assert capsys.readouterr().err.strip().splitlines() == [expected]
+    # under another name it may be a sequence file too: the message says it is neither
+    renamed = tmp_path / "r.dat"
+    renamed.write_bytes(bytes(damaged))
+    assert main(["dist", str(renamed), str(genome), "-o", str(tmp_path / "d.tsv")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {renamed}: not a sketch file (bad magic b'pK\\x03\\x04', expected "
+        f"b'PK\\x03\\x04'), nor a FASTA/FASTQ file: a damaged sketch file?"]
 
 
 def test_gzip_diagnosis_across_its_read_chunks(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from host.cli import main
-from host.io import is_read_file
+from host.reader import is_read_file
 from host.reader import ReadsMinCount, read_file_groups
 from host.sketchfile import read_sketches
 from kmerspec.golden.mincount import MinCountParams
@@ -85,6 +85,10 @@ def test_read_files_are_told_by_content(tmp_path):
     groups, note = read_file_groups([str(fasta), str(fastq)], ReadsMinCount(min_count=3))
     assert groups == [([1], MinCountParams(min_count=3)), ([0], MinCountParams())]
     assert note.startswith("--min-count 3 applies to the 1 FASTQ read file; 1 FASTA file ")
+    groups, note = read_file_groups([str(fasta)], ReadsMinCount(min_count=3))
+    assert groups == [([0], MinCountParams())]
+    assert note == ("--min-count 3 applies to FASTQ read files and none was given; 1 FASTA "
+                    "file sketched in full (--min-count-fasta filters them too)")
     everything = ReadsMinCount(min_count=3, fasta=True)
     assert read_file_groups([str(fasta), str(fastq)], everything) == \
         ([([0, 1], MinCountParams(min_count=3))], None)

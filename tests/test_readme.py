@@ -56,7 +56,7 @@ def test_use_lines_run_as_written_on_the_examples(tmp_path, monkeypatch, capsys)
             captured = capsys.readouterr()
             assert captured.err == "", (line, captured.err)
             output = argv[argv.index("-o") + 1] if "-o" in argv else None
-            if output == "-" or words[3] == "info":
+            if output in ("-", None) or words[3] == "info":
                 assert captured.out.strip(), line
             else:
                 assert Path(output).stat().st_size > 0, line
