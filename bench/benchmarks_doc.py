@@ -58,7 +58,7 @@ def headlines() -> list[tuple[str, str, str]]:
     geometry = kernel_rows("default_geometry")
     resources = kernel_rows("resources")
     model = load("jacc_similarity_model")
-    containment = {row["p"]: row for row in load("containment_accuracy")["rows"]}
+    near_zero = load("near_zero")
     bench = "[benchmarks](docs/benchmarks.md)"
     rows = [
         ("Sketching, software (1 thread, k=31, p=14)",
@@ -66,9 +66,11 @@ def headlines() -> list[tuple[str, str, str]]:
          f"{bench}, `python bench/sw_backend.py`"),
         ("All-pairs Jaccard, software (1 thread, p=14)",
          f"{pairs[1] / 1e6:.2f} M pairs/s", f"{bench}, `python bench/sw_backend.py`"),
-        ("Containment accuracy vs exact (p=14, real genomes)",
-         f"max abs error {containment[14]['max_abs_error']}",
-         "[benchmarks](docs/benchmarks.md#accuracy), `python bench/containment_accuracy.py`"),
+        (f"Jaccard vs exact on {near_zero['input'].split(' (')[0]} (p=14)",
+         f"unrelated: {near_zero['below_detection']['hll']} of {near_zero['unrelated_pairs']} "
+         f"below detection; max abs error {near_zero['max_abs_jaccard_error']['mle']} with "
+         f"`--estimator mle` (Mash s=10000: {near_zero['max_abs_jaccard_error']['mash']})",
+         "[accuracy](docs/accuracy.md), `python bench/near_zero.py`"),
     ]
     for kernel in ("jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity"):
         row = geometry[kernel]
@@ -161,8 +163,20 @@ def resources_section() -> list[str]:
 
 
 def accuracy_section() -> list[str]:
-    record = load("containment_accuracy")
+    near = load("near_zero")
+    errors = near["max_abs_jaccard_error"]
     out = ["## Accuracy", "",
+           f"Near zero and the estimators, `{near['command']}`, {near['date']} ({near['note']}). "
+           f"Input: {near['input']}. {near['geometry'][0].upper() + near['geometry'][1:]}. "
+           "More in [accuracy.md](accuracy.md).", "",
+           "| figure | hll (default) | mle | Mash |", "| --- | --- | --- | --- |",
+           f"| unrelated pairs reported as sharing nothing (of {near['unrelated_pairs']}) | "
+           f"{near['below_detection']['hll']} | {near['below_detection']['mle']} | "
+           f"{near['mash_distance_1']} at distance 1 |",
+           f"| max abs Jaccard error, all pairs, as printed | {errors['hll']} | {errors['mle']} | "
+           f"{errors['mash']} |", ""]
+    record = load("containment_accuracy")
+    out += [
            f"HLL containment against exact containment, `{record['command']}`, {record['date']}. "
            f"Input: {record['input']}. {record['geometry'][0].upper() + record['geometry'][1:]}.",
            "", "| p | max abs error | mean abs error |", "| --- | --- | --- |"]
