@@ -106,13 +106,16 @@ def _simulator_failure(error: BaseException) -> bool:
 
 def _error_message(error: BaseException) -> tuple[str, int]:
     """The one line for ``error`` and the exit status (2: the user's to fix; 1: a bug)."""
-    from .device import DeviceError
+    from .calls import DeviceError, KernelError
     log = getattr(error, "simulator_log", None)
     if _simulator_failure(error):
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         return f"--backend sim: the simulation failed ({one_line(first)}); simulator output " \
                f"in {log}", 2
-    if isinstance(error, (InputError, DeviceError, ValueError)):
+    if isinstance(error, (InputError, KernelError, ValueError)):
+        # the user's input, or the kernel's own refusal: the simulator's output adds nothing
+        return one_line(error), 2
+    if isinstance(error, DeviceError):
         message = one_line(error)
         return (f"{message} (simulator output in {log})" if log else message), 2
     if isinstance(error, MemoryError):
