@@ -47,8 +47,8 @@ reset (ap_rst_n, an aborted call, a FRESH start) drains every bank's PQA into no
 every bank's Count-Min, all banks at once; a lane takes its first k-mer once its active bank is
 clean: :attr:`QueueBuilderLane.reset_clear_cycles` = max(2^R + 2, 2^cw) + 3 cycles after the
 reset (16,387 at the defaults: the Count-Min clear decides), while its FIFO fills and then holds
-the input. So garbage left by configuration (UltraRAM and block RAM contents are not defined
-for this design) or by a genome cut off by the reset never reaches a record
+the input. So whatever the memories hold at configuration (the design sets no memory contents)
+or from a genome cut off by the reset never reaches a record
 (``tests/test_power_on.py`` starts the kernel with every memory and register random).
 
 Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
