@@ -46,9 +46,14 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
 
     async def countmin_probe(ctx):
         # at each genome end the retiring bank's counters are complete until its clear starts;
-        # nothing is cleared after the reset (the banks start clean)
+        # the clear of every bank in the first cycle is the reset's (no genome ended)
         countmin = dut.countmin
+        first = True
         async for _, _, clearing in ctx.tick().sample(countmin.clear):
+            if first:
+                assert clearing == (1 << countmin.banks) - 1, "the reset must clear every bank"
+                first = False
+                continue
             for bank in range(countmin.banks):
                 if clearing >> bank & 1:
                     snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
