@@ -23,11 +23,12 @@
   ``params`` (``Params.to_dict()``; the bench reads them back with
   ``kmerspec.kernels.params_from_dict``).
 * ``garbage_start=N`` (Verilator only) simulates an FPGA after configuration with no power-on
-  values: every memory initialiser that only writes zeros and every register initialiser is
-  removed from the Verilog (:func:`without_power_on_values`; ROM contents stay), the model is built
-  with ``--x-initial unique`` and run with ``+verilator+rand+reset+2 +verilator+seed+N``, so every
-  memory word and every register starts from seed N's random bits until the reset (or the
-  design) writes it (docs/kernel_interface.md, "Clean state").
+  values: every memory whose initialiser only writes zeros is filled with random words
+  (``$urandom``) instead and every register initialiser is removed from the Verilog
+  (:func:`without_power_on_values`; ROM contents stay), the model is built with ``--x-initial
+  unique`` and run with ``+verilator+rand+reset+2 +verilator+seed+N``, so every memory word and
+  every register starts from seed N's random bits until the reset (or the design) writes it
+  (docs/kernel_interface.md, "Clean state").
 * Raises :class:`CocotbFailure` if any cocotb test failed or the simulator crashed, so a pytest
   function that calls this fails with the cocotb log in the message.
 """
@@ -175,13 +176,15 @@ _MEMORY_INIT_WORDS = re.compile(
     r"^(?P<indent>[ \t]*)initial begin\n"
     r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
     r"(?P=indent)end\n", re.M)
+_MEMORY_INIT_WORD = re.compile(r"[ \t]*(?P<name>\\\S+ |[A-Za-z_][\w$]*)\[(?P<index>\d+)\] = "
+                               r"(?P<value>[^;\n]+);\n")
 _MEMORY_INIT_LOOP = re.compile(
     r"^(?P<indent>[ \t]*)initial begin : \w+\n"
     r"[ \t]*integer i;\n"
-    r"[ \t]*for \(i = 0; i < \d+; i = i \+ 1\)\n"
-    r"(?P<body>[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[i\] = [^;\n]+;\n)"
+    r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
+    r"[ \t]*(?P<name>\\\S+ |[A-Za-z_][\w$]*)\[i\] = (?P<value>[^;\n]+);\n"
     r"(?P=indent)end\n", re.M)
-_ZERO_ASSIGNMENT = re.compile(r"= (?:\d+'[bhd]0+|0);$")
+_ZERO_VALUE = re.compile(r"(?:(?P<width>\d+)'[bhd])?0+")
 # "reg [7:0] name = 8'h00;" (Yosys writes a register's init value into its declaration); Yosys'
 # own helper register of `always @*` blocks keeps its value
 _REGISTER_INIT = re.compile(
@@ -189,22 +192,52 @@ _REGISTER_INIT = re.compile(
     r"(?P<name>\\\S+ |[A-Za-z_][\w$]*))\s*= [^;\n]+;$", re.M)
 
 
+def _random_words(indent: str, name: str, depth: int, width: int) -> str:
+    """An initial block that fills every word of memory ``name`` with ``$urandom`` bits (a word
+    of its own, unlike ``--x-initial unique``, which gives every word of an array the same
+    value); Verilator seeds ``$urandom`` with ``+verilator+seed+N``."""
+    label = re.sub(r"\W", "_", name.strip().lstrip("\\")) + "__garbage"
+    calls = ", ".join(["$urandom"] * ((width + 31) // 32))
+    return (f"{indent}initial begin : {label}\n"
+            f"{indent}  integer i;\n"
+            f"{indent}  for (i = 0; i < {depth}; i = i + 1)\n"
+            f"{indent}    {name}[i] = {{{calls}}};\n"
+            f"{indent}end\n")
+
+
 def without_power_on_values(text: str) -> str:
     """Verilog ``text`` as an FPGA after configuration would run it if nothing were initialised:
-    every memory initialiser that writes only zeros (a memory whose contents the design does not
-    define) and every register initialiser removed. ROMs (initialisers with other values) keep
-    theirs. Simulated with ``--x-initial unique``, those bits start random."""
-    def drop_zero_memory(match):
-        lines = match.group("body").strip().splitlines()
-        return "" if all(_ZERO_ASSIGNMENT.search(line.strip()) for line in lines) else match.group(0)
+    every memory whose initialiser writes only zeros (a memory whose contents the design does not
+    define) filled with random words instead, and every register initialiser removed (simulated
+    with ``--x-initial unique`` and ``+verilator+rand+reset+2``, those registers start random).
+    ROMs (initialisers with other values) keep their contents."""
+    def width_of(value):
+        zero = _ZERO_VALUE.fullmatch(value.strip())
+        return None if zero is None else int(zero.group("width") or 32)
+
+    def words_to_random(match):
+        words = list(_MEMORY_INIT_WORD.finditer(match.group("body")))
+        widths = {width_of(word.group("value")) for word in words}
+        names = {word.group("name") for word in words}
+        if None in widths or len(names) != 1:
+            return match.group(0)
+        depth = max(int(word.group("index")) for word in words) + 1
+        return _random_words(match.group("indent"), names.pop(), depth, widths.pop())
+
+    def loop_to_random(match):
+        width = width_of(match.group("value"))
+        if width is None:
+            return match.group(0)
+        return _random_words(match.group("indent"), match.group("name"),
+                             int(match.group("depth")), width)
 
     def drop_register(match):
         if match.group("name").startswith("\\$auto$"):
             return match.group(0)
         return match.group("declaration") + ";"
 
-    text = _MEMORY_INIT_WORDS.sub(drop_zero_memory, text)
-    text = _MEMORY_INIT_LOOP.sub(drop_zero_memory, text)
+    text = _MEMORY_INIT_WORDS.sub(words_to_random, text)
+    text = _MEMORY_INIT_LOOP.sub(loop_to_random, text)
     return _REGISTER_INIT.sub(drop_register, text)
 
 
