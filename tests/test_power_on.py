@@ -20,7 +20,7 @@ fewer inputs), so what it compares is the kernel contract.
 Mutant tried: the JSD builder with today's ``dirty`` flags (reset_less, so a reset clears only the
 banks marked dirty; the first call after configuration clears nothing) fails
 ``test_builder_kernel_from_garbage``: the garbage of the banks not marked dirty reaches the
-records.
+records (genome 0's first queue holds a garbage entry and a garbage count).
 """
 
 import importlib
