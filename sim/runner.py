@@ -22,6 +22,13 @@
   :func:`run_kernel_bench` builds a kernel from its Params (kmerspec.kernels) and passes them as
   ``params`` (``Params.to_dict()``; the bench reads them back with
   ``kmerspec.kernels.params_from_dict``).
+* ``garbage_start=N`` (Verilator only) simulates an FPGA after configuration with no power-on
+  values: every memory whose initialiser only writes zeros is filled with random words
+  (``$urandom``) instead and every register initialiser is removed from the Verilog
+  (:func:`without_power_on_values`; ROM contents stay), the model is built with ``--x-initial
+  unique`` and run with ``+verilator+rand+reset+2 +verilator+seed+N``, so every memory word and
+  every register starts from seed N's random bits until the reset (or the design) writes it
+  (docs/kernel_interface.md, "Clean state").
 * Raises :class:`CocotbFailure` if any cocotb test failed or the simulator crashed, so a pytest
   function that calls this fails with the cocotb log in the message.
 """
@@ -39,7 +46,7 @@ import shutil
 import sys
 import tempfile
 
-__all__ = ["run_cocotb", "run_kernel_bench", "params", "CocotbFailure", "available_simulators", "build_root",
+__all__ = ["run_cocotb", "without_power_on_values", "run_kernel_bench", "params", "CocotbFailure", "available_simulators", "build_root",
            "to_verilog_text", "design_key_text", "verilator_cxx_opt", "build_directory"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -164,13 +171,86 @@ def to_verilog_text(design, toplevel: str) -> str:
     return verilog.convert(design, name=toplevel)
 
 
+# Yosys' memory initialisers: one assignment per word, or hw.vitis.emit's loop
+_MEMORY_INIT_WORDS = re.compile(
+    r"^(?P<indent>[ \t]*)initial begin\n"
+    r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
+    r"(?P=indent)end\n", re.M)
+_MEMORY_INIT_WORD = re.compile(r"[ \t]*(?P<name>\\\S+ |[A-Za-z_][\w$]*)\[(?P<index>\d+)\] = "
+                               r"(?P<value>[^;\n]+);\n")
+_MEMORY_INIT_LOOP = re.compile(
+    r"^(?P<indent>[ \t]*)initial begin : \w+\n"
+    r"[ \t]*integer i;\n"
+    r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
+    r"[ \t]*(?P<name>\\\S+ |[A-Za-z_][\w$]*)\[i\] = (?P<value>[^;\n]+);\n"
+    r"(?P=indent)end\n", re.M)
+_ZERO_VALUE = re.compile(r"(?:(?P<width>\d+)'[bhd])?0+")
+# "reg [7:0] name = 8'h00;" (Yosys writes a register's init value into its declaration); Yosys'
+# own helper register of `always @*` blocks keeps its value
+_REGISTER_INIT = re.compile(
+    r"^(?P<declaration>[ \t]*reg (?:signed )?(?:\[[^\]]+\] )?"
+    r"(?P<name>\\\S+ |[A-Za-z_][\w$]*))\s*= [^;\n]+;$", re.M)
+
+
+def _random_words(indent: str, name: str, depth: int, width: int) -> str:
+    """An initial block that fills every word of memory ``name`` with ``$urandom`` bits (a word
+    of its own, unlike ``--x-initial unique``, which gives every word of an array the same
+    value); Verilator seeds ``$urandom`` with ``+verilator+seed+N``."""
+    label = re.sub(r"\W", "_", name.strip().lstrip("\\")) + "__garbage"
+    calls = ", ".join(["$urandom"] * ((width + 31) // 32))
+    return (f"{indent}initial begin : {label}\n"
+            f"{indent}  integer i;\n"
+            f"{indent}  for (i = 0; i < {depth}; i = i + 1)\n"
+            f"{indent}    {name}[i] = {{{calls}}};\n"
+            f"{indent}end\n")
+
+
+def without_power_on_values(text: str) -> str:
+    """Verilog ``text`` as an FPGA after configuration would run it if nothing were initialised:
+    every memory whose initialiser writes only zeros (a memory whose contents the design does not
+    define) filled with random words instead, and every register initialiser removed (simulated
+    with ``--x-initial unique`` and ``+verilator+rand+reset+2``, those registers start random).
+    ROMs (initialisers with other values) keep their contents."""
+    def width_of(value):
+        zero = _ZERO_VALUE.fullmatch(value.strip())
+        return None if zero is None else int(zero.group("width") or 32)
+
+    def words_to_random(match):
+        words = list(_MEMORY_INIT_WORD.finditer(match.group("body")))
+        widths = {width_of(word.group("value")) for word in words}
+        names = {word.group("name") for word in words}
+        if None in widths or len(names) != 1:
+            return match.group(0)
+        depth = max(int(word.group("index")) for word in words) + 1
+        return _random_words(match.group("indent"), names.pop(), depth, widths.pop())
+
+    def loop_to_random(match):
+        width = width_of(match.group("value"))
+        if width is None:
+            return match.group(0)
+        return _random_words(match.group("indent"), match.group("name"),
+                             int(match.group("depth")), width)
+
+    def drop_register(match):
+        if match.group("name").startswith("\\$auto$"):
+            return match.group(0)
+        return match.group("declaration") + ";"
+
+    text = _MEMORY_INIT_WORDS.sub(words_to_random, text)
+    text = _MEMORY_INIT_LOOP.sub(loop_to_random, text)
+    return _REGISTER_INIT.sub(drop_register, text)
+
+
 def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
                parameters: dict | None = None, testcase: str | list[str] | None = None,
                simulator: str | None = None, waves: bool = False, seed: int | None = None,
-               extra_env: dict | None = None, timeout_note: str = "") -> pathlib.Path:
+               extra_env: dict | None = None, timeout_note: str = "",
+               garbage_start: int | None = None) -> pathlib.Path:
     """Build ``design`` and run cocotb ``test_module`` (a dotted module name) against it.
 
     ``toplevel`` defaults to ``design.desc.name`` for a Vitis kernel, else ``"top"``.
+    ``garbage_start``: the seed of random power-on memory and register contents (module
+    docstring; Verilator only).
     Returns the results XML path; raises :class:`CocotbFailure` on any failure.
     """
     try:
@@ -187,8 +267,16 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     text = to_verilog_text(design, toplevel)
     build_args = []
     make_flags = []
+    plusargs = []
+    if garbage_start is not None:
+        if sim != "verilator":
+            raise RuntimeError(f"garbage_start needs Verilator, not {sim}")
+        text = without_power_on_values(text)
+        plusargs = ["+verilator+rand+reset+2", f"+verilator+seed+{int(garbage_start)}"]
     if sim == "verilator":
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"]
+        if garbage_start is not None:
+            build_args += ["--x-initial", "unique"]
         cxx_opt = verilator_cxx_opt()
         make_flags = [f"{name}={cxx_opt}" for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
     bdir = build_directory(toplevel, sim, text, json.dumps([waves, build_args, make_flags]))
@@ -232,7 +320,7 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
     env[PARAM_ENV] = json.dumps(parameters or {})
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + sys.path)
     name = test_module.rsplit(".", 1)[-1]
-    tag = hashlib.sha256(json.dumps([testcase, parameters, seed], sort_keys=True,
+    tag = hashlib.sha256(json.dumps([testcase, parameters, seed, garbage_start], sort_keys=True,
                                     default=str).encode()).hexdigest()[:8]
     results = bdir / f"results-{name}-{tag}.xml"
     log_file = bdir / f"log-{name}-{tag}.txt"
@@ -241,6 +329,7 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
                           hdl_toplevel_lang="verilog",
                           build_dir=bdir, test_dir=bdir, results_xml=str(results),
                           extra_env=env, waves=waves, seed=seed, log_file=log_file,
+                          plusargs=plusargs,
                           timescale=timescale if sim == "icarus" else None)
     except SystemExit as e:
         xml = results

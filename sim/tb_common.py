@@ -9,7 +9,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
@@ -26,6 +26,14 @@ PAGE = 4096
 async def start_clock_reset(clk, rst_n=None, rst=None, cycles=8):
     """Start a 250 MHz clock on ``clk`` and pulse an active-low ``rst_n`` (or active-high ``rst``)."""
     cocotb.start_soon(Clock(clk, CLOCK_PERIOD_NS, unit="ns").start())
+    # first the inactive level, so the AXI models (which follow the reset's edges) see the reset
+    # begin even when the input starts at the active level (sim.runner garbage_start randomises
+    # it): in reset they ignore what the kernel drives before its own reset reaches its registers
+    if rst_n is not None:
+        rst_n.value = 1
+    if rst is not None:
+        rst.value = 0
+    await Timer(1, unit="ns")
     if rst_n is not None:
         rst_n.value = 0
     if rst is not None:

@@ -46,9 +46,14 @@ def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0
 
     async def countmin_probe(ctx):
         # at each genome end the retiring bank's counters are complete until its clear starts;
-        # nothing is cleared after the reset (the banks start clean)
+        # the clear of every bank in the first cycle is the reset's (no genome ended)
         countmin = dut.countmin
+        first = True
         async for _, _, clearing in ctx.tick().sample(countmin.clear):
+            if first:
+                assert clearing == (1 << countmin.banks) - 1, "the reset must clear every bank"
+                first = False
+                continue
             for bank in range(countmin.banks):
                 if clearing >> bank & 1:
                     snapshots.append([[ctx.get(row.data[i]) for i in range(1 << params.cw)]
@@ -150,9 +155,10 @@ def test_builder_core_one_beat_per_cycle_when_sampling_is_sparse(banks):
 @pytest.mark.parametrize("banks", [1, 2])
 def test_reset_forgets_a_cut_off_genome(banks):
     """A reset in the middle of a genome (an aborted call, ap_rst_n, a FRESH start) leaves
-    nothing behind: the lane starts at once on its clean bank while the cut-off genome's bank
-    clears in the background; after that clear every Count-Min counter and every PQA entry of
-    every lane is 0, and the next genomes give the golden records."""
+    nothing behind: every bank of every lane drains and clears, the lanes take no k-mer until
+    their active bank is clean (``reset_clear_cycles`` after the reset, exactly), the core is idle
+    within its quiet count meanwhile, every Count-Min counter and every PQA entry of every lane is
+    0 when the lanes accept again, and the next genomes give the golden records."""
     from amaranth.hdl import Module, ResetInserter, Signal
 
     params = Params(lanes=2, bytes_per_lane=8, k=7, s=1, d=3, cw=4, R=3, n=2, fifo_depth=40,
@@ -190,19 +196,21 @@ def test_reset_forgets_a_cut_off_genome(banks):
         ctx.set(reset, 1)
         await ctx.tick()
         ctx.set(reset, 0)
-        assert [ctx.get(lane.dirty) for lane in dut.lane_units] == [1, 1], \
-            "each lane's first bank holds the cut-off genome"
-        # no wait for the clear: only the core's quiet count before ``idle``
         bound = dut.lane_units[0].front_latency + 8
-        for cycle in range(bound):
+        clear_cycles = dut.lane_units[0].reset_clear_cycles
+        idle_at = None
+        for cycle in range(1, max(bound, clear_cycles) + 1):
             await ctx.tick()
-            if ctx.get(dut.idle):
-                break
-        assert ctx.get(dut.idle), f"not idle {bound} cycles after the reset"
-        # the background clear: max(2^R + 2, 2^cw) cycles
-        await ctx.tick().repeat(max((1 << params.R) + 2, 1 << params.cw) + 4)
-        assert [ctx.get(lane.dirty) for lane in dut.lane_units] == [0, 0]
-        assert not any(memories(ctx)), "a lane memory survived the reset"
+            if idle_at is None and ctx.get(dut.idle):
+                idle_at = cycle
+            accepting = [ctx.get(lane.accepting) for lane in dut.lane_units]
+            if cycle < clear_cycles:
+                assert accepting == [0, 0], f"a lane accepts {cycle} cycles after the reset"
+            elif cycle == clear_cycles:
+                assert accepting == [1, 1], \
+                    f"the lanes do not accept {clear_cycles} cycles after the reset"
+                assert not any(memories(ctx)), "a lane memory survived the reset"
+        assert idle_at is not None and idle_at <= bound, f"not idle {bound} cycles after reset"
         assert ctx.get(dut.records) == 0
         await send_beats(ctx, dut.i, [beat for chunk, _ in chunks for beat in beats(chunk)])
         ctx.set(dut.i.valid, 0)

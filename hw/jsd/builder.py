@@ -42,12 +42,14 @@ Throughput: one chunk beat per cycle while no lane's FIFO fills, i.e. while the 
 all lanes together average at most one per cycle (s >= 6 at T x B = 64 k-mers per beat; below,
 the one back end sets the rate) and no lane waits at a genome end (rule above).
 
-Clean state: each bank has a ``dirty`` flag (set by its first insertion, cleared when its clear
-ends) that survives resets (``reset_less``; zero at configuration, as are the memories). After a
-reset (ap_rst_n, an aborted call, a FRESH start) every dirty bank drains its PQA into nothing and
-clears its Count-Min in the background (max(2^R + 2, 2^cw) cycles), so nothing of a genome cut
-off by the reset survives; the lane starts at once on a clean bank, and waits only if all its
-banks were dirty (with one bank: if it was). The first call after configuration clears nothing.
+Clean state: nothing is assumed of the memories or of any register at configuration. Every
+reset (ap_rst_n, an aborted call, a FRESH start) drains every bank's PQA into nothing and clears
+every bank's Count-Min, all banks at once; a lane takes its first k-mer once its active bank is
+clean: :attr:`QueueBuilderLane.reset_clear_cycles` = max(2^R + 2, 2^cw) + 3 cycles after the
+reset (16,387 at the defaults: the Count-Min clear decides), while its FIFO fills and then holds
+the input. So whatever the memories hold at configuration (the design sets no memory contents)
+or from a genome cut off by the reset never reaches a record
+(``tests/test_power_on.py`` starts the kernel with every memory and register random).
 
 Record layout: kmerspec/kernels/jsd_builder.py (docs/jsd_kernels.md).
 """
@@ -108,10 +110,8 @@ class QueueBuilderLane(wiring.Component):
         The lane's bank (0 or 1) that takes the current genome's k-mers.
     genome_end : In(1)
         The lane's genome end token leaves the serializer (its last k-mer is in the hashes).
-    inserting : In(banks)
-        An insertion into the lane's bank b enters the Count-Min.
     countmin_clear, pqa_drain : Out(banks)
-        Start bank b's clear and drain (the retiring bank, or a dirty one after a reset).
+        Start bank b's clear and drain (the retiring bank, or every bank after a reset).
     countmin_busy, pqa_busy : In(banks)
         Bank b clears or drains.
     queues : In(stream.Signature(queue_layout(R, n))).array(banks)
@@ -141,8 +141,6 @@ class QueueBuilderLane(wiring.Component):
         self.banks = params.record_banks
         #: cycles from a genome end token until the genome's last insertion is in the PQA
         self.flush_cycles = flush_cycles
-        #: per bank: written since its last clear (survives resets)
-        self.dirty = Signal(self.banks, reset_less=True)
         #: the banks swap: the ended genome's bank retires, the other takes the next genome
         self.bank_switch = Signal()
         #: a genome ended before the other bank was clean: the lane takes no k-mer
@@ -160,7 +158,6 @@ class QueueBuilderLane(wiring.Component):
             "accepting": Out(1),
             "active": Out(1),
             "genome_end": In(1),
-            "inserting": In(banks),
             "countmin_clear": Out(banks),
             "countmin_busy": In(banks),
             "pqa_drain": Out(banks),
@@ -184,6 +181,14 @@ class QueueBuilderLane(wiring.Component):
         """Beats that may still reach the FIFO after ``full`` rises: the front end, the decoder
         stage and the registered hold."""
         return self.front_latency + 3
+
+    @property
+    def reset_clear_cycles(self) -> int:
+        """Cycles from the end of a reset until the lane may take k-mers: every bank's PQA drain
+        (2^R queues and the 2 cycles of its output register) and Count-Min clear (2^cw) run at
+        once after the Reset state; then 3 cycles of hand-over (the clear's end, the
+        ``forgetting`` flag, the ``accepting`` register)."""
+        return max((1 << self.params.R) + 2, 1 << self.params.cw) + 3
 
     @property
     def retire_cycles(self) -> int:
@@ -258,14 +263,9 @@ class QueueBuilderLane(wiring.Component):
         lane_free = ~resetting & ~waiting & ~forgetting.bit_select(active, 1)
         m.d.sync += self.accepting.eq(lane_free if two_banks else lane_free & record_idle)
         for bank, queues in enumerate(self.queues):
-            # a bank is dirty from its first insertion until its clear ends; the flag survives
-            # resets (reset_less), so a reset clears only banks that hold something, and the
-            # first call after configuration (memories zero) starts at once
-            with m.If(self.inserting[bank]):
-                m.d.sync += self.dirty[bank].eq(1)
             with m.If(forgetting[bank] & ~self.pqa_busy[bank] & ~queues.valid
                       & ~self.countmin_busy[bank]):
-                m.d.sync += [forgetting[bank].eq(0), self.dirty[bank].eq(0)]
+                m.d.sync += forgetting[bank].eq(0)
             with m.If(forgetting[bank]):
                 m.d.comb += queues.ready.eq(1)
 
@@ -297,15 +297,15 @@ class QueueBuilderLane(wiring.Component):
         record_pending = Signal()  # the retiring bank's record is not delivered yet
         with m.FSM(init="Reset"):
             with m.State("Reset"):
-                # forget what a reset cut off: every dirty bank drains and clears (both at once);
-                # the lane starts on a clean bank if it has one
+                # forget whatever the memories hold: configuration leaves them undefined and a
+                # reset may cut a genome off, and no flag that survives a reset can be trusted
+                # at configuration, so every bank drains and clears (all at once)
                 for bank in range(self.banks):
-                    with m.If(self.dirty[bank]):
-                        start_drain(bank)
-                        m.d.sync += forgetting[bank].eq(1)
+                    start_drain(bank)
+                    m.d.sync += forgetting[bank].eq(1)
                 m.d.comb += resetting.eq(1)
                 if two_banks:
-                    m.d.sync += active.eq(self.dirty[0] & ~self.dirty[1])
+                    m.d.sync += active.eq(0)
                 m.next = "Idle"
             with m.State("Idle"):
                 m.d.comb += record_idle.eq(1)
@@ -345,7 +345,6 @@ class QueueBuilderLane(wiring.Component):
                     m.next = "Clear"
             with m.State("Clear"):
                 with m.If(~retiring_countmin):
-                    m.d.sync += self.dirty.bit_select(retiring, 1).eq(0)
                     m.next = "Idle"
         with m.If(ended & ~other_clean):
             m.d.sync += waiting.eq(1)
@@ -509,7 +508,6 @@ class QueueBuilderCore(wiring.Component):
             for b in range(banks_per_lane):
                 index = t * banks_per_lane + b
                 m.d.comb += [
-                    lane.inserting[b].eq(countmin.i.valid & (bank_line == index)),
                     countmin.clear[index].eq(lane.countmin_clear[b]),
                     lane.countmin_busy[b].eq(countmin.busy[index]),
                     pqa.drain[index].eq(lane.pqa_drain[b]),

@@ -32,7 +32,8 @@ it), so a tag hit is a 25-input AND with no zero test of a value behind the memo
 docs/timing.md (``python bench/timing_parts.py --parts pqa``).
 
 Draining reads the queues 0 .. 2^R - 1 out in order, one per cycle under ``ready``, and writes
-each back empty as it is read, so the PQA is ready for the next genome when the drain ends. A
+each back empty in the cycle after its read (while the next queue is read), so the PQA is ready
+for the next genome when the drain ends. A
 drained queue leaves from a register of its bank (taken from the memory's output in the cycle
 after its read: the first one is valid 3 cycles after the drain pulse), so a reader's select over
 the banks starts from registers. The
@@ -40,6 +41,14 @@ drain's write clears only the ``occupied`` bits (its tag and value bits are thos
 pipeline writes to its own bank in that cycle: no per-bank select of 52 zero bits), so an entry
 read from the memory is zeroed where it is not occupied, on its way into stage A, and the
 drained queues carry ``occupied`` for their reader to do the same.
+
+No result depends on what a slot memory returns when one address is read and written in the
+same cycle (UltraRAM, block RAM in READ_FIRST or WRITE_FIRST mode and LUT RAM differ there): the
+drain never reads the queue it writes (the write is a cycle behind the read), no insertion reads
+a bank while it drains (nor until its last clear is written: ``busy`` falls at least 2 cycles
+later), and an insertion whose read meets a write of the same queue (distance 4) takes the
+forwarded queue, not the memory word. ``tests/test_power_on.py`` runs the PQA with write-first
+(transparent) memories.
 
 Banks (``banks`` > 1: the JSD builder's lanes, two banks each for their double-buffered
 records): each bank has its own slot memories, drain port and ``busy`` bit, and every insertion
@@ -99,7 +108,8 @@ def slot_memory_attrs(R: int) -> dict:
     """A slot of 2^R >= 4K entries goes to UltraRAM (one URAM288 instead of six BRAM36, as the
     JSD thesis placed its PQAs: the default builder's two banks then fit beside the F1 shell);
     smaller slots stay in block or distributed RAM. Vivado and Yosys both read ``ram_style``.
-    UltraRAM starts at zero after configuration, as the builder's hidden first clear needs."""
+    Nothing is assumed of the contents at configuration: the builder clears every bank after
+    every reset."""
     return {"ram_style": "ultra"} if (1 << R) >= URAM_DEPTH else {}
 
 
@@ -202,8 +212,9 @@ class PqaInsert(wiring.Component):
             value1.eq(self.i.payload.value),
         ]
 
-        # per bank: the drain reads queue `drain_address` and writes it empty in the same cycle
-        # (the read sees the old data); otherwise the insertion reads
+        # per bank: the drain reads queue `drain_address` and writes it empty in the next cycle
+        # (`clear_address`, `clearing`: never read and written in one cycle); otherwise the
+        # insertion reads
         bank_reads, bank_writes, drains = [], [], []
         for bank, (memories, output) in enumerate(zip(self.bank_slots, self.bank_outputs)):
             busy = self.busy[bank]
@@ -224,6 +235,9 @@ class PqaInsert(wiring.Component):
                 taken.eq(fetched & (~output.valid | output.ready)),
                 draining_read.eq(busy & (drain_address != queue_count) & (~fetched | taken)),
             ]
+            clear_address = Signal(R, name=f"clear_address_{bank}")
+            clearing = Signal(name=f"clearing_{bank}")
+            m.d.sync += [clearing.eq(draining_read), clear_address.eq(drain_address[:R])]
             with m.If(draining_read):
                 m.d.sync += [drain_address.eq(drain_address + 1), fetched.eq(1),
                              fetched_queue.eq(drain_address)]
@@ -248,7 +262,7 @@ class PqaInsert(wiring.Component):
                              read.en.eq(read_enable)]
             bank_reads.append(reads)
             bank_writes.append(writes)
-            drains.append((drain_address, draining_read))
+            drains.append((clear_address, clearing))
 
         def stage_signals(name):
             return (Signal(name=f"valid_{name}"), Signal(queue_bits, name=f"queue_{name}"),
@@ -404,14 +418,14 @@ class PqaInsert(wiring.Component):
 
         # stage W: write the registered queue back (a draining bank writes its drain instead:
         # only the occupied bit counts there)
-        for bank, (writes, (drain_address, draining_read)) in enumerate(zip(bank_writes, drains)):
+        for bank, (writes, (clear_address, clearing)) in enumerate(zip(bank_writes, drains)):
             ours = written[0][1][R:] == bank if banks > 1 else 1
             busy = self.busy[bank]
             for j, write in enumerate(writes):
                 entry = written[0][2][j]
                 m.d.comb += write.data.eq(Cat(entry.tag, entry.value, entry.occupied & ~busy))
                 with m.If(busy):
-                    m.d.comb += [write.addr.eq(drain_address), write.en.eq(draining_read)]
+                    m.d.comb += [write.addr.eq(clear_address), write.en.eq(clearing)]
                 with m.Else():
                     m.d.comb += [write.addr.eq(written[0][1][:R]),
                                  write.en.eq(written[0][0] & ours)]

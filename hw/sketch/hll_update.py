@@ -16,6 +16,14 @@ Two banks (double-buffered genome ends): each bank is its own memory with its ow
 port, so inserts into one bank and the drain (read and clear) of the other run in the same cycle.
 Every hash carries its bank through the pipeline and a forwarding match requires the same bank,
 so an update of one bank never reaches a word of the other.
+
+No result depends on what a memory returns when one address is read and written in the same
+cycle (block RAM in READ_FIRST or WRITE_FIRST mode, UltraRAM, LUT RAM all differ there): an
+insert's read that collides with a write is always replaced by the forwarded word, and a drained
+word is cleared one cycle after its read (``clear`` registers), while the drain reads the next
+word; an insert read of the word being cleared in that cycle (an insert into the bank right after
+its drain) is zeroed by a registered bypass (``cleared``). ``tests/test_power_on.py`` runs the
+unit with write-first memories.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -64,8 +72,10 @@ class HllUpdate(wiring.Component):
         Word to read while draining.
     drain_en : In(1)
         Read word ``drain_addr`` of bank ``drain_bank`` (out on ``drain_data`` one cycle later)
-        and clear it to zero. Only while no insert into that bank is in flight (:attr:`latency`
-        cycles after its last valid hash); inserts into the other bank may go on.
+        and clear it to zero (written in the next cycle; a word is drained once per drain, not
+        in two cycles in a row). Only while no insert into that bank is in flight
+        (:attr:`latency` cycles after its last valid hash); inserts into the other bank may go
+        on, and into the drained bank from the cycle of its last drain on.
     drain_bank : In(1)
         The bank drained.
     drain_both : In(1)
@@ -120,6 +130,13 @@ class HllUpdate(wiring.Component):
         m.d.sync += [insert1.eq(self.i.valid & self.i.payload.valid), index1.eq(index),
                      rank1.eq(rank), bank1.eq(self.bank)]
 
+        # the clear of a drained word, one cycle after its read (no address is read and written
+        # in the same cycle by the drain)
+        clears = [Signal(name=f"clear_{number}") for number in range(2)]
+        clear_addr = Signal(p - 4)
+        m.d.sync += [*(clear.eq(drain) for clear, drain in zip(clears, drains)),
+                     clear_addr.eq(self.drain_addr)]
+
         # stage 2: read the word (in both banks; a bank being drained reads the drain address)
         insert2 = Signal()
         addr2 = Signal(p - 4)
@@ -130,6 +147,10 @@ class HllUpdate(wiring.Component):
             m.d.comb += [read.addr.eq(Mux(drain, self.drain_addr, index1[4:])), read.en.eq(1)]
         m.d.sync += [insert2.eq(insert1), addr2.eq(index1[4:]), slot2.eq(index1[:4]),
                      rank2.eq(rank1), bank2.eq(bank1)]
+        # the word this read gets is being cleared in this cycle: whatever the memory returns
+        # on the collision, the word is 0 (the registered bypass)
+        cleared = Signal()
+        m.d.sync += cleared.eq(Mux(bank1, clears[1], clears[0]) & (clear_addr == index1[4:]))
 
         # stage 3: the BRAM output register; each forwarding match of stage 4 is decided here,
         # registered, against the updates that will be 1 .. 3 cycles old then (the read of
@@ -141,7 +162,8 @@ class HllUpdate(wiring.Component):
         slot3 = Signal(4)
         rank3 = Signal(w)
         bank3 = Signal()
-        m.d.sync += [data3.eq(Mux(bank2, reads[1].data, reads[0].data)), insert3.eq(insert2),
+        m.d.sync += [data3.eq(Mux(cleared, 0, Mux(bank2, reads[1].data, reads[0].data))),
+                     insert3.eq(insert2),
                      addr3.eq(addr2), slot3.eq(slot2), rank3.eq(rank2), bank3.eq(bank2)]
         # (valid, bank, address, word) of the updates 1, 2, 3 cycles ago; the newest is stage W
         written = [(Signal(name=f"written_valid_{age}"), Signal(name=f"written_bank_{age}"),
@@ -167,13 +189,13 @@ class HllUpdate(wiring.Component):
         for older, newer in zip(written[1:], written[:-1]):
             m.d.sync += [o.eq(n) for o, n in zip(older, newer)]
 
-        # stage W: write the registered update into its bank; a drained word is cleared as it
-        # is read
+        # stage W: write the registered update into its bank; a drained word is cleared in the
+        # cycle after its read (no update of that bank is in flight then)
         valid_w, bank_w, addr_w, word_w = written[0]
-        for number, (write, drain) in enumerate(zip(writes, drains)):
-            m.d.comb += [write.addr.eq(Mux(drain, self.drain_addr, addr_w)),
-                         write.data.eq(Mux(drain, 0, word_w)),
-                         write.en.eq(drain | (valid_w & (bank_w == number)))]
+        for number, (write, clear) in enumerate(zip(writes, clears)):
+            m.d.comb += [write.addr.eq(Mux(clear, clear_addr, addr_w)),
+                         write.data.eq(Mux(clear, 0, word_w)),
+                         write.en.eq(clear | (valid_w & (bank_w == number)))]
 
         drained_bank = Signal()
         m.d.sync += drained_bank.eq(self.drain_bank)
