@@ -27,9 +27,10 @@ from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
 from kmerspec.kernels.jacc_similarity import NZ_BITS, Params
+from kmerspec.regmap import ERROR_ARGUMENT
 
 from ..common.feature_unit import FeatureUnit, feature_unit_latency
-from ..vitis.chunk_kernel import Countdown, SplitAddress, StreamKernel
+from ..vitis.chunk_kernel import Countdown, SplitAddress, StreamKernel, error_word
 
 __all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
 
@@ -67,6 +68,14 @@ class JaccSimilarityKernel(StreamKernel):
     @property
     def group_period(self) -> int:
         return group_period(self.params)
+
+    def argument_checks(self):
+        """The pointers, and ``pivot_groups`` within 1 .. V / D (the groups the pivot memories
+        hold; none loaded would leave every record a union with empty pivots)."""
+        count = self.args.pivot_groups
+        return [*super().argument_checks(),
+                ((count == 0) | (count > self.params.pivot_groups),
+                 error_word(ERROR_ARGUMENT, self.argument_index("pivot_groups")))]
 
     def elaborate_body(self, m, reader, writer, call):
         g = self.params
