@@ -11,6 +11,7 @@ import random
 import pytest
 
 from hw.axi import AxiBurstReader, AxiBurstWriter
+from hw.axi.writer import write_tail_cycles
 from tests.simulation import simulate
 
 SLVERR, DECERR = 0b10, 0b11
@@ -407,3 +408,28 @@ def test_writer_flags_a_bid_not_ours():
     assert (outcome["error"], outcome["protocol"]) == (0, 1)
     slave, _, outcome = run_writer(beats=12, ready=lambda ch, cycle: True)
     assert (outcome["error"], outcome["protocol"]) == (0, 0)
+
+
+@pytest.mark.parametrize("beats", [1, 3, 16, 17, 40])
+def test_write_tail_cycles_is_the_measured_tail(beats):
+    """The writer's tail (last data beat taken to last W beat), data one per cycle and a memory
+    that never stalls, is :func:`write_tail_cycles` (the JACC similarity kernel's cycle model
+    adds it)."""
+    dut = AxiBurstWriter(data_width=128)
+    slave = AxiSlave(dut.axi, data_rate=1.0, watch={"taken": dut.data.valid & dut.data.ready})
+
+    async def driver(ctx):
+        await command(ctx, dut, 0x10000, beats * 16)
+        await ctx.tick().repeat(5)
+        ctx.set(dut.data.valid, 1)
+        for beat in range(beats):
+            ctx.set(dut.data.payload, beat)
+            await ctx.tick().until(dut.data.ready)
+        ctx.set(dut.data.valid, 0)
+        await ctx.tick().repeat(40)
+
+    simulate(dut, driver, background=[slave.run])
+    taken = [cycle for cycle, value in enumerate(slave.watched["taken"]) if value]
+    assert len(taken) == len(slave.w_beats) == beats
+    assert taken == list(range(taken[0], taken[0] + beats)), "the writer stalled its data"
+    assert slave.w_beats[-1][0] - taken[-1] == write_tail_cycles(beats)

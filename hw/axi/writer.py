@@ -30,7 +30,8 @@ Bursts are at most ``max_beats`` (16 by default, Vitis HLS's ``max_write_burst_l
 on a 512-bit bus) so that the buffer is distributed RAM (2 x 16 words). Throughput: with a
 memory that answers every cycle, one beat per cycle in steady state (the AW of each burst waits
 for its last beat and two cycles more, during which the previous burst's W beats flow); a
-command's first W beat follows its burst's last data beat by about four cycles.
+command's last W beat follows its last data beat by :func:`write_tail_cycles` (at most 19
+cycles).
 
 Up to ``max_outstanding`` AW bursts may wait for their B response.
 """
@@ -43,12 +44,24 @@ from amaranth.lib.wiring import In, Out
 from .signature import AXI_RESP_OKAY
 from .burst import BurstTransfer, drive_address_channel
 
-__all__ = ["AxiBurstWriter"]
+__all__ = ["AxiBurstWriter", "write_tail_cycles", "WRITE_BURST_BEATS"]
+
+#: The writer's default burst length in beats (Vitis HLS's default max_write_burst_length)
+WRITE_BURST_BEATS = 16
+
+
+def write_tail_cycles(beats: int, burst_beats: int = WRITE_BURST_BEATS) -> int:
+    """Cycles from the last data beat of a ``beats``-beat command taken by the writer to its
+    last W beat, when the data come one per cycle and the memory never stalls: the last burst's
+    AW waits for its last beat (a cycle to count it, a cycle for ``buffered``), its first W beat
+    a cycle more, then its beats, at most ``burst_beats`` (tests/test_axi_protocol.py measures
+    it)."""
+    return min(beats, burst_beats) + 3
 
 
 class AxiBurstWriter(BurstTransfer):
     def __init__(self, *, addr_width=64, data_width=512, id_width=1, len_width=32,
-                 max_outstanding=8, max_beats=16):
+                 max_outstanding=8, max_beats=WRITE_BURST_BEATS):
         self.max_outstanding = max_outstanding
         # AW runs at most one burst ahead of W: the W beats of two bursts are due at once
         super().__init__({"data": In(stream.Signature(data_width)), "cmd_done": Out(1)},
