@@ -38,7 +38,7 @@ __all__ = [
     "RegArg", "ArgSlot", "layout_args", "CONTROL_ADDR_WIDTH", "StatusMap", "layout_status",
     "ERROR_NONE", "ERROR_AXI_READ", "ERROR_AXI_WRITE", "ERROR_NULL_POINTER",
     "ERROR_UNALIGNED_POINTER", "ERROR_ARGUMENT", "ERROR_RECORDS_EXTRA", "ERROR_RECORDS_MISSING",
-    "ERROR_CAUSES", "error_code", "error_argument",
+    "ERROR_AXI_READ_PROTOCOL", "ERROR_AXI_WRITE_PROTOCOL", "ERROR_CAUSES", "error_code", "error_argument",
 ]
 
 CTRL, GIE, IER, ISR = 0x00, 0x04, 0x08, 0x0C
@@ -116,6 +116,9 @@ ERROR_UNALIGNED_POINTER = 4  # a pointer argument is not a multiple of its bus w
 ERROR_ARGUMENT = 5           # a scalar argument the kernel cannot honour (range, multiple of)
 ERROR_RECORDS_EXTRA = 6      # the chunk holds more records than n_records
 ERROR_RECORDS_MISSING = 7    # the chunk ended with fewer records than n_records
+ERROR_AXI_READ_PROTOCOL = 8  # an R beat on m_axi_gmem0 had RLAST on the wrong beat (or none) or
+                             # an RID that is not the kernel's
+ERROR_AXI_WRITE_PROTOCOL = 9  # a B response on m_axi_gmem1 had a BID that is not the kernel's
 
 #: What each code means, as the host prints it (the argument codes name the argument).
 ERROR_CAUSES = {
@@ -127,6 +130,10 @@ ERROR_CAUSES = {
     ERROR_ARGUMENT: "argument {arg}={value} cannot be honoured by this build",
     ERROR_RECORDS_EXTRA: "the input holds more records than n_records={value}",
     ERROR_RECORDS_MISSING: "the input ended with fewer records than n_records={value}",
+    ERROR_AXI_READ_PROTOCOL: "the memory's read data broke the AXI protocol (RLAST on the "
+                             "wrong beat or missing, or an RID that is not the kernel's)",
+    ERROR_AXI_WRITE_PROTOCOL: "the memory's write response broke the AXI protocol (a BID "
+                              "that is not the kernel's)",
 }
 
 

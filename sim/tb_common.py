@@ -1,5 +1,6 @@
-"""Shared cocotb helpers: clock and reset, random pause generators, AXI models with backpressure,
-the AXI burst monitor and :class:`KernelBench`, the skeleton of every kernel testbench.
+"""Shared cocotb helpers: clock and reset, random pause generators, AXI models with backpressure
+(each with the protocol monitor of :mod:`sim.axi_monitor` on its port) and :class:`KernelBench`,
+the skeleton of every kernel testbench.
 
 Used inside cocotb test modules (they import cocotb; do not import this from plain Python).
 """
@@ -13,9 +14,11 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
+from sim.axi_monitor import AxiProtocolMonitor
+
 __all__ = ["start_clock_reset", "random_pause", "set_axi_ram_pauses", "set_axil_master_pauses",
            "make_axi_ram", "make_axil_master", "quiet_axi_logs", "start_two_memory_kernel",
-           "BurstMonitor", "KernelBench", "CLOCK_PERIOD_NS", "FILL"]
+           "BurstMonitor", "AxiProtocolMonitor", "KernelBench", "CLOCK_PERIOD_NS", "FILL"]
 
 CLOCK_PERIOD_NS = 4   # 250 MHz, the F1/Alveo kernel clock
 FILL = 0xA5           # output buffers are pre-filled with it: a write past the end shows
@@ -69,6 +72,7 @@ def set_axi_ram_pauses(ram, probability, seed=0):
             ram.read_if.set_random_pauses(generator)
         elif generator is None:
             ch.clear_pause_generator()
+            ch.pause = False      # (clearing the generator leaves its last value: maybe paused)
         else:
             ch.set_pause_generator(generator)
 
@@ -92,7 +96,9 @@ def quiet_axi_logs(level=logging.WARNING):
 
 def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=0.0, seed=0,
                  reset_active_level=False, ddr=None):
-    """An ideal AxiRam, or with ``ddr`` (a sim.ddr_memory.DdrTiming) the DDR-like DdrAxiRam."""
+    """An ideal AxiRam, or with ``ddr`` (a sim.ddr_memory.DdrTiming) the DDR-like DdrAxiRam;
+    ``ram.monitor`` is the :class:`~sim.axi_monitor.AxiProtocolMonitor` of its port (a broken
+    handshake fails the test at once)."""
     bus = AxiBus.from_prefix(dut, prefix)
     if ddr is None:
         ram = AxiRam(bus, clk, rst_n, reset_active_level=reset_active_level, size=size, mem=mem)
@@ -103,6 +109,8 @@ def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=0.0, see
     for lg in ("write_if", "read_if"):
         getattr(ram, lg).log.setLevel(logging.WARNING)
     set_axi_ram_pauses(ram, pause, seed)
+    ram.monitor = AxiProtocolMonitor(dut, prefix, clk, len(getattr(dut, f"{prefix}_WDATA")),
+                                     rst_n=rst_n if not reset_active_level else None)
     return ram
 
 
@@ -142,53 +150,8 @@ async def start_two_memory_kernel(dut, size, pause=0.0, seed=0, ddr=None):
     return rd_ram, wr_ram, axil
 
 
-class BurstMonitor:
-    """Checks every AR/AW handshake of an m_axi bundle (INCR, full-width size, <= 256 beats, no
-    4 KiB crossing, aligned) and records the cycles of the R and W data handshakes."""
-
-    def __init__(self, dut, prefix, clk, data_width):
-        self.dut, self.prefix, self.clk = dut, prefix, clk
-        self.beat_bytes = data_width // 8
-        self.errors = []
-        self.r_cycles = []
-        self.w_cycles = []
-        self.cycle = 0
-        cocotb.start_soon(self._run())
-
-    def signal(self, name):
-        return getattr(self.dut, f"{self.prefix}_{name}")
-
-    def _check(self, channel):
-        address = int(self.signal(f"{channel}ADDR").value)
-        beats = int(self.signal(f"{channel}LEN").value) + 1
-        size = int(self.signal(f"{channel}SIZE").value)
-        burst = int(self.signal(f"{channel}BURST").value)
-        if burst != 1:
-            self.errors.append(f"{channel} burst type {burst}")
-        if 1 << size != self.beat_bytes:
-            self.errors.append(f"{channel} size {size}")
-        if address % self.beat_bytes:
-            self.errors.append(f"{channel} unaligned 0x{address:x}")
-        if (address & 0xFFF) + beats * self.beat_bytes > 0x1000:
-            self.errors.append(f"{channel} 0x{address:x} len {beats} crosses 4 KiB")
-        if beats > 256:
-            self.errors.append(f"{channel} len {beats}")
-
-    def _handshake(self, channel):
-        return int(self.signal(f"{channel}VALID").value) and int(self.signal(f"{channel}READY").value)
-
-    async def _run(self):
-        while True:
-            await RisingEdge(self.clk)
-            await ReadOnly()
-            self.cycle += 1
-            for channel in ("AR", "AW"):
-                if self._handshake(channel):
-                    self._check(channel)
-            if self._handshake("R"):
-                self.r_cycles.append(self.cycle)
-            if self._handshake("W"):
-                self.w_cycles.append(self.cycle)
+#: The checker of every m_axi port (sim.axi_monitor); the old name kept for the benches
+BurstMonitor = AxiProtocolMonitor
 
 
 class KernelBench:
@@ -234,8 +197,7 @@ class KernelBench:
         clk = dut.ap_clk
         bench.read_ram, bench.write_ram, axil = await start_two_memory_kernel(
             dut, memory_bytes, pause, seed, ddr=memory_timing(settings))
-        bench.monitors = tuple(BurstMonitor(dut, f"m_axi_{bundle}", clk, bench.data_width)
-                               for bundle in ("gmem0", "gmem1"))
+        bench.monitors = (bench.read_ram.monitor, bench.write_ram.monitor)
         bench.driver = KernelDriver(axil, desc, clk)
         return bench
 
@@ -331,5 +293,8 @@ class KernelBench:
             pathlib.Path(path).write_text(json.dumps({"calls": self.calls, **figures}))
 
     def check_bursts(self):
+        """No port broke a rule, and no burst still owes beats or a response."""
         for monitor in self.monitors:
             assert not monitor.errors, monitor.errors[:5]
+            assert monitor.owed() == (0, 0, 0), \
+                f"{monitor.prefix}: (R beats, W beats, B responses) still owed: {monitor.owed()}"

@@ -13,7 +13,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from sim.runner import params
-from sim.tb_common import BurstMonitor, make_axi_ram, make_axil_master, start_clock_reset
+from sim.tb_common import make_axi_ram, make_axil_master, start_clock_reset
 from sim.kernel_driver import KernelDriver
 from kmerspec.regmap import GIE, IER, ISR
 
@@ -45,7 +45,7 @@ async def setup(dut, pause):
     wr_ram = make_axi_ram(dut, f"m_axi_{WR}", clk, rst_n, size=MEM, pause=pause, seed=SEED + 7)
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=pause, seed=SEED + 3)
     await start_clock_reset(clk, rst_n)
-    mons = (BurstMonitor(dut, f"m_axi_{RD}", clk, DW), BurstMonitor(dut, f"m_axi_{WR}", clk, DW))
+    mons = (rd_ram.monitor, wr_ram.monitor)     # the protocol monitors of both ports
     return rd_ram, wr_ram, axil, KernelDriver(axil, make_desc(), clk), mons
 
 

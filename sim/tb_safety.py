@@ -20,11 +20,12 @@ from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.kernels import params_from_dict
 from kmerspec.kernels.jacc_sketch import unpack_records
 from kmerspec.regmap import (CTRL, CTRL_AP_DONE, CTRL_AP_IDLE, ERROR_ARGUMENT, ERROR_AXI_READ,
-                             ERROR_AXI_WRITE, ERROR_NULL_POINTER, ERROR_RECORDS_EXTRA,
+                             ERROR_AXI_READ_PROTOCOL, ERROR_AXI_WRITE, ERROR_AXI_WRITE_PROTOCOL,
+                             ERROR_NULL_POINTER, ERROR_RECORDS_EXTRA,
                              ERROR_RECORDS_MISSING, ERROR_UNALIGNED_POINTER)
 from sim.runner import params
 from sim.sketch.golden import compare_records, expected_record
-from sim.tb_common import CLOCK_PERIOD_NS, FILL, GUARD_BYTES, KernelBench
+from sim.tb_common import CLOCK_PERIOD_NS, FILL, GUARD_BYTES, PAGE, KernelBench
 
 P = params()
 GEOMETRY = params_from_dict(P["params"])
@@ -36,6 +37,10 @@ REFUSAL_BOUND = 64
 #: Everything after the failure is detected: the abort drains at most bursts in flight x 256
 #: beats on each port, the memory latency, and the writer's B responses
 ABORT_BOUND = 2 * 4 * 256 + 512
+#: The stall probability on every AXI channel while calls are aborted
+ABORT_PAUSE = 0.5
+#: Cycles the memory holds ARREADY low, an AR on offer, across an abort
+ARREADY_HOLD = 2000
 
 
 def word(code, argument=0):
@@ -75,40 +80,71 @@ async def golden_run(bench, genomes, label):
     bench.dut._log.info("%s: %d genomes equal the golden model", label, len(genomes))
 
 
-def faulty_reads(ram, low, high):
-    """Reads of [low, high) answer SLVERR (cocotbext-axi answers SLVERR when _read raises);
-    returns the function that undoes it."""
-    read = ram.read_if._read
+def faulty_reads(ram, low, high, *, resp=None, rid=None):
+    """The R beats of reads of [low, high) answer ``resp`` (AxiResp.SLVERR or DECERR) and/or
+    carry RID ``rid`` (an ID the kernel did not issue); returns the function that undoes it.
+    (cocotbext-axi reads each beat with ``_read`` just before it sends it, and answers SLVERR
+    when ``_read`` raises.)"""
+    read, send = ram.read_if._read, ram.read_if.r_channel.send
+    hit = []
 
     async def _read(address, length):
         if low <= address < high:
-            raise IndexError("injected read error")
+            hit.append(address)
+            if resp is not None:
+                raise IndexError("injected read error")
         return await read(address, length)
-    ram.read_if._read = _read
-    return lambda: setattr(ram.read_if, "_read", read)
+
+    async def _send(beat):
+        if hit:
+            hit.clear()
+            if resp is not None:
+                beat.rresp = resp
+            if rid is not None:
+                beat.rid = rid
+        await send(beat)
+    ram.read_if._read, ram.read_if.r_channel.send = _read, _send
+
+    def undo():
+        ram.read_if._read, ram.read_if.r_channel.send = read, send
+    return undo
 
 
-def faulty_writes(ram, low, high):
-    """Writes to [low, high) answer DECERR (SLVERR turned into DECERR on the B channel)."""
-    write = ram.write_if._write
-    send = ram.write_if.b_channel.send
+def faulty_writes(ram, low, high, *, resp=None, bid=None):
+    """The B response of a write burst into [low, high) answers ``resp`` and/or carries BID
+    ``bid`` (cocotbext-axi writes a burst's bytes with ``_write`` before its B response, and
+    answers SLVERR when ``_write`` raises)."""
+    write, send = ram.write_if._write, ram.write_if.b_channel.send
+    hit = []
 
     async def _write(address, data):
         if low <= address < high:
-            raise IndexError("injected write error")
+            hit.append(address)
+            if resp is not None:
+                raise IndexError("injected write error")
         await write(address, data)
 
     async def _send(response):
-        if response.bresp == AxiResp.SLVERR:
-            response.bresp = AxiResp.DECERR
+        if hit:
+            hit.clear()
+            if resp is not None:
+                response.bresp = resp
+            if bid is not None:
+                response.bid = bid
         await send(response)
-    ram.write_if._write = _write
-    ram.write_if.b_channel.send = _send
+    ram.write_if._write, ram.write_if.b_channel.send = _write, _send
 
     def undo():
-        ram.write_if._write = write
-        ram.write_if.b_channel.send = send
+        ram.write_if._write, ram.write_if.b_channel.send = write, send
     return undo
+
+
+def assert_nothing_owed(bench, label):
+    """After ap_done no burst of the call still owes an R beat, a W beat or a B response (an
+    abort completed what it started: nothing of it stays in the interconnect)."""
+    for monitor in bench.monitors:
+        assert monitor.owed() == (0, 0, 0), \
+            f"{label}: {monitor.prefix} still owed (R beats, W beats, B) {monitor.owed()}"
 
 
 @cocotb.test()
@@ -150,6 +186,9 @@ async def test_safety(dut):
     await golden_run(bench, genomes, "after refusals")
 
     # -- wrong n_records, both ways: aborted with ap_done -------------------------------------
+    # with READY (and R/B VALID) low at random on every channel, so that the abort finds
+    # addresses and W beats on offer: the protocol monitors check that they stay until READY
+    bench.set_pause(ABORT_PAUSE, bench.seed + 11)
     chunk, tags = next((c, t) for c, t in chunks_of(genomes) if len(t) >= 2)
     normal_bound = 50 * len(chunk) // GEOMETRY.bus_bytes \
         + (len(tags) + 2) * 4 * (GEOMETRY.registers // 16 + 64) + 2_000
@@ -166,8 +205,9 @@ async def test_safety(dut):
                  bound)
         assert error == word(expected, INDEX["n_records"]), (label, hex(error))
         assert cycles <= bound, (label, cycles, bound)
-        # nothing written past the records the call asked for and the chunk holds (the beats
-        # an abort still sends carry no byte strobe)
+        assert_nothing_owed(bench, label)
+        # nothing written past the records the call asked for and the chunk holds (an abort
+        # completes only the write bursts whose data it holds, all within those records)
         written = min(count, len(tags)) * GEOMETRY.record_bytes
         rest = bench.write_ram.read(dst + written, (len(tags) + 2) * GEOMETRY.record_bytes
                                     - written + GUARD_BYTES)
@@ -175,22 +215,61 @@ async def test_safety(dut):
         # the genomes cut off in the lanes are forgotten without a FRESH write
         await golden_run(bench, genomes, f"after {label}")
 
-    # -- memory error responses: the call completes, ERROR says so ----------------------------
-    for label, expected in (("SLVERR on a read", ERROR_AXI_READ),
-                            ("DECERR on a write", ERROR_AXI_WRITE)):
+    bench.set_pause(0.0, bench.seed)
+
+    # -- an abort while the memory holds ARREADY low: the AR on offer stays until ARREADY ------
+    # The chunk's last beat lies past a 4 KiB boundary, so it is read by a second burst; ARREADY
+    # falls after the first AR handshake for ARREADY_HOLD cycles, so that the second AR is on
+    # offer when the first genome's record (n_records = 0: one too many) aborts the call.
+    bench.new_call()
+    region = bench.input(bytes(len(chunk) + PAGE))
+    src = region + PAGE - (len(chunk) - GEOMETRY.bus_bytes)
+    bench._ram_write(bench.read_ram, src, chunk)
+    dst = bench.output(GEOMETRY.record_bytes)
+    reads = bench.monitors[0].rules.handshakes
+
+    def hold_after_first_ar(first):
+        while reads["AR"] == first:
+            yield False
+        for _ in range(ARREADY_HOLD):
+            yield True
+        while True:
+            yield False
+    bench.read_ram.read_if.ar_channel.set_pause_generator(hold_after_first_ar(reads["AR"]))
+    error, cycles = await call(bench, timeout=(normal_bound + ARREADY_HOLD) * 4, src=src,
+                               n_bytes=len(chunk), dst=dst, n_records=0)
+    log.info("ABORTED with ARREADY held low for %d cycles: ERROR 0x%x after %d cycles",
+             ARREADY_HOLD, error, cycles)
+    bench.set_pause(0.0, bench.seed)
+    assert error == word(ERROR_RECORDS_EXTRA, INDEX["n_records"]), hex(error)
+    assert cycles > ARREADY_HOLD, "ap_done before the AR on offer was accepted"
+    assert_nothing_owed(bench, "abort with ARREADY low")
+    await golden_run(bench, genomes, "after the abort with ARREADY low")
+
+    # -- memory error responses and protocol errors: the call completes, ERROR says so --------
+    # both responses on both channels (a reader or writer that latched only one would pass
+    # with one), and an RID / BID that is not the kernel's
+    for label, channel, fault, expected in (
+            ("SLVERR on a read", "read", {"resp": AxiResp.SLVERR}, ERROR_AXI_READ),
+            ("DECERR on a read", "read", {"resp": AxiResp.DECERR}, ERROR_AXI_READ),
+            ("SLVERR on a write", "write", {"resp": AxiResp.SLVERR}, ERROR_AXI_WRITE),
+            ("DECERR on a write", "write", {"resp": AxiResp.DECERR}, ERROR_AXI_WRITE),
+            ("an RID not ours", "read", {"rid": 1}, ERROR_AXI_READ_PROTOCOL),
+            ("a BID not ours", "write", {"bid": 1}, ERROR_AXI_WRITE_PROTOCOL)):
         bench.new_call()
         src, dst = bench.input(chunk), bench.output(len(tags) * GEOMETRY.record_bytes)
         # a data beat of the first block (its control beats come first), the first record beat
         beat = src + GEOMETRY.control_beats * GEOMETRY.bus_bytes
-        undo = (faulty_reads(bench.read_ram, beat, beat + GEOMETRY.bus_bytes)
-                if expected == ERROR_AXI_READ
-                else faulty_writes(bench.write_ram, dst, dst + GEOMETRY.bus_bytes))
+        undo = (faulty_reads(bench.read_ram, beat, beat + GEOMETRY.bus_bytes, **fault)
+                if channel == "read"
+                else faulty_writes(bench.write_ram, dst, dst + GEOMETRY.bus_bytes, **fault))
         error, cycles = await call(bench, timeout=normal_bound * 4, src=src,
                                    n_bytes=len(chunk), dst=dst, n_records=len(tags))
         undo()
         log.info("%s: ERROR 0x%x after %d cycles", label, error, cycles)
         assert error == expected, (label, hex(error))
         assert cycles <= normal_bound, (label, cycles, normal_bound)
+        assert_nothing_owed(bench, label)
     # the read error fed a zeroed beat into the lanes: a FRESH write forgets it
     await bench.driver.write(STATUS.fresh, 1)
     assert await bench.driver.read(STATUS.fresh) == 1
@@ -247,3 +326,37 @@ async def test_pivot_refusals(dut):
     error, _ = await call(bench, timeout=200_000, pivots=records, n_pivots=pivots, pqas=records,
                           n_pqas=0, out=out, mode=0)
     assert error == 0, hex(error)
+
+
+@cocotb.test()
+async def test_pivot_group_refusals(dut):
+    """The JACC similarity kernel (V / D pivot groups on chip): pivot_groups = 0 and V / D + 1
+    are refused with ERROR_ARGUMENT on pivot_groups, nothing read or written; 1 and V / D are
+    accepted and write their record blocks."""
+    bench = await KernelBench.start(dut, DESC)
+    words = [await bench.driver.read(offset) for offset in STATUS.identity_offsets]
+    assert words == list(GEOMETRY.identity_words()), words
+    most = GEOMETRY.pivot_groups
+    bench.new_call()
+    sketches = bench.input(bytes(GEOMETRY.group_bytes * (most + 1)))
+    features = bench.output(GEOMETRY.record_block_bytes * (most + 1))
+    reads_before = len(bench.monitors[0].r_cycles)
+    writes_before = len(bench.monitors[1].w_cycles)
+    for count in (0, most + 1, 2 * most):
+        error, cycles = await call(bench, timeout=REFUSAL_BOUND * 4, sketches=sketches,
+                                   features=features, first_group=0, pivot_groups=count,
+                                   stream_groups=0)
+        dut._log.info("REFUSED pivot_groups=%d (V/D=%d): ERROR 0x%x after %d cycles", count,
+                      most, error, cycles)
+        assert error == word(ERROR_ARGUMENT, INDEX["pivot_groups"]), hex(error)
+        assert cycles <= REFUSAL_BOUND, cycles
+    assert len(bench.monitors[0].r_cycles) == reads_before, "a refused call read memory"
+    assert len(bench.monitors[1].w_cycles) == writes_before, "a refused call wrote memory"
+    for count in (1, most):
+        error, _ = await call(bench, timeout=200_000, sketches=sketches, features=features,
+                              first_group=0, pivot_groups=count, stream_groups=0)
+        assert error == 0, (count, hex(error))
+        written = bench.write_ram.read(features, GEOMETRY.record_block_bytes * count)
+        assert bytes([FILL]) * GEOMETRY.record_bytes not in written[:GEOMETRY.record_bytes], \
+            f"pivot_groups={count}: no record written"
+    bench.check_bursts()

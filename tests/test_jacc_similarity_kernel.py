@@ -21,7 +21,7 @@ from host.device import SimDevice
 from kmerspec.golden.hll import HllParams, estimate, features, jaccard
 from host.similarity import all_pairs
 from hw.jacc_similarity import JaccSimilarityKernel
-from hw.jacc_similarity.kernel import call_cycles_model
+from hw.jacc_similarity.kernel import call_cycles_model, write_tail
 from kmerspec.kernels.jacc_similarity import Params
 from sim.runner import available_simulators, run_kernel_bench
 from tests.similarity_sketches import sketch_set
@@ -150,7 +150,8 @@ def test_one_beat_per_cycle_and_call_cycles(kernel_run):
         groups = call["groups"]
         assert call["start_to_first_read"] == start_latency
         assert call["read_span"] == geometry.beats_per_group + (groups - 1) * kernel.group_period
-        assert call["first_read_to_last_write"] == call["read_span"] + kernel.drain_cycles
+        assert call["first_read_to_last_write"] == (call["read_span"] + kernel.drain_cycles
+                                                    + write_tail(geometry))
         assert (call["start_to_first_read"] + call["first_read_to_last_write"]
                 == call_cycles_model(geometry, groups, start_latency))
     if kernel.group_period == geometry.beats_per_group:

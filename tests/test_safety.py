@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from host.control import KernelError, check_error, check_identity, timeout_cycles
-from kmerspec.kernels import KERNELS, jacc_sketch, jsd_similarity, params_class
+from kmerspec.kernels import KERNELS, jacc_similarity, jacc_sketch, jsd_similarity, params_class
 from kmerspec.regmap import (ERROR_ARGUMENT, ERROR_AXI_READ, ERROR_NULL_POINTER,
                              ERROR_RECORDS_MISSING, ERROR_UNALIGNED_POINTER)
 from sim.runner import run_kernel_bench
@@ -15,6 +15,7 @@ from sim.sketch.golden import regression_genomes
 
 SKETCH = jacc_sketch.Params(lanes=2, bytes_per_lane=4, k=21, p=10, w=4)   # test_sketch_kernel's
 SIMILARITY = jsd_similarity.Params(pivots=3, R=3, n=2, data_width=128)   # test_jsd_kernel's
+JACC_SIMILARITY = jacc_similarity.Params(4, 2, 10, 4)    # test_jacc_similarity_kernel's
 
 
 def test_chunk_kernel_refuses_aborts_and_starts_clean():
@@ -26,6 +27,10 @@ def test_chunk_kernel_refuses_aborts_and_starts_clean():
 
 def test_jsd_similarity_refuses_too_many_pivots():
     run_kernel_bench(SIMILARITY, "sim.tb_safety", testcase="test_pivot_refusals")
+
+
+def test_jacc_similarity_refuses_pivot_groups_out_of_range():
+    run_kernel_bench(JACC_SIMILARITY, "sim.tb_safety", testcase="test_pivot_group_refusals")
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

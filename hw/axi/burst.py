@@ -187,8 +187,14 @@ class BurstProgress:
     burst: Value
     burst_valid: Value
     burst_ready: Signal
+    #: drive with the address channel's VALID as the subclass offers it (``burst_valid`` and
+    #: its own conditions): once high it is held until ``burst_ready``, abort or not
+    address_valid: Signal
     #: some issued burst still has data beats to come: data may flow
     beat_due: Value
+    #: some issued burst still has data beats to come, including one whose address handshake
+    #: was in the cycle before (``beat_due`` shows it a cycle later)
+    bursts_due: Value
     #: drive high when a data beat is transferred (only while ``beat_due``)
     beat: Signal
     #: the current data beat is the last of its burst / of its command
@@ -204,12 +210,21 @@ class BurstTransfer(wiring.Component):
     beats are due (the address channel waits while it is full). A subclass adds its data members
     and implements :meth:`elaborate_channels`, which drives ``axi`` from a :class:`BurstProgress`
     and returns the 1-bit "responses outstanding" (the writer's B responses; 0 for the reader).
+
     ``idle``: no command being split, no data beat due, nothing outstanding. ``error``: sticky,
-    some response was not OKAY (set by the subclass), until ``clear`` (a pulse, e.g. at the start
-    of a call). ``abort`` (level, a failed call): no new burst is issued and the command being
-    split is forgotten; the data beats of the bursts already issued still complete (AXI needs
-    them), the subclass discards them: ``idle`` rises within ``bursts_in_flight`` x
-    ``max_beats`` data beats plus the memory's latency.
+    some response was not OKAY (set by the subclass); ``protocol_error``: sticky, the slave broke
+    the protocol (RLAST on the wrong beat or missing, an RID or BID that is not ours); both until
+    ``clear`` (a pulse, e.g. at the start of a call).
+
+    ``abort`` (level, a failed call) ends the transfer as AXI4 allows (ARM IHI 0022, A3.2.1: once
+    VALID is asserted it stays, with its payload, until the handshake): a burst whose address is
+    on offer keeps it until READY, and no further burst is offered; the command being split is
+    forgotten; the data beats of every burst whose address handshake happened are still
+    transferred (the reader accepts and drops its R beats up to RLAST, the writer sends the W
+    beats it holds for them, see there). ``idle`` rises once all of that is done: within the
+    address handshake, ``bursts_in_flight`` x ``max_beats`` data beats, the memory's latency and
+    (writer) the B responses, however long the slave holds READY low. ``abort`` must stay high
+    until ``idle``.
     """
 
     def __init__(self, data_members, *, addr_width, data_width, id_width, len_width, max_beats,
@@ -225,6 +240,7 @@ class BurstTransfer(wiring.Component):
                                      id_width=id_width)),
             "idle": Out(1),
             "error": Out(1),
+            "protocol_error": Out(1),
             "clear": In(1),
             "abort": In(1),
         })
@@ -237,9 +253,13 @@ class BurstTransfer(wiring.Component):
         nbytes = self.data_width // 8
         m.submodules.split = split = self._splitter
         wiring.connect(m, wiring.flipped(self.cmd), split.cmd)
-        m.d.comb += split.drop.eq(self.abort)
+        # a burst on offer (VALID shown, no handshake yet) is not dropped by an abort
+        address_valid = Signal()
+        offered = Signal()
+        m.d.sync += offered.eq(address_valid & ~split.burst.ready)
+        m.d.comb += split.drop.eq(self.abort & ~offered)
         with m.If(self.clear):
-            m.d.sync += self.error.eq(0)
+            m.d.sync += [self.error.eq(0), self.protocol_error.eq(0)]
         # per issued burst: its beats, whether it ends its command, and the byte strobes of its
         # final beat (its command's final-beat strobes if it is the command's last burst, else
         # all), so WSTRB is a select of registers. Buffered: its head is a
@@ -281,7 +301,9 @@ class BurstTransfer(wiring.Component):
         strobe = Mux(burst_end, current.final_strobe, Const((1 << nbytes) - 1, nbytes))
         outstanding = self.elaborate_channels(m, BurstProgress(
             burst=burst, burst_valid=split.burst.valid & due.w_rdy, burst_ready=burst_ready,
-            beat_due=due.r_rdy, beat=beat, burst_end=burst_end, command_end=command_end,
+            address_valid=address_valid,
+            beat_due=due.r_rdy, bursts_due=due.level != 0, beat=beat, burst_end=burst_end,
+            command_end=command_end,
             strobe=strobe[:nbytes]))
         # (a burst just entered is in the FIFO a cycle before ``r_rdy`` shows it: count the level)
         m.d.comb += self.idle.eq(~split.busy & (due.level == 0) & ~outstanding)

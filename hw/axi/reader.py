@@ -7,8 +7,12 @@
                                                      (use :func:`hw.axi.connect.connect_axi_rw`)
 ``idle`` : Out(1)   no command in progress and no read data outstanding
 ``error``: Out(1)   sticky until ``clear``: some R beat had RRESP != OKAY (data are still delivered)
-``clear``, ``abort``: In(1)  see :class:`~hw.axi.burst.BurstTransfer`; while ``abort``, the R beats
-                     of the bursts already issued are accepted and dropped (``data.valid`` low)
+``protocol_error``: Out(1)  sticky until ``clear``: an R beat carried RLAST where its burst (by
+                     the ARLEN we issued) does not end, or lacked it on the burst's last beat, or
+                     carried an RID other than ours (0); the beats are still counted by ARLEN
+``clear``, ``abort``: In(1)  see :class:`~hw.axi.burst.BurstTransfer`; while ``abort``, an AR on
+                     offer is held until ARREADY, and the R beats of every burst whose AR was
+                     accepted are accepted and dropped (``data.valid`` low) up to the last
 
 Up to ``max_outstanding`` AR bursts are in flight, so with a memory answering every cycle the
 output runs at one beat per cycle.  R data are passed through with no buffer: ``RREADY`` follows
@@ -41,7 +45,8 @@ class AxiBurstReader(BurstTransfer):
     def elaborate_channels(self, m, progress):
         axi = self.axi
         # AR
-        m.d.comb += [axi.ARVALID.eq(progress.burst_valid), progress.burst_ready.eq(axi.ARREADY)]
+        m.d.comb += [axi.ARVALID.eq(progress.burst_valid), progress.burst_ready.eq(axi.ARREADY),
+                     progress.address_valid.eq(axi.ARVALID)]
         drive_address_channel(m, axi, "AR", progress.burst, self.data_width // 8)
         # R
         m.d.comb += [
@@ -54,4 +59,6 @@ class AxiBurstReader(BurstTransfer):
         ]
         with m.If(axi.RVALID & axi.RREADY & (axi.RRESP != AXI_RESP_OKAY)):
             m.d.sync += self.error.eq(1)
+        with m.If(axi.RVALID & axi.RREADY & ((axi.RLAST != progress.burst_end) | (axi.RID != 0))):
+            m.d.sync += self.protocol_error.eq(1)
         return C(0, 1)

@@ -27,11 +27,14 @@ from amaranth.lib.memory import Memory
 from amaranth.utils import exact_log2
 
 from kmerspec.kernels.jacc_similarity import NZ_BITS, Params
+from kmerspec.regmap import ERROR_ARGUMENT
 
+from ..axi.writer import write_tail_cycles
 from ..common.feature_unit import FeatureUnit, feature_unit_latency
-from ..vitis.chunk_kernel import Countdown, SplitAddress, StreamKernel
+from ..vitis.chunk_kernel import Countdown, SplitAddress, StreamKernel, error_word
 
-__all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period"]
+__all__ = ["JaccSimilarityKernel", "call_cycles_model", "drain_cycles", "group_period",
+           "write_tail"]
 
 
 class JaccSimilarityKernel(StreamKernel):
@@ -67,6 +70,14 @@ class JaccSimilarityKernel(StreamKernel):
     @property
     def group_period(self) -> int:
         return group_period(self.params)
+
+    def argument_checks(self):
+        """The pointers, and ``pivot_groups`` within 1 .. V / D (the groups the pivot memories
+        hold; none loaded would leave every record a union with empty pivots)."""
+        count = self.args.pivot_groups
+        return [*super().argument_checks(),
+                ((count == 0) | (count > self.params.pivot_groups),
+                 error_word(ERROR_ARGUMENT, self.argument_index("pivot_groups")))]
 
     def elaborate_body(self, m, reader, writer, call):
         g = self.params
@@ -216,9 +227,17 @@ class JaccSimilarityKernel(StreamKernel):
 
 
 def drain_cycles(params: Params) -> int:
-    """Cycles from the last beat of a group to the last beat of its records (writer never
-    stalled): the memory/visibility stage, the unit, the snapshot, the record beats."""
+    """Cycles from the last beat of a group to the last beat of its records handed to the
+    writer (writer never stalled): the memory/visibility stage, the unit, the snapshot, the
+    record beats."""
     return feature_unit_latency(params.registers_per_slot) + 1 + params.record_beats
+
+
+def write_tail(params: Params) -> int:
+    """Cycles from the last record beat handed to the writer to its W beat: the writer offers a
+    burst's AW only once the burst's data are in its buffer (:func:`hw.axi.writer
+    .write_tail_cycles` of a group's record beats)."""
+    return write_tail_cycles(params.record_beats)
 
 
 def group_period(params: Params) -> int:
@@ -228,8 +247,9 @@ def group_period(params: Params) -> int:
 
 def call_cycles_model(params: Params, groups: int, start_latency: int = 0) -> int:
     """Cycles of a call of ``groups`` groups: ``start_latency`` (ap_start to the first read beat:
-    command, address and memory latency), then the stream, then the drain of the last group."""
+    command, address and memory latency), then the stream, then the drain of the last group and
+    the writer's tail."""
     if groups == 0:
         return start_latency
     beats = params.beats_per_group + (groups - 1) * group_period(params)
-    return start_latency + beats + drain_cycles(params)
+    return start_latency + beats + drain_cycles(params) + write_tail(params)

@@ -24,10 +24,13 @@ Errors (the ERROR register, :mod:`kmerspec.regmap`; docs/kernel_interface.md): o
 shell checks the arguments (:meth:`StreamKernel.argument_checks`: by default every pointer is
 non-zero and aligned to its bus; a kernel adds its own); a failed check ends the call at once
 (``done`` the cycle after ``start``, nothing read or written). An error response of the memory
-(SLVERR/DECERR) is reported at the end of the call, which completes normally. A body may end a
-call early by driving ``CallState.failure`` (the chunk kernels do when the chunk and
-``n_records`` disagree): the reader and writer are aborted (:class:`~hw.axi.burst.BurstTransfer`),
-the core's registers are reset, and ``done`` follows once both are idle.
+(SLVERR/DECERR) or a slave's protocol error (RLAST misplaced, an RID/BID not ours) is reported at
+the end of the call, which completes normally. A body may end a call early by driving
+``CallState.failure`` (the chunk kernels do when the chunk and ``n_records`` disagree): the
+reader and writer are aborted (:class:`~hw.axi.burst.BurstTransfer`: an address on offer is held
+until its handshake and every accepted burst's data beats are transferred, so nothing of the call
+stays in the interconnect), the core's registers are reset, and ``done`` follows once both are
+idle.
 
 Clean state: a call that starts with ``fresh`` (the control block's FRESH register: set by reset
 and by the host, which sets it before its first call; kmerspec.regmap) resets the core first,
@@ -38,8 +41,8 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Module, ResetInserter, Signal, Value, Mux
 
-from kmerspec.regmap import (ERROR_ARGUMENT, ERROR_AXI_READ, ERROR_AXI_WRITE,
-                             ERROR_NULL_POINTER, ERROR_RECORDS_EXTRA, ERROR_RECORDS_MISSING,
+from kmerspec.regmap import (ERROR_ARGUMENT, ERROR_AXI_READ, ERROR_AXI_READ_PROTOCOL,
+                             ERROR_AXI_WRITE, ERROR_AXI_WRITE_PROTOCOL, ERROR_NULL_POINTER, ERROR_RECORDS_EXTRA, ERROR_RECORDS_MISSING,
                              ERROR_UNALIGNED_POINTER)
 
 from ..axi import AxiBurstReader, AxiBurstWriter, connect_axi_rw
@@ -242,7 +245,10 @@ class StreamKernel(KernelCore):
             reader.clear.eq(starting), writer.clear.eq(starting),
             self.error.eq(Mux(error != 0, error,
                               Mux(reader.error, ERROR_AXI_READ,
-                                  Mux(writer.error, ERROR_AXI_WRITE, 0)))),
+                                  Mux(writer.error, ERROR_AXI_WRITE,
+                                      Mux(reader.protocol_error, ERROR_AXI_READ_PROTOCOL,
+                                          Mux(writer.protocol_error, ERROR_AXI_WRITE_PROTOCOL,
+                                              0)))))),
         ]
         with m.FSM():
             with m.State("Idle"):

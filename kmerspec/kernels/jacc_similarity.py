@@ -6,7 +6,8 @@ Host arguments (index: name, kind, bundle)::
     0 sketches      pointer  m_axi_gmem0   sketch buffer (:func:`pack_sketches`)
     1 features      pointer  m_axi_gmem1   receives (pivot_groups + stream_groups) record blocks
     2 first_group   scalar   -             first pivot group (group = D sketches)
-    3 pivot_groups  scalar   -             pivot groups to load, 1 .. V / D
+    3 pivot_groups  scalar   -             pivot groups to load, 1 .. V / D (any other value
+                                           is refused: ERROR_ARGUMENT on argument 3)
     4 stream_groups scalar   -             groups streamed after the pivots
 
 The host uploads the sketches, sorted, in *groups* of ``D`` sketches interleaved slot by slot so

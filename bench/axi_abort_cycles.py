@@ -1,0 +1,58 @@
+"""Cycles of an abort of the shared AXI reader and writer at 512 bits (docs/kernel_interface.md,
+Errors), in the Amaranth simulator against the slave model of tests/test_axi_protocol.py with a
+memory that answers every cycle:
+
+* reader: the consumer stalled, so 4 bursts of 64 beats are accepted and owed, then ``abort``:
+  cycles until ``idle``;
+* writer: data offered for 50 cycles with WREADY low until cycle 60 (2 bursts of 16 beats
+  accepted and owed), then ``abort``: cycles until ``idle``.
+
+    python bench/axi_abort_cycles.py
+"""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from hw.axi import AxiBurstReader, AxiBurstWriter  # noqa: E402
+from tests.simulation import simulate  # noqa: E402
+from tests.test_axi_protocol import AxiSlave, abort_until_idle, command  # noqa: E402
+
+
+def reader_abort():
+    dut = AxiBurstReader(data_width=512)
+    slave = AxiSlave(dut.axi)
+    out = {}
+
+    async def driver(ctx):
+        ctx.set(dut.data.ready, 0)
+        await command(ctx, dut, 0x10000, 1 << 20)
+        await ctx.tick().repeat(40)
+        out["owed R beats"] = slave.owed_reads
+        out["cycles"] = await abort_until_idle(ctx, dut, 5000)
+    simulate(dut, driver, background=[slave.run])
+    assert not slave.violations and slave.owed_reads == 0
+    return out
+
+
+def writer_abort():
+    dut = AxiBurstWriter(data_width=512)
+    slave = AxiSlave(dut.axi, ready=lambda channel, cycle: channel != "W" or cycle > 60)
+    out = {}
+
+    async def driver(ctx):
+        await command(ctx, dut, 0x10000, 1 << 20)
+        ctx.set(dut.data.valid, 1)
+        await ctx.tick().repeat(50)
+        ctx.set(dut.data.valid, 0)
+        out["owed W beats + B"] = slave.owed_writes
+        out["cycles"] = await abort_until_idle(ctx, dut, 5000)
+    simulate(dut, driver, background=[slave.run])
+    assert not slave.violations and slave.owed_writes == 0
+    return out
+
+
+if __name__ == "__main__":
+    print("reader (512-bit, 4 x 64-beat bursts owed):", reader_abort())
+    print("writer (512-bit, 2 x 16-beat bursts owed, WREADY low to cycle 60):", writer_abort())
