@@ -37,7 +37,8 @@ from hw.selftest.top import SketchSelfTest
 from .report import ReportError, report_lines, summarise, timing_failures
 from .tools import MissingTools, tool_env
 
-__all__ = ["NAME", "SYNTH_OPTS", "build_ecp5", "check_route", "generate", "FlowError"]
+__all__ = ["NAME", "SYNTH_OPTS", "build_ecp5", "run_flow", "check_route", "generate",
+           "write_build_files", "FlowError"]
 
 NAME = "sketch_selftest"
 SYNTH_OPTS = "-nodsp"
@@ -84,6 +85,15 @@ def _run_step(bdir, prelude, command, env, log_name, timeout):
                         f"(log {log_path})")
 
 
+def write_build_files(platform, top, bdir, *, nextpnr_opts=""):
+    """Amaranth's Trellis build files of ``top`` in ``bdir``, with this flow's options."""
+    opts = (f"--report {NAME}_report.json --write {NAME}_routed.json --timing-allow-fail "
+            f"--seed 1 {nextpnr_opts}").strip()
+    plan = platform.build(top, name=NAME, build_dir=str(bdir), do_build=False,
+                          synth_opts=SYNTH_OPTS, nextpnr_opts=opts)
+    plan.extract(str(bdir))
+
+
 def generate(board, out, params, *, nextpnr_opts=""):
     """Elaborate the self-test for ``board`` and write Amaranth's build files.
     Returns ``(bdir, top, selftest_info)``."""
@@ -96,11 +106,7 @@ def generate(board, out, params, *, nextpnr_opts=""):
     bdir.mkdir(parents=True, exist_ok=True)
     top = SketchSelfTest(selftest)
     checksum, records = top.expected
-    opts = (f"--report {NAME}_report.json --write {NAME}_routed.json --timing-allow-fail "
-            f"--seed 1 {nextpnr_opts}").strip()
-    plan = platform.build(top, name=NAME, build_dir=str(bdir), do_build=False,
-                          synth_opts=SYNTH_OPTS, nextpnr_opts=opts)
-    plan.extract(str(bdir))
+    write_build_files(platform, top, bdir, nextpnr_opts=nextpnr_opts)
     info = {
         "board": board["name"], "part": board["part"], "clock_hz": board["clock_hz"],
         "sketch": dataclasses.asdict(selftest.sketch),
@@ -146,25 +152,37 @@ def build_ecp5(board, out, params, *, run_tools=True, require_tools=False, log=p
         progress(f"--no-run: generation only; next: cd {bdir} && sh build_{NAME}.sh")
         return 0
     try:
-        prelude, commands = _script_steps(bdir, NAME)
-        # a bitstream of an earlier run must not pass for this one's
-        (bdir / info["bitstream"]).unlink(missing_ok=True)
-        for step, command, log_name in zip(STEPS, commands, ("yosys.log", "nextpnr.log",
-                                                              "ecppack.log")):
-            if step == "ecppack":
-                status = check_route(bdir, board, progress, error, estimate=estimate)
-                if status:
-                    return status
-            t = time.monotonic()
-            progress(f"{step} ({command.split()[0].strip(chr(34))}={env[command.split()[0][2:-1]]})")
-            _run_step(bdir, prelude, command, env, log_name, step_timeout)
-            progress(f"{step} done in {time.monotonic() - t:.1f} s")
+        status = run_flow(bdir, board, env, progress, error, step_timeout=step_timeout,
+                          estimate=estimate)
     except (FlowError, ReportError, OSError) as e:
         error(f"{name}: {e}")
         return 2
+    if status:
+        return status
     progress(f"bitstream {bdir / info['bitstream']} ({(bdir / info['bitstream']).stat().st_size:,}"
              f" bytes); flash: openFPGALoader -b {board.get('openfpgaloader_board', name)} "
              f"{bdir / info['bitstream']}")
+    return 0
+
+
+def run_flow(bdir, board, env, progress, error, *, step_timeout=3600, estimate=True):
+    """The three commands of Amaranth's script in ``bdir``, with :func:`check_route` between
+    nextpnr and ecppack. Returns 0 with the bitstream, 2 when timing fails; :class:`FlowError`
+    when a tool fails."""
+    prelude, commands = _script_steps(bdir, NAME)
+    # a bitstream of an earlier run must not pass for this one's
+    (bdir / f"{NAME}.bit").unlink(missing_ok=True)
+    for step, command, log_name in zip(STEPS, commands, ("yosys.log", "nextpnr.log",
+                                                          "ecppack.log")):
+        if step == "ecppack":
+            status = check_route(bdir, board, progress, error, estimate=estimate)
+            if status:
+                return status
+        t = time.monotonic()
+        var = command.split()[0].strip('"').lstrip("$")
+        progress(f"{step} (${var}={env[var]})")
+        _run_step(bdir, prelude, command, env, log_name, step_timeout)
+        progress(f"{step} done in {time.monotonic() - t:.1f} s")
     return 0
 
 

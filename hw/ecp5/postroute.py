@@ -15,11 +15,11 @@ e.g. ``build/hw/ulx3s``, after ``python -m hw.build --board ulx3s``):
    raises ``fail`` itself at ``timeout_cycles``; the bench's limit is for a netlist that does not).
 
 The result is ``pass`` only when the routed design's own comparison of its records' checksum
-with the golden model's (baked into the netlist) passes. ``--mutate generator`` inverts the LUT
-that computes bit 0 of lane 0's next xorshift state in the on-chip genome generator (found in the
-routed netlist by its connections: the LUT whose output is the D input of the flip-flop driving
-``generator.state0[0]``): the genomes, hence the records and their checksum, change; the run
-must fail.
+with the golden model's (baked into the netlist) passes. ``--mutate generator`` inverts a LUT
+that computes lane 0's next xorshift state in the on-chip genome generator (found in the routed
+netlist by its connections: the LUT whose output is the D input of the flip-flop of the lowest
+bit of ``generator.state0`` that one LUT computes): the genomes, hence the records and their
+checksum, change; the run must fail.
 """
 
 import argparse
@@ -155,30 +155,43 @@ def as_simulated(routed: dict) -> dict:
     return routed
 
 
+def _net_bits(module, name):
+    """The bits of net ``name``: one net of the whole bus, or nextpnr's one net per bit."""
+    if name in module["netnames"]:
+        return module["netnames"][name]["bits"]
+    bits = []
+    while f"{name}[{len(bits)}]" in module["netnames"]:
+        bits.append(module["netnames"][f"{name}[{len(bits)}]"]["bits"][0])
+    return bits
+
+
 def mutate_generator(routed: dict) -> tuple[dict, str]:
-    """Invert the LUT of nextpnr's routed netlist that drives the D input of bit 0 of lane 0's
-    xorshift state (``generator.state0[0]``), found by its connections. Returns (a mutated copy,
-    the LUT cell's name)."""
+    """Invert the LUT of nextpnr's routed netlist that computes the next value of a bit of lane
+    0's xorshift state (``generator.state0``): the lowest bit whose flip-flop's D input is one
+    LUT's output (others come through a PFUMX of two). Found by connections, not names.
+    Returns (a mutated copy, the LUT cell's name)."""
     routed = copy.deepcopy(routed)
     module = next(iter(routed["modules"].values()))
-    net = module["netnames"].get("generator.state0")
-    if net is None:
+    bits = _net_bits(module, "generator.state0")
+    if not bits:
         raise PostRouteError("the routed netlist has no net generator.state0")
-    q = net["bits"][0]
     cells = module["cells"]
-    ff = next((c for c in cells.values() if c["type"] == "TRELLIS_FF"
-               and c["connections"].get("Q") == [q]), None)
-    if ff is None:
-        raise PostRouteError("no flip-flop drives generator.state0[0] in the routed netlist")
-    d = ff["connections"]["DI"][0]
-    for name, cell in cells.items():
-        if cell["type"] == "TRELLIS_COMB" and cell["connections"].get("F") == [d] \
-                and cell["parameters"].get("MODE", "LOGIC") == "LOGIC":
+    flip_flops = {c["connections"]["Q"][0]: c for c in cells.values()
+                  if c["type"] == "TRELLIS_FF" and c["connections"].get("Q")}
+    luts = {c["connections"]["F"][0]: (n, c) for n, c in cells.items()
+            if c["type"] == "TRELLIS_COMB" and c["connections"].get("F")
+            and str(c["parameters"].get("MODE", "LOGIC")).strip() == "LOGIC"}
+    for q in bits:
+        ff = flip_flops.get(q)
+        d = ff and (ff["connections"].get("DI") or ff["connections"].get("M"))
+        if d and d[0] in luts:
+            name, cell = luts[d[0]]
             init = cell["parameters"]["INITVAL"]
             value = int(init, 2) if isinstance(init, str) else int(init)
             cell["parameters"]["INITVAL"] = format(value ^ 0xFFFF, "016b")
             return routed, name
-    raise PostRouteError("no LUT drives generator.state0[0]'s flip-flop in the routed netlist")
+    raise PostRouteError("no bit of generator.state0 is computed by one LUT in the routed "
+                         "netlist")
 
 
 #: What Icarus 11 refuses in Yosys 0.70's TRELLIS_COMB model: its output FCO declared again
