@@ -159,10 +159,12 @@ def _net_bits(module, name):
     """The bits of net ``name``: one net of the whole bus, or nextpnr's one net per bit."""
     if name in module["netnames"]:
         return module["netnames"][name]["bits"]
-    bits = []
-    while f"{name}[{len(bits)}]" in module["netnames"]:
-        bits.append(module["netnames"][f"{name}[{len(bits)}]"]["bits"][0])
-    return bits
+    # nextpnr keeps the bits it still has, each under its own name (a bit merged into another
+    # net is missing), lowest index first
+    pattern = re.compile(rf"{re.escape(name)}\[(\d+)\]")
+    found = sorted((int(m.group(1)), net["bits"][0]) for n, net in module["netnames"].items()
+                   if (m := pattern.fullmatch(n)))
+    return [bit for _, bit in found]
 
 
 def mutate_generator(routed: dict) -> tuple[dict, str]:
