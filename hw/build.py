@@ -570,6 +570,23 @@ def resource_table(reports, anchors=None, budget=None):
     return "\n".join(lines)
 
 
+#: The flow of a standalone board whose file names no ``builder``: Amaranth's Vivado flow.
+STANDALONE_BUILDER = "hw.selftest.board:build_standalone"
+
+
+def standalone_builder(board):
+    """The function that builds a standalone board's bitstream, named by the board file's
+    ``builder = "module:function"`` and loaded by name (as the kernels are), so that this module
+    and the self-test flows (hw/selftest/, hw/ecp5/) never import each other."""
+    name = board.get("builder", STANDALONE_BUILDER)
+    module, _, function = name.partition(":")
+    try:
+        return getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as e:
+        raise BoardError(f"board file {board['file']}: builder {name!r} cannot "
+                         f"be loaded: {e}") from None
+
+
 # ---- command line ---------------------------------------------------------------------------
 
 def _parser():
@@ -683,12 +700,10 @@ def main(argv=None):
         boards = [b["file"] for b in board_objs if b["kind"] != "standalone"]
         status = 0
         for board in standalone:
-            # imported here: Amaranth's vendor platforms are needed only for these boards
-            from .selftest.board import build_standalone
             own = params if not boards else {k: v for k, v in params.items()
                                              if k in ("jacc_sketch", "selftest")}
-            status = max(status, build_standalone(board, out, own, run_tools=not args.no_run,
-                                                  require_tools=args.require_tools))
+            status = max(status, standalone_builder(board)(
+                board, out, own, run_tools=not args.no_run, require_tools=args.require_tools))
         if not boards:
             return status
         if standalone:

