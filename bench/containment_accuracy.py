@@ -32,7 +32,6 @@ from host.metrics import metric_values  # noqa: E402
 from host.similarity import PackedSketches, union_rows  # noqa: E402
 from kmerspec.golden.hll import HllParams  # noqa: E402
 
-import record  # noqa: E402  (bench/record.py)
 
 SIBELIA = Path("/usr/share/doc/sibelia/examples")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -166,7 +165,9 @@ def main(argv=None) -> int:
         summary.append({"p": p, "max_abs_error": round(float(error.max()), 4),
                         "mean_abs_error": round(float(error.mean()), 4)})
     print()
-    if args.record:
+    if args.record:  # bench/record.py, beside this script (also when it is imported)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import record
         record.write("containment_accuracy", {
             "command": "python bench/containment_accuracy.py --record",
             "input": f"{len(pairs)} ordered pairs of real genomes: {n_aureus} S. aureus and "

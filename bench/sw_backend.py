@@ -48,7 +48,6 @@ from pathlib import Path
 
 import numpy as np
 
-import record  # bench/record.py: the script's own folder is first on sys.path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 if __name__ == "__main__" and "--in-process" not in sys.argv:
@@ -422,7 +421,9 @@ def main() -> None:
                        ("motifs", "motifs: per k, test + control (k=10..20)")):
         old = f"{before[key]:>9.1f}" if before else f"{'-':>9}"
         print(f"{label:<44} {after[key]:>8.1f} {old}")
-    if args.record:
+    if args.record:  # bench/record.py, beside this script (also when it is imported)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import record
         record.write("sw_backend", {
             "command": "python bench/sw_backend.py --record"
                        + (f" --repeats {args.repeats}" if args.repeats != 5 else ""),

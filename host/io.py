@@ -28,7 +28,7 @@ from pathlib import Path
 from kmerspec.golden.parse import remove_trailing_whitespace
 
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
-           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "STDOUT",
+           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem", "STDOUT",
            "Outputs", "writes_in_place", "output_transaction", "atomic_output",
            "input_identities", "ReaderGone"]
 
@@ -216,6 +216,20 @@ def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:
 def genome_name(path: str | os.PathLike) -> str:
     """The name a genome is reported by: its file name without directories."""
     return Path(path).name
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a genome in a table (TSV, edges, PHYLIP lines), or None: a tab,
+    newline or other control character would split its row or add columns, and a leading '#'
+    would make its row a comment line to TSV readers."""
+    if not name:
+        return "is empty"
+    for char in name:
+        if ord(char) < 0x20 or ord(char) == 0x7F:
+            return f"contains the control character {char!r}, which would break table output"
+    if name.startswith("#"):
+        return "starts with '#', which table readers take for a comment line"
+    return None
 
 
 # -- outputs --------------------------------------------------------------------------------

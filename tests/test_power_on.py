@@ -34,7 +34,7 @@ from amaranth.lib.memory import Memory
 from kmerspec.golden.hll import HllParams
 from kmerspec.kernels.jacc_similarity import Params as JaccSimilarityParams
 from kmerspec.kernels.motif import Params as MotifParams
-from sim.jacc_similarity.sketches import sketch_set
+from tests.similarity_sketches import sketch_set
 from sim.runner import available_simulators, run_kernel_bench
 from sim.sketch.golden import regression_genomes
 from tests.genomes import random_genome_bytes

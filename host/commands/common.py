@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import __version__
 from ..backends import get_backend
 from ..cluster import make_executor
-from ..io import InputError, Outputs, writes_in_place
+from ..io import InputError, Outputs, name_problem, writes_in_place
 from ..progress import Progress
 from ..reader import ReadsMinCount
 from ..sketchfile import SketchSet, engine_params
@@ -19,7 +19,7 @@ from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import SAMPLE_SEED
 
 __all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
-           "HLL_DEFAULTS", "JSD_DEFAULTS", "option_name", "hll_params", "min_count_params",
+           "HLL_DEFAULTS", "JSD_DEFAULTS", "check_table_names", "option_name", "hll_params", "min_count_params",
            "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "backend_of",
            "executor_of", "row_tiles"]
 
@@ -56,7 +56,21 @@ def genome_names(paths: Sequence[str]) -> list[str]:
                              f"genome once")
         seen[key] = path
     names = [Path(p).name for p in paths]
-    return [name if names.count(name) == 1 else str(p) for name, p in zip(names, paths)]
+    names = [name if names.count(name) == 1 else str(p) for name, p in zip(names, paths)]
+    for name, path in zip(names, paths):
+        problem = name_problem(name)
+        if problem is not None:
+            raise InputError(f"{path}: the genome's name {name!r} {problem}; rename the file")
+    return names
+
+
+def check_table_names(sketches: SketchSet) -> None:
+    """Refuse a set whose genome names would break a table (host.io.name_problem)."""
+    for name in sketches.names:
+        problem = name_problem(name)
+        if problem is not None:
+            raise InputError(f"{sketches.origin}: holds a genome named {name!r}, which "
+                             f"{problem}; rename it with merge --rename")
 
 
 def parameter_header(command: str, params: dict) -> str:

@@ -20,7 +20,8 @@ from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_file_groups, read_genomes
 from ..sketchfile import (SketchSet, engine_params, in_input_order, is_sketch_file, merge,
                           read_sketches)
-from .common import Session, backend_of, genome_names, hll_params, jsd_params, min_count_params
+from .common import (Session, backend_of, check_table_names, genome_names, hll_params,
+                     jsd_params, min_count_params)
 from .options import HLL_ONLY, PQA_ONLY, SKETCHING, given_options
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
@@ -284,6 +285,8 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
     combined = merge(sets)
     if not len(combined):
         raise InputError(f"{combined.origin}: holds no genomes; nothing to compare")
+    for sketches in sets:
+        check_table_names(sketches)
     return combined
 
 

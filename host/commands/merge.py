@@ -1,6 +1,6 @@
 """``merge``: sketch files of equal parameters into one."""
 
-from ..io import InputError
+from ..io import InputError, name_problem
 from ..sketchfile import merge, write_sketches
 from .common import Session
 from .inputs import disambiguate, read_sketch_files
@@ -31,6 +31,9 @@ def _renames(pairs: list[str]) -> dict[str, str]:
                              f"new name)")
         if old in renames:
             raise InputError(f"--rename {pair}: {old!r} is renamed twice")
+        problem = name_problem(new)
+        if problem is not None:
+            raise InputError(f"--rename {pair}: the new name {new!r} {problem}")
         renames[old] = new
     return renames
 

@@ -6,7 +6,7 @@ import numpy as np
 from ..estimators import add_estimator_options, detection_floor, mle_query_values, p_value_lines
 from ..io import InputError
 from ..metrics import METRICS, base_similarity, express, lower_is_better, metric_values
-from .common import Session, parameter_header, row_tiles
+from .common import Session, check_table_names, parameter_header, row_tiles
 from .inputs import load_inputs, read_sketch_files
 from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
                       new_command, output_option, ranged_int)
@@ -59,6 +59,7 @@ def run(args, session: Session) -> None:
                          f"sketch), not {references.kind}")
     if not len(references):
         raise InputError(f"{references.origin}: holds no genomes; nothing to search")
+    check_table_names(references)
     first = {}
     for index, name in enumerate(references.names):
         if name in first:
