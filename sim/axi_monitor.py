@@ -185,11 +185,18 @@ class AxiProtocolMonitor:
 
     async def _run(self):
         rules = self.rules
+        # before its first reset a master's outputs are undefined (a garbage start of
+        # sim.runner randomises them): the rules hold from the first reset cycle on
+        reset_seen = self.rst_n is None
         while True:
             await RisingEdge(self.clk)
             await ReadOnly()
             if self.rst_n is not None and not int(self.rst_n.value):
+                reset_seen = True
                 rules.reset()
+                rules.cycle += 1
+                continue
+            if not reset_seen:
                 rules.cycle += 1
                 continue
             valid = {ch: bool(int(handle.value)) for ch, handle in self._valid.items()}
