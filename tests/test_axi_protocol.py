@@ -14,11 +14,6 @@ from hw.axi import AxiBurstReader, AxiBurstWriter
 from hw.axi.writer import write_tail_cycles
 from tests.simulation import simulate
 
-# These tests build whole cores and kernels to simulate one part or to read their parameters,
-# so the sub-units the cores make in their constructors are never elaborated: Amaranth's
-# UnusedElaboratable warning is known and harmless here (the file's own linter line does not
-# reach objects made inside hw/).
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 SLVERR, DECERR = 0b10, 0b11
 ADDRESS_PAYLOAD = ("ADDR", "LEN", "SIZE", "BURST", "ID", "LOCK", "CACHE", "PROT", "QOS", "REGION")

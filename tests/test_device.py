@@ -8,11 +8,6 @@ import pytest
 from host.device import DeviceError, Output, SimDevice
 from hw.kernels.checksum import ChecksumParams, checksum_model
 
-# These tests build whole cores and kernels to simulate one part or to read their parameters,
-# so the sub-units the cores make in their constructors are never elaborated: Amaranth's
-# UnusedElaboratable warning is known and harmless here (the file's own linter line does not
-# reach objects made inside hw/).
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
 def test_sim_device_runs_a_kernel_with_backpressure():

@@ -15,11 +15,6 @@ from sim.jsd.golden import compare_records, expected_record, expected_state
 from tests.genomes import random_genome_bytes
 from tests.simulation import collect_beats, send_beats, simulate
 
-# These tests build whole cores and kernels to simulate one part or to read their parameters,
-# so the sub-units the cores make in their constructors are never elaborated: Amaranth's
-# UnusedElaboratable warning is known and harmless here (the file's own linter line does not
-# reach objects made inside hw/).
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
 def run_core(params: Params, genomes, update="cu", stall_probability=0.2, seed=0,

@@ -11,11 +11,6 @@ from hw.sketch.core import SketchCore
 from sim.sketch.golden import compare_records, expected_record, regression_genomes
 from tests.simulation import simulate
 
-# These tests build whole cores and kernels to simulate one part or to read their parameters,
-# so the sub-units the cores make in their constructors are never elaborated: Amaranth's
-# UnusedElaboratable warning is known and harmless here (the file's own linter line does not
-# reach objects made inside hw/).
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
 def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2,

@@ -28,11 +28,6 @@ from tests.simulation import simulate
 from tests.test_fast_mincount import reads_text
 from tests.test_sketch_core import simulate_calls
 
-# These tests build whole cores and kernels to simulate one part or to read their parameters,
-# so the sub-units the cores make in their constructors are never elaborated: Amaranth's
-# UnusedElaboratable warning is known and harmless here (the file's own linter line does not
-# reach objects made inside hw/).
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
 def reads_genomes(seed: int) -> list[list[bytes]]:
