@@ -24,14 +24,13 @@ Exit status: 0 with the bitstream; 2 with one ``error:`` line when the design do
 board clock, or a tool fails; 3 with ``--require-tools`` when a YoWASP tool is missing.
 """
 
-import dataclasses
 import json
 import pathlib
 import subprocess
 import sys
 import time
 
-from hw.selftest.board import board_platform, led_meanings, selftest_params
+from hw.selftest.board import board_platform, selftest_params, write_selftest_json
 from hw.selftest.top import SketchSelfTest
 
 from .report import ReportError, report_lines, summarise, timing_failures
@@ -105,21 +104,8 @@ def generate(board, out, params, *, nextpnr_opts=""):
     bdir = pathlib.Path(out) / board["name"]
     bdir.mkdir(parents=True, exist_ok=True)
     top = SketchSelfTest(selftest)
-    checksum, records = top.expected
     write_build_files(platform, top, bdir, nextpnr_opts=nextpnr_opts)
-    info = {
-        "board": board["name"], "part": board["part"], "clock_hz": board["clock_hz"],
-        "sketch": dataclasses.asdict(selftest.sketch),
-        "input": {"genome_bytes": selftest.genome_bytes, "rounds": selftest.rounds,
-                  "block_beats": selftest.block_beats, "seed": selftest.seed,
-                  "beats": selftest.input_beats},
-        "expected": {"checksum": f"0x{checksum:08x}", "records": records},
-        "timeout_cycles": top.timeout_cycles,
-        "leds": led_meanings(platform),
-        "script": f"build_{NAME}.sh",
-        "bitstream": f"{NAME}.bit",
-    }
-    (bdir / "selftest.json").write_text(json.dumps(info, indent=2) + "\n")
+    info = write_selftest_json(bdir, board, selftest, top, platform, bitstream=f"{NAME}.bit")
     return bdir, top, info
 
 

@@ -80,6 +80,26 @@ def selftest_params(params: dict) -> SelfTestParams:
                                                          exclude=("sketch",)))
 
 
+def write_selftest_json(bdir, board, selftest: SelfTestParams, top, platform, **more) -> dict:
+    """``bdir/selftest.json``: the board, geometry, input and expected checksum of a self-test
+    build (every flow writes the same record; ``more`` adds flow-specific keys)."""
+    checksum, records = top.expected
+    info = {
+        "board": board["name"], "part": board["part"], "clock_hz": board["clock_hz"],
+        "sketch": dataclasses.asdict(selftest.sketch),
+        "input": {"genome_bytes": selftest.genome_bytes, "rounds": selftest.rounds,
+                  "block_beats": selftest.block_beats, "seed": selftest.seed,
+                  "beats": selftest.input_beats},
+        "expected": {"checksum": f"0x{checksum:08x}", "records": records},
+        "timeout_cycles": top.timeout_cycles,
+        "leds": led_meanings(platform),
+        "script": f"build_{NAME}.sh",
+        **more,
+    }
+    (pathlib.Path(bdir) / "selftest.json").write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
 def board_platform(board):
     """The board's Amaranth platform (``amaranth_platform = "module:Class"``)."""
     module, _, cls = board["amaranth_platform"].partition(":")
@@ -103,22 +123,11 @@ def build_standalone(board, out, params, *, run_tools=True, require_tools=False,
     log(f"{board['name']}: golden model of the self-test input "
         f"({selftest.records} genomes of {selftest.genome_bytes} bytes)")
     top = SketchSelfTest(selftest)
-    checksum, records = top.expected
+    top.expected  # the golden model runs now, under the log line that announces it
     log(f"{board['name']}: elaborating {NAME} ({board['amaranth_platform']})")
     plan = platform.build(top, name=NAME, build_dir=str(bdir), do_build=False, emit_src=False)
     plan.extract(str(bdir))
-    info = {
-        "board": board["name"], "part": board["part"], "clock_hz": board["clock_hz"],
-        "sketch": dataclasses.asdict(selftest.sketch),
-        "input": {"genome_bytes": selftest.genome_bytes, "rounds": selftest.rounds,
-                  "block_beats": selftest.block_beats, "seed": selftest.seed,
-                  "beats": selftest.input_beats},
-        "expected": {"checksum": f"0x{checksum:08x}", "records": records},
-        "timeout_cycles": top.timeout_cycles,
-        "leds": led_meanings(platform),
-        "script": f"build_{NAME}.sh",
-    }
-    (bdir / "selftest.json").write_text(json.dumps(info, indent=2) + "\n")
+    write_selftest_json(bdir, board, selftest, top, platform)
     files = sorted(p.name for p in bdir.iterdir())
     log(f"{board['name']}: {bdir}: {', '.join(files)}")
     if shutil.which("vivado") is None or not run_tools:
