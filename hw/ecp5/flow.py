@@ -98,9 +98,6 @@ def generate(board, out, params, *, nextpnr_opts=""):
     Returns ``(bdir, top, selftest_info)``."""
     selftest = selftest_params(_board_params(board, params))
     platform = board_platform(board)
-    if platform.default_clk_frequency != board["clock_hz"]:
-        raise ValueError(f"board file {board['file']}: clock_hz = {board['clock_hz']} but the "
-                         f"Amaranth platform's clock is {platform.default_clk_frequency:.0f} Hz")
     bdir = pathlib.Path(out) / board["name"]
     bdir.mkdir(parents=True, exist_ok=True)
     top = SketchSelfTest(selftest)

@@ -101,13 +101,18 @@ def write_selftest_json(bdir, board, selftest: SelfTestParams, top, platform, **
 
 
 def board_platform(board):
-    """The board's Amaranth platform (``amaranth_platform = "module:Class"``)."""
+    """The board's Amaranth platform (``amaranth_platform = "module:Class"``), whose clock must
+    be the board file's ``clock_hz``."""
     module, _, cls = board["amaranth_platform"].partition(":")
     try:
-        return getattr(importlib.import_module(module), cls)()
+        platform = getattr(importlib.import_module(module), cls)()
     except (ImportError, AttributeError) as e:
         raise ValueError(f"board {board['name']}: cannot load its Amaranth platform "
                          f"{board['amaranth_platform']!r}: {e}") from None
+    if platform.default_clk_frequency != board["clock_hz"]:
+        raise ValueError(f"board file {board['file']}: clock_hz = {board['clock_hz']} but the "
+                         f"Amaranth platform's clock is {platform.default_clk_frequency:.0f} Hz")
+    return platform
 
 
 def build_standalone(board, out, params, *, run_tools=True, require_tools=False, log=print):
@@ -115,9 +120,6 @@ def build_standalone(board, out, params, *, run_tools=True, require_tools=False,
     status: 0, or 3 when ``require_tools`` and Vivado is missing."""
     selftest = selftest_params(params)
     platform = board_platform(board)
-    if platform.default_clk_frequency != board["clock_hz"]:
-        raise ValueError(f"board file {board['file']}: clock_hz = {board['clock_hz']} but the "
-                         f"Amaranth platform's clock is {platform.default_clk_frequency:.0f} Hz")
     bdir = pathlib.Path(out) / board["name"]
     bdir.mkdir(parents=True, exist_ok=True)
     log(f"{board['name']}: golden model of the self-test input "
