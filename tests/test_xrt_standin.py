@@ -1,6 +1,6 @@
 """The XRT C API stand-in (sim/xrt_sim.py) and the card driver on it (host.xrt.XrtDevice).
 
-The stand-in offers exactly the functions of host.xrt.PROTOTYPES (whose prototypes
+The stand-in offers exactly the functions of host.xrt_binding.PROTOTYPES (whose prototypes
 tests/test_xrt_api.py compares with XRT's headers) with ctypes' argument checks; buffer objects
 have host and device memory and lose their device memory on xrtBOFree; a run keeps only the
 device addresses of its buffers. The driver: results equal the kernel's model, every buffer
