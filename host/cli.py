@@ -3,7 +3,7 @@
 Every failure the user can cause prints one line ``error: <file or option>: <cause>`` and exits
 with status 2 (``--debug`` shows the traceback instead); a bug prints one line asking for
 ``--debug`` and exits with 1. Outputs (side files and plots included) are written only when the
-command succeeds (host.io.Outputs): ``-o -`` is standard output, a FIFO or character device is
+command succeeds (host.outputs.Outputs): ``-o -`` is standard output, a FIFO or character device is
 written in place, ``/dev/stdout`` and ``/dev/fd/N`` through the descriptor, a symlink is followed,
 and an input file is never overwritten. SIGTERM, SIGHUP and SIGINT remove what is not committed;
 a closed pipe ends the command quietly. Warnings (inputs without k-mers) are gathered into one
@@ -30,7 +30,8 @@ from .commands import COMMANDS
 from .commands.common import Session, check_backend, genome_names, one_line, pyxrt_stand_in
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
-from .io import InputError, ReaderGone, output_transaction
+from .io import InputError
+from .outputs import ReaderGone, output_transaction
 
 __all__ = ["main", "build_parser", "genome_names"]
 

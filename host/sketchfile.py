@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .io import InputError, atomic_output, looks_like_damaged_sketch, read_input
+from .io import InputError, looks_like_damaged_sketch, read_input
+from .outputs import atomic_output
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
@@ -165,7 +166,7 @@ def _genome_entry(sketches: SketchSet, index: int) -> dict:
 
 
 def write_sketches(target, sketches: SketchSet) -> None:
-    """Write to ``target``: an open binary file (from host.io.Outputs) or a path."""
+    """Write to ``target``: an open binary file (from host.outputs.Outputs) or a path."""
     if not hasattr(target, "write"):
         with atomic_output(target, "wb") as file:
             write_sketches(file, sketches)

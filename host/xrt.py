@@ -1,25 +1,13 @@
-"""The card driver: XRT's C API (``libxrt_coreutil.so.2``) through ctypes.
-
-Why the C API and not pyxrt (docs/kernel_interface.md, "Driver"): the driver reads and writes the
-status registers (identity, ERROR, FRESH), which pyxrt cannot since XRT 2.12 (its
-``kernel.read_register``/``write_register`` were dropped from pyxrt.cpp; tests/data/pyxrt_api.json
-records every release), while ``xrtKernelReadRegister``/``xrtKernelWriteRegister`` exist in every
-release 2.12 .. 2.20 with the same prototype (tests/data/xrt_c_api.json). pyxrt is moreover a
-compiled module of the card host's system Python (3.10 on Ubuntu 22.04) and does not import into
-this package's Python >= 3.11; a C library needs no Python-version match. ctypes releases the GIL
-during every foreign call, so ``xrtRunWaitFor`` lets the packer thread (host.drivers.prefetched)
-pack the next chunk while the kernel runs.
-
-:data:`PROTOTYPES` is every C function the driver calls, with its ctypes prototype; a test loads
-the real library and compares each with the declaration in XRT's installed headers, and the
-stand-in (sim/xrt_sim.py, ``KMER_SKETCH_PYXRT=sim``) exposes exactly these functions with the
-same conventions (handles as integers, out-parameters through ctypes pointers, errno).
+"""The card driver: :class:`XrtDevice` runs kernels on a card through XRT's C API
+(host.xrt_binding: the ctypes prototypes and the library), or on the XRT stand-in.
 
 :class:`XrtDevice` opens every compute unit of a kernel (``kernel:kernel_1``, ``kernel_2``, ...:
 the names ``python -m hw.build`` gives the ``nk=`` units) exclusively, checks each unit's
 identity words, asks for a clean start before a unit's first call and after any call of it that
 failed, keeps one call in flight per unit, keeps every buffer object until its results are read,
 and on a timeout (XRT's C API has no abort) marks the device unusable and says to reset the card.
+With ``KMER_SKETCH_PYXRT=sim`` (:func:`xrt_api`) it drives the stand-in sim/xrt_sim.py, which
+simulates the kernels of a ``python -m hw.build`` output directory, instead of the library.
 """
 
 import ctypes
@@ -27,122 +15,23 @@ import itertools
 import json
 import os
 import pathlib
-import re
-import signal
-import subprocess
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
-from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32, c_uint64, c_void_p
-from typing import NamedTuple
+from ctypes import c_ubyte, c_uint32, c_void_p
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
                     check_arguments, scalars)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
+from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, LIBRARY, SYNC_FROM_DEVICE,
+                          SYNC_TO_DEVICE, TIMEOUT, device_problem, errno_text, load_library)
 
-__all__ = ["PROTOTYPES", "Prototype", "LIBRARY", "STAND_IN_ENV", "XrtDevice", "xrt_api",
-           "standing_in", "device_problem", "ERT_CMD_STATE"]
+__all__ = ["STAND_IN_ENV", "XrtDevice", "xrt_api", "standing_in"]
 
-LIBRARY = "libxrt_coreutil.so.2"
 #: ``KMER_SKETCH_PYXRT=sim``: XrtDevice drives the XRT stand-in (sim/xrt_sim.py), which
 #: simulates the kernels of a ``python -m hw.build`` output directory, instead of a card. (The
 #: variable keeps the name it had when the stand-in imitated pyxrt.)
 STAND_IN_ENV = "KMER_SKETCH_PYXRT"
-
-
-class Prototype(NamedTuple):
-    restype: type | None
-    argtypes: tuple
-    variadic: bool = False
-
-
-#: ``xuid_t`` (``unsigned char[16]``) as a parameter: a pointer to its first byte
-UUID = POINTER(c_ubyte)
-#: The C functions the driver calls (xrt/xrt_device.h, xrt_kernel.h, xrt_bo.h). Handles are
-#: ``void *``; enums (ert_cmd_state, xclBOSyncDirection) are C ``int``.
-PROTOTYPES = {
-    "xrtDeviceOpen": Prototype(c_void_p, (c_uint,)),
-    "xrtDeviceClose": Prototype(c_int, (c_void_p,)),
-    "xrtDeviceLoadXclbinFile": Prototype(c_int, (c_void_p, c_char_p)),
-    "xrtDeviceGetXclbinUUID": Prototype(c_int, (c_void_p, UUID)),
-    "xrtPLKernelOpenExclusive": Prototype(c_void_p, (c_void_p, UUID, c_char_p)),
-    "xrtKernelClose": Prototype(c_int, (c_void_p,)),
-    "xrtKernelArgGroupId": Prototype(c_int, (c_void_p, c_int)),
-    "xrtKernelReadRegister": Prototype(c_int, (c_void_p, c_uint32, POINTER(c_uint32))),
-    "xrtKernelWriteRegister": Prototype(c_int, (c_void_p, c_uint32, c_uint32)),
-    "xrtBOAlloc": Prototype(c_void_p, (c_void_p, c_size_t, c_uint64, c_uint32)),
-    "xrtBOFree": Prototype(c_int, (c_void_p,)),
-    "xrtBOWrite": Prototype(c_int, (c_void_p, c_void_p, c_size_t, c_size_t)),
-    "xrtBORead": Prototype(c_int, (c_void_p, c_void_p, c_size_t, c_size_t)),
-    "xrtBOSync": Prototype(c_int, (c_void_p, c_int, c_size_t, c_size_t)),
-    "xrtBOAddress": Prototype(c_uint64, (c_void_p,)),
-    "xrtRunOpen": Prototype(c_void_p, (c_void_p,)),
-    "xrtRunSetArg": Prototype(c_int, (c_void_p, c_int), variadic=True),
-    "xrtRunStart": Prototype(c_int, (c_void_p,)),
-    "xrtRunWaitFor": Prototype(c_int, (c_void_p, c_uint)),
-    "xrtRunState": Prototype(c_int, (c_void_p,)),
-    "xrtRunClose": Prototype(c_int, (c_void_p,)),
-}
-
-#: xrt/ert.h ``enum ert_cmd_state``
-ERT_CMD_STATE = {1: "NEW", 2: "QUEUED", 3: "RUNNING", 4: "COMPLETED", 5: "ERROR", 6: "ABORT",
-                 7: "SUBMITTED", 8: "TIMEOUT", 9: "NORESPONSE", 10: "SKERROR", 11: "SKCRASHED"}
-COMPLETED, TIMEOUT = 4, 8
-#: xrt.h ``enum xclBOSyncDirection``
-SYNC_TO_DEVICE, SYNC_FROM_DEVICE = 0, 1
-#: xrt/xrt_bo.h: XRT_BO_FLAGS_NONE (a normal buffer: host and device memory)
-BO_FLAGS_NONE = 0
-
-
-class CApi:
-    """The functions of :data:`PROTOTYPES` from a loaded library, their prototypes set; no other
-    name of the library is reachable through it."""
-
-    def __init__(self, library: ctypes.CDLL, origin: str):
-        self.origin = origin
-        for name, prototype in PROTOTYPES.items():
-            function = getattr(library, name)
-            function.restype = prototype.restype
-            function.argtypes = prototype.argtypes   # variadic: the fixed ones only
-            setattr(self, name, function)
-
-
-def library_candidates() -> list[str]:
-    """Where libxrt_coreutil is looked for: $XILINX_XRT/lib (XRT's setup.sh), /opt/xilinx/xrt/lib
-    (Xilinx's packages), then the dynamic linker's path (Debian's libxrt1 in /usr/lib/<arch>)."""
-    found = []
-    for root in (os.environ.get("XILINX_XRT"), "/opt/xilinx/xrt"):
-        if root:
-            path = pathlib.Path(root) / "lib" / LIBRARY
-            if path.is_file():
-                found.append(str(path))
-    return found + [LIBRARY]
-
-
-def _load_library() -> CApi:
-    errors = []
-    for candidate in library_candidates():
-        try:
-            library = ctypes.CDLL(candidate, use_errno=True)
-        except OSError as error:
-            errors.append(str(error))
-            continue
-        return CApi(library, _loaded_path(candidate))
-    raise DeviceError(f"the xrt backend needs XRT ({LIBRARY} not found: install XRT and "
-                      "'source /opt/xilinx/xrt/setup.sh', or Debian's libxrt1)")
-
-
-def _loaded_path(candidate: str) -> str:
-    """The file the dynamic linker mapped for ``candidate`` (a bare name resolves on its path)."""
-    if os.path.isabs(candidate):
-        return candidate
-    try:
-        for line in pathlib.Path("/proc/self/maps").read_text().splitlines():
-            if line.endswith("/" + candidate) or f"/{candidate}." in line.rsplit(" ", 1)[-1]:
-                return line.rsplit(" ", 1)[-1]
-    except OSError:
-        pass
-    return candidate
 
 
 def standing_in() -> bool:
@@ -165,7 +54,7 @@ def xrt_api():
         raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
                           "XRT stand-in), unset uses XRT's C API")
     else:
-        api = _load_library()
+        api = load_library()
         line = f"xrt: {LIBRARY} (XRT C API) from {api.origin}"
     api.report = line
     return api
@@ -177,52 +66,6 @@ def _report_once(api) -> None:
     if api.report not in _reported:
         _reported.add(api.report)
         print(api.report, file=sys.stderr)
-
-
-_PROBE = """
-import ctypes, sys
-library = ctypes.CDLL(sys.argv[1])
-library.xrtDeviceOpen.restype = ctypes.c_void_p
-library.xrtDeviceOpen.argtypes = (ctypes.c_uint,)
-sys.exit(0 if library.xrtDeviceOpen(int(sys.argv[2])) else 3)
-"""
-
-
-def device_problem(library: str, index: int) -> str | None:
-    """Why XRT cannot open device ``index`` here, or None. XRT ends the process from inside
-    ``xrtDeviceOpen`` where it has no runtime (std::terminate with "XILINX_XRT not set"), so
-    that case is checked first and the open itself is tried in a child process."""
-    root = os.environ.get("XILINX_XRT")
-    if not root:
-        return ("XILINX_XRT is not set (source /opt/xilinx/xrt/setup.sh; on F1 the aws-fpga "
-                "vitis_runtime_setup.sh)")
-    core = pathlib.Path(root) / "lib" / "libxrt_core.so.2"
-    if not core.is_file():
-        return (f"XILINX_XRT={root} has no lib/libxrt_core.so.2, the XRT core library of a PCIe "
-                "card (install XRT from Xilinx's packages)")
-    try:
-        probe = subprocess.run([sys.executable, "-c", _PROBE, library, str(index)],
-                               capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        return "XRT did not answer within 120 s"
-    if probe.returncode == 0:
-        return None
-    nodes = sorted(str(p) for p in pathlib.Path("/dev/dri").glob("renderD*")) \
-        if pathlib.Path("/dev/dri").is_dir() else []
-    # XRT prints a banner (version, PID, host) before its messages; its ERROR lines say why
-    said = "; ".join(" ".join(line.split()) for line in
-                     re.findall(r"\[XRT\] ERROR: ?(.*)", probe.stderr))
-    if probe.returncode == 3:
-        where = ("render nodes " + ", ".join(nodes) if nodes
-                 else "no /dev/dri/renderD* of the xocl driver")
-        return (f"XRT found no card with index {index} ({where}"
-                + (f"; XRT: {said}" if said else "") + ")")
-    ended = (f"killed by {signal.Signals(-probe.returncode).name}" if probe.returncode < 0
-             else f"exit status {probe.returncode}")
-    what = re.findall(r"what\(\): *(.*)", probe.stderr)
-    said = "; ".join(filter(None, [said] + [" ".join(w.split()) for w in what]))
-    return f"XRT ended the process opening the device ({ended}" + \
-        (f"; XRT: {said}" if said else "") + ")"
 
 
 def build_parameters(directory: pathlib.Path) -> dict:
@@ -246,11 +89,6 @@ def _run_fields(kernel: str) -> tuple:
             "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())
 
 
-def _errno_text() -> str:
-    code = ctypes.get_errno()
-    return os.strerror(code) if code else "no reason given"
-
-
 class _Buffer:
     """One buffer object; freed (xrtBOFree) by :meth:`free` or when dropped."""
 
@@ -259,21 +97,21 @@ class _Buffer:
         self.handle = api.xrtBOAlloc(device, size, BO_FLAGS_NONE, group)
         if not self.handle:
             raise DeviceError(f"{what}: cannot allocate {size} bytes in memory group {group} "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
         self.address = api.xrtBOAddress(self.handle)
 
     def write(self, data: bytes, what: str):
         if self._api.xrtBOWrite(self.handle, data, len(data), 0) or \
                 self._api.xrtBOSync(self.handle, SYNC_TO_DEVICE, len(data), 0):
             raise DeviceError(f"{what}: cannot copy {len(data)} bytes to the card "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
 
     def read(self, size: int, what: str) -> bytes:
         target = ctypes.create_string_buffer(size)
         if self._api.xrtBOSync(self.handle, SYNC_FROM_DEVICE, size, 0) or \
                 self._api.xrtBORead(self.handle, target, size, 0):
             raise DeviceError(f"{what}: cannot copy {size} bytes from the card "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
         return target.raw
 
     def free(self):
@@ -298,13 +136,13 @@ class _ComputeUnit:
         word = c_uint32()
         if self.api.xrtKernelReadRegister(self.handle, offset, ctypes.byref(word)):
             raise DeviceError(f"{self.name}: cannot read register 0x{offset:x} "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
         return word.value
 
     def write_register(self, offset: int, value: int):
         if self.api.xrtKernelWriteRegister(self.handle, offset, value & 0xFFFF_FFFF):
             raise DeviceError(f"{self.name}: cannot write register 0x{offset:x} "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
 
 
 class _Call:
@@ -345,13 +183,13 @@ class XrtDevice:
         self.device = api.xrtDeviceOpen(device_index)
         if not self.device:
             raise DeviceError(f"no XRT device {device_index}: XRT could not open it "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
         if api.xrtDeviceLoadXclbinFile(self.device, os.fsencode(path)):
-            raise DeviceError(f"{path}: cannot load on device {device_index} ({_errno_text()})")
+            raise DeviceError(f"{path}: cannot load on device {device_index} ({errno_text()})")
         self.uuid = (c_ubyte * 16)()
         if api.xrtDeviceGetXclbinUUID(self.device, self.uuid):
             raise DeviceError(f"{path}: no xclbin UUID on device {device_index} "
-                              f"({_errno_text()})")
+                              f"({errno_text()})")
         built = build_parameters(path) if path.is_dir() else {}
         #: kernel -> geometry fields (host.drivers builds the kernels' Params with them)
         self.geometry = {name: {field: value for field, value in params.items()
@@ -377,7 +215,7 @@ class XrtDevice:
                 units.append(_ComputeUnit(self._api, handle, cu))
             if not units:
                 raise DeviceError(f"kernel {name} is not in {self.path} (XRT cannot open its "
-                                  f"compute unit {name}:{name}_1 exclusively: {_errno_text()})")
+                                  f"compute unit {name}:{name}_1 exclusively: {errno_text()})")
             self._units[name] = units
             self._turns[name] = itertools.cycle(range(len(units)))
         return self._units[name]
@@ -397,7 +235,7 @@ class XrtDevice:
             unit.needs_clean_start = False
         run = api.xrtRunOpen(unit.handle)
         if not run:
-            raise DeviceError(f"{unit.name}: cannot open a run ({_errno_text()})")
+            raise DeviceError(f"{unit.name}: cannot open a run ({errno_text()})")
         buffers, outputs, values = [], {}, {}
         try:
             for index, arg in enumerate(desc.args):
@@ -412,7 +250,7 @@ class XrtDevice:
                     group = api.xrtKernelArgGroupId(unit.handle, index)
                     if group < 0:
                         raise DeviceError(f"{unit.name}: no memory group for argument {index} "
-                                          f"({arg.name}): {_errno_text()}")
+                                          f"({arg.name}): {errno_text()}")
                     buffer = _Buffer(api, self.device, max(size, 4096), group,
                                      f"{unit.name} {arg.name}")
                     buffers.append(buffer)
@@ -424,9 +262,9 @@ class XrtDevice:
                     status = api.xrtRunSetArg(run, index, c_void_p(buffer.handle))
                 if status:
                     raise DeviceError(f"{unit.name}: cannot set argument {index} ({arg.name}): "
-                                      f"{_errno_text()}")
+                                      f"{errno_text()}")
             if api.xrtRunStart(run):
-                raise DeviceError(f"{unit.name}: cannot start ({_errno_text()})")
+                raise DeviceError(f"{unit.name}: cannot start ({errno_text()})")
         except BaseException:
             api.xrtRunClose(run)
             for buffer in buffers:

@@ -7,15 +7,15 @@ addresses, memory groups, sync directions, compute units, register access) runs 
     python -m hw.build --kernels jacc_sketch -P jacc_sketch.lanes=2 ... -o build/small
     KMER_SKETCH_PYXRT=sim python -m host sketch a.fa b.fa --backend xrt --xclbin build/small
 
-It is tied to the real library through host.xrt.PROTOTYPES: it offers exactly those functions
-(any other name raises AttributeError, as a symbol the driver never declared), each checks its
-arguments with the same ctypes prototype the real call would use (``argtypes[i].from_param``,
-so a wrong type fails here as it fails through ctypes), returns what ctypes returns (a handle as
-an int or None for NULL, an int status or state), writes out-parameters through the pointers
-given (``ctypes.byref``, arrays, ``create_string_buffer``) and reports failures through errno
-(``ctypes.set_errno``, which the driver reads with ``ctypes.get_errno`` as after a real call).
-tests/test_xrt_api.py checks PROTOTYPES against XRT's installed headers and the recorded headers
-of every release 2.12 .. 2.20.
+It is tied to the real library through host.xrt_binding.PROTOTYPES: it offers exactly those
+functions (any other name raises AttributeError, as a symbol the driver never declared), each
+checks its arguments with the same ctypes prototype the real call would use
+(``argtypes[i].from_param``, so a wrong type fails here as it fails through ctypes), returns
+what ctypes returns (a handle as an int or None for NULL, an int status or state), writes
+out-parameters through the pointers given (``ctypes.byref``, arrays, ``create_string_buffer``)
+and reports failures through errno (``ctypes.set_errno``, which the driver reads with
+``ctypes.get_errno`` as after a real call). tests/test_xrt_api.py checks PROTOTYPES against
+XRT's installed headers and the recorded headers of every release 2.12 .. 2.20.
 
 The model:
 
@@ -308,7 +308,8 @@ def _fail(code: int, result=None):
 
 
 class XrtStandIn:
-    """The functions of host.xrt.PROTOTYPES over a simulated device (see the module docstring).
+    """The functions of host.xrt_binding.PROTOTYPES over a simulated device (see the module
+    docstring).
 
     Handles are integers above 2^32 (a handle cut to 32 bits is unknown here); a handle of the
     wrong kind or one already freed or closed fails with EINVAL. ``started`` counts the runs
@@ -318,7 +319,7 @@ class XrtStandIn:
     origin = "the XRT stand-in (sim/xrt_sim.py)"
 
     def __init__(self):
-        from host.xrt import PROTOTYPES
+        from host.xrt_binding import PROTOTYPES
         self._prototypes = PROTOTYPES
         self._handles: dict[int, object] = {}
         self._numbers = itertools.count(0x7F00_0000_1000, 0x40)
@@ -331,7 +332,7 @@ class XrtStandIn:
         prototypes = self.__dict__.get("_prototypes", {})
         if name not in prototypes or not hasattr(type(self), "_c_" + name):
             raise AttributeError(f"{name}: not a function of the XRT C API the driver declares "
-                                 "(host.xrt.PROTOTYPES)")
+                                 "(host.xrt_binding.PROTOTYPES)")
         prototype, implementation = prototypes[name], getattr(self, "_c_" + name)
 
         def call(*args):

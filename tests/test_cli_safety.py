@@ -265,9 +265,9 @@ def test_full_disk_names_the_output(tmp_path, genomes, capsys, monkeypatch):
     """A write into the hidden .partial file fails as on a full file system (ENOSPC carries no
     file name): the message names the output, nothing is left behind."""
     import errno
-    import host.io
+    import host.outputs
 
-    real_fdopen = host.io.os.fdopen
+    real_fdopen = host.outputs.os.fdopen
 
     class FullDisk:
         def __init__(self, raw):
@@ -279,7 +279,7 @@ def test_full_disk_names_the_output(tmp_path, genomes, capsys, monkeypatch):
         def __getattr__(self, name):
             return getattr(self.raw, name)
 
-    monkeypatch.setattr(host.io.os, "fdopen", lambda *a, **k: FullDisk(real_fdopen(*a, **k)))
+    monkeypatch.setattr(host.outputs.os, "fdopen", lambda *a, **k: FullDisk(real_fdopen(*a, **k)))
     out = tmp_path / "d.sketch"
     assert run("sketch", *genomes, "-o", out) == 2
     assert f"error: {out}: No space left on device" in one_error_line(capsys)

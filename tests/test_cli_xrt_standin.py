@@ -14,7 +14,6 @@ import sys
 import pytest
 
 from host.cli import main
-from host.xrt import STAND_IN_ENV as PYXRT_ENV
 from sim.runner import REPO_ROOT, available_simulators
 from tests.test_cli_sim_backend import small_genomes  # noqa: F401  (a fixture)
 
@@ -49,17 +48,6 @@ def build_dir(tmp_path_factory):
     return hw_build(tmp_path_factory.mktemp("hw") / "small")
 
 
-@pytest.fixture
-def stand_in(monkeypatch):
-    """The stand-in, fresh for each test (its ``started`` counts the runs of each unit)."""
-    from sim import xrt_sim
-    fresh = xrt_sim.XrtStandIn()
-    monkeypatch.setattr(xrt_sim, "_instance", fresh)
-    monkeypatch.setenv(PYXRT_ENV, "sim")
-    yield fresh
-    fresh._device.release()
-
-
 def run_both(tmp_path, build_dir, command, *args):
     outputs = {}
     for backend in ("sw", "xrt"):
@@ -71,51 +59,52 @@ def run_both(tmp_path, build_dir, command, *args):
     return outputs["sw"]
 
 
-def test_sketch_and_dist(tmp_path, build_dir, small_genomes, stand_in):
+def test_sketch_and_dist(tmp_path, build_dir, small_genomes, xrt_stand_in):
     run_both(tmp_path, build_dir, "sketch", *small_genomes, "--p", "10", "--k", "21")
-    assert stand_in.started["jacc_sketch_1"] >= 1
+    assert xrt_stand_in.started["jacc_sketch_1"] >= 1
     kept = tmp_path / "all.sketch"
     (tmp_path / "sw.out").rename(kept)
     matrix = run_both(tmp_path, build_dir, "dist", str(kept))
-    assert stand_in.started["jacc_similarity_1"] >= 1
+    assert xrt_stand_in.started["jacc_similarity_1"] >= 1
     assert matrix.count(b"\n") == 2 + len(small_genomes)
     edges = run_both(tmp_path, build_dir, "dist", str(kept), "--format", "edges",
                      "--threshold", "0.2")
     assert b"related0.fa\trelated1.fa" in edges or b"related1.fa\trelated0.fa" in edges
 
 
-def test_search(tmp_path, build_dir, small_genomes, stand_in):
+def test_search(tmp_path, build_dir, small_genomes, xrt_stand_in):
     """The query sequences are sketched by the sketch kernel; the database is a sketch file."""
     db = tmp_path / "db.sketch"
     assert main(["sketch", *small_genomes[2:], "--p", "10", "--k", "21", "-o", str(db)]) == 0
     rows = run_both(tmp_path, build_dir, "search", *small_genomes[:2], "--db", str(db),
                     "--top", "2")
-    assert rows.count(b"\n") >= 4 and stand_in.started["jacc_sketch_1"] >= 1
+    assert rows.count(b"\n") >= 4 and xrt_stand_in.started["jacc_sketch_1"] >= 1
 
 
-def test_jsd(tmp_path, build_dir, small_genomes, stand_in):
+def test_jsd(tmp_path, build_dir, small_genomes, xrt_stand_in):
     run_both(tmp_path, build_dir, "sketch", "--kind", "pqa", *small_genomes, *JSD_OPTIONS,
              "--update", "cm")
-    assert stand_in.started["jsd_builder_1"] >= 1
+    assert xrt_stand_in.started["jsd_builder_1"] >= 1
 
 
-def test_jsd_matrix(tmp_path, build_dir, small_genomes, stand_in):
+def test_jsd_matrix(tmp_path, build_dir, small_genomes, xrt_stand_in):
     # both JSD kernels: the builder makes the PQAs, the similarity kernel the matrix
     matrix = run_both(tmp_path, build_dir, "jsd", *small_genomes[:4], *JSD_OPTIONS,
                       "--arithmetic", "fixed")
     assert matrix.count(b"\n") == 2 + 4
-    assert stand_in.started["jsd_builder_1"] >= 1 and stand_in.started["jsd_similarity_1"] >= 1
+    assert xrt_stand_in.started["jsd_builder_1"] >= 1
+    assert xrt_stand_in.started["jsd_similarity_1"] >= 1
 
 
-def test_motifs(tmp_path, build_dir, small_genomes, stand_in):
+def test_motifs(tmp_path, build_dir, small_genomes, xrt_stand_in):
     rows = run_both(tmp_path, build_dir, "motifs", "--test", *small_genomes[:2], "--control",
                     small_genomes[3], "--kmin", "8", "--kmax", "9", "--cw", "8",
                     "--threshold", "2")
-    assert rows.count(b"\n") > 4 and stand_in.started["motif_1"] == 1
+    assert rows.count(b"\n") > 4 and xrt_stand_in.started["motif_1"] == 1
 
 
 @pytest.mark.parametrize("case", ["other_k", "file", "no_kernel_xml", "missing_kernel"])
-def test_one_line_errors(tmp_path, build_dir, small_genomes, stand_in, capfd, case):
+def test_one_line_errors(tmp_path, build_dir, small_genomes, xrt_stand_in, capfd, case):
     """A run the build directory cannot serve: exit 2, one line naming the cause, no output."""
     out = tmp_path / "out.sketch"
     xclbin, options = build_dir, ["--p", "10", "--k", "21"]

@@ -1,6 +1,6 @@
 """SPEC 3 "Estimators" and "Detection": the golden joint MLE (its likelihood against the plain
 finite-difference form, its derivatives, its maximum, its estimates against exact k-mer sets),
-host/estimators.py against the golden model, and the detection rule on constructed unrelated
+host/hll_joint.py against the golden model, and the detection rule on constructed unrelated
 and related pairs."""
 
 import math
@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from host import estimators
+from host import estimators, hll_joint
 from host.fast.hll import insert_kmers
 from host.metrics import pair_similarity
 from kmerspec.golden.hll import Hll, HllParams, estimate, jaccard
@@ -165,7 +165,7 @@ def test_sw_equals_golden_within_the_stated_tolerance(p, w):
     for i in range(n):
         unions = np.array([[estimate([max(a, b) for a, b in zip(lists[i], lists[j])], params)
                             for j in range(n)]])
-        sw = estimators.mle_block(registers, params, [i], np.arange(n), cards, unions)
+        sw = hll_joint.mle_block(registers, params, [i], np.arange(n), cards, unions)
         for j in range(n):
             golden = joint_mle(lists[i], lists[j], params)
             scale = 1e-6 * max(1.0, golden.union)
@@ -183,7 +183,7 @@ def test_sw_statistic_equals_golden():
     params = HllParams(9, 5)
     x, y = sketch_pair(6, 4000, 9000, 3000, params)
     stat = pair_statistic(register_pairs(x, y, params))
-    sw = estimators.pair_statistics(np.array(x, np.uint8), np.array([y], np.uint8), params)
+    sw = hll_joint.pair_statistics(np.array(x, np.uint8), np.array([y], np.uint8), params)
     assert sw.linear[0].tolist() == [stat.linear_x, stat.linear_y, stat.linear_shared]
     expected = [stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal]
     assert sw.histograms[0].tolist() == expected
@@ -194,7 +194,7 @@ def test_sw_refuses_a_register_above_the_top_rank():
     bad = np.zeros((1, params.m), np.uint8)
     bad[0, 3] = top_rank(params) + 1
     with pytest.raises(ValueError, match="exceeds the largest rank 15"):
-        estimators.pair_statistics(bad[0], bad, params)
+        hll_joint.pair_statistics(bad[0], bad, params)
 
 
 # -- detection ---------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 those inside functions: kmerspec imports nothing else of the project, hw/ never imports host/ or
 sim/, host/ imports hw/ and sim/ only in the module that simulates RTL (host.device) and, for the
 XRT stand-in, in the card driver (host.xrt), sim/ imports host/ only in the bench that runs the
-host's call plan on a kernel and in the XRT stand-in (the driver's declared C API), the card path (host without host.device, kmerspec) needs no
-Amaranth, and no modules of host/ import each other in a circle."""
+host's call plan on a kernel and in the XRT stand-in (the driver's declared C API,
+host.xrt_binding), the card path (host without host.device, kmerspec) needs no Amaranth, and
+no modules of host/ import each other in a circle."""
 
 import ast
 import pathlib
@@ -30,9 +31,10 @@ ALLOWED = {
 #: the modules of sim/ that may import host/, and their only such edges: the similarity
 #: kernel's bench executes the call plan of host.allpairs.SimilarityJob (the host's layout code
 #: under test) on the RTL; the XRT C API stand-in offers exactly the functions the card driver
-#: declares (host.xrt.PROTOTYPES), so it cannot accept a call the real library does not have
+#: declares (host.xrt_binding.PROTOTYPES), so it cannot accept a call the real library does not
+#: have
 SIM_HOST_EDGES = {"sim.jacc_similarity.tb_kernel": {"host.allpairs"},
-                  "sim.xrt_sim": {"host.xrt"}}
+                  "sim.xrt_sim": {"host.xrt_binding"}}
 #: third-party packages of the RTL and simulation floors, which the card path must not need
 HARDWARE_ONLY = {"amaranth", "cocotb", "cocotb_tools", "cocotbext"}
 

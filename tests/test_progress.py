@@ -6,7 +6,7 @@ import random
 import numpy as np
 
 from host import cli
-from host.io import Outputs
+from host.outputs import Outputs
 from host.progress import BaseCounter, Progress, count_bases
 from kmerspec.golden.line_machine import ByteClass, LineState, classify, step_class
 from tests.genomes import ADVERSARIAL_TEXTS, random_genome_bytes

@@ -1,6 +1,6 @@
 """The card driver against real XRT, not only against its stand-in.
 
-* The C functions the driver declares (host.xrt.PROTOTYPES) resolve in the real
+* The C functions the driver declares (host.xrt_binding.PROTOTYPES) resolve in the real
   ``libxrt_coreutil.so.2`` of Debian's libxrt1 (XRT 2.13, installed by .ci/run) and each ctypes
   prototype equals the declaration in the installed headers (libxrt-dev: xrt/xrt_device.h,
   xrt_kernel.h, xrt_bo.h), and the declarations recorded from every release 2.12 .. 2.20
@@ -23,7 +23,7 @@ from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32
 
 import pytest
 
-from host.xrt import PROTOTYPES, CApi
+from host.xrt_binding import PROTOTYPES, CApi
 from tests.xrt_sources import HEADERS, PYXRT_REFERENCE_TAG, TAGS, c_declarations
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -97,11 +97,11 @@ def test_the_real_library_resolves_every_function_with_the_declared_prototype():
 
 def test_the_mismatch_check_catches_a_changed_prototype(monkeypatch):
     """A prototype changed in the driver (flags passed as 32 bits) fails the comparison."""
-    from host import xrt
+    from host import xrt_binding
     recorded = json.loads((DATA / "xrt_c_api.json").read_text())["releases"][TAGS[0]]
     assert prototype_mismatches(recorded) == []
-    monkeypatch.setitem(xrt.PROTOTYPES, "xrtBOAlloc",
-                        xrt.Prototype(c_void_p, (c_void_p, c_size_t, c_uint32, c_uint32)))
+    monkeypatch.setitem(xrt_binding.PROTOTYPES, "xrtBOAlloc",
+                        xrt_binding.Prototype(c_void_p, (c_void_p, c_size_t, c_uint32, c_uint32)))
     assert [line.split(":")[0] for line in prototype_mismatches(recorded)] == ["xrtBOAlloc"]
 
 
@@ -152,7 +152,8 @@ def test_pyxrt_has_no_register_access_in_any_supported_release():
 
 
 def test_the_driver_and_the_stand_in_use_only_pyxrt_names_of_every_release():
-    modules = [ROOT / "host" / name for name in ("xrt.py", "device.py", "control.py")] + \
+    modules = [ROOT / "host" / name
+               for name in ("xrt.py", "xrt_binding.py", "device.py", "control.py")] + \
         [ROOT / "sim" / "xrt_sim.py", ROOT / "sim" / "tb_xrt.py"]
     used = set().union(*(pyxrt_names_used(path.read_text()) for path in modules))
     for tag in TAGS:

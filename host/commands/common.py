@@ -11,7 +11,8 @@ from pathlib import Path
 from .. import __version__
 from ..backends import get_backend
 from ..cluster import make_executor
-from ..io import InputError, Outputs, name_problem, writes_in_place
+from ..io import InputError, name_problem
+from ..outputs import Outputs, writes_in_place
 from ..progress import Progress
 from ..reader import ReadsMinCount
 from ..sketchfile import SketchSet, engine_params

@@ -1,6 +1,6 @@
 """``info``: the parameters and genomes of sketch files."""
 
-from ..io import STDOUT
+from ..outputs import STDOUT
 from .common import Session
 from .inputs import read_sketch_files
 from .options import new_command

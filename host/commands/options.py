@@ -4,7 +4,7 @@ groups (output, backend, cluster, HyperLogLog, minimum count, JSD engine)."""
 import argparse
 
 from ..backends import BACKENDS
-from ..io import STDOUT
+from ..outputs import STDOUT
 from .common import HLL_DEFAULTS, JSD_DEFAULTS, one_line, option_name
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS

@@ -19,7 +19,7 @@ the two forms against each other, the maximum against its neighbourhood, and the
 against exact k-mer sets.
 
 The maximisation is the projected Newton method of SPEC 3, written out in plain Python;
-host/estimators.py runs the same steps over many pairs at once in numpy.
+host/hll_joint.py runs the same steps over many pairs at once in numpy.
 """
 
 import math
@@ -38,7 +38,7 @@ HLL_RELATIVE_ERROR = 1.04
 #: the default z of the detection rule: a pair is detected at 3 standard deviations
 DEFAULT_DETECTION = 3.0
 #: s = rate * 2^-k above this contributes exp(-s) < 1e-304 to a derivative: clipped there so
-#: that exp never overflows (the same clip in host/estimators.py)
+#: that exp never overflows (the same clip in host/hll_joint.py)
 S_CLIP = 700.0
 #: the maximisation's limits (SPEC 3): steps, a step too small to matter, the last halving
 MAX_ITERATIONS = 200

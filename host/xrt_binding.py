@@ -1,0 +1,183 @@
+"""XRT's C API (``libxrt_coreutil.so.2``) through ctypes: the functions the card driver calls,
+their prototypes, loading the library, and why XRT cannot open a device.
+
+Why the C API and not pyxrt (docs/kernel_interface.md, "Driver"): the driver reads and writes the
+status registers (identity, ERROR, FRESH), which pyxrt cannot since XRT 2.12 (its
+``kernel.read_register``/``write_register`` were dropped from pyxrt.cpp; tests/data/pyxrt_api.json
+records every release), while ``xrtKernelReadRegister``/``xrtKernelWriteRegister`` exist in every
+release 2.12 .. 2.20 with the same prototype (tests/data/xrt_c_api.json). pyxrt is moreover a
+compiled module of the card host's system Python (3.10 on Ubuntu 22.04) and does not import into
+this package's Python >= 3.11; a C library needs no Python-version match. ctypes releases the GIL
+during every foreign call, so ``xrtRunWaitFor`` lets the packer thread (host.drivers.prefetched)
+pack the next chunk while the kernel runs.
+
+:data:`PROTOTYPES` is every C function the driver calls, with its ctypes prototype; a test loads
+the real library and compares each with the declaration in XRT's installed headers, and the
+stand-in (sim/xrt_sim.py, ``KMER_SKETCH_PYXRT=sim``) exposes exactly these functions with the
+same conventions (handles as integers, out-parameters through ctypes pointers, errno). The
+driver that uses them is host.xrt (XrtDevice).
+"""
+
+import ctypes
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32, c_uint64, c_void_p
+from typing import NamedTuple
+
+from .calls import DeviceError
+
+__all__ = ["PROTOTYPES", "Prototype", "CApi", "LIBRARY", "ERT_CMD_STATE", "load_library",
+           "library_candidates", "device_problem", "errno_text"]
+
+LIBRARY = "libxrt_coreutil.so.2"
+
+
+class Prototype(NamedTuple):
+    restype: type | None
+    argtypes: tuple
+    variadic: bool = False
+
+
+#: ``xuid_t`` (``unsigned char[16]``) as a parameter: a pointer to its first byte
+UUID = POINTER(c_ubyte)
+#: The C functions the driver calls (xrt/xrt_device.h, xrt_kernel.h, xrt_bo.h). Handles are
+#: ``void *``; enums (ert_cmd_state, xclBOSyncDirection) are C ``int``.
+PROTOTYPES = {
+    "xrtDeviceOpen": Prototype(c_void_p, (c_uint,)),
+    "xrtDeviceClose": Prototype(c_int, (c_void_p,)),
+    "xrtDeviceLoadXclbinFile": Prototype(c_int, (c_void_p, c_char_p)),
+    "xrtDeviceGetXclbinUUID": Prototype(c_int, (c_void_p, UUID)),
+    "xrtPLKernelOpenExclusive": Prototype(c_void_p, (c_void_p, UUID, c_char_p)),
+    "xrtKernelClose": Prototype(c_int, (c_void_p,)),
+    "xrtKernelArgGroupId": Prototype(c_int, (c_void_p, c_int)),
+    "xrtKernelReadRegister": Prototype(c_int, (c_void_p, c_uint32, POINTER(c_uint32))),
+    "xrtKernelWriteRegister": Prototype(c_int, (c_void_p, c_uint32, c_uint32)),
+    "xrtBOAlloc": Prototype(c_void_p, (c_void_p, c_size_t, c_uint64, c_uint32)),
+    "xrtBOFree": Prototype(c_int, (c_void_p,)),
+    "xrtBOWrite": Prototype(c_int, (c_void_p, c_void_p, c_size_t, c_size_t)),
+    "xrtBORead": Prototype(c_int, (c_void_p, c_void_p, c_size_t, c_size_t)),
+    "xrtBOSync": Prototype(c_int, (c_void_p, c_int, c_size_t, c_size_t)),
+    "xrtBOAddress": Prototype(c_uint64, (c_void_p,)),
+    "xrtRunOpen": Prototype(c_void_p, (c_void_p,)),
+    "xrtRunSetArg": Prototype(c_int, (c_void_p, c_int), variadic=True),
+    "xrtRunStart": Prototype(c_int, (c_void_p,)),
+    "xrtRunWaitFor": Prototype(c_int, (c_void_p, c_uint)),
+    "xrtRunState": Prototype(c_int, (c_void_p,)),
+    "xrtRunClose": Prototype(c_int, (c_void_p,)),
+}
+
+#: xrt/ert.h ``enum ert_cmd_state``
+ERT_CMD_STATE = {1: "NEW", 2: "QUEUED", 3: "RUNNING", 4: "COMPLETED", 5: "ERROR", 6: "ABORT",
+                 7: "SUBMITTED", 8: "TIMEOUT", 9: "NORESPONSE", 10: "SKERROR", 11: "SKCRASHED"}
+COMPLETED, TIMEOUT = 4, 8
+#: xrt.h ``enum xclBOSyncDirection``
+SYNC_TO_DEVICE, SYNC_FROM_DEVICE = 0, 1
+#: xrt/xrt_bo.h: XRT_BO_FLAGS_NONE (a normal buffer: host and device memory)
+BO_FLAGS_NONE = 0
+
+
+class CApi:
+    """The functions of :data:`PROTOTYPES` from a loaded library, their prototypes set; no other
+    name of the library is reachable through it."""
+
+    def __init__(self, library: ctypes.CDLL, origin: str):
+        self.origin = origin
+        for name, prototype in PROTOTYPES.items():
+            function = getattr(library, name)
+            function.restype = prototype.restype
+            function.argtypes = prototype.argtypes   # variadic: the fixed ones only
+            setattr(self, name, function)
+
+
+def library_candidates() -> list[str]:
+    """Where libxrt_coreutil is looked for: $XILINX_XRT/lib (XRT's setup.sh), /opt/xilinx/xrt/lib
+    (Xilinx's packages), then the dynamic linker's path (Debian's libxrt1 in /usr/lib/<arch>)."""
+    found = []
+    for root in (os.environ.get("XILINX_XRT"), "/opt/xilinx/xrt"):
+        if root:
+            path = pathlib.Path(root) / "lib" / LIBRARY
+            if path.is_file():
+                found.append(str(path))
+    return found + [LIBRARY]
+
+
+def load_library() -> CApi:
+    errors = []
+    for candidate in library_candidates():
+        try:
+            library = ctypes.CDLL(candidate, use_errno=True)
+        except OSError as error:
+            errors.append(str(error))
+            continue
+        return CApi(library, _loaded_path(candidate))
+    raise DeviceError(f"the xrt backend needs XRT ({LIBRARY} not found: install XRT and "
+                      "'source /opt/xilinx/xrt/setup.sh', or Debian's libxrt1)")
+
+
+def _loaded_path(candidate: str) -> str:
+    """The file the dynamic linker mapped for ``candidate`` (a bare name resolves on its path)."""
+    if os.path.isabs(candidate):
+        return candidate
+    try:
+        for line in pathlib.Path("/proc/self/maps").read_text().splitlines():
+            if line.endswith("/" + candidate) or f"/{candidate}." in line.rsplit(" ", 1)[-1]:
+                return line.rsplit(" ", 1)[-1]
+    except OSError:
+        pass
+    return candidate
+
+
+_PROBE = """
+import ctypes, sys
+library = ctypes.CDLL(sys.argv[1])
+library.xrtDeviceOpen.restype = ctypes.c_void_p
+library.xrtDeviceOpen.argtypes = (ctypes.c_uint,)
+sys.exit(0 if library.xrtDeviceOpen(int(sys.argv[2])) else 3)
+"""
+
+
+def device_problem(library: str, index: int) -> str | None:
+    """Why XRT cannot open device ``index`` here, or None. XRT ends the process from inside
+    ``xrtDeviceOpen`` where it has no runtime (std::terminate with "XILINX_XRT not set"), so
+    that case is checked first and the open itself is tried in a child process."""
+    root = os.environ.get("XILINX_XRT")
+    if not root:
+        return ("XILINX_XRT is not set (source /opt/xilinx/xrt/setup.sh; on F1 the aws-fpga "
+                "vitis_runtime_setup.sh)")
+    core = pathlib.Path(root) / "lib" / "libxrt_core.so.2"
+    if not core.is_file():
+        return (f"XILINX_XRT={root} has no lib/libxrt_core.so.2, the XRT core library of a PCIe "
+                "card (install XRT from Xilinx's packages)")
+    try:
+        probe = subprocess.run([sys.executable, "-c", _PROBE, library, str(index)],
+                               capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "XRT did not answer within 120 s"
+    if probe.returncode == 0:
+        return None
+    nodes = sorted(str(p) for p in pathlib.Path("/dev/dri").glob("renderD*")) \
+        if pathlib.Path("/dev/dri").is_dir() else []
+    # XRT prints a banner (version, PID, host) before its messages; its ERROR lines say why
+    said = "; ".join(" ".join(line.split()) for line in
+                     re.findall(r"\[XRT\] ERROR: ?(.*)", probe.stderr))
+    if probe.returncode == 3:
+        where = ("render nodes " + ", ".join(nodes) if nodes
+                 else "no /dev/dri/renderD* of the xocl driver")
+        return (f"XRT found no card with index {index} ({where}"
+                + (f"; XRT: {said}" if said else "") + ")")
+    ended = (f"killed by {signal.Signals(-probe.returncode).name}" if probe.returncode < 0
+             else f"exit status {probe.returncode}")
+    what = re.findall(r"what\(\): *(.*)", probe.stderr)
+    said = "; ".join(filter(None, [said] + [" ".join(w.split()) for w in what]))
+    return f"XRT ended the process opening the device ({ended}" + \
+        (f"; XRT: {said}" if said else "") + ")"
+
+
+def errno_text() -> str:
+    """Why the last failed call failed: XRT's C API sets errno and returns an error value."""
+    code = ctypes.get_errno()
+    return os.strerror(code) if code else "no reason given"
