@@ -1,5 +1,6 @@
 """Print the Yosys resource and timing-estimate table of built kernels, each next to its
-published anchor, and the board's budget (device minus shell, boards/*.toml).
+published anchor, and the board's budget (the sum of its SLRs' figures, or the device minus its
+shell for a board file without [slr]: hw.vitis.fit.budget, boards/*.toml).
 
     python bench/resources.py [BUILD_DIR]            # tables from BUILD_DIR/kernels/*/resources.json
     python bench/resources.py --run [--board f1] [--kernels checksum,sketch] [-P k.p=v]
@@ -88,7 +89,8 @@ def main(argv=None):
     left, source = budget(board)
     print(resource_table(reps, anchors=ANCHORS,
                          budget=(f"{board['name']} budget", left)))
-    print(f"budget = device minus shell ({source})")
+    print(f"budget = {'sum of the SLRs' if board.get('slr') else 'device minus shell'} "
+          f"({source}); each kernel must also fit one SLR: docs/link_plan.md")
     for r in reps:
         print("\n".join(verdict_lines(r)))
     return 0
