@@ -1,7 +1,7 @@
 """The self-test through the open ECP5 flow (hw/ecp5/, boards/ulx3s.toml), end to end at the
 smallest geometry the core takes: ``python -m hw.build --board ulx3s`` runs Yosys, nextpnr-ecp5
 and ecppack (YoWASP) to a bitstream and nextpnr's report; the routed netlist runs the self-test in
-Icarus and passes; with one generator LUT inverted it fails.
+Verilator (sim/ecp5_postroute.py) and passes; with one generator LUT inverted it fails.
 
 The whole-core build is marked ``slow`` (``pytest -m slow tests/test_ecp5.py``): its 56,000 LUT4
 take Yosys about 7 CPU-minutes and nextpnr far longer in WebAssembly, more than a CI run affords;
