@@ -1,15 +1,18 @@
 """The ULX3S self-test at full size through the open ECP5 flow, and its routed netlist simulated.
 
     python bench/ecp5_build.py [-o DIR] [--board ulx3s] [--no-postroute] [-P KERNEL.NAME=VALUE ...]
+    python bench/ecp5_build.py --from-build build/ulx3s [--record]   # a finished hw.build run
 
 Runs ``python -m hw.build --board ulx3s`` (the board file's geometry: the sketch core at lanes = 2,
 bytes_per_lane = 4, k = 31, p = 14, fmix64 in LUTs; 2 rounds of 2 genomes of 4,096 bytes generated
 on chip; Yosys synth_ecp5 -nodsp, nextpnr-ecp5 for the LFE5U-85F-6 at the board's 25 MHz,
-ecppack), then the self-test on nextpnr's routed netlist in Icarus (``sim.ecp5_postroute``), and
-prints one table: utilisation, Fmax, the critical path, the project's estimate beside nextpnr's
-figures (none at p = 14: its block RAM has no stated delay; at p = 8 the core uses LUT-RAM), the
-post-route result against the golden checksum, and how long each step took. docs/ecp5.md says
-what was measured with it.
+ecppack), then the self-test on nextpnr's routed netlist in Verilator (``sim.ecp5_postroute``),
+and prints one table: utilisation, Fmax, the critical path, the project's estimate beside
+nextpnr's figures, the post-route result against the golden checksum, and how long each step
+took. ``--from-build DIR`` reads a finished ``python -m hw.build --board ulx3s`` run's directory
+instead of building (the README's set-up, then that command, then this); ``--record`` stores the
+table as bench/results/ecp5_build.json for bench/benchmarks_doc.py. docs/ecp5.md says what was
+measured with it.
 """
 
 import argparse
@@ -22,7 +25,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hw.ecp5.flow import NAME  # noqa: E402
+from hw.ecp5.flow import NAME, check_route  # noqa: E402
+from hw.vitis.boards import load_board  # noqa: E402
 from sim.ecp5_postroute import simulate  # noqa: E402
 
 
@@ -32,15 +36,29 @@ def main(argv=None):
     p.add_argument("--board", default="ulx3s")
     p.add_argument("--no-postroute", action="store_true")
     p.add_argument("-P", "--param", action="append", default=[])
+    p.add_argument("--from-build", metavar="DIR",
+                   help="a finished hw.build run's board directory (e.g. build/ulx3s): no build")
+    p.add_argument("--record", action="store_true",
+                   help="store the table as bench/results/ecp5_build.json")
     args = p.parse_args(argv)
     t = time.monotonic()
-    cmd = [sys.executable, "-m", "hw.build", "--board", args.board, "-o", args.out]
-    for item in args.param:
-        cmd += ["-P", item]
-    print("$", " ".join(cmd), flush=True)
-    rc = subprocess.call(cmd, cwd=ROOT)
-    build_s = time.monotonic() - t
-    bdir = ROOT / args.out / args.board
+    if args.from_build:
+        bdir, build_s = pathlib.Path(args.from_build).resolve(), None
+        if not (bdir / f"{NAME}.bit").exists():
+            print(f"error: {bdir}: no {NAME}.bit (the build did not finish)", file=sys.stderr)
+            return 2
+        # nextpnr's report of that build, read again, and the estimate beside it as this
+        # checkout computes it (ecp5.json rewritten, as the build's own step writes it)
+        rc = check_route(bdir, load_board(args.board), lambda msg: print(msg, flush=True),
+                         lambda msg: print(f"error: {msg}", file=sys.stderr))
+    else:
+        cmd = [sys.executable, "-m", "hw.build", "--board", args.board, "-o", args.out]
+        for item in args.param:
+            cmd += ["-P", item]
+        print("$", " ".join(cmd), flush=True)
+        rc = subprocess.call(cmd, cwd=ROOT)
+        build_s = time.monotonic() - t
+        bdir = ROOT / args.out / args.board
     if not (bdir / "ecp5.json").exists():
         print(f"error: {bdir}: the build wrote no ecp5.json (exit {rc})", file=sys.stderr)
         return 2
@@ -78,21 +96,46 @@ def main(argv=None):
                                                          f"{c['estimate_levels']} levels"))
             rows.append(("estimate of nextpnr's path", f"{c['estimate_of_nextpnr_path_ns']:.2f} ns"
                                                        f" (nextpnr {c['nextpnr_ns']:.2f} ns)"))
-    rows.append(("build (yosys, nextpnr, ecppack)", f"{build_s:.0f} s, exit {rc}"))
+    if build_s is not None:
+        rows.append(("build (yosys, nextpnr, ecppack)", f"{build_s:.0f} s, exit {rc}"))
+    if (bdir / f"{NAME}.bit").exists():
+        rows.append(("bitstream", f"{NAME}.bit, {(bdir / f'{NAME}.bit').stat().st_size:,} bytes"))
+    postroute = None
     if not args.no_postroute and rc == 0:
         t = time.monotonic()
         r = simulate(bdir, log=lambda msg: print(f"postroute: {msg}", flush=True))
         verdict = "PASS" if r["pass"] and not r["fail"] else "FAIL"
+        postroute = {"verdict": verdict, "cycles": r["cycles"], "cells": r["cells"],
+                     "simulator": r["simulator"], "golden": r["expected"]["checksum"],
+                     "seconds": round(time.monotonic() - t)}
         rows.append(("post-route simulation", f"{verdict} after {r['cycles']:,} cycles "
-                                              f"({r['cells']:,} routed cells; golden "
-                                              f"{r['expected']['checksum']}), "
-                                              f"{time.monotonic() - t:.0f} s"))
+                                              f"({r['cells']:,} routed cells, {r['simulator']}; "
+                                              f"golden {r['expected']['checksum']}), "
+                                              f"{postroute['seconds']} s"))
     width = max(len(k) for k, _ in rows)
     print()
     print(f"| {'':<{width}} | {args.board} ({NAME}) |")
     print(f"|{'-' * (width + 2)}|{'-' * 40}|")
     for k, v in rows:
         print(f"| {k:<{width}} | {v} |")
+    if args.record:
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+        import record
+        command = (f"python bench/ecp5_build.py --from-build {args.from_build} --record"
+                   if args.from_build else "python bench/ecp5_build.py --record " + " ".join(
+                       f"-P {item}" for item in args.param))
+        record.write("ecp5_build", {
+            "command": command.strip(), "board": args.board, "part": info.get("part", ""),
+            "geometry": rows[0][1], "input": rows[1][1],
+            "utilisation": {cell: report["utilisation"][cell] for cell in
+                            ("TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DP16KD")
+                            if cell in report["utilisation"]},
+            "fmax": report["fmax"], "critical_paths": [
+                {k: c[k] for k in ("start", "end", "delay_ns", "logic_ns", "routing_ns",
+                                   "routing_hops", "cells")} for c in report["critical_paths"]],
+            "estimate": {k: v for k, v in (report.get("estimate") or {}).items()
+                         if k in ("design", "critical_endpoint")},
+            "postroute": postroute, "table": [list(row) for row in rows]})
     return rc
 
 
