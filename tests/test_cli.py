@@ -9,12 +9,12 @@ import sys
 import numpy as np
 import pytest
 
-from host.cli import main
 from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.parse import kmers
 from host.similarity import all_pairs
 from host.sketchfile import read_sketches
 from tests.genomes import random_genome_bytes, related_sequences
+from tests.cli_helpers import run
 
 
 @pytest.fixture
@@ -30,10 +30,6 @@ def genomes(tmp_path):
     fastq.write_bytes(gzip.compress(random_genome_bytes(random.Random(1), 40, 150, fastq=True)))
     paths.append(fastq)
     return paths
-
-
-def run(*args):
-    return main([str(a) for a in args])
 
 
 def test_sketch_then_dist_matches_golden(tmp_path, genomes):

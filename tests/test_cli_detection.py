@@ -7,22 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from host.cli import main
 from host.sketchfile import read_sketches
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.hll_joint import joint_mle, mle_detected
 from tests.metric_checks import golden_matrix, matrix_text
+from tests.cli_helpers import run_status
 
 K, P = 21, 10
 PARAMS = HllParams(P, 4)
 RELATED = {("base.fa", "mutant.fa"), ("base.fa", "half.fa"), ("mutant.fa", "half.fa")}
-
-
-def run(*args):
-    try:
-        return main([str(a) for a in args])
-    except SystemExit as error:
-        return error.code
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +37,7 @@ def collection(tmp_path_factory):
         path.write_bytes(b">" + name.encode() + b"\n" + text.tobytes() + b"\n")
         paths.append(path)
     sketch = directory / "all.sketch"
-    assert run("sketch", *paths, "--k", K, "--p", P, "-o", sketch) == 0
+    assert run_status("sketch", *paths, "--k", K, "--p", P, "-o", sketch) == 0
     sketches = read_sketches(sketch)
     return {"paths": paths, "sketch": sketch, "names": sketches.names,
             "registers": sketches.arrays["registers"]}
@@ -64,8 +57,8 @@ def related(a: str, b: str) -> bool:
                                             ("ani", 0.0), ("mash", 1.0)])
 def test_unrelated_pairs_print_nothing_shared(tmp_path, collection, metric, nothing):
     default, raw = tmp_path / "default.tsv", tmp_path / "raw.tsv"
-    assert run("dist", collection["sketch"], "--metric", metric, "-o", default) == 0
-    assert run("dist", collection["sketch"], "--metric", metric, "--detection", "0",
+    assert run_status("dist", collection["sketch"], "--metric", metric, "-o", default) == 0
+    assert run_status("dist", collection["sketch"], "--metric", metric, "--detection", "0",
                "-o", raw) == 0
     names, floored = matrix(default)
     _, estimates = matrix(raw)
@@ -85,16 +78,16 @@ def test_unrelated_pairs_print_nothing_shared(tmp_path, collection, metric, noth
 @pytest.mark.parametrize("metric", ["jaccard", "containment"])
 def test_matrix_equals_golden_with_detection(tmp_path, collection, metric, z):
     out = tmp_path / "m.tsv"
-    assert run("dist", collection["sketch"], "--metric", metric, "--detection", z, "-o", out) == 0
+    assert run_status("dist", collection["sketch"], "--metric", metric, "--detection", z, "-o", out) == 0
     expected = golden_matrix(collection["registers"], PARAMS, metric, K, z=float(z))
     assert out.read_text().splitlines()[2:] == matrix_text(expected, collection["names"])
 
 
 def test_phylip_and_edges_print_the_same_floor(tmp_path, collection):
     phylip, edges = tmp_path / "d.phylip", tmp_path / "e.tsv"
-    assert run("dist", collection["sketch"], "--metric", "mash", "--format", "phylip",
+    assert run_status("dist", collection["sketch"], "--metric", "mash", "--format", "phylip",
                "-o", phylip) == 0
-    assert run("dist", collection["sketch"], "--metric", "ani", "--format", "edges",
+    assert run_status("dist", collection["sketch"], "--metric", "ani", "--format", "edges",
                "-o", edges) == 0
     rows = [line.split() for line in phylip.read_text().splitlines()[1:]]
     for row in rows:
@@ -107,7 +100,7 @@ def test_phylip_and_edges_print_the_same_floor(tmp_path, collection):
 def test_threshold_keeps_only_pairs_above_detection(tmp_path, collection):
     default, raw = tmp_path / "default.tsv", tmp_path / "raw.tsv"
     for out, z in ((default, "3"), (raw, "0")):
-        assert run("dist", collection["sketch"], "--format", "edges", "--threshold", "0.001",
+        assert run_status("dist", collection["sketch"], "--format", "edges", "--threshold", "0.001",
                    "--detection", z, "-o", out) == 0
     pairs = {tuple(line.split("\t")[:2]) for line in default.read_text().splitlines()[2:]}
     raw_pairs = {tuple(line.split("\t")[:2]) for line in raw.read_text().splitlines()[2:]}
@@ -136,7 +129,7 @@ def golden_mle(collection):
 @pytest.mark.parametrize("metric", ["jaccard", "containment", "ani"])
 def test_mle_matrix_equals_golden(tmp_path, collection, golden_mle, metric):
     out = tmp_path / "m.tsv"
-    assert run("dist", collection["sketch"], "--estimator", "mle", "--metric", metric,
+    assert run_status("dist", collection["sketch"], "--estimator", "mle", "--metric", metric,
                "-o", out) == 0
     names, values = matrix(out)
     base = golden_mle["containment" if metric == "containment" else "jaccard"]
@@ -155,7 +148,7 @@ def test_mle_matrix_equals_golden(tmp_path, collection, golden_mle, metric):
 def test_search_with_mle_equals_dist_rows(tmp_path, collection, golden_mle):
     out = tmp_path / "s.tsv"
     queries = collection["paths"][2:4]  # half.fa, other0.fa: sequence files, sketched like --db
-    assert run("search", *queries, "--db", collection["sketch"], "--estimator", "mle",
+    assert run_status("search", *queries, "--db", collection["sketch"], "--estimator", "mle",
                "--metric", "containment", "-o", out) == 0
     names = collection["names"]
     for line in out.read_text().splitlines()[2:]:
@@ -166,7 +159,7 @@ def test_search_with_mle_equals_dist_rows(tmp_path, collection, golden_mle):
 
 def test_search_hll_floors_unrelated_references(tmp_path, collection):
     out = tmp_path / "s.tsv"
-    assert run("search", collection["paths"][3], "--db", collection["sketch"], "--metric", "ani",
+    assert run_status("search", collection["paths"][3], "--db", collection["sketch"], "--metric", "ani",
                "-o", out) == 0
     values = {line.split("\t")[1]: float(line.split("\t")[2])
               for line in out.read_text().splitlines()[2:]}
@@ -176,7 +169,7 @@ def test_search_hll_floors_unrelated_references(tmp_path, collection):
 
 def test_mle_top_is_the_sorted_golden_row(tmp_path, collection, golden_mle):
     out = tmp_path / "top.tsv"
-    assert run("dist", collection["sketch"], "--estimator", "mle", "--format", "edges",
+    assert run_status("dist", collection["sketch"], "--estimator", "mle", "--format", "edges",
                "--top", "1", "-o", out) == 0
     names = collection["names"]
     for line in out.read_text().splitlines()[2:]:
@@ -191,7 +184,7 @@ def test_mle_top_is_the_sorted_golden_row(tmp_path, collection, golden_mle):
                                            ("nan", "must be from 0 to 100")])
 def test_bad_detection_is_one_line(tmp_path, collection, capsys, value, message):
     out = tmp_path / "never.tsv"
-    assert run("dist", collection["sketch"], "--detection", value, "-o", out) == 2
+    assert run_status("dist", collection["sketch"], "--detection", value, "-o", out) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "--detection" in err and message in err
     assert not out.exists()
@@ -203,7 +196,7 @@ def test_sim_backend_with_mle_estimates_on_the_host(tmp_path, collection, capfd)
     outputs = {}
     for backend in ("sw", "sim"):
         out = tmp_path / f"{backend}.tsv"
-        assert run("dist", collection["sketch"], "--estimator", "mle", "--backend", backend,
+        assert run_status("dist", collection["sketch"], "--estimator", "mle", "--backend", backend,
                    "-o", out) == 0
         outputs[backend] = out.read_bytes()
         err = capfd.readouterr().err
@@ -227,7 +220,7 @@ def test_pvalue_column_is_the_golden_p_value(tmp_path, collection, estimator):
     from kmerspec.golden.hll import estimate
     from kmerspec.golden.hll_joint import hll_p_value, mle_p_value
     out = tmp_path / "e.tsv"
-    assert run("dist", collection["sketch"], "--format", "edges", "--pvalue", "--estimator",
+    assert run_status("dist", collection["sketch"], "--format", "edges", "--pvalue", "--estimator",
                estimator, "-o", out) == 0
     names, registers = collection["names"], collection["registers"]
     lines = p_value_lines(out)
@@ -245,7 +238,7 @@ def test_pvalue_column_is_the_golden_p_value(tmp_path, collection, estimator):
 
 def test_search_pvalue_column(tmp_path, collection):
     out = tmp_path / "s.tsv"
-    assert run("search", collection["paths"][0], "--db", collection["sketch"], "--pvalue",
+    assert run_status("search", collection["paths"][0], "--db", collection["sketch"], "--pvalue",
                "-o", out) == 0
     for _, reference, value, p in p_value_lines(out):
         assert (value > 0) == (p <= 0.00135) == related("base.fa", reference)
@@ -253,7 +246,7 @@ def test_search_pvalue_column(tmp_path, collection):
 
 def test_pvalue_needs_edges(tmp_path, collection, capsys):
     out = tmp_path / "never.tsv"
-    assert run("dist", collection["sketch"], "--pvalue", "-o", out) == 2
+    assert run_status("dist", collection["sketch"], "--pvalue", "-o", out) == 2
     err = capsys.readouterr().err
     assert err == ("error: --pvalue: adds a column to --format edges lines; the tsv and phylip "
                    "matrices have no room for it\n")

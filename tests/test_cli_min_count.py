@@ -8,13 +8,13 @@ import random
 import numpy as np
 import pytest
 
-from host.cli import main
 from host.sketchfile import read_sketches, write_sketches
 from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import kmers
 from tests.genomes import random_sequence
 from tests.test_fast_mincount import reads_text
+from tests.cli_helpers import run
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +27,6 @@ def reads_and_reference(tmp_path_factory):
     reads = directory / "reads.fq.gz"
     reads.write_bytes(gzip.compress(reads_text(rng, genome, 400, 100, 0.01, fastq=True)))
     return reads, reference
-
-
-def run(*args):
-    return main([str(a) for a in args])
 
 
 def test_sketch_equals_golden_and_records_the_filter(tmp_path, reads_and_reference):

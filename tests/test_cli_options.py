@@ -5,18 +5,15 @@ sketch --help grouped by --kind, --plot documented."""
 
 import pytest
 
-from host.cli import build_parser, main
+from host.cli import build_parser
 from host.sketchfile import read_sketches
 from tests.genomes import write_related_genomes
+from tests.cli_helpers import run
 
 
 @pytest.fixture
 def genomes(tmp_path):
     return write_related_genomes(tmp_path, count=3, length=6000, step=0.03, seed=38)
-
-
-def run(*args):
-    return main([str(a) for a in args])
 
 
 def parse(*args):

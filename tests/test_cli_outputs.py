@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from host.cli import build_parser, main
+from host.cli import build_parser
 from host.sketchfile import read_sketches
 from tests.genomes import write_related_genomes
+from tests.cli_helpers import one_error_line, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,17 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def genomes(tmp_path):
     return write_related_genomes(tmp_path, count=3, length=8000, step=0.02, seed=18)
-
-
-def run(*args):
-    return main([str(a) for a in args])
-
-
-def one_error_line(capsys_or_capfd) -> str:
-    err = capsys_or_capfd.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: "), err
-    assert "Traceback" not in err
-    return err
 
 
 def listing(directory: Path) -> dict:

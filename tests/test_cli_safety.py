@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from host.cli import main
 from host.sketchfile import read_sketches
+from tests.cli_helpers import one_error_line, run
 from tests.genomes import write_related_genomes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,16 +30,6 @@ def refs(tmp_path, genomes):
     path = tmp_path / "refs.sketch"
     assert run("sketch", *genomes, "-o", path) == 0
     return path
-
-
-def run(*args):
-    return main([str(a) for a in args])
-
-
-def one_error_line(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: "), err
-    return err
 
 
 def shell(command: str, cwd, **extra) -> subprocess.CompletedProcess:

@@ -5,20 +5,12 @@ against the full matrix of dist; and one-line errors with nothing written."""
 import numpy as np
 import pytest
 
-from host.cli import main
 from host.sketchfile import read_sketches
 from kmerspec.golden.hll import HllParams
 from tests.metric_checks import golden_matrix, matrix_text, top_edges_text
+from tests.cli_helpers import run_status
 
 METRICS = ("jaccard", "containment", "ani", "mash")
-
-
-def run(*args):
-    """The exit status, usage errors (argparse exits) included."""
-    try:
-        return main([str(a) for a in args])
-    except SystemExit as error:
-        return error.code
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +36,7 @@ def collection(tmp_path_factory):
     (directory / "empty.fa").write_bytes(b"")
     paths.append(directory / "empty.fa")
     sketch = directory / "all.sketch"
-    assert run("sketch", *paths, "--k", "21", "--p", "10", "-o", sketch) == 0
+    assert run_status("sketch", *paths, "--k", "21", "--p", "10", "-o", sketch) == 0
     sketches = read_sketches(sketch)
     return {"paths": paths, "sketch": sketch, "names": sketches.names,
             "registers": sketches.arrays["registers"], "directory": directory}
@@ -57,7 +49,7 @@ def data_lines(path) -> list[str]:
 @pytest.mark.parametrize("metric", METRICS)
 def test_full_matrix_equals_golden(tmp_path, collection, metric):
     out = tmp_path / "m.tsv"
-    assert run("dist", collection["sketch"], "--metric", metric, "-o", out) == 0
+    assert run_status("dist", collection["sketch"], "--metric", metric, "-o", out) == 0
     expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
     assert data_lines(out) == matrix_text(expected, collection["names"])
     if metric == "containment":  # asymmetric: the half is contained in the base, not back
@@ -70,7 +62,7 @@ def test_full_matrix_equals_golden(tmp_path, collection, metric):
 @pytest.mark.parametrize("top", [1, 3, 20])
 def test_top_equals_the_sorted_rows_of_the_full_matrix(tmp_path, collection, metric, top):
     out = tmp_path / "top.edges"
-    assert run("dist", collection["sketch"], "--metric", metric, "--format", "edges", "--top",
+    assert run_status("dist", collection["sketch"], "--metric", metric, "--format", "edges", "--top",
                top, "--threads", 2, "-o", out) == 0
     expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
     lines = data_lines(out)
@@ -84,7 +76,7 @@ def test_edges_without_threshold_list_every_pair(tmp_path, collection):
     n = len(names)
     for metric, pairs in (("jaccard", n * (n - 1) // 2), ("containment", n * (n - 1))):
         out = tmp_path / f"{metric}.edges"
-        assert run("dist", collection["sketch"], "--metric", metric, "--format", "edges",
+        assert run_status("dist", collection["sketch"], "--metric", metric, "--format", "edges",
                    "-o", out) == 0
         expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
         lines = data_lines(out)
@@ -108,17 +100,17 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
     again = tmp_path / "again.fa"  # a reference under another name: a query of J = 1
     again.write_bytes((directory / "other.fa").read_bytes())
     query_sketch = tmp_path / "q.sketch"
-    assert run("sketch", again, "--k", "21", "--p", "10", "-o", query_sketch) == 0
+    assert run_status("sketch", again, "--k", "21", "--p", "10", "-o", query_sketch) == 0
     db = collection["sketch"]
     out = tmp_path / "hits.tsv"
-    assert run("search", query_sequence, query_sketch, "--db", db, "--metric", metric,
+    assert run_status("search", query_sequence, query_sketch, "--db", db, "--metric", metric,
                "-o", out) == 0
     refs = collection["names"]
     lines = data_lines(out)
     assert len(lines) == 2 * len(refs)
     # the full matrix of references and queries together
     whole = tmp_path / "whole.tsv"
-    assert run("dist", db, query_sequence, query_sketch, "--metric", metric, "-o", whole) == 0
+    assert run_status("dist", db, query_sequence, query_sketch, "--metric", metric, "-o", whole) == 0
     header, *rows = whole.read_text().splitlines()[1:]
     columns = header.split("\t")[1:]
     matrix = {row.split("\t")[0]: dict(zip(columns, row.split("\t")[1:])) for row in rows}
@@ -141,17 +133,17 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
 
 def read_sketches_of(tmp_path, sequence):
     out = tmp_path / "one.sketch"
-    assert run("sketch", sequence, "--k", "21", "--p", "10", "-o", out) == 0
+    assert run_status("sketch", sequence, "--k", "21", "--p", "10", "-o", out) == 0
     return read_sketches(out)
 
 
 def test_search_top_and_threshold_are_prefixes_of_the_ranking(tmp_path, collection):
     db, query = collection["sketch"], collection["paths"][1]
     every, top, near, ani = (tmp_path / f"{n}.tsv" for n in ("every", "top", "near", "ani"))
-    assert run("search", query, "--db", db, "-o", every) == 0
-    assert run("search", query, "--db", db, "--top", 3, "-o", top) == 0
-    assert run("search", query, "--db", db, "--threshold", 0.5, "-o", near) == 0
-    assert run("search", query, "--db", db, "--metric", "ani", "--threshold", 95, "-o",
+    assert run_status("search", query, "--db", db, "-o", every) == 0
+    assert run_status("search", query, "--db", db, "--top", 3, "-o", top) == 0
+    assert run_status("search", query, "--db", db, "--threshold", 0.5, "-o", near) == 0
+    assert run_status("search", query, "--db", db, "--metric", "ani", "--threshold", 95, "-o",
                ani) == 0
     ranked = data_lines(every)
     assert data_lines(top) == ranked[:3]
@@ -162,7 +154,7 @@ def test_search_top_and_threshold_are_prefixes_of_the_ranking(tmp_path, collecti
 
 def test_search_output_path_semantics(tmp_path, collection, capfd):
     """-o - is standard output, as every command."""
-    assert run("search", collection["paths"][0], "--db", collection["sketch"], "--top", 1,
+    assert run_status("search", collection["paths"][0], "--db", collection["sketch"], "--top", 1,
                "-o", "-") == 0
     out = capfd.readouterr().out.splitlines()
     assert out[1] == "#query\treference\tjaccard" and out[2].startswith("g0.fa\tg0.fa\t1")
@@ -189,19 +181,19 @@ def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, caps
         args[3] = query
     elif case == "pqa_db":
         args[3] = tmp_path / "pqa.sketch"
-        assert run("sketch", "--kind", "pqa", query, "--R", 4, "--n", 2, "-o", args[3]) == 0
+        assert run_status("sketch", "--kind", "pqa", query, "--R", 4, "--n", 2, "-o", args[3]) == 0
     elif case == "option_mismatch":
         args += ["--k", 25]
     elif case == "sketch_mismatch":
         args[1] = tmp_path / "p12.sketch"
-        assert run("sketch", query, "--k", "21", "--p", 12, "-o", args[1]) == 0
+        assert run_status("sketch", query, "--k", "21", "--p", 12, "-o", args[1]) == 0
     elif case == "ani_threshold":
         args += ["--metric", "ani", "--threshold", 101]
     else:
         args += ["--top", 2, "--threshold", 0.5]
     capsys.readouterr()
     out = tmp_path / "out.tsv"
-    assert run(*args, "-o", out) == 2
+    assert run_status(*args, "-o", out) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and expected in err, err
     assert not out.exists()
@@ -218,7 +210,7 @@ def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, caps
 def test_dist_metric_errors(tmp_path, collection, capsys, options, expected):
     out = tmp_path / "out.tsv"
     capsys.readouterr()
-    assert run("dist", collection["sketch"], *options, "-o", out) == 2
+    assert run_status("dist", collection["sketch"], *options, "-o", out) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and expected in err, err
     assert not out.exists()
