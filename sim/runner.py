@@ -175,19 +175,6 @@ def to_verilog_text(design, toplevel: str) -> str:
     return verilog.convert(design, name=toplevel)
 
 
-# Yosys' memory initialisers: one assignment per word, or hw.vitis.emit's loop
-_MEMORY_INIT_WORDS = re.compile(
-    r"^(?P<indent>[ \t]*)initial begin\n"
-    r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
-    r"(?P=indent)end\n", re.M)
-_MEMORY_INIT_WORD = re.compile(r"[ \t]*(?P<name>\\\S+ |[A-Za-z_][\w$]*)\[(?P<index>\d+)\] = "
-                               r"(?P<value>[^;\n]+);\n")
-_MEMORY_INIT_LOOP = re.compile(
-    r"^(?P<indent>[ \t]*)initial begin : \w+\n"
-    r"[ \t]*integer i;\n"
-    r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
-    r"[ \t]*(?P<name>\\\S+ |[A-Za-z_][\w$]*)\[i\] = (?P<value>[^;\n]+);\n"
-    r"(?P=indent)end\n", re.M)
 _ZERO_VALUE = re.compile(r"(?:(?P<width>\d+)'[bhd])?0+")
 # "reg [7:0] name = 8'h00;" (Yosys writes a register's init value into its declaration); Yosys'
 # own helper register of `always @*` blocks keeps its value
@@ -215,14 +202,17 @@ def without_power_on_values(text: str) -> str:
     define) filled with random words instead, and every register initialiser removed (simulated
     with ``--x-initial unique`` and ``+verilator+rand+reset+2``, those registers start random).
     ROMs (initialisers with other values) keep their contents."""
+    # the two forms of a memory initialiser: Yosys's word by word, hw.vitis.emit's loop
+    from hw.vitis.emit import INIT_BLOCK, INIT_LOOP, INIT_WORD
+
     def width_of(value):
         zero = _ZERO_VALUE.fullmatch(value.strip())
         return None if zero is None else int(zero.group("width") or 32)
 
     def words_to_random(match):
-        words = list(_MEMORY_INIT_WORD.finditer(match.group("body")))
+        words = list(INIT_WORD.finditer(match.group("body")))
         widths = {width_of(word.group("value")) for word in words}
-        names = {word.group("name") for word in words}
+        names = {word.group("memory") for word in words}
         if None in widths or len(names) != 1:
             return match.group(0)
         depth = max(int(word.group("index")) for word in words) + 1
@@ -232,7 +222,7 @@ def without_power_on_values(text: str) -> str:
         width = width_of(match.group("value"))
         if width is None:
             return match.group(0)
-        return _random_words(match.group("indent"), match.group("name"),
+        return _random_words(match.group("indent"), match.group("memory"),
                              int(match.group("depth")), width)
 
     def drop_register(match):
@@ -240,8 +230,8 @@ def without_power_on_values(text: str) -> str:
             return match.group(0)
         return match.group("declaration") + ";"
 
-    text = _MEMORY_INIT_WORDS.sub(words_to_random, text)
-    text = _MEMORY_INIT_LOOP.sub(loop_to_random, text)
+    text = INIT_BLOCK.sub(words_to_random, text)
+    text = INIT_LOOP.sub(loop_to_random, text)
     return _REGISTER_INIT.sub(drop_register, text)
 
 

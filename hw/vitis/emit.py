@@ -155,14 +155,16 @@ def fast_memory_init():
 
 
 # Yosys: "  initial begin\n    <mem>[0] = 64'h0;\n    <mem>[1] = ...;\n  end\n", the memory name
-# a plain or an escaped (backslash ... space) identifier.
-_INIT_BLOCK = re.compile(
+# a plain or an escaped (backslash ... space) identifier. INIT_BLOCK, INIT_WORD (one word of its
+# body: memory, index, value) and INIT_LOOP are read by hw.vitis.synth and sim.runner too.
+INIT_BLOCK = re.compile(
     r"^(?P<indent>[ \t]*)initial begin\n"
     r"(?P<body>(?:[ \t]*(?:\\\S+ |[A-Za-z_][\w$]*)\[\d+\] = [^;\n]+;\n)+)"
     r"(?P=indent)end\n", re.M)
-_INIT_WORD = re.compile(r"[ \t]*(\\\S+ |[A-Za-z_][\w$]*)\[(\d+)\] = ([^;\n]+);\n")
-# what _compact writes (read back by hw.vitis.synth)
-_INIT_LOOP = re.compile(
+INIT_WORD = re.compile(r"[ \t]*(?P<memory>\\\S+ |[A-Za-z_][\w$]*)\[(?P<index>\d+)\] = "
+                       r"(?P<value>[^;\n]+);\n")
+# what _compact writes
+INIT_LOOP = re.compile(
     r"^(?P<indent>[ \t]*)initial begin : \w+\n"
     r"[ \t]*integer i;\n"
     r"[ \t]*for \(i = 0; i < (?P<depth>\d+); i = i \+ 1\)\n"
@@ -171,7 +173,7 @@ _INIT_LOOP = re.compile(
 
 
 def _compact(match):
-    words = _INIT_WORD.findall(match.group("body"))
+    words = INIT_WORD.findall(match.group("body"))
     names = {w[0] for w in words}
     values = {w[2] for w in words}
     indices = [int(w[1]) for w in words]
@@ -192,7 +194,7 @@ def _block_name(memory):
 def compact_memory_init(text):
     """``text`` with every memory initialisation that sets all words (0 .. N-1, in order) to one
     value written as a loop; other initial blocks are left as they are."""
-    return _INIT_BLOCK.sub(_compact, text)
+    return INIT_BLOCK.sub(_compact, text)
 
 
 def convert(top, name, **kwargs):

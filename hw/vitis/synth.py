@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 
-from .emit import _INIT_BLOCK, _INIT_LOOP, _INIT_WORD
+from .emit import INIT_BLOCK, INIT_LOOP, INIT_WORD
 from .timing import DELAY_MODEL, estimate_timing
 
 __all__ = ["BACKENDS", "NO_YOSYS", "yosys_available", "yosys_backend", "yosys_report", "summarize_cells"]
@@ -222,7 +222,7 @@ def readmem_initialisation(text, write_file):
         return by_file(match.group("indent"), match.group("memory"), words)
 
     def word_by_word(match):
-        words = _INIT_WORD.findall(match.group("body"))
+        words = INIT_WORD.findall(match.group("body"))
         if len({memory for memory, _, _ in words}) != 1:
             return match.group(0)
         return by_file(match.group("indent"), words[0][0],
@@ -230,7 +230,7 @@ def readmem_initialisation(text, write_file):
 
     # the two forms hw.vitis.emit writes: a loop setting every word to one value, and Yosys's own
     # word-by-word block
-    return _INIT_BLOCK.sub(word_by_word, _INIT_LOOP.sub(loop, text))
+    return INIT_BLOCK.sub(word_by_word, INIT_LOOP.sub(loop, text))
 
 
 #: a module instanced this often is synthesized once and flattened into the design after the
