@@ -116,6 +116,19 @@ def test_the_read_files_are_one_pool_and_min_count_counts_over_it(sketches, tmp_
         assert outputs[0] == outputs[1], options
 
 
+def test_the_golden_backend_screens_alike(sketches, tmp_path):
+    """The pool of two files with -m 2 through the golden model (files handed as bytes, one
+    genome) equals the native backend's (files streamed)."""
+    reads = split_reads(tmp_path)
+    outputs = []
+    for backend in ("sw", "golden"):
+        out = tmp_path / f"{backend}.tsv"
+        assert run_status("screen", sketches[21, 14], *reads, "-m", 2, "-w", "--backend",
+                          backend, "-o", out) == 0
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 6
+
+
 def test_the_abundance_filter_applies_to_the_reads_as_in_dist(sketches, tmp_path):
     """screen -m 2 READS equals screen of the reads sketched by sketch -m 2, and differs from
     the unfiltered screen (the read errors' k-mers are gone)."""
