@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m host",
         description="k-mer sketching (HyperLogLog/Jaccard, Jensen-Shannon, emerging motifs) on "
                     "an FPGA or its bit-exact software models. Input is FASTA or FASTQ, plain or "
-                    "gzip, one genome per file, named by its file name (by its path where file "
-                    "names collide). Errors print one line and exit with status 2.")
+                    "compressed, one genome per file, named by its file name (by its path where "
+                    "file names collide), or directories of them, or lists (-l FILE). Errors "
+                    "print one line and exit with status 2.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", default=False,
                         help="show a traceback on errors (default: one line)")
