@@ -1,4 +1,4 @@
-"""Command line: ``python -m host {sketch,dist,search,merge,info,jsd,motifs} ...``.
+"""Command line: ``python -m host {sketch,dist,search,screen,jsd,motifs,merge,info} ...``.
 
 Every failure the user can cause prints one line ``error: <file or option>: <cause>`` and exits
 with status 2 (``--debug`` shows the traceback instead); a bug prints one line asking for
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from . import __version__
 from .commands import COMMANDS
+from .commands.collections import expand_collections
 from .commands.common import Session, check_backend, genome_names, one_line, pyxrt_stand_in
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
@@ -44,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m host",
         description="k-mer sketching (HyperLogLog/Jaccard, Jensen-Shannon, emerging motifs) on "
                     "an FPGA or its bit-exact software models. Input is FASTA or FASTQ, plain or "
-                    "gzip, one genome per file, named by its file name (by its path where file "
-                    "names collide). Errors print one line and exit with status 2.")
+                    "compressed, one genome per file, named by its file name (by its path where "
+                    "file names collide), or directories of them, or lists (-l FILE). Errors "
+                    "print one line and exit with status 2.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", default=False,
                         help="show a traceback on errors (default: one line)")
@@ -212,9 +214,9 @@ def _cleanup_on_signals(outputs_of):
 
 
 def input_paths(args) -> list[str]:
-    """Every input file of the command, which no output may overwrite."""
+    """Every input file of the command (list files too), which no output may overwrite."""
     paths = []
-    for name in ("files", "inputs", "queries", "db", "test", "control"):
+    for name in ("files", "inputs", "queries", "db", "reads", "test", "control", "lists"):
         value = getattr(args, name, None)
         if isinstance(value, str):
             paths.append(value)
@@ -228,7 +230,7 @@ STDIN = "/dev/stdin"
 
 
 def _stdin_for_dash(args) -> None:
-    for name in ("files", "inputs", "queries", "test", "control"):
+    for name in ("files", "inputs", "queries", "reads", "test", "control"):
         value = getattr(args, name, None)
         if isinstance(value, list):
             setattr(args, name, [STDIN if path == "-" else path for path in value])
@@ -241,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     session = None
     try:
         with _cleanup_on_signals(lambda: session and session.outputs):
+            expand_collections(args)  # -l lists and directories, before any input is read
             check_backend(args)
             with output_transaction(input_paths(args)) as outputs:
                 with _simulator_log(args) as terminal:

@@ -130,7 +130,7 @@ def test_bad_input_is_named_and_nothing_is_written(tmp_path, genomes, capsys, mo
     bad = tmp_path / "bad.fa"
     expected = {
         "missing": "no such file",
-        "directory": "is a directory",
+        "directory": "a directory with no FASTA/FASTQ files",  # a directory of genomes is read
         "binary": "binary content",
         "truncated_gzip": "truncated gzip",
         "not_fasta": "not a FASTA/FASTQ file",

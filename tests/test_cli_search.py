@@ -201,7 +201,9 @@ def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, caps
 
 @pytest.mark.parametrize("options, expected", [
     (["--format", "phylip", "--metric", "containment"], "containment is asymmetric"),
-    (["--top", "2"], "--top: gives sparse output"),
+    (["--format", "tsv", "--top", "2"], "--top: gives K edges per genome, which --format tsv "
+                                        "cannot hold"),
+    (["--format", "phylip", "--top", "2"], "drop --format phylip (--top writes edges)"),
     (["--format", "edges", "--threshold", "0.5", "--metric", "containment"],
      "--threshold: prunes by Jaccard"),
     (["--format", "edges", "--threshold", "0.5", "--top", "2"], "not allowed with argument"),

@@ -1,5 +1,6 @@
-"""The README's commands, read from the README itself: the Use lines run as written on the
-bundled examples, and the set-up line works as root without sudo and as a user with sudo."""
+"""The README's commands, read from the README itself: the software set-up is one pip line, the
+Use lines run as written on the bundled examples with only what that line installs, and the
+hardware set-up line works as root without sudo and as a user with sudo."""
 
 import glob
 import re
@@ -7,6 +8,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ def shell_blocks(section: str) -> list[str]:
 
 
 def setup_commands() -> list[str]:
-    blocks = shell_blocks("Set-up")
+    blocks = shell_blocks("Hardware set-up")
     assert len(blocks) == 2 and all(block.count("\n") == 1 for block in blocks), blocks
     return [block.strip() for block in blocks]
 
@@ -36,9 +38,22 @@ def use_lines() -> list[str]:
             if line.split("#", 1)[0].strip()]
 
 
+#: what the extras install (pyproject.toml): the software set-up installs none of them
+EXTRAS_PACKAGES = ("scipy", "matplotlib", "dask", "distributed", "pytest", "cocotb")
+
+
+def test_software_setup_is_one_pip_line_before_use():
+    (block,) = shell_blocks("Software set-up")
+    assert block.strip() == "python3 -m venv .venv && .venv/bin/pip install -e ."
+    assert README.index("## Software set-up") < README.index("## Use") \
+        < README.index("## Hardware set-up")
+
+
 def test_use_lines_run_as_written_on_the_examples(tmp_path, monkeypatch, capsys):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     monkeypatch.chdir(tmp_path)
+    for package in EXTRAS_PACKAGES:  # an import of one of them now fails, as after that line
+        monkeypatch.setitem(sys.modules, package, None)
     lines = use_lines()
     assert lines[0] == ". .venv/bin/activate"
     ran = []
@@ -69,7 +84,7 @@ def test_use_lines_run_as_written_on_the_examples(tmp_path, monkeypatch, capsys)
             assert build_main(argv + ["--list"]) == 0, line
             assert "-o" in argv or "--out" in argv or "build/hw" in line, line
             capsys.readouterr()
-    assert {"sketch", "dist", "search", "merge", "info", "jsd", "motifs"} <= set(ran)
+    assert {"sketch", "dist", "search", "screen", "merge", "info", "jsd", "motifs"} <= set(ran)
     matrix = [row.split("\t") for row in Path("matrix.tsv").read_text().splitlines()[2:]]
     similarity = {(row[0], name): float(value) for row in matrix
                   for name, value in zip(["dwv.fa.gz", "vdv1.fa.gz", "vdv1dwv5.fa.gz",

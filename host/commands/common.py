@@ -4,6 +4,7 @@ backend and executor a command runs on."""
 
 import contextlib
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,8 @@ def genome_names(paths: Sequence[str]) -> list[str]:
                              f"genome once")
         seen[key] = path
     names = [Path(p).name for p in paths]
-    names = [name if names.count(name) == 1 else str(p) for name, p in zip(names, paths)]
+    counts = Counter(names)  # not names.count: 100,000 genomes would take minutes
+    names = [name if counts[name] == 1 else str(p) for name, p in zip(names, paths)]
     for name, path in zip(names, paths):
         problem = name_problem(name)
         if problem is not None:

@@ -11,6 +11,7 @@ from ..metrics import (METRICS, base_similarity, express, metric_values, pair_si
                        phylip_distance)
 from ..plot import plot_format, plot_heatmap
 from ..sketchfile import SketchSet
+from .collections import collection_options
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
                      row_tiles)
 from .inputs import load_inputs
@@ -25,15 +26,19 @@ def matrix_command(commands, name, help_text, measure, kind, formats):
                       f"{measure} from {kind} sketch files and/or FASTA/FASTQ files; "
                       f"sequence files are sketched with the parameters of the sketch "
                       f"files given, else with the options below.")
-    sub.add_argument("inputs", nargs="+", metavar="FILE",
-                     help=f"{kind} sketch files and/or FASTA/FASTQ files")
+    sub.add_argument("inputs", nargs="*", metavar="FILE",
+                     help=f"{kind} sketch files and/or FASTA/FASTQ files, or directories of "
+                          f"FASTA/FASTQ files")
+    collection_options(sub, ("inputs",), listed="inputs")
     output_option(sub, to_stdout=True)
     backend_options(sub)
-    sub.add_argument("--format", choices=formats, default="tsv",
-                     help="tsv: matrix with a parameter header (default); phylip: square "
-                          "matrix, parameters in OUTPUT.params (not written for -o -, a "
-                          "FIFO or a device)" + ("; edges: one line per pair kept by "
-                                                 "--threshold" if "edges" in formats else ""))
+    edges = "edges" in formats
+    sub.add_argument("--format", choices=formats, default=None if edges else "tsv",
+                     help="tsv: matrix with a parameter header; phylip: square matrix, "
+                          "parameters in OUTPUT.params (not written for -o -, a FIFO or a "
+                          "device)" + ("; edges: one line per pair kept by --threshold or "
+                                       "--top (default: edges with --top, else tsv)" if edges
+                                       else " (default: tsv)"))
     return sub
 
 
@@ -49,7 +54,7 @@ def add_parser(commands) -> None:
                              "--format edges; not with containment; default: every pair)")
     sparse.add_argument("--top", type=ranged_int(1, 1 << 20), default=None, metavar="K",
                         help="report each genome's K best others by the metric, best first, "
-                             "ties by input order, without holding the matrix (needs --format "
+                             "ties by input order, without holding the matrix (writes --format "
                              "edges; default: every pair)")
     dist.add_argument("--plot", metavar="IMAGE", default=None,
                       help="also draw a clustered heatmap of the matrix (Jaccard, or "
@@ -65,6 +70,8 @@ def add_parser(commands) -> None:
 
 
 def run(args, session: Session) -> None:
+    if args.format is None:  # --top has K edges a genome to write: only edges can hold them
+        args.format = "edges" if args.top is not None else "tsv"
     if args.threshold is not None and args.format != "edges":
         raise InputError("--threshold: gives sparse output; use it with --format edges")
     if args.threshold is not None and not 0.0 < args.threshold <= 1.0:
@@ -74,8 +81,8 @@ def run(args, session: Session) -> None:
         raise InputError("--threshold: prunes by Jaccard, which does not bound containment; "
                          "use --top K with --metric containment")
     if args.top is not None and args.format != "edges":
-        raise InputError("--top: gives sparse output (K edges per genome); use it with "
-                         "--format edges")
+        raise InputError(f"--top: gives K edges per genome, which --format {args.format} "
+                         f"cannot hold; drop --format {args.format} (--top writes edges)")
     if args.format == "phylip" and args.metric == "containment":
         raise InputError("--format phylip: needs a symmetric distance, but containment is "
                          "asymmetric; use --format tsv or edges")

@@ -27,7 +27,7 @@ from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
 __all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers",
-           "disambiguate", "read_twice", "read_sketch_files"]
+           "disambiguate", "read_twice", "read_sketch_files", "sketch_pool"]
 
 def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
                    backend=None) -> Iterable[list]:
@@ -251,8 +251,9 @@ def load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Se
     return combined
 
 
-def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
-                 executor, reference: SketchSet | None = None) -> SketchSet:
+def _split_inputs(paths: Sequence[str], kind: str, args) -> tuple[list[str], list[str]]:
+    """(sketch files, sequence files) among ``paths``; a file named ``*.sketch`` that is not
+    one, and sketching options given with sketch files only, are refused."""
     sketch_paths = [p for p in paths if is_sketch_file(p)]
     sequence_paths = [p for p in paths if not is_sketch_file(p)]
     for path in sequence_paths:
@@ -264,7 +265,12 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
             raise InputError(f"{given[0]}: sets how sequence files are sketched, but only "
                              f"sketch files were given (their own parameters are used); drop "
                              f"{', '.join(given)}")
-    sets = disambiguate([read_sketches(p) for p in sketch_paths])
+    return sketch_paths, sequence_paths
+
+
+def _read_sketches_of_kind(paths: Sequence[str], kind: str, command: str,
+                           reference: SketchSet | None) -> list[SketchSet]:
+    sets = disambiguate([read_sketches(p) for p in paths])
     for sketches in sets:
         if sketches.kind != kind:
             hint = " (sketch --kind pqa)" if kind == "pqa" else ""
@@ -272,6 +278,13 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
                              f"{hint}, not {sketches.kind}")
         if reference is not None:
             reference.check_compatible(sketches)
+    return sets
+
+
+def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
+                 executor, reference: SketchSet | None = None) -> SketchSet:
+    sketch_paths, sequence_paths = _split_inputs(paths, kind, args)
+    sets = _read_sketches_of_kind(sketch_paths, kind, command, reference)
     like = reference or (merge(sets) if sets else None)
     if sequence_paths:
         backend = backend_of(args, session)
@@ -290,3 +303,38 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
     return combined
 
 
+
+
+def sketch_pool(paths: Sequence[str], reference: SketchSet, args, session: Session) -> np.ndarray:
+    """The HLL registers of one read set made of every file of ``paths`` (screen's pool, as
+    ``mash screen``'s): the sequence files are sketched together as one genome with the
+    parameters of ``reference`` (the command has no options of its own for them), so --min-count counts a k-mer over all of them (FASTQ files;
+    FASTA files are sketched in full beside them unless --min-count-fasta, as dist does);
+    HLL sketch files (of reads sketched before) are joined in by their union (register-wise
+    maximum). Pipes are read too (:func:`read_twice`)."""
+    params = reference.params
+    hll = HllParams(params["p"], params["w"])
+    registers = np.zeros(hll.m, dtype=np.uint8)
+    with read_twice(paths, session) as (readable, as_given):
+        sketch_paths, sequence_paths = _split_inputs(readable, "hll", args)
+        for sketches in _read_sketches_of_kind(sketch_paths, "hll", "screen", reference):
+            if len(sketches):
+                np.maximum(registers, sketches.arrays["registers"].max(axis=0), out=registers)
+        if sequence_paths:
+            genome_names(sequence_paths)  # a file given twice is refused
+            backend = backend_of(args, session)
+            streams = getattr(backend, "streams_files", False)
+            groups, note = read_file_groups(sequence_paths, min_count_params(args))
+            if note is not None:
+                print(f"note: {as_given(note)}", file=sys.stderr)
+            for indices, min_count in groups:
+                files = [SequenceFile(sequence_paths[i]) if streams
+                         else read_sequence_file(sequence_paths[i]) for i in indices]
+                sketch = next(iter(backend.sketch_hll([files], params["k"], hll,
+                                                      params["canonical"], threads=args.threads,
+                                                      **_min_count_arguments(min_count))))
+                np.maximum(registers, sketch, out=registers)
+    if not registers.any():
+        session.warnings.append(f"{_sequence_origin(list(paths))}: the read set has no k-mer "
+                                f"of length {params['k']}")
+    return registers

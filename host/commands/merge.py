@@ -2,6 +2,7 @@
 
 from ..io import InputError, name_problem
 from ..sketchfile import merge, write_sketches
+from .collections import collection_options
 from .common import Session
 from .inputs import disambiguate, read_sketch_files
 from .options import new_command, output_option
@@ -12,9 +13,10 @@ def add_parser(commands) -> None:
                             "Merge sketch files made with equal parameters into one (genome "
                             "names must differ; genomes of different source files that share "
                             "a file name are named by their source paths).")
-    merge_cmd.add_argument("inputs", nargs="+", metavar="SKETCH",
+    merge_cmd.add_argument("inputs", nargs="*", metavar="SKETCH",
                            help="sketch files (from sketch or merge), all of one kind and "
-                                "parameters")
+                                "parameters, or directories of them (*.sketch)")
+    collection_options(merge_cmd, ("inputs",), "sketches", listed="inputs")
     output_option(merge_cmd)
     merge_cmd.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
                            help="name the genome OLD (as merge would name it) NEW; may be "

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..io import InputError
 from ..progress import Progress, count_bases
 from ..reader import read_genomes
+from .collections import collection_options
 from .common import Session, backend_of, genome_names, parameter_header
 from .inputs import warn_without_kmers
 from .options import backend_options, new_command, output_option, ranged_int
@@ -19,9 +20,11 @@ def add_parser(commands) -> None:
     motifs = new_command(commands, "motifs",
                          "emerging motifs: frequent in test, rare in control")
     motifs.add_argument("--test", nargs="+", required=True, metavar="FILE",
-                        help="test set FASTA/FASTQ files (k-mers counted together)")
+                        help="test set FASTA/FASTQ files (k-mers counted together), or "
+                             "directories of them")
     motifs.add_argument("--control", nargs="+", required=True, metavar="FILE",
-                        help="control set FASTA/FASTQ files")
+                        help="control set FASTA/FASTQ files, or directories of them")
+    collection_options(motifs, ("test", "control"))
     output_option(motifs, to_stdout=True)
     backend_options(motifs)
     motifs.add_argument("--kmin", type=ranged_int(1, 32), default=10,

@@ -6,6 +6,7 @@ import numpy as np
 from ..estimators import add_estimator_options, detection_floor, mle_query_values, p_value_lines
 from ..io import InputError
 from ..metrics import METRICS, base_similarity, express, lower_is_better, metric_values
+from .collections import collection_options
 from .common import Session, check_table_names, parameter_header, row_tiles
 from .inputs import load_inputs, read_sketch_files
 from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
@@ -21,8 +22,10 @@ def add_parser(commands) -> None:
                          "query, reference, value, each query's references best first (ties "
                          "in --db order). --backend sketches the sequence files; the "
                          "comparisons run on the host (native, --threads).")
-    search.add_argument("queries", nargs="+", metavar="QUERY",
-                        help="HLL sketch files and/or FASTA/FASTQ files; one query per genome")
+    search.add_argument("queries", nargs="*", metavar="QUERY",
+                        help="HLL sketch files and/or FASTA/FASTQ files, or directories of "
+                             "FASTA/FASTQ files; one query per genome")
+    collection_options(search, ("queries",), listed="queries")
     search.add_argument("--db", required=True, metavar="SKETCH",
                         help="the references: a sketch file from sketch or merge")
     output_option(search, to_stdout=True)
@@ -44,18 +47,12 @@ def _threshold_passes(metric: str, values: np.ndarray, threshold: float) -> np.n
     return values <= threshold if lower_is_better(metric) else values >= threshold
 
 
-def run(args, session: Session) -> None:
-    from ..neighbours import top_of_rows
-    from ..similarity import PackedSketches, union_rows
-    if args.threshold is not None:
-        high = 100.0 if args.metric == "ani" else 1.0
-        if not 0.0 <= args.threshold <= high:
-            raise InputError(f"--threshold: must be from 0 to {high:g} for --metric "
-                             f"{args.metric}, not {args.threshold}")
-    output = session.outputs.open(args.output)
-    references, = read_sketch_files([args.db], session)
+def read_references(path: str, option: str, session: Session):
+    """The HLL sketch collection ``path`` (given as ``option``), checked: not empty, names fit
+    for a table and distinct."""
+    references, = read_sketch_files([path], session)
     if references.kind != "hll":
-        raise InputError(f"{references.origin}: --db needs HLL sketches (python -m host "
+        raise InputError(f"{references.origin}: {option} needs HLL sketches (python -m host "
                          f"sketch), not {references.kind}")
     if not len(references):
         raise InputError(f"{references.origin}: holds no genomes; nothing to search")
@@ -67,6 +64,19 @@ def run(args, session: Session) -> None:
                              f"(genomes {first[name] + 1} and {index + 1}); their results could "
                              f"not be told apart")
         first[name] = index
+    return references
+
+
+def run(args, session: Session) -> None:
+    from ..neighbours import top_of_rows
+    from ..similarity import PackedSketches, union_rows
+    if args.threshold is not None:
+        high = 100.0 if args.metric == "ani" else 1.0
+        if not 0.0 <= args.threshold <= high:
+            raise InputError(f"--threshold: must be from 0 to {high:g} for --metric "
+                             f"{args.metric}, not {args.threshold}")
+    output = session.outputs.open(args.output)
+    references = read_references(args.db, "--db", session)
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
                            reference=references)
     params = references.params

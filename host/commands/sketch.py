@@ -2,6 +2,7 @@
 
 from ..io import InputError
 from ..sketchfile import engine_params, write_sketches
+from .collections import collection_options
 from .common import (HLL_DEFAULTS, Session, backend_of, executor_of, hll_params, jsd_params,
                      min_count_params)
 from .inputs import pqa_sequences, sketch_sequences
@@ -12,8 +13,10 @@ from .options import (HLL_ONLY, PQA_ONLY, backend_options, cluster_options, give
 
 def add_parser(commands) -> None:
     sketch = new_command(commands, "sketch", "sketches of genomes (one per file)")
-    sketch.add_argument("files", nargs="+", metavar="FILE",
-                        help="FASTA/FASTQ files, plain or gzip; one genome per file")
+    sketch.add_argument("files", nargs="*", metavar="FILE",
+                        help="FASTA/FASTQ files, plain or compressed, one genome per file, "
+                             "or directories of them")
+    collection_options(sketch, ("files",), listed="files")
     sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
                         help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
     output_option(sketch)

@@ -1,0 +1,89 @@
+"""``screen``: which references of a sketch collection are in a read set, as ``mash screen``:
+each reference's k-mers found in the reads (C), its identity C^(1/k), best first."""
+
+import argparse
+
+# dist's and search's parser of --detection, the same option here
+from ..estimators import DEFAULT_DETECTION, _detection_z
+from ..screen import screen
+from .collections import collection_options
+from .common import Session, parameter_header
+from .inputs import sketch_pool
+from .options import backend_options, min_count_options, new_command, output_option
+from .search import read_references
+from kmerspec.golden.hll import HllParams
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1 (an identity, as mash screen "
+                                         f"-i), not {text}")
+    return value
+
+
+_fraction.__name__ = "number"
+
+
+def add_parser(commands) -> None:
+    sub = new_command(
+        commands, "screen", "which references are in a read set (as mash screen)",
+        "Screen a read set (every READS file together, as one pool, as mash screen does) for "
+        "the references of a sketch collection. Output: TSV lines reference, identity, "
+        "containment, shared_kmers, reference_kmers, p_value, best first (ties in collection "
+        "order); containment is the fraction of the reference's k-mers found in the reads, "
+        "identity = containment^(1/k), mash screen's identity (a fraction; dist --metric ani "
+        "is a percentage). Both from the joint maximum-likelihood estimator (SPEC 3); "
+        "references not detected in the reads are left out, as mash screen leaves out those "
+        "sharing no hash.")
+    sub.add_argument("references", metavar="REFS",
+                     help="the references: an HLL sketch file from sketch or merge (mash "
+                          "screen's queries.msh)")
+    sub.add_argument("reads", nargs="*", metavar="READS",
+                     help="FASTQ/FASTA files of the read set, sketched together with the "
+                          "parameters of REFS (one pool), or directories of them; HLL "
+                          "sketch files of reads are joined in")
+    collection_options(sub, ("reads",), listed="reads")
+    output_option(sub, to_stdout=True)
+    sub.add_argument("-w", "--winner-take-all", action="store_true",
+                     help="credit a k-mer of the reads found in several references to the "
+                          "best of them only (the highest containment; ties in collection "
+                          "order), as mash screen -w: a reference explained by a closer one "
+                          "drops (default: every reference counts every k-mer it has)")
+    sub.add_argument("-i", "--min-identity", type=_fraction, default=0.0, metavar="I",
+                     help="report references of identity I or more, 0..1 (default 0: every "
+                          "reference detected)")
+    sub.add_argument("--detection", type=_detection_z, default=DEFAULT_DETECTION,
+                     metavar="Z",
+                     help="leave out a reference unless its p-value is at most P(N(0,1) "
+                          ">= Z) / n for n references (Z standard deviations, Bonferroni over "
+                          "the collection: 100,000 references report no more chance hits "
+                          "than one; SPEC 3); 0 reports every positive estimate (default 3)")
+    backend_options(sub)
+    min_count_options(sub, title="Minimum k-mer count of the reads (SPEC 7), as in dist")
+    sub.set_defaults(run=run)
+
+
+def run(args, session: Session) -> None:
+    output = session.outputs.open(args.output)
+    references = read_references(args.references, "REFS", session)
+    params = references.params
+    k, hll = params["k"], HllParams(params["p"], params["w"])
+    reads = sketch_pool(args.reads, references, args, session)
+    found = screen(references.arrays["registers"], reads, hll, args.detection,
+                   args.winner_take_all)
+    identity = found.identity(k)
+    chosen = {"estimator": "mle", "detection": args.detection,
+              "winner_take_all": args.winner_take_all, "min_identity": args.min_identity}
+    if args.min_count:
+        chosen["min_count"] = args.min_count
+    output.write(parameter_header("screen", {**dict(sorted(params.items())), **chosen}) + "\n")
+    output.write("#reference\tidentity\tcontainment\tshared_kmers\treference_kmers\tp_value\n")
+    for r in found.order().tolist():
+        if identity[r] < args.min_identity:
+            continue
+        output.write(f"{references.names[r]}\t{identity[r]:.6f}\t{found.containment[r]:.6g}\t"
+                     f"{found.shared[r]:.0f}\t{found.kmers[r]:.0f}\t{found.p_values[r]:.3g}\n")

@@ -1,0 +1,109 @@
+"""Screening a read set for references (the ``screen`` command, as ``mash screen``; SPEC 3
+"Screening"): for each reference R, the fraction of its k-mers present in the read set Q,
+C = |R n Q| / |R|, and the identity C^(1/k), from the two HLL sketches by Ertl's joint MLE
+(host.hll_joint through host.estimators.mle_pairs).
+
+The joint MLE, not the "hll" inclusion-exclusion: a reference is usually a small set beside a
+large read set (the bundled virus, ~10,000 21-mers, in ~50,000 distinct read k-mers), where
+|R| + |Q| - |R u Q| carries the union's error, about 0.8 % of |Q| at p = 14, i.e. 4 % of |R|
+here; docs/usage.md "Screening reads" has the figures.
+
+Winner-take-all (``mash screen -w``): a k-mer of the read set found in several references is
+credited to the best of them only (by the first pass's C, ties in collection order), so that
+a reference whose k-mers are all explained by a closer one drops. For reference R and the
+union U of the references ranked above it (HLL union: the register-wise maximum),
+|R n Q \\ U| = |R \\ U| - |R \\ (Q u U)|, each term the "X only" part of a joint MLE.
+"""
+
+import math
+
+import numpy as np
+
+from kmerspec.golden.hll import HllParams
+
+from .estimators import mle_pairs
+
+__all__ = ["ScreenResult", "screen"]
+
+#: references whose winner-take-all pairs are estimated in one batch (three sketches each)
+_BATCH = 256
+
+
+class ScreenResult:
+    """Per reference (collection order): C, the estimated shared and reference k-mers, the
+    p-value of 'no k-mer of R in the reads', and whether R is reported (detected, and with
+    winner-take-all some k-mer left to it)."""
+
+    def __init__(self, containment, shared, kmers, p_values, reported):
+        self.containment, self.shared, self.kmers = containment, shared, kmers
+        self.p_values, self.reported = p_values, reported
+
+    def identity(self, k: int) -> np.ndarray:
+        """C^(1/k), mash screen's identity (0 where C = 0)."""
+        return np.where(self.containment > 0, np.maximum(self.containment, 0.0) ** (1.0 / k),
+                        0.0)
+
+    def order(self) -> np.ndarray:
+        """The reported references, best first (largest C; ties in collection order)."""
+        reported = np.flatnonzero(self.reported)
+        return reported[np.argsort(-self.containment[reported], kind="stable")]
+
+
+def _p_values(likelihood_ratio: np.ndarray) -> np.ndarray:
+    """P(T >= LR), T ~ (chi^2_0 + chi^2_1) / 2 (SPEC 3 "Detection"); math.erfc, not scipy's,
+    which a software install does not have."""
+    return np.array([0.5 * math.erfc(math.sqrt(max(ratio, 0.0) / 2.0)) if ratio > 0 else 1.0
+                     for ratio in likelihood_ratio.tolist()])
+
+
+def screen(references: np.ndarray, reads: np.ndarray, params: HllParams, z: float,
+           winner_take_all: bool = False) -> ScreenResult:
+    """Each reference (rows of ``references``) inside the read set (``reads``, one register
+    array). Detection (SPEC 3 "Screening"): a reference is reported when its p-value (of the
+    likelihood ratio, SPEC 3 "Detection") is at most P(N(0,1) >= ``z``) / n for n references,
+    so that a collection of 100,000 genomes reports no more chance hits than one genome would
+    at ``z``; ``z`` = 0 reports every positive estimate."""
+    references = np.ascontiguousarray(references, dtype=np.uint8)
+    n = len(references)
+    registers = np.concatenate([references, np.asarray(reads, np.uint8)[None, :]])
+    # the pairs (reads, R): one left sketch, so one vectorised pass over every reference
+    first = mle_pairs(registers, params, np.full(n, n), np.arange(n))
+    kmers = first.y_only + first.shared
+    p_values = _p_values(first.likelihood_ratio)
+    detected = first.shared > 0
+    if z > 0:  # family-wise: n references are n chances of a hit by chance (Bonferroni)
+        detected &= p_values <= 0.5 * math.erfc(z / math.sqrt(2.0)) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        containment = np.where(detected & (kmers > 0), first.shared / kmers, 0.0)
+    shared = np.where(detected, first.shared, 0.0)
+    if winner_take_all:
+        shared = _winner_take_all(references, reads, params, containment, shared)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            containment = np.where(kmers > 0, np.clip(shared / kmers, 0.0, 1.0), 0.0)
+    return ScreenResult(containment, shared, kmers, p_values, detected & (shared > 0))
+
+
+def _winner_take_all(references: np.ndarray, reads: np.ndarray, params: HllParams,
+                     containment: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """The shared k-mers left to each detected reference once those ranked above it took
+    theirs: |R \\ U| - |R \\ (Q u U)| (0 for references not detected)."""
+    ranked = np.flatnonzero(containment > 0)
+    ranked = ranked[np.argsort(-containment[ranked], kind="stable")]
+    left = np.zeros_like(shared)
+    if ranked.size == 0:
+        return left
+    left[ranked[0]] = shared[ranked[0]]  # nothing ranks above the best
+    above = references[ranked[0]].copy()
+    for start in range(1, ranked.size, _BATCH):
+        batch = ranked[start:start + _BATCH]
+        # U for each reference of the batch: the running union of those ranked above it
+        unions = np.maximum.accumulate(np.concatenate([above[None, :], references[batch[:-1]]]),
+                                       axis=0)
+        above = np.maximum(unions[-1], references[batch[-1]])
+        count = batch.size
+        registers = np.concatenate([references[batch], unions, np.maximum(unions, reads)])
+        rows = np.arange(count)
+        outside_u = mle_pairs(registers, params, rows, rows + count).x_only
+        outside_both = mle_pairs(registers, params, rows, rows + 2 * count).x_only
+        left[batch] = np.maximum(outside_u - outside_both, 0.0)
+    return left
