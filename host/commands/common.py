@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..backends import get_backend
-from ..cluster import make_executor
+from ..scheduler import make_executor
 from ..io import InputError, name_problem
 from ..outputs import Outputs, writes_in_place
 from ..progress import Progress
@@ -181,14 +181,21 @@ def backend_of(args, session: Session):
 
 @contextlib.contextmanager
 def executor_of(args):
-    """This process, a local Dask cluster (--workers) or a scheduler's (--cluster)."""
-    cluster, workers = getattr(args, "cluster", None), getattr(args, "workers", None)
+    """This process, a local Dask cluster (--workers) or a scheduler's (--scheduler)."""
+    address, workers = getattr(args, "scheduler", None), getattr(args, "workers", None)
+    option = getattr(args, "scheduler_option", None) or "--scheduler"
+    if address is not None and not address.strip():
+        raise InputError(f"{option}: an empty address (give tcp://HOST:PORT, Dask's scheduler "
+                         f"address)")
     try:
-        executor = make_executor(cluster, workers)
+        executor = make_executor(address, workers)
     except RuntimeError as error:  # dask missing
         raise InputError(str(error)) from None
+    except (ValueError, TypeError) as error:  # Dask's parse of the address
+        raise InputError(f"{option} {address}: not a Dask scheduler address ({one_line(error)}); "
+                         f"give tcp://HOST:PORT") from None
     except OSError as error:
-        raise InputError(f"--cluster {cluster}: cannot connect ({error})") from None
+        raise InputError(f"{option} {address}: cannot connect ({one_line(error)})") from None
     try:
         yield executor
     finally:

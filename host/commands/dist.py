@@ -3,7 +3,7 @@ by tile as a TSV or PHYLIP matrix, or as edges (``--threshold``, ``--top``)."""
 
 import numpy as np
 
-from ..cluster import LocalExecutor
+from ..scheduler import LocalExecutor
 from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
                           floor_jaccard_tiles, mle_dist_tiles, p_value_lines)
 from ..io import InputError
@@ -14,7 +14,7 @@ from ..sketchfile import SketchSet
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
                      row_tiles)
 from .inputs import load_inputs
-from .options import (METRIC_HELP, backend_options, cluster_options, hll_options,
+from .options import (METRIC_HELP, backend_options, scheduler_options, hll_options,
                       min_count_options, new_command, output_option, ranged_int)
 from kmerspec.golden.hll import HllParams
 
@@ -60,7 +60,7 @@ def add_parser(commands) -> None:
     hll_options(dist, from_sketches=True)
     add_estimator_options(dist)
     min_count_options(dist)
-    cluster_options(dist)
+    scheduler_options(dist)
     dist.set_defaults(run=run)
 
 

@@ -1,5 +1,6 @@
-"""Dask execution: identical results to one process, and no lost or duplicated rows when a
-worker dies mid-run."""
+"""Dask execution (host/scheduler.py, --scheduler/--workers): identical results to one process,
+no lost or duplicated rows when a worker dies mid-run, and a bad scheduler address named in one
+line."""
 
 import os
 import signal
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from host.cli import main
-from host.cluster import DaskExecutor
+from host.scheduler import DaskExecutor
 from host.fast.hll import insert_kmers
 from kmerspec.golden.hll import HllParams
 from host.sketchfile import SketchSet, write_sketches
@@ -55,17 +56,18 @@ def genome_files(tmp_path):
                                                         step=0.02, seed=21)]
 
 
-def test_cluster_results_equal_single_process(tmp_path, genome_files, executor):
+def test_scheduler_results_equal_single_process(tmp_path, genome_files, executor):
     address = executor.client.scheduler.address
     for command, extra in (("sketch", []), ("dist", ["--format", "tsv"]),
                            ("dist", ["--format", "edges", "--threshold", "0.3"])):
         local, remote = tmp_path / f"local.{command}", tmp_path / f"remote.{command}"
         assert main([command, *genome_files, "-o", str(local), *extra]) == 0
-        assert main([command, *genome_files, "-o", str(remote), "--cluster", address, *extra]) == 0
+        assert main([command, *genome_files, "-o", str(remote), "--scheduler", address,
+                     *extra]) == 0
         assert local.read_bytes() == remote.read_bytes(), command
 
 
-def test_cluster_metrics_and_top_equal_single_process(tmp_path, genome_files, executor):
+def test_scheduler_metrics_and_top_equal_single_process(tmp_path, genome_files, executor):
     """Containment rows tile by tile, and --top with the K best kept per tile by the workers."""
     address = executor.client.scheduler.address
     for extra in (["--metric", "containment"],
@@ -103,7 +105,7 @@ def test_dist_output_is_complete_when_a_worker_dies(tmp_path, executor):
     client.wait_for_workers(2, timeout=120)  # the nanny restarts the one an earlier test killed
     remote = tmp_path / "remote.tsv"
     run = subprocess.Popen([sys.executable, "-m", "host", "dist", str(sketches), "-o", str(remote),
-                            "--cluster", client.scheduler.address], cwd=ROOT)
+                            "--scheduler", client.scheduler.address], cwd=ROOT)
     try:
         busy = {}
         deadline = time.monotonic() + 120
@@ -120,3 +122,28 @@ def test_dist_output_is_complete_when_a_worker_dies(tmp_path, executor):
             run.wait()
     assert killed_while_running, "no tile of the run was seen on a worker before it ended"
     assert remote.read_bytes() == local.read_bytes()
+
+
+def test_cluster_is_an_alias_of_scheduler(tmp_path, genome_files, executor):
+    local, remote = tmp_path / "local.tsv", tmp_path / "remote.tsv"
+    assert main(["dist", *genome_files, "-o", str(local)]) == 0
+    assert main(["dist", *genome_files, "-o", str(remote), "--cluster",
+                 executor.client.scheduler.address]) == 0
+    assert local.read_bytes() == remote.read_bytes()
+
+
+@pytest.mark.parametrize("option", ["--scheduler", "--cluster"])
+@pytest.mark.parametrize("address, cause", [
+    ("garbage", "not a Dask scheduler address (missing port number in address 'garbage'); give "
+                "tcp://HOST:PORT"),
+    ("foo://x:1", "not a Dask scheduler address (unknown address scheme 'foo'"),
+    ("", "an empty address")])
+def test_a_bad_scheduler_address_is_one_line_naming_the_option(tmp_path, genome_files, capsys,
+                                                               option, address, cause):
+    out = tmp_path / "out.tsv"
+    assert main(["dist", *genome_files, "-o", str(out), option, address]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    shown = f"{option} {address}:" if address else f"{option}:"
+    assert err.startswith(f"error: {shown} {cause}"), err
+    assert not out.exists()
