@@ -2,6 +2,6 @@
 order ``--help`` lists them; the pieces they share are in common.py (session, parameters,
 backend), inputs.py (sketching sequence files) and options.py (parser pieces)."""
 
-from . import dist, info, jsd, merge, motifs, search, sketch
+from . import cluster, dist, info, jsd, merge, motifs, search, sketch
 
-COMMANDS = (sketch, dist, search, jsd, motifs, merge, info)
+COMMANDS = (sketch, dist, search, cluster, jsd, motifs, merge, info)
