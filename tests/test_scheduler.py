@@ -59,7 +59,11 @@ def genome_files(tmp_path):
 def test_scheduler_results_equal_single_process(tmp_path, genome_files, executor):
     address = executor.client.scheduler.address
     for command, extra in (("sketch", []), ("dist", ["--format", "tsv"]),
-                           ("dist", ["--format", "edges", "--threshold", "0.3"])):
+                           ("dist", ["--format", "edges", "--threshold", "0.3"]),
+                           ("dist", ["--format", "edges", "--metric", "ani", "--threshold",
+                                     "97"]),
+                           ("cluster", ["--ani", "97"]),
+                           ("cluster", ["--ani", "97", "--method", "average"])):
         local, remote = tmp_path / f"local.{command}", tmp_path / f"remote.{command}"
         assert main([command, *genome_files, "-o", str(local), *extra]) == 0
         assert main([command, *genome_files, "-o", str(remote), "--scheduler", address,

@@ -11,6 +11,7 @@ from Bio import Phylo
 
 from host.trees import neighbour_joining, newick, newick_name, upgma
 from tests.cli_helpers import run_status
+from tests.genomes import Mutator
 
 NAMES = ["a b", "o'k", "c_d", "e(f)", "g:h;", "plain.fa.gz", "x,y", "[z]"]
 
@@ -84,15 +85,9 @@ def genomes(tmp_path_factory):
     """Six genomes evolved along a tree: a root sequence of 40 kb, two lineages with 3 % of
     their bases redrawn, each of them two or three genomes with 0.5 to 2 % more."""
     directory = tmp_path_factory.mktemp("tree_genomes")
-    rng = np.random.default_rng(9)
-    letters = np.frombuffer(b"ACGT", np.uint8)
-
-    def mutate(sequence, fraction):
-        out = sequence.copy()
-        hit = rng.random(out.size) < fraction
-        out[hit] = letters[rng.integers(0, 4, hit.sum())]
-        return out
-    root = letters[rng.integers(0, 4, 40_000)]
+    bases = Mutator(9)
+    mutate = bases.mutate
+    root = bases.random(40_000)
     lineages = [mutate(root, 0.03), mutate(root, 0.03)]
     leaves = [mutate(lineages[0], f) for f in (0.005, 0.01, 0.02)] + \
         [mutate(lineages[1], f) for f in (0.005, 0.015, 0.01)]

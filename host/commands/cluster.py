@@ -227,8 +227,7 @@ def _linkage_groups(args, session: Session, sketches: SketchSet, executor) -> np
         return groups
     labels = np.empty(n, dtype=np.int64)
     next_label = 0
-    for root in np.unique(groups).tolist():
-        members = np.flatnonzero(groups == root)
+    for members in _groups_of(groups):
         if members.size == 1:
             labels[members] = next_label
             next_label += 1
@@ -238,6 +237,14 @@ def _linkage_groups(args, session: Session, sketches: SketchSet, executor) -> np
         labels[members] = sub + next_label
         next_label += int(sub.max()) + 1
     return labels
+
+
+def _groups_of(labels: np.ndarray) -> list[np.ndarray]:
+    """The genomes of each label, ascending, labels in ascending order (one sort, not a pass
+    over every genome per label)."""
+    order = np.argsort(labels, kind="stable")
+    starts = np.flatnonzero(np.concatenate([[True], labels[order][1:] != labels[order][:-1]]))
+    return np.split(order, starts[1:]) if labels.size else []
 
 
 def _subset(sketches: SketchSet, members: np.ndarray) -> SketchSet:
@@ -264,9 +271,9 @@ def _values_to_representatives(query, representative: np.ndarray, metric: str) -
     with itself for the representatives)."""
     from ..clustering import self_value
     values = np.full(representative.size, self_value(metric))
-    for rep in np.unique(representative).tolist():
-        members = np.flatnonzero((representative == rep) & (np.arange(representative.size)
-                                                             != rep))
+    for group in _groups_of(representative):
+        rep = int(representative[group[0]])
+        members = group[group != rep]
         if members.size:
             values[members] = query(members, np.array([rep]))[:, 0]
     return values
