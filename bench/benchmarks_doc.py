@@ -212,7 +212,7 @@ def clustering_section() -> list[str]:
             f"{thousands(r['clusters'])} ({'yes' if r['exact'] else 'no'}) | {r['seconds']} | "
             f"{thousands(r['peak_mib'])} | {thousands(r['sketch_mib'])} |"
             for r in record["rows"]]
-    return out + [""]
+    return out + ([""] + [record["note"]] if record.get("note") else []) + [""]
 
 
 def ecp5_section() -> list[str]:

@@ -1,8 +1,9 @@
 """Time and peak memory of ``cluster`` end to end from a sketch file, one thread, on synthetic
 collections of species groups.
 
-    python bench/cluster_scale.py [--genomes 2000 20000] [--methods greedy single]
-                                  [--per-species 5] [--seed 1] [--record]
+    python bench/cluster_scale.py [--genomes 2000 20000] [--methods greedy single average]
+                                  [--linkage-up-to 5000] [--per-species 5] [--seed 1]
+                                  [--record] [--note TEXT]
 
 Each collection is built at the register level (p=14, w=4, k=31): a species has a genome size
 of 1.6 to 6.4 million distinct k-mers (uniform), cut into 32 equal blocks; a genome of the
@@ -108,8 +109,13 @@ def agreement(path: Path, species: np.ndarray) -> tuple[int, bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genomes", type=int, nargs="+", default=[2000, 20000])
-    parser.add_argument("--methods", nargs="+", default=["greedy"],
+    parser.add_argument("--methods", nargs="+", default=["greedy", "single", "average"],
                         choices=["greedy", "single", "average", "complete"])
+    parser.add_argument("--linkage-up-to", type=int, default=5000,
+                        help="run the linkage methods on collections of at most this many "
+                             "genomes (they compare every pair: minutes at 20,000)")
+    parser.add_argument("--note", default="",
+                        help="a sentence recorded with the figures (--record)")
     parser.add_argument("--per-species", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--record", action="store_true",
@@ -135,6 +141,8 @@ def main() -> None:
             made = time.perf_counter() - started
             del registers
             for method in args.methods:
+                if method != "greedy" and n > args.linkage_up_to:
+                    continue
                 out = Path(tmp) / f"clusters{n}.{method}.tsv"
                 wall, peak = run(["cluster", str(sketch), "--ani", "95", "--method", method,
                                   "-p", "1", "-o", str(out)])
@@ -147,18 +155,21 @@ def main() -> None:
                       f"{'yes' if exact else 'no'} | {wall:.1f} | {peak:.0f} | "
                       f"{sketch.stat().st_size / 2**20:.0f} | {made:.1f} |", flush=True)
     if args.record:
-        record(rows, load, sys.argv[1:])
+        record(rows, load, args)
 
 
-def record(rows: list[dict], load: float, argv: list[str]) -> None:
+def record(rows: list[dict], load: float, args) -> None:
     from bench.record import write
     write("cluster_scale", {
-        "command": "python bench/cluster_scale.py " + " ".join(argv),
+        "command": (f"python bench/cluster_scale.py --genomes {' '.join(map(str, args.genomes))} "
+                    f"--methods {' '.join(args.methods)} --linkage-up-to {args.linkage_up_to} "
+                    f"--per-species {args.per_species:g} --seed {args.seed} --record"),
+        "note": args.note,
         "input": "synthetic sketch collections of species groups (about 5 genomes a species, "
                  "1.6-6.4 M distinct k-mers a genome, >= 96.7 % ANI within a species, nothing "
                  "shared across species), made at the register level",
-        "geometry": "k=31, p=14, w=4; cluster --ani 95 -p 1 (one thread), end to end from the "
-                    "sketch file in a fresh process",
+        "geometry": "canonical 31-mers, p=14, w=4; cluster --ani 95 -p 1 (one thread), end to "
+                    "end from the sketch file in a fresh process",
         "machine": f"this project's 2-core x86-64 VM, load average {load:.1f} at the start "
                    f"(shared with other work: not a quiet machine)",
         "rows": rows})

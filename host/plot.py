@@ -125,8 +125,8 @@ def plot_matrix(values: np.ndarray, metric: str, names: list[str], file, image_f
     labelled = n <= MAX_LABELLED
     side = min(4.0 + 0.12 * n, 16.0)
     size = max(4.0, min(8.0, 700.0 / max(n, 1)))  # the names' font size, points
-    # room for the row names at the right of the heatmap (about 0.7 em a character, bold ones)
-    gap = 0.7 * size / 72 * max(map(len, names), default=0) + 0.3 if labelled else 0.2
+    # room for the row names at the right of the heatmap (about 0.8 em a character, bold ones)
+    gap = 0.8 * size / 72 * max(map(len, names), default=0) + 0.3 if labelled else 0.2
     widths = ([2.0] if tree is not None else []) + ([0.25] if clusters is not None else []) \
         + [side, gap, 0.3]
     figure = plt.figure(figsize=(sum(widths) + 0.5, side + (gap if labelled else 0.5) + 0.8))
