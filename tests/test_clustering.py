@@ -184,3 +184,19 @@ def test_reps_may_not_overwrite_an_input(genomes, tmp_path, capsys):
     assert run_status("cluster", *genomes.values(), "-o", tmp_path / "c.tsv", "--reps",
                       genomes["b.fa"]) == 2
     assert "is also an input" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("command", [["cluster", "--method", "average"],
+                                     ["cluster", "--method", "complete"],
+                                     ["dist", "--format", "newick"]])
+def test_without_scipy_linkage_and_upgma_are_refused_in_one_line(genomes, tmp_path, capsys,
+                                                                 monkeypatch, command):
+    import importlib.util
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *rest: None if name == "scipy" else find_spec(name, *rest))
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert run_status(command[0], *genomes.values(), *command[1:], "-o", out) == 2
+    assert "needs scipy (pip install 'kmer-sketch-accel[plot]')" in one_error_line(capsys)
+    assert not out.exists()

@@ -12,7 +12,7 @@ from ..metrics import express, jaccard_bound, passes, threshold_problem, thresho
 from ..plot import METRIC_TITLES, plot_format, plot_matrix
 from ..scheduler import LocalExecutor
 from ..sketchfile import SketchSet
-from .common import Session, executor_of, parameter_header, row_tiles
+from .common import Session, executor_of, parameter_header, require_scipy, row_tiles
 from .dist import comparison_options, pair_tiles, plot_options
 from .inputs import load_inputs
 from .options import backend_options, new_command, output_option
@@ -126,6 +126,8 @@ def _order_file(path: str, sketches: SketchSet) -> np.ndarray:
 
 
 def _check(args) -> None:
+    if args.method in ("average", "complete"):
+        require_scipy(f"--method {args.method}")
     if args.pvalue:
         raise InputError("--pvalue: cluster prints no p-values (dist --format edges and search "
                          "do)")

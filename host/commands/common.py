@@ -22,7 +22,7 @@ from kmerspec.params import SAMPLE_SEED
 __all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
            "HLL_DEFAULTS", "JSD_DEFAULTS", "check_table_names", "option_name", "hll_params", "min_count_params",
            "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "backend_of",
-           "executor_of", "row_tiles"]
+           "executor_of", "row_tiles", "require_scipy"]
 
 ROWS_PER_TILE = 32
 
@@ -83,6 +83,13 @@ def parameters_file(session: Session, output: str):
     """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside a regular
     output file (none for standard output, a FIFO or a device)."""
     return None if writes_in_place(output) else session.outputs.open(f"{output}.params")
+
+
+def require_scipy(what: str) -> None:
+    """Refuse ``what`` in one line, before any work, when scipy is missing."""
+    import importlib.util
+    if importlib.util.find_spec("scipy") is None:
+        raise InputError(f"{what}: needs scipy (pip install 'kmer-sketch-accel[plot]')")
 
 
 def row_tiles(n: int) -> list[range]:

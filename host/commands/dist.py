@@ -15,7 +15,7 @@ from ..plot import METRIC_TITLES, PLOT_ORDERS, plot_format, plot_matrix
 from ..sketchfile import SketchSet
 from ..trees import TREES
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
-                     row_tiles)
+                     require_scipy, row_tiles)
 from .inputs import load_inputs
 from .options import (METRIC_HELP, backend_options, scheduler_options, hll_options,
                       min_count_options, new_command, output_option, ranged_int)
@@ -117,6 +117,8 @@ def run(args, session: Session) -> None:
     if args.plot and args.format == "edges":
         raise InputError("--plot: draws the full matrix; use it with --format tsv, phylip or "
                          "newick")
+    if args.format == "newick" and args.tree != "nj":
+        require_scipy("--format newick --tree upgma")
     output = session.outputs.open(args.output)
     parameters = (parameters_file(session, args.output) if args.format in ("phylip", "newick")
                   else None)
