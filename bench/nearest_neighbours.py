@@ -3,7 +3,7 @@ matrix, sw backend, in this process.
 
     python bench/nearest_neighbours.py [--genomes 400,800] [--top 10] [--queries 50] [--threads N]
 
-Input: sketch files of N random k-mer sets (10^4..10^6 k-mers each, p=14, w=4; bench/cluster.py's
+Input: sketch files of N random k-mer sets (10^4..10^6 k-mers each, p=14, w=4; bench/scheduler.py's
 many_sketches). Each command runs once through host.cli.main with the output to a file, so
 seconds and CPU-s include reading the sketch file and writing the output (a matrix is N^2
 formatted numbers, --top N K lines). "unions" counts the union estimates computed: the full
@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.cluster import many_sketches  # noqa: E402
+from bench.scheduler import many_sketches  # noqa: E402
 from host.cli import main as cli  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m host {sketch,dist,search,screen,jsd,motifs,merge,info} ...``.
+"""Command line: ``python -m host {sketch,dist,search,screen,cluster,jsd,motifs,merge,info} ...``.
 
 Every failure the user can cause prints one line ``error: <file or option>: <cause>`` and exits
 with status 2 (``--debug`` shows the traceback instead); a bug prints one line asking for

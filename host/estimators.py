@@ -156,7 +156,7 @@ def add_estimator_options(sub) -> None:
                             "estimate of the shared k-mers from the two sketches' registers "
                             "(more accurate for small overlaps and unequal sizes; slower: "
                             "the pairs are estimated in this process, on one thread, with "
-                            "every backend and with --cluster/--workers, which then sketch "
+                            "every backend and with --scheduler/--workers, which then sketch "
                             "only)")
     group.add_argument("--detection", type=_detection_z, default=DEFAULT_DETECTION, metavar="Z",
                        help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "

@@ -7,10 +7,13 @@ for value, the one of the native pair loop (host/fast/_allpairs.c): the same flo
 in the same order.
 """
 
+import math
+
 import numpy as np
 
 __all__ = ["METRICS", "base_similarity", "pair_similarity", "express", "metric_values",
-           "lower_is_better", "ranking_key", "phylip_distance"]
+           "lower_is_better", "ranking_key", "phylip_distance", "threshold_problem",
+           "threshold_text", "passes", "jaccard_bound", "metric_distance"]
 
 #: Metric names, as ``--metric`` takes them.
 METRICS = ("jaccard", "containment", "ani", "mash")
@@ -72,8 +75,72 @@ def phylip_distance(metric: str, values: np.ndarray) -> np.ndarray:
     ani; containment is asymmetric and has none (the CLI refuses it)."""
     if metric == "containment":
         raise ValueError("containment is asymmetric; PHYLIP needs a symmetric distance")
+    return metric_distance(metric, values)
+
+
+# -- thresholds in the metric's own units (SPEC 3 "Thresholds") --------------------------------
+
+#: what a threshold of each metric is, for messages and help
+THRESHOLD_RANGES = {"jaccard": "a Jaccard value above 0, at most 1",
+                    "containment": "a containment above 0, at most 1",
+                    "ani": "an ANI in percent above 0, at most 100",
+                    "mash": "a Mash distance from 0, below 1"}
+
+#: relative margin by which the Jaccard bound of an ANI or Mash threshold is lowered, so that no
+#: rounding of the metric's float computation can pass a pair the pruning dropped
+BOUND_MARGIN = 1e-9
+
+
+def threshold_problem(metric: str, threshold: float) -> str | None:
+    """Why ``threshold`` is not a threshold of ``metric`` (None when it is one). A threshold
+    every pair passes (J >= 0, D <= 1) is refused: it is the same as none."""
+    base_similarity(metric)
+    if metric == "mash":
+        valid = 0.0 <= threshold < 1.0
+    else:
+        valid = 0.0 < threshold <= (100.0 if metric == "ani" else 1.0)
+    if valid:
+        return None
+    return f"must be {THRESHOLD_RANGES[metric]}, not {threshold:g}"
+
+
+def threshold_text(metric: str, threshold: float | None) -> str | None:
+    """The threshold as the header line states it: ``ani>=95``, ``mash<=0.05``."""
+    if threshold is None:
+        return None
+    return f"{metric}{'<=' if lower_is_better(metric) else '>='}{threshold:g}"
+
+
+def passes(metric: str, values, threshold: float) -> np.ndarray:
+    """Which values of ``metric`` pass ``threshold`` (<= for the Mash distance, else >=)."""
+    values = np.asarray(values, np.float64)
+    return values <= threshold if lower_is_better(metric) else values >= threshold
+
+
+def jaccard_bound(metric: str, threshold: float | None, k: int) -> float | None:
+    """The Jaccard value every pair passing ``threshold`` of ``metric`` reaches, for pruning
+    (SPEC 3): the threshold itself for jaccard; for ani and mash, J0 = e / (2 - e) with
+    e = exp(-k D), D the Mash distance of the threshold (D = -ln(2J / (1 + J)) / k solved for
+    J), lowered by a relative 1e-9 so that float rounding of the metric never passes a pair
+    below it. None for no threshold and for containment, which Jaccard does not bound (C(X, Y)
+    = 1 for any X inside a larger Y)."""
+    if threshold is None or metric == "containment":
+        return None
+    problem = threshold_problem(metric, threshold)
+    if problem is not None:
+        raise ValueError(f"threshold {problem}")
     if metric == "jaccard":
-        return 1.0 - values + 0.0
+        return float(threshold)
+    distance = threshold if metric == "mash" else 1.0 - threshold / 100.0
+    e = math.exp(-k * distance)
+    return min(1.0, e / (2.0 - e)) * (1.0 - BOUND_MARGIN)
+
+
+def metric_distance(metric: str, values: np.ndarray) -> np.ndarray:
+    """A distance from values of ``metric``, 0 for identical genomes, for trees and linkage:
+    1 - J, 1 - C, the Mash distance D (mash), 1 - A / 100 (= D, ani)."""
+    if metric == "mash":
+        return np.asarray(values, np.float64) + 0.0
     if metric == "ani":
-        return 1.0 - values / 100.0 + 0.0
-    return values
+        return 1.0 - np.asarray(values, np.float64) / 100.0 + 0.0
+    return 1.0 - np.asarray(values, np.float64) + 0.0

@@ -130,7 +130,9 @@ def merge(sets: list[SketchSet]) -> SketchSet:
         kind=first.kind, params=dict(first.params),
         names=[name for s in sets for name in s.names],
         files=[f for s in sets for f in s.files],
-        arrays={key: np.concatenate([s.arrays[key] for s in sets])
+        # one set: its arrays as they are (a collection's registers are not copied again)
+        arrays={key: (sets[0].arrays[key] if len(sets) == 1
+                      else np.concatenate([s.arrays[key] for s in sets]))
                 for key in _ARRAYS_OF_KIND[first.kind]},
         origin=first.origin, from_sequences=all(s.from_sequences for s in sets),
         min_counts=([s.min_count(index) for s in sets for index in range(len(s))]

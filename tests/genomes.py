@@ -70,3 +70,24 @@ def write_related_genomes(directory, count: int, length: int, step: float, seed:
         path.write_bytes(b">%s%d\n%s\n" % (prefix.encode(), i, sequence))
         paths.append(path)
     return paths
+
+
+class Mutator:
+    """Random ACGT sequences (numpy uint8 arrays) and copies of them with a fraction of their
+    bases redrawn, from one seeded generator."""
+
+    LETTERS = b"ACGT"
+
+    def __init__(self, seed: int):
+        import numpy as np
+        self.rng = np.random.default_rng(seed)
+        self.letters = np.frombuffer(self.LETTERS, np.uint8)
+
+    def random(self, length: int):
+        return self.letters[self.rng.integers(0, 4, length)]
+
+    def mutate(self, sequence, fraction: float):
+        out = sequence.copy()
+        hit = self.rng.random(out.size) < fraction
+        out[hit] = self.letters[self.rng.integers(0, 4, int(hit.sum()))]
+        return out

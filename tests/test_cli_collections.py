@@ -81,7 +81,7 @@ def test_a_list_file_as_mash_sketch_l(tmp_path, monkeypatch):
     assert np.array_equal(listed_registers, read_sketches("p.sketch").arrays["registers"])
 
 
-@pytest.mark.parametrize("command", ["dist", "search", "jsd", "screen", "merge"])
+@pytest.mark.parametrize("command", ["dist", "search", "cluster", "jsd", "screen", "merge"])
 def test_every_command_of_many_genomes_takes_lists_and_directories(command, tmp_path,
                                                                    monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

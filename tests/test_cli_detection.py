@@ -248,6 +248,6 @@ def test_pvalue_needs_edges(tmp_path, collection, capsys):
     out = tmp_path / "never.tsv"
     assert run_status("dist", collection["sketch"], "--pvalue", "-o", out) == 2
     err = capsys.readouterr().err
-    assert err == ("error: --pvalue: adds a column to --format edges lines; the tsv and phylip "
-                   "matrices have no room for it\n")
+    assert err == ("error: --pvalue: adds a column to --format edges lines; the tsv, phylip and "
+                   "newick outputs have no room for it\n")
     assert not out.exists()

@@ -279,7 +279,7 @@ def test_full_disk_names_the_output(tmp_path, genomes, capsys, monkeypatch):
 def test_threshold_zero_is_refused_as_help_says(genomes, capsys):
     from host.cli import build_parser
     help_text = build_parser()._subparsers._group_actions[0].choices["dist"].format_help()
-    assert "0 < h <= 1" in " ".join(help_text.split())
+    assert "Jaccard or containment >= H (0 < H <= 1)" in " ".join(help_text.split())
     assert run("dist", *genomes, "--format", "edges", "--threshold", 0) == 2
     assert ("error: --threshold: must be a Jaccard value above 0, at most 1, not 0 (every pair: "
             "leave --threshold out)") in one_error_line(capsys)

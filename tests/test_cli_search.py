@@ -170,7 +170,7 @@ def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, caps
                 "sequence_db": "a FASTA/FASTQ file, not a sketch file",
                 "pqa_db": "--db needs HLL sketches", "option_mismatch": "sketched with k=21",
                 "sketch_mismatch": "sketched with p=12",
-                "ani_threshold": "--threshold: must be from 0 to 100 for --metric ani",
+                "ani_threshold": "--threshold: must be an ANI in percent above 0, at most 100, not 101",
                 "top_and_threshold": "not allowed with argument"}[case]
     if case == "missing_db":
         args[3] = tmp_path / "nothing.sketch"
@@ -204,8 +204,12 @@ def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, caps
     (["--format", "tsv", "--top", "2"], "--top: gives K edges per genome, which --format tsv "
                                         "cannot hold"),
     (["--format", "phylip", "--top", "2"], "drop --format phylip (--top writes edges)"),
-    (["--format", "edges", "--threshold", "0.5", "--metric", "containment"],
-     "--threshold: prunes by Jaccard"),
+    (["--format", "edges", "--threshold", "1.5", "--metric", "containment"],
+     "--threshold: must be a containment above 0, at most 1, not 1.5"),
+    (["--format", "edges", "--threshold", "1", "--metric", "mash"],
+     "--threshold: must be a Mash distance from 0, below 1, not 1"),
+    (["--format", "edges", "--threshold", "0", "--metric", "ani"],
+     "--threshold: must be an ANI in percent above 0, at most 100, not 0"),
     (["--format", "edges", "--threshold", "0.5", "--top", "2"], "not allowed with argument"),
     (["--format", "edges", "--top", "0"], "must be from 1"),
 ])

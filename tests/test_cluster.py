@@ -1,122 +1,133 @@
-"""Dask execution: identical results to one process, and no lost or duplicated rows when a
-worker dies mid-run."""
+"""``cluster`` on 20 real bacterial genomes of 5 genera (Debian's ragout-examples and
+kaptive-example, as bench/near_zero.py reads them): at --ani 95 it groups exactly the genomes
+that the exact-k-mer ANI (Mash's formula on the exact Jaccard of the full sets of canonical
+31-mers) groups, greedily and by single, average and complete linkage, with both estimators.
 
-import os
-import signal
-import subprocess
-import sys
-import time
+The exact groupings are made here from the exact matrix, independently of host.clustering: the
+greedy rule in a few lines, and scipy's fcluster on the whole matrix for the linkages (the
+command cuts each single-linkage component on its own)."""
+
+import gzip
 
 import numpy as np
 import pytest
 
-from host.cli import main
-from host.cluster import DaskExecutor
-from host.fast.hll import insert_kmers
-from kmerspec.golden.hll import HllParams
-from host.sketchfile import SketchSet, write_sketches
-from tests.genomes import write_related_genomes
+from bench.near_zero import distinct_kmers, exact_intersections, genome_files
+from host.similarity import mash_distance
+from tests.cli_helpers import run_status
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def slow_double(item, delay):
-    time.sleep(delay)
-    return 2 * item
+K, ANI = 31, 95.0
 
 
 @pytest.fixture(scope="module")
-def executor():
-    dask_executor = DaskExecutor(workers=2)
-    yield dask_executor
-    dask_executor.close()
+def real(tmp_path_factory):
+    """The genomes' sketch file, their exact ANI matrix and sizes, an --order file of exact
+    size (largest first)."""
+    directory = tmp_path_factory.mktemp("real")
+    paths = [path for _, _, path in genome_files()]
+    names = [path.name for path in paths]
+    sets = [distinct_kmers(gzip.decompress(path.read_bytes()), K) for path in paths]
+    sizes = np.array([s.size for s in sets], dtype=np.float64)
+    shared = exact_intersections(sets)
+    del sets
+    exact_j = shared / (sizes[:, None] + sizes[None, :] - shared)
+    ani = 100.0 * (1.0 - mash_distance(exact_j, K))
+    sketch = directory / "real.sketch"
+    assert run_status("sketch", *map(str, paths), "-o", sketch) == 0
+    order = directory / "order.txt"
+    preferred = np.lexsort((np.arange(len(names)), -sizes))
+    order.write_text("".join(f"{names[i]}\t{int(sizes[i])}\n" for i in preferred))
+    return {"names": names, "ani": ani, "sketch": sketch, "order": order,
+            "preferred": preferred, "paths": paths}
 
 
-def kill_one_worker(client, among=None) -> int:
-    """SIGKILL one worker process (the first of ``among``, worker addresses, if given)."""
-    pids = client.run(os.getpid, workers=among)
-    victim = sorted(pids.values())[0] if among is None else pids[sorted(among)[0]]
-    os.kill(victim, signal.SIGKILL)
-    return victim
+def exact_greedy(ani: np.ndarray, preferred: np.ndarray) -> list[int]:
+    """Each genome's representative: the closest earlier representative at >= ANI, else
+    itself."""
+    representative = [-1] * len(preferred)
+    chosen: list[int] = []
+    for genome in preferred.tolist():
+        passing = [r for r in chosen if ani[genome, r] >= ANI]
+        if passing:
+            representative[genome] = max(passing, key=lambda r: (ani[genome, r],
+                                                                 -chosen.index(r)))
+        else:
+            representative[genome] = genome
+            chosen.append(genome)
+    return representative
 
 
-def test_map_ordered_survives_a_killed_worker(executor):
-    results = []
-    for position, result in enumerate(executor.map_ordered(slow_double, range(60), 0.05)):
-        results.append(result)
-        if position == 5:
-            kill_one_worker(executor.client)
-    assert results == [2 * i for i in range(60)]
+def exact_linkage(ani: np.ndarray, method: str) -> list[int]:
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+    distance = 1.0 - ani / 100.0
+    np.fill_diagonal(distance, 0.0)
+    tree = linkage(squareform((distance + distance.T) / 2, checks=False), method=method)
+    return fcluster(tree, t=1.0 - ANI / 100.0, criterion="distance").tolist()
 
 
-@pytest.fixture
-def genome_files(tmp_path):
-    return [str(path) for path in write_related_genomes(tmp_path, count=6, length=20_000,
-                                                        step=0.02, seed=21)]
+def partition(labels) -> set[frozenset]:
+    groups: dict = {}
+    for genome, label in enumerate(labels):
+        groups.setdefault(label, set()).add(genome)
+    return {frozenset(group) for group in groups.values()}
 
 
-def test_cluster_results_equal_single_process(tmp_path, genome_files, executor):
-    address = executor.client.scheduler.address
-    for command, extra in (("sketch", []), ("dist", ["--format", "tsv"]),
-                           ("dist", ["--format", "edges", "--threshold", "0.3"])):
-        local, remote = tmp_path / f"local.{command}", tmp_path / f"remote.{command}"
-        assert main([command, *genome_files, "-o", str(local), *extra]) == 0
-        assert main([command, *genome_files, "-o", str(remote), "--cluster", address, *extra]) == 0
-        assert local.read_bytes() == remote.read_bytes(), command
+def read_clusters(path, names):
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# kmer-sketch-accel") and "threshold=ani>=95" in lines[0]
+    assert lines[1] == "#genome\tcluster\trepresentative\tani"
+    rows = [line.split("\t") for line in lines[2:]]
+    assert [row[0] for row in rows] == names  # input order
+    index = {name: i for i, name in enumerate(names)}
+    return ([int(row[1]) for row in rows], [index[row[2]] for row in rows],
+            [float(row[3]) for row in rows])
 
 
-def test_cluster_metrics_and_top_equal_single_process(tmp_path, genome_files, executor):
-    """Containment rows tile by tile, and --top with the K best kept per tile by the workers."""
-    address = executor.client.scheduler.address
-    for extra in (["--metric", "containment"],
-                  ["--metric", "containment", "--format", "edges", "--top", "2"],
-                  ["--metric", "mash", "--format", "edges", "--top", "3"]):
-        local, remote = tmp_path / "local.out", tmp_path / "remote.out"
-        assert main(["dist", *genome_files, "-o", str(local), *extra]) == 0
-        assert main(["dist", *genome_files, "-o", str(remote), "--cluster", address,
-                     *extra]) == 0
-        assert local.read_bytes() == remote.read_bytes(), extra
+def test_the_genomes_probe_the_threshold(real):
+    """Pairs within 0.5 % ANI of 95 on both sides (H. pylori), so the groupings depend on it."""
+    ani = real["ani"][np.triu_indices(len(real["names"]), 1)]
+    assert np.any((ani >= ANI) & (ani < ANI + 0.5)) and np.any((ani < ANI) & (ani > ANI - 0.5))
 
 
-def many_sketches(path, genomes=600, p=12):
-    params = HllParams(p, 4)
-    rng = np.random.default_rng(22)
-    registers = np.zeros((genomes, params.m), dtype=np.uint8)
-    pool = rng.integers(0, 2**64, 300_000, dtype=np.uint64)
-    for row in registers:
-        start = int(rng.integers(0, 200_000))
-        insert_kmers(row, pool[start:start + int(rng.integers(1000, 100_000))], params)
-    write_sketches(path, SketchSet(
-        kind="hll", params={"k": 31, "p": p, "w": 4, "canonical": True, "hash": "fmix64"},
-        names=[f"genome{i}" for i in range(genomes)], files=[[f"genome{i}.fa"] for i in range(genomes)],
-        arrays={"registers": registers}))
+@pytest.mark.parametrize("estimator", ["hll", "mle"])
+@pytest.mark.parametrize("method", ["greedy", "single", "average", "complete"])
+def test_cluster_groups_as_the_exact_ani_does(real, tmp_path, method, estimator):
+    out = tmp_path / "clusters.tsv"
+    assert run_status("cluster", real["sketch"], "--method", method, "--estimator", estimator,
+                      "--order", real["order"], "-o", out) == 0
+    cluster, representative, values = read_clusters(out, real["names"])
+    if method == "greedy":
+        expected = exact_greedy(real["ani"], real["preferred"])
+        assert representative == expected
+        got = partition(representative)
+    else:
+        expected = exact_linkage(real["ani"], method)
+        got = partition(cluster)
+    assert got == partition(expected)
+    assert partition(cluster) == partition(representative)
+    # every representative is its cluster's most preferred genome and its clusters are numbered
+    # by it; the values are each genome's ANI to its representative, within 0.5 of the exact one
+    rank = {genome: position for position, genome in enumerate(real["preferred"].tolist())}
+    reps = sorted(set(representative), key=rank.get)
+    assert [cluster[r] for r in reps] == list(range(1, len(reps) + 1))
+    for genome, rep in enumerate(representative):
+        assert rank[rep] <= rank[genome]
+        assert abs(values[genome] - real["ani"][genome, rep]) < 0.5
+        if method == "greedy" and genome != rep:
+            assert values[genome] >= ANI
 
 
-def test_dist_output_is_complete_when_a_worker_dies(tmp_path, executor):
-    """A worker is killed while it computes a tile of the run (seen on the scheduler, not
-    guessed with a sleep), and the output still equals the one-process output."""
-    sketches = tmp_path / "many.sketch"
-    many_sketches(sketches)
-    local = tmp_path / "local.tsv"
-    assert main(["dist", str(sketches), "-o", str(local)]) == 0
-    client = executor.client
-    client.wait_for_workers(2, timeout=120)  # the nanny restarts the one an earlier test killed
-    remote = tmp_path / "remote.tsv"
-    run = subprocess.Popen([sys.executable, "-m", "host", "dist", str(sketches), "-o", str(remote),
-                            "--cluster", client.scheduler.address], cwd=ROOT)
-    try:
-        busy = {}
-        deadline = time.monotonic() + 120
-        while not busy and run.poll() is None and time.monotonic() < deadline:
-            busy = {worker: keys for worker, keys in client.processing().items() if keys}
-            time.sleep(0.01)
-        killed_while_running = bool(busy) and run.poll() is None
-        if busy:
-            kill_one_worker(client, among=list(busy))
-        assert run.wait(timeout=300) == 0
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
-    assert killed_while_running, "no tile of the run was seen on a worker before it ended"
-    assert remote.read_bytes() == local.read_bytes()
+def test_methods_differ_on_the_real_genomes(real):
+    """Complete linkage splits what single linkage joins at 95 % (the H. pylori chain)."""
+    assert partition(exact_linkage(real["ani"], "complete")) != \
+        partition(exact_linkage(real["ani"], "single"))
+
+
+def test_reps_file_lists_the_representatives_paths(real, tmp_path):
+    out, reps = tmp_path / "c.tsv", tmp_path / "reps.txt"
+    assert run_status("cluster", real["sketch"], "--order", real["order"], "-o", out,
+                      "--reps", reps) == 0
+    cluster, representative, _ = read_clusters(out, real["names"])
+    chosen = sorted(set(representative), key=lambda r: cluster[r])
+    assert reps.read_text().splitlines() == [str(real["paths"][r]) for r in chosen]

@@ -1,4 +1,4 @@
-"""Parallel genome reading: order, errors, progress, and the heatmap output."""
+"""Parallel genome reading: order, errors and progress (the heatmap: tests/test_plot.py)."""
 
 import gzip
 import io
@@ -8,7 +8,6 @@ import pytest
 
 from host.cli import main
 from host.io import InputError
-from host.plot import cluster_order
 from host.reader import Progress, read_genomes
 
 
@@ -45,22 +44,3 @@ def test_progress_draws_on_terminals_only():
         progress.close()
     assert pipe.getvalue() == ""
     assert "2/2 genomes, 3.0 MB" in terminal.getvalue() and terminal.getvalue().endswith("\n")
-
-
-def test_cluster_order_groups_similar_genomes():
-    similarity = np.array([[1, .1, .9, .1], [.1, 1, .1, .8], [.9, .1, 1, .1], [.1, .8, .1, 1]])
-    order = cluster_order(similarity)
-    assert sorted(order) == [0, 1, 2, 3]
-    assert abs(order.index(0) - order.index(2)) == 1 and abs(order.index(1) - order.index(3)) == 1
-
-
-def test_dist_plot_writes_an_image(tmp_path):
-    rng = np.random.default_rng(3)
-    paths = []
-    for i in range(4):
-        path = tmp_path / f"g{i}.fa"
-        path.write_bytes(b">g\n" + np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 5000)].tobytes())
-        paths.append(str(path))
-    image = tmp_path / "heat.png"
-    assert main(["dist", *paths, "-o", str(tmp_path / "d.tsv"), "--plot", str(image)]) == 0
-    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -3,6 +3,6 @@ order ``--help`` lists them; the pieces they share are in common.py (session, pa
 backend), inputs.py (sketching sequence files), collections.py (list files and directories
 among the inputs) and options.py (parser pieces)."""
 
-from . import dist, info, jsd, merge, motifs, screen, search, sketch
+from . import cluster, dist, info, jsd, merge, motifs, screen, search, sketch
 
-COMMANDS = (sketch, dist, search, screen, jsd, motifs, merge, info)
+COMMANDS = (sketch, dist, search, screen, cluster, jsd, motifs, merge, info)

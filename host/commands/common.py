@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..backends import get_backend
-from ..cluster import make_executor
+from ..scheduler import make_executor
 from ..io import InputError, name_problem
 from ..outputs import Outputs, writes_in_place
 from ..progress import Progress
@@ -23,7 +23,7 @@ from kmerspec.params import SAMPLE_SEED
 __all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
            "HLL_DEFAULTS", "JSD_DEFAULTS", "check_table_names", "option_name", "hll_params", "min_count_params",
            "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "backend_of",
-           "executor_of", "row_tiles"]
+           "executor_of", "row_tiles", "require_scipy"]
 
 ROWS_PER_TILE = 32
 
@@ -85,6 +85,13 @@ def parameters_file(session: Session, output: str):
     """PHYLIP has no room for comments: the parameters go to OUTPUT.params beside a regular
     output file (none for standard output, a FIFO or a device)."""
     return None if writes_in_place(output) else session.outputs.open(f"{output}.params")
+
+
+def require_scipy(what: str) -> None:
+    """Refuse ``what`` in one line, before any work, when scipy is missing."""
+    import importlib.util
+    if importlib.util.find_spec("scipy") is None:
+        raise InputError(f"{what}: needs scipy (pip install 'kmer-sketch-accel[plot]')")
 
 
 def row_tiles(n: int) -> list[range]:
@@ -183,14 +190,21 @@ def backend_of(args, session: Session):
 
 @contextlib.contextmanager
 def executor_of(args):
-    """This process, a local Dask cluster (--workers) or a scheduler's (--cluster)."""
-    cluster, workers = getattr(args, "cluster", None), getattr(args, "workers", None)
+    """This process, a local Dask cluster (--workers) or a scheduler's (--scheduler)."""
+    address, workers = getattr(args, "scheduler", None), getattr(args, "workers", None)
+    option = getattr(args, "scheduler_option", None) or "--scheduler"
+    if address is not None and not address.strip():
+        raise InputError(f"{option}: an empty address (give tcp://HOST:PORT, Dask's scheduler "
+                         f"address)")
     try:
-        executor = make_executor(cluster, workers)
+        executor = make_executor(address, workers)
     except RuntimeError as error:  # dask missing
         raise InputError(str(error)) from None
+    except (ValueError, TypeError) as error:  # Dask's parse of the address
+        raise InputError(f"{option} {address}: not a Dask scheduler address ({one_line(error)}); "
+                         f"give tcp://HOST:PORT") from None
     except OSError as error:
-        raise InputError(f"--cluster {cluster}: cannot connect ({error})") from None
+        raise InputError(f"{option} {address}: cannot connect ({one_line(error)})") from None
     try:
         yield executor
     finally:

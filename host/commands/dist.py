@@ -1,21 +1,24 @@
 """``dist``: all-pairs Jaccard (or containment, ANI, Mash distance) of HLL sketches, streamed tile
-by tile as a TSV or PHYLIP matrix, or as edges (``--threshold``, ``--top``)."""
+by tile as a TSV or PHYLIP matrix, or as edges (``--threshold``, ``--top``), or a Newick tree.
+:func:`pair_tiles` is the estimator- and backend-dispatching pair loop that ``cluster`` shares."""
 
 import numpy as np
 
-from ..cluster import LocalExecutor
+from ..scheduler import LocalExecutor
 from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
                           floor_jaccard_tiles, mle_dist_tiles, p_value_lines)
 from ..io import InputError
-from ..metrics import (METRICS, base_similarity, express, metric_values, pair_similarity,
-                       phylip_distance)
-from ..plot import plot_format, plot_heatmap
+from ..metrics import (METRICS, base_similarity, express, jaccard_bound, metric_values,
+                       pair_similarity, passes, phylip_distance, threshold_problem,
+                       threshold_text)
+from ..plot import METRIC_TITLES, PLOT_ORDERS, plot_format, plot_matrix
 from ..sketchfile import SketchSet
+from ..trees import TREES
 from .collections import collection_options
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
-                     row_tiles)
+                     require_scipy, row_tiles)
 from .inputs import load_inputs
-from .options import (METRIC_HELP, backend_options, cluster_options, hll_options,
+from .options import (METRIC_HELP, backend_options, scheduler_options, hll_options,
                       min_count_options, new_command, output_option, ranged_int)
 from kmerspec.golden.hll import HllParams
 
@@ -38,35 +41,62 @@ def matrix_command(commands, name, help_text, measure, kind, formats):
                           "parameters in OUTPUT.params (not written for -o -, a FIFO or a "
                           "device)" + ("; edges: one line per pair kept by --threshold or "
                                        "--top (default: edges with --top, else tsv)" if edges
-                                       else " (default: tsv)"))
+                                       else " (default: tsv)")
+                     + ("; newick: a tree (--tree) of the genomes, one line, parameters in "
+                        "OUTPUT.params" if "newick" in formats else ""))
     return sub
 
 
 def add_parser(commands) -> None:
     dist = matrix_command(commands, "dist", "all-pairs Jaccard from sketch or sequence files",
                           "All-pairs Jaccard (or containment, ANI, Mash distance)", "HLL",
-                          ("tsv", "phylip", "edges"))
+                          ("tsv", "phylip", "edges", "newick"))
     dist.add_argument("--metric", choices=METRICS, default="jaccard", help=METRIC_HELP
                       + "; PHYLIP gets 1 - J, D or 1 - ANI/100 (not containment)")
     sparse = dist.add_mutually_exclusive_group()
-    sparse.add_argument("--threshold", type=float, default=None,
-                        help="report only pairs with Jaccard >= h, 0 < h <= 1 (pruned; needs "
-                             "--format edges; not with containment; default: every pair)")
+    sparse.add_argument("--threshold", type=float, default=None, metavar="H",
+                        help="report only pairs whose --metric passes H: Jaccard or "
+                             "containment >= H (0 < H <= 1), ANI >= H percent (0 < H <= 100), "
+                             "Mash distance <= H (0 <= H < 1); pairs that cannot pass are "
+                             "pruned by cardinality (not for containment, which Jaccard does "
+                             "not bound); needs --format edges (default: every pair)")
     sparse.add_argument("--top", type=ranged_int(1, 1 << 20), default=None, metavar="K",
                         help="report each genome's K best others by the metric, best first, "
                              "ties by input order, without holding the matrix (writes --format "
                              "edges; default: every pair)")
-    dist.add_argument("--plot", metavar="IMAGE", default=None,
-                      help="also draw a clustered heatmap of the matrix (Jaccard, or "
-                           "containment) into IMAGE, rows and columns ordered by average-"
-                           "linkage clustering; the suffix picks the format (png, svg, pdf, "
-                           "...); with --format tsv or phylip; needs matplotlib and scipy (pip "
-                           "install 'kmer-sketch-accel[plot]'; default: no plot)")
-    hll_options(dist, from_sketches=True)
-    add_estimator_options(dist)
-    min_count_options(dist)
-    cluster_options(dist)
+    dist.add_argument("--tree", choices=TREES, default=None,
+                      help="with --format newick: upgma (average linkage, rooted, ultrametric; "
+                           "the default) or nj (neighbour joining, unrooted); the tree is built "
+                           "from the Mash distance whatever --metric (not containment), branch "
+                           "lengths in Mash distance; needs scipy for upgma; parameters in "
+                           "OUTPUT.params as for phylip")
+    plot_options(dist, "matrix")
+    comparison_options(dist)
     dist.set_defaults(run=run)
+
+
+def comparison_options(sub) -> None:
+    """The sketching, estimator, minimum-count and scheduler options of a command that
+    compares genomes from sketch or sequence files (dist, cluster)."""
+    hll_options(sub, from_sketches=True)
+    add_estimator_options(sub)
+    min_count_options(sub)
+    scheduler_options(sub)
+
+
+def plot_options(sub, what: str) -> None:
+    """--plot IMAGE and --plot-order (dist and cluster)."""
+    sub.add_argument("--plot", metavar="IMAGE", default=None,
+                     help=f"also draw the {what} as a heatmap of --metric into IMAGE, titled "
+                          f"with the metric, rows and columns ordered by the average-linkage "
+                          f"dendrogram drawn beside it (see --plot-order); genome names up to "
+                          f"100 genomes; the suffix picks the format (png, svg, pdf, ...); needs "
+                          f"the full matrix in memory and matplotlib and scipy (pip install "
+                          f"'kmer-sketch-accel[plot]'; default: no plot)")
+    sub.add_argument("--plot-order", choices=PLOT_ORDERS, default="dendrogram",
+                     help="dendrogram: rows and columns in the leaf order of the average-linkage "
+                          "tree of the metric's distance, drawn beside the heatmap (default); "
+                          "input: in input order, no dendrogram")
 
 
 def run(args, session: Session) -> None:
@@ -74,25 +104,31 @@ def run(args, session: Session) -> None:
         args.format = "edges" if args.top is not None else "tsv"
     if args.threshold is not None and args.format != "edges":
         raise InputError("--threshold: gives sparse output; use it with --format edges")
-    if args.threshold is not None and not 0.0 < args.threshold <= 1.0:
-        raise InputError(f"--threshold: must be a Jaccard value above 0, at most 1, not "
-                         f"{args.threshold:g} (every pair: leave --threshold out)")
-    if args.threshold is not None and args.metric == "containment":
-        raise InputError("--threshold: prunes by Jaccard, which does not bound containment; "
-                         "use --top K with --metric containment")
+    if args.threshold is not None:
+        problem = threshold_problem(args.metric, args.threshold)
+        if problem is not None:
+            raise InputError(f"--threshold: {problem} (every pair: "
+                             f"leave --threshold out)")
     if args.top is not None and args.format != "edges":
         raise InputError(f"--top: gives K edges per genome, which --format {args.format} "
                          f"cannot hold; drop --format {args.format} (--top writes edges)")
-    if args.format == "phylip" and args.metric == "containment":
-        raise InputError("--format phylip: needs a symmetric distance, but containment is "
-                         "asymmetric; use --format tsv or edges")
+    if args.format in ("phylip", "newick") and args.metric == "containment":
+        raise InputError(f"--format {args.format}: needs a symmetric distance, but containment "
+                         f"is asymmetric; use --format tsv or edges")
+    if args.tree is not None and args.format != "newick":
+        raise InputError(f"--tree: chooses how --format newick builds its tree; use it with "
+                         f"--format newick")
     if args.pvalue and args.format != "edges":
-        raise InputError("--pvalue: adds a column to --format edges lines; the tsv and phylip "
-                         "matrices have no room for it")
+        raise InputError("--pvalue: adds a column to --format edges lines; the tsv, phylip and "
+                         "newick outputs have no room for it")
     if args.plot and args.format == "edges":
-        raise InputError("--plot: draws the full matrix; use it with --format tsv or phylip")
+        raise InputError("--plot: draws the full matrix; use it with --format tsv, phylip or "
+                         "newick")
+    if args.format == "newick" and args.tree != "nj":
+        require_scipy("--format newick --tree upgma")
     output = session.outputs.open(args.output)
-    parameters = parameters_file(session, args.output) if args.format == "phylip" else None
+    parameters = (parameters_file(session, args.output) if args.format in ("phylip", "newick")
+                  else None)
     plot = None
     if args.plot:
         image_format = plot_format(args.plot)
@@ -102,15 +138,15 @@ def run(args, session: Session) -> None:
         _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 
-def _software_tiles(sketches: SketchSet, executor, args):
-    """(edge tiles, row tiles) computed on the host, in this process or on the cluster.
+def _software_tiles(sketches: SketchSet, executor, args, threshold: float | None):
+    """(edge tiles, row tiles) computed on the host, in this process or on the Dask workers.
 
-    Edge tiles yield (i, js, values): J for --threshold, the metric for --top. Row tiles yield
-    (rows, full rows of the base similarity: J, or C for containment)."""
+    Edge tiles yield (i, js, values): J >= ``threshold`` (a Jaccard bound), the metric for
+    --top. Row tiles yield (rows, full rows of the base similarity: J, or C for containment)."""
     from ..neighbours import metric_row_tile, top_row_tile
     from ..similarity import PackedSketches, all_pairs, edge_tile, row_tile, similarity_row_tiles
     p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
-    params, threads, threshold = HllParams(p, w), args.threads, args.threshold
+    params, threads, top = HllParams(p, w), args.threads, getattr(args, "top", None)
     packed = PackedSketches(sketches.arrays["registers"], params)
     cards, tiles = packed.cards, row_tiles(len(sketches))
     base = base_similarity(args.metric)
@@ -118,14 +154,14 @@ def _software_tiles(sketches: SketchSet, executor, args):
     if isinstance(executor, LocalExecutor):
         if threshold is not None:  # one run over every core, each pair once
             return [all_pairs(packed, params, threshold, threads=threads)], None
-        if args.top is None and base == "jaccard":
+        if top is None and base == "jaccard":
             return None, similarity_row_tiles(packed, params, tiles, threads=threads)
     else:
         # On a cluster the workers are the parallelism: one thread per task unless told so.
         packed, threads = executor.share(packed), threads or 1
-    if args.top is not None:  # each task: its rows against every genome, K kept per row
+    if top is not None:  # each task: its rows against every genome, K kept per row
         return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
-                                    args.top, threads, floor), None
+                                    top, threads, floor), None
     if threshold is not None:
         return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
                                     threads), None
@@ -136,7 +172,7 @@ def _software_tiles(sketches: SketchSet, executor, args):
                                                  base, k, threads, floor))
 
 
-def _kernel_tiles(sketches: SketchSet, backend, args):
+def _kernel_tiles(sketches: SketchSet, backend, args, threshold: float | None):
     """(edge tiles, row tiles) as _software_tiles, from the similarity kernel's calls: the
     pruned walk for --threshold, else the union estimates of every pair, call by call (--top
     keeps K per genome as the calls complete)."""
@@ -144,13 +180,14 @@ def _kernel_tiles(sketches: SketchSet, backend, args):
     from ..similarity import cardinalities
     params = HllParams(sketches.params["p"], sketches.params["w"])
     registers, k, n = sketches.arrays["registers"], sketches.params["k"], len(sketches)
-    if args.threshold is not None:
-        return [list(backend.all_pairs(registers, params, args.threshold))], None
+    top = getattr(args, "top", None)
+    if threshold is not None:
+        return [list(backend.all_pairs(registers, params, threshold))], None
     cards = cardinalities(registers, params)
     base = base_similarity(args.metric)
     floor = detection_floor(args, params)
-    if args.top is not None:
-        best = RunningTopK(n, args.top, args.metric)
+    if top is not None:
+        best = RunningTopK(n, top, args.metric)
         for i, j, unions in backend.union_calls(registers, params):
             best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k, floor))
             best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k, floor))
@@ -162,30 +199,49 @@ def _kernel_tiles(sketches: SketchSet, backend, args):
     return None, [(range(n), matrix)]
 
 
+def pair_tiles(args, session: Session, sketches: SketchSet, executor,
+               threshold: float | None, note: bool = True):
+    """(edge tiles, row tiles) of every pair of ``sketches`` by the run's estimator (--estimator)
+    on its backend or executor, detection (--detection) applied: with ``threshold`` (a Jaccard
+    bound, host.metrics.jaccard_bound) edge tiles of the pairs with J >= it; with ``args.top``
+    edge tiles of each genome's best; else row tiles of full rows of the base similarity of
+    ``args.metric`` (J, or C for containment). Only --plot and newick hold these rows whole."""
+    backend = backend_of(args, session) if args.backend in ("sim", "xrt") else None
+    params = HllParams(sketches.params["p"], sketches.params["w"])
+    top = getattr(args, "top", None)
+    if args.estimator == "mle":
+        if hasattr(backend, "all_pairs") and note:
+            print(KERNEL_NOTE, file=session.terminal, flush=True)
+        edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
+                                               sketches.params["k"], threshold, top,
+                                               args.detection)
+    elif hasattr(backend, "all_pairs"):
+        edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args, threshold)
+    else:
+        edge_tiles, row_tiles = _software_tiles(sketches, executor, args, threshold)
+    if args.estimator == "hll" and top is None and base_similarity(args.metric) == "jaccard":
+        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
+                                                    detection_floor(args, params), threshold)
+    return edge_tiles, row_tiles
+
+
 def _write_dist(args, session: Session, sketches: SketchSet, executor, out, parameters,
                 plot) -> None:
-    """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot."""
+    """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot and
+    newick."""
     k = sketches.params["k"]
     names = sketches.names
     n = len(names)
-    backend = backend_of(args, session) if args.backend in ("sim", "xrt") else None
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    if args.estimator == "mle":
-        if hasattr(backend, "all_pairs"):
-            print(KERNEL_NOTE, file=session.terminal, flush=True)
-        edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
-                                               k, args.threshold, args.top, args.detection)
-    elif hasattr(backend, "all_pairs"):
-        edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args)
-    else:
-        edge_tiles, row_tiles = _software_tiles(sketches, executor, args)
-    if args.estimator == "hll" and args.top is None and base_similarity(args.metric) == "jaccard":
-        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
-                                                    detection_floor(args, params), args.threshold)
-    chosen = {"metric": args.metric, "threshold": args.threshold,
+    bound = jaccard_bound(args.metric, args.threshold, k)
+    edge_tiles, row_tiles = pair_tiles(args, session, sketches, executor, bound)
+    chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "estimator": args.estimator, "detection": args.detection}
     if args.top is not None:
         chosen["top"] = args.top
+    if args.format == "newick":
+        chosen["tree"] = args.tree or "upgma"
+        chosen["distance"] = "mash"
     header = parameter_header("dist", {**dict(sorted(sketches.params.items())), **chosen})
     progress = session.progress("dist", n, "rows")
     base = base_similarity(args.metric)
@@ -202,6 +258,9 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
             for i, js, values in tile:
                 if args.top is None:  # J or C; --top gives the metric already
                     values = express(args.metric, values, k)
+                    if args.threshold is not None:  # the metric's own test after the bound
+                        keep = passes(args.metric, values, args.threshold)
+                        js, values = js[keep], values[keep]
                 ps = (p_value_lines(sketches.arrays["registers"], params, args.estimator, i, js)
                       if args.pvalue else [""] * len(js))
                 for j, v, p in zip(js.tolist(), values.tolist(), ps):
@@ -212,14 +271,18 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
     if args.format == "tsv":
         out.write(header + "\n")
         out.write("#genome\t" + "\t".join(names) + "\n")
-    else:
+    elif args.format == "phylip":
         out.write(f"{n}\n")
-        if parameters is not None:
-            parameters.write(header + "\n")
-    similarity = np.empty((n, n)) if plot else None
+    if parameters is not None:
+        parameters.write(header + "\n")
+    whole = plot is not None or args.format == "newick"
+    similarity = np.empty((n, n)) if whole else None
     for tile, rows in row_tiles:
         if similarity is not None:
             similarity[tile.start:tile.stop] = rows
+        if args.format == "newick":
+            progress.advance(len(tile))
+            continue
         for i, row in zip(tile, rows):
             values = express(args.metric, row, k)
             if args.format == "tsv":
@@ -229,8 +292,11 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
                 out.write(names[i] + " " + " ".join(f"{v:.6f}" for v in distance) + "\n")
         progress.advance(len(tile))
     progress.close()
+    if args.format == "newick":
+        from ..trees import neighbour_joining, newick, upgma
+        distance = express("mash", similarity, k)
+        tree = (neighbour_joining if args.tree == "nj" else upgma)(distance)
+        out.write(newick(tree, names) + "\n")
     if plot:
-        title = "Jaccard" if base == "jaccard" else "containment (row in column)"
-        plot_heatmap(similarity, names, plot[0], plot[1], f"{title}, k={k}")
-
-
+        plot_matrix(express(args.metric, similarity, k), args.metric, names, plot[0], plot[1],
+                    f"{METRIC_TITLES[args.metric]}, k={k}, {n} genomes", order=args.plot_order)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..backends import get_backend
-from ..cluster import LocalExecutor
+from ..scheduler import LocalExecutor
 from ..io import InputError, read_sequence_file
 from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_file_groups, read_genomes

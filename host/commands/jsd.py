@@ -1,12 +1,12 @@
 """``jsd``: all-pairs Jensen-Shannon divergence of PQA sketches (``sketch --kind pqa``)."""
 
-from ..cluster import LocalExecutor
+from ..scheduler import LocalExecutor
 from ..jsdmatrix import ARITHMETICS
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
                      row_tiles)
 from .dist import matrix_command
 from .inputs import load_inputs
-from .options import cluster_options, jsd_options
+from .options import scheduler_options, jsd_options
 
 
 def add_parser(commands) -> None:
@@ -18,7 +18,7 @@ def add_parser(commands) -> None:
     jsd.add_argument("--arithmetic", choices=ARITHMETICS, default="float",
                      help="float64 (default) or the bit-exact fixed-point hardware JSD unit")
     jsd_options(jsd, with_k=True, from_sketches=True)
-    cluster_options(jsd)
+    scheduler_options(jsd)
     jsd.set_defaults(run=run)
 
 

@@ -1,5 +1,5 @@
 """The parser pieces the commands share: one-line usage errors, ranged integers, and the option
-groups (output, backend, cluster, HyperLogLog, minimum count, JSD engine)."""
+groups (output, backend, scheduler, HyperLogLog, minimum count, JSD engine)."""
 
 import argparse
 
@@ -10,7 +10,7 @@ from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
 
 __all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option",
-           "backend_options", "cluster_options", "hll_options", "min_count_options",
+           "backend_options", "scheduler_options", "hll_options", "min_count_options",
            "jsd_options", "k_and_strand", "given_options", "shown_option", "HLL_ONLY",
            "PQA_ONLY", "SKETCHING"]
 
@@ -81,11 +81,24 @@ def backend_options(sub):
                           "geometry python -m hw.build builds; slow to build and run)")
 
 
-def cluster_options(sub):
+class _Scheduler(argparse.Action):
+    """--scheduler ADDRESS, remembering the spelling given (--cluster, its old name) for
+    messages."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.scheduler_option = option_string
+
+
+def scheduler_options(sub):
+    """Where the work runs: this process, a Dask scheduler (--scheduler, as Dask names it; the
+    earlier --cluster is an alias) or a local Dask cluster (--workers)."""
     where = sub.add_mutually_exclusive_group()
-    where.add_argument("--cluster", metavar="ADDRESS", default=None,
+    where.add_argument("--scheduler", "--cluster", dest="scheduler", metavar="ADDRESS",
+                       default=None, action=_Scheduler,
                        help="run on a Dask scheduler (tcp://host:8786); files must be "
-                            "readable by the workers (default: this process)")
+                            "readable by the workers (--cluster: the same; default: this "
+                            "process)")
     where.add_argument("--workers", type=ranged_int(1, 4096), default=None, metavar="N",
                        help="run on a local Dask cluster of N worker processes (default: "
                             "this process)")

@@ -3,9 +3,10 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..estimators import add_estimator_options, detection_floor, mle_query_values, p_value_lines
+from ..estimators import (add_estimator_options, hll_floor, mle_query_values, p_value_lines)
 from ..io import InputError
-from ..metrics import METRICS, base_similarity, express, lower_is_better, metric_values
+from ..metrics import (METRICS, base_similarity, express, metric_values, passes,
+                       threshold_problem, threshold_text)
 from .collections import collection_options
 from .common import Session, check_table_names, parameter_header, row_tiles
 from .inputs import load_inputs, read_sketch_files
@@ -35,16 +36,39 @@ def add_parser(commands) -> None:
     chosen.add_argument("--top", type=ranged_int(1, 1 << 20), default=None, metavar="K",
                         help="the K best references of each query (default: every reference)")
     chosen.add_argument("--threshold", type=float, default=None, metavar="H",
-                        help="the references with value >= H (<= H for mash; ANI in percent; "
-                             "default: every reference)")
+                        help="the references whose --metric passes H: Jaccard or containment "
+                             ">= H (0 < H <= 1), ANI >= H percent (0 < H <= 100), Mash "
+                             "distance <= H (0 <= H < 1) (default: every reference)")
     hll_options(search, from_sketches=True)
     add_estimator_options(search)
     min_count_options(search)
     search.set_defaults(run=run)
 
 
-def _threshold_passes(metric: str, values: np.ndarray, threshold: float) -> np.ndarray:
-    return values <= threshold if lower_is_better(metric) else values >= threshold
+def query_block(registers: np.ndarray, packed, params: HllParams, k: int, rows, columns,
+                metric: str, estimator: str, detection: float, threads: int | None = None
+                ) -> np.ndarray:
+    """The (rows x columns) values of ``metric`` for the genomes registers[rows] against
+    registers[columns] (``packed``: the same registers packed, host.similarity.PackedSketches)
+    by ``estimator``, pairs below ``detection`` as sharing nothing: what search prints, and
+    what cluster compares its genomes with its representatives by."""
+    rows, columns = np.asarray(rows, np.int64), np.asarray(columns, np.int64)
+    if estimator == "mle":
+        return express(metric, mle_query_values(registers[columns], registers[rows], params,
+                                                base_similarity(metric), detection), k)
+    from ..similarity import union_rows
+    unions = union_rows(packed, params, rows, columns, threads=threads)
+    return metric_values(metric, packed.cards[rows, None], packed.cards[None, columns], unions,
+                         k, hll_floor(params, detection))
+
+
+def query_tile(columns, shared, p: int, w: int, k: int, rows, metric: str, estimator: str,
+               detection: float, threads: int | None = None) -> np.ndarray:
+    """:func:`query_block` for some columns: a task on a Dask worker (``shared`` holds the
+    registers and their packing)."""
+    registers, packed = shared
+    return query_block(registers, packed, HllParams(p, w), k, rows, columns, metric, estimator,
+                       detection, threads)
 
 
 def read_references(path: str, option: str, session: Session):
@@ -69,12 +93,12 @@ def read_references(path: str, option: str, session: Session):
 
 def run(args, session: Session) -> None:
     from ..neighbours import top_of_rows
-    from ..similarity import PackedSketches, union_rows
+    from ..similarity import PackedSketches
     if args.threshold is not None:
-        high = 100.0 if args.metric == "ani" else 1.0
-        if not 0.0 <= args.threshold <= high:
-            raise InputError(f"--threshold: must be from 0 to {high:g} for --metric "
-                             f"{args.metric}, not {args.threshold}")
+        problem = threshold_problem(args.metric, args.threshold)
+        if problem is not None:
+            raise InputError(f"--threshold: {problem} (every reference: leave --threshold "
+                             f"out)")
     output = session.outputs.open(args.output)
     references = read_references(args.db, "--db", session)
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
@@ -86,7 +110,8 @@ def run(args, session: Session) -> None:
     packed_registers = np.concatenate([references.arrays["registers"],
                                        queries.arrays["registers"]])
     packed = PackedSketches(packed_registers, hll)
-    chosen = {"metric": args.metric, "threshold": args.threshold, "top": args.top,
+    chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
+              "top": args.top,
               "estimator": args.estimator, "detection": args.detection}
     output.write(parameter_header("search", {**dict(sorted(params.items())), **chosen})
                  + "\n")
@@ -95,19 +120,12 @@ def run(args, session: Session) -> None:
     columns = np.arange(n_ref)
     for tile in row_tiles(len(queries)):
         rows = np.arange(tile.start, tile.stop) + n_ref
-        if args.estimator == "mle":
-            values = express(args.metric, mle_query_values(
-                references.arrays["registers"], queries.arrays["registers"][rows - n_ref], hll,
-                base_similarity(args.metric), args.detection), k)
-        else:
-            unions = union_rows(packed, hll, rows, columns, threads=args.threads)
-            values = metric_values(args.metric, packed.cards[rows, None],
-                                   packed.cards[None, :n_ref], unions, k,
-                                   detection_floor(args, hll))
+        values = query_block(packed_registers, packed, hll, k, rows, columns, args.metric,
+                             args.estimator, args.detection, args.threads)
         best = top_of_rows(values, args.top or n_ref, args.metric)
         for q, (found, found_values) in zip(tile, best):
             if args.threshold is not None:
-                keep = _threshold_passes(args.metric, found_values, args.threshold)
+                keep = passes(args.metric, found_values, args.threshold)
                 found, found_values = found[keep], found_values[keep]
             ps = (p_value_lines(packed_registers, hll, args.estimator, q + n_ref, found)
                   if args.pvalue else [""] * len(found))

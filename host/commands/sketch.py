@@ -6,7 +6,7 @@ from .collections import collection_options
 from .common import (HLL_DEFAULTS, Session, backend_of, executor_of, hll_params, jsd_params,
                      min_count_params)
 from .inputs import pqa_sequences, sketch_sequences
-from .options import (HLL_ONLY, PQA_ONLY, backend_options, cluster_options, given_options,
+from .options import (HLL_ONLY, PQA_ONLY, backend_options, scheduler_options, given_options,
                       hll_options, jsd_options, k_and_strand, min_count_options, new_command,
                       output_option)
 
@@ -21,7 +21,7 @@ def add_parser(commands) -> None:
                         help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
     output_option(sketch)
     backend_options(sketch)
-    cluster_options(sketch)
+    scheduler_options(sketch)
     # the options of each kind under its own heading: --help shows which apply to which
     k_and_strand(sketch.add_argument_group("k-mers (every --kind)"), "", HLL_DEFAULTS)
     hll_options(sketch, from_sketches=False, with_k=False,

@@ -1,6 +1,6 @@
 """Dask scaling on this machine, and a model of a RefSeq run on an F1/Alveo cluster.
 
-    python bench/cluster.py [--genomes 24] [--bases 4000000] [--dist-genomes 400]
+    python bench/scheduler.py [--genomes 24] [--bases 4000000] [--dist-genomes 400]
 
 Part 1 measures `sketch` and `dist` (sw backend) in one process and on local Dask clusters of
 1 and 2 worker processes. Part 2 models a cluster of FPGA hosts for RefSeq (128,110 genomes,
@@ -74,7 +74,7 @@ def many_sketches(path: Path, genomes: int, p: int = 14) -> None:
 
 
 def measure(genomes: int, bases: int, dist_genomes: int) -> None:
-    from host.cluster import DaskExecutor
+    from host.scheduler import DaskExecutor
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         paths = write_genomes(directory, genomes, bases)
@@ -84,7 +84,7 @@ def measure(genomes: int, bases: int, dist_genomes: int) -> None:
         rows = []
         for workers in (None, 1, 2):
             executor = DaskExecutor(workers=workers) if workers else None
-            extra = ["--cluster", executor.client.scheduler.address] if executor else []
+            extra = ["--scheduler", executor.client.scheduler.address] if executor else []
             try:
                 sketch_s = timed(["sketch", *paths, "-o", sketch, *extra])
                 dist_s = timed(["dist", str(big), "-o", str(directory / "d.tsv"), *extra])

@@ -1,4 +1,5 @@
-"""Running the per-genome and per-tile work in this process or on a Dask cluster.
+"""Running the per-genome and per-tile work in this process or on a Dask cluster (``--scheduler``,
+``--workers``).
 
 Both executors offer the same two calls, so every command has one code path:
 
@@ -43,10 +44,10 @@ class DaskExecutor:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
-            raise RuntimeError("--cluster/--workers need dask.distributed "
+            raise RuntimeError("--scheduler/--workers need dask.distributed "
                                "(pip install 'kmer-sketch-accel[cluster]')") from None
         self._cluster = None
-        if address:
+        if address is not None:
             self.client = Client(address)
         else:
             self._cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
@@ -74,8 +75,9 @@ class DaskExecutor:
             self._cluster.close()
 
 
-def make_executor(cluster: str | None = None, workers: int | None = None):
-    """``--cluster ADDRESS`` or ``--workers N`` (a local cluster); neither: this process."""
-    if cluster or workers:
-        return DaskExecutor(address=cluster, workers=workers)
+def make_executor(scheduler: str | None = None, workers: int | None = None):
+    """``--scheduler ADDRESS`` (a Dask scheduler's) or ``--workers N`` (a local Dask cluster);
+    neither: this process."""
+    if scheduler is not None or workers:
+        return DaskExecutor(address=scheduler, workers=workers)
     return LocalExecutor()

@@ -1,0 +1,297 @@
+"""``cluster``: genomes grouped at an ANI (or Jaccard, or Mash distance) threshold, greedily with
+one representative per cluster (as galah dereplicates) or by single, average or complete linkage;
+the algorithms are host.clustering's, the pairs those of ``dist`` (host.commands.dist.pair_tiles)
+and ``search`` (host.commands.search.query_block), by the run's estimator and detection."""
+
+import numpy as np
+
+from ..clustering import GREEDY_BLOCK, METHODS, components, greedy, linkage_clusters, \
+    number_clusters
+from ..io import InputError
+from ..metrics import express, jaccard_bound, passes, threshold_problem, threshold_text
+from ..plot import METRIC_TITLES, plot_format, plot_matrix
+from ..scheduler import LocalExecutor
+from ..sketchfile import SketchSet
+from .collections import collection_options
+from .common import Session, executor_of, parameter_header, require_scipy, row_tiles
+from .dist import comparison_options, pair_tiles, plot_options
+from .inputs import load_inputs
+from .options import backend_options, new_command, output_option
+from .search import query_block, query_tile
+from kmerspec.golden.hll import HllParams
+
+ORDERS = ("size", "input")
+
+
+def add_parser(commands) -> None:
+    sub = new_command(
+        commands, "cluster", "genomes clustered at an ANI threshold (dereplication)",
+        "Cluster genomes (HLL sketch files and/or FASTA/FASTQ files, as dist takes them) at "
+        "an ANI threshold (--ani 95 unless --jaccard or --mash is given). greedy (default): "
+        "genomes in the order of preference of --order; each joins the closest representative "
+        "before it that passes the threshold, or becomes a new cluster's representative (as "
+        "galah dereplicates; every genome is compared with the representatives only, never "
+        "the whole matrix). single, average, complete: hierarchical linkage of the metric's "
+        "distance cut at the threshold, from the pairs that pass (single needs nothing else; "
+        "average and complete also hold the matrix of each single-linkage cluster); the "
+        "representative is the cluster's most preferred genome. A pair below detection "
+        "(--detection) never joins. Output: TSV lines genome, cluster (1 = the most preferred "
+        "representative's), representative, the value to it, in input order.")
+    sub.add_argument("inputs", nargs="*", metavar="FILE",
+                     help="HLL sketch files and/or FASTA/FASTQ files, one genome per file, "
+                          "or directories of FASTA/FASTQ files")
+    collection_options(sub, ("inputs",), listed="inputs")
+    output_option(sub, to_stdout=True)
+    sub.add_argument("--reps", metavar="FILE", default=None,
+                     help="also write the representatives' files, one genome per line in "
+                          "cluster order (a genome of several files: its files separated by "
+                          "tabs); written only if the command succeeds (default: none)")
+    chosen = sub.add_mutually_exclusive_group()
+    chosen.add_argument("--ani", type=float, default=None, metavar="A",
+                        help="join genomes of ANI >= A percent, 100 (1 - Mash distance), "
+                             "0 < A <= 100 (default 95)")
+    chosen.add_argument("--jaccard", type=float, default=None, metavar="J",
+                        help="join genomes of Jaccard >= J, 0 < J <= 1 (default: --ani 95)")
+    chosen.add_argument("--mash", type=float, default=None, metavar="D",
+                        help="join genomes of Mash distance <= D, 0 <= D < 1 (default: --ani "
+                             "95)")
+    sub.add_argument("--method", choices=METHODS, default="greedy",
+                     help="greedy (default), or single, average or complete linkage")
+    sub.add_argument("--order", default="size", metavar="size|input|FILE",
+                     help="the order of preference: size, the estimated number of distinct "
+                          "k-mers, largest first (a more complete assembly has more; so has a "
+                          "contaminated one), ties in input order (default); input, the input "
+                          "order; or a file naming every genome once, one a line, most "
+                          "preferred first (the first tab-separated column; lines starting "
+                          "with # skipped), e.g. sorted by CheckM quality")
+    backend_options(sub)
+    plot_options(sub, "matrix of every pair, clusters in colour,")
+    comparison_options(sub)
+    sub.set_defaults(run=run)
+
+
+def _threshold(args) -> tuple[str, float]:
+    for metric in ("ani", "jaccard", "mash"):
+        value = getattr(args, metric)
+        if value is not None:
+            problem = threshold_problem(metric, value)
+            if problem is not None:
+                raise InputError(f"--{metric}: {problem}")
+            return metric, value
+    return "ani", 95.0
+
+
+def _preference(args, sketches: SketchSet, cards: np.ndarray) -> np.ndarray:
+    """Each genome's rank in the order of preference (0 = most preferred)."""
+    n = len(sketches)
+    if args.order == "input":
+        return np.arange(n)
+    if args.order == "size":
+        order = np.lexsort((np.arange(n), -cards))
+    else:
+        order = _order_file(args.order, sketches)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    return rank
+
+
+def _order_file(path: str, sketches: SketchSet) -> np.ndarray:
+    index = {name: i for i, name in enumerate(sketches.names)}
+    for i, files in enumerate(sketches.files):  # a genome may be named by its file as given
+        for file in files:
+            index.setdefault(file, i)
+    try:
+        with open(path, encoding="utf-8") as table:
+            lines = table.read().splitlines()
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: --order: not a text file of genome names") from None
+    except OSError as error:
+        raise InputError(f"{path}: --order: {error.strerror or error}") from None
+    order, seen = [], {}
+    for number, line in enumerate(lines, 1):
+        name = line.split("\t")[0].strip()
+        if not name or name.startswith("#"):
+            continue
+        if name not in index:
+            raise InputError(f"{path}: line {number}: --order names {name!r}, which is not an "
+                             f"input genome")
+        genome = index[name]
+        if genome in seen:
+            raise InputError(f"{path}: line {number}: --order names {name!r} again (line "
+                             f"{seen[genome]})")
+        seen[genome] = number
+        order.append(genome)
+    missing = [sketches.names[i] for i in range(len(sketches)) if i not in seen]
+    if missing:
+        raise InputError(f"{path}: --order does not name {len(missing)} input genome(s), "
+                         f"first {missing[0]!r}; name every genome once")
+    return np.array(order, dtype=np.int64)
+
+
+def _check(args) -> None:
+    if args.method in ("average", "complete"):
+        require_scipy(f"--method {args.method}")
+    if args.pvalue:
+        raise InputError("--pvalue: cluster prints no p-values (dist --format edges and search "
+                         "do)")
+    if args.order not in ORDERS:
+        try:
+            open(args.order, "rb").close()
+        except OSError as error:
+            raise InputError(f"{args.order}: --order: {error.strerror or error} (size, input "
+                             f"or a file of genome names)") from None
+
+
+def run(args, session: Session) -> None:
+    _check(args)
+    args.metric, args.threshold = _threshold(args)
+    args.top = None
+    output = session.outputs.open(args.output)
+    reps_file = session.outputs.open(args.reps) if args.reps else None
+    plot = None
+    if args.plot:
+        plot = (session.outputs.open(args.plot, binary=True), plot_format(args.plot))
+    with executor_of(args) as executor:
+        sketches = load_inputs(args.inputs, "hll", "cluster", args, session, executor)
+        _cluster(args, session, sketches, executor, output, reps_file, plot)
+
+
+def _query(args, sketches: SketchSet, executor):
+    """``query(rows, columns)``: the metric of those pairs by the run's estimator, in this
+    process (threads) or split by columns over the Dask workers."""
+    from ..similarity import PackedSketches
+    params = HllParams(sketches.params["p"], sketches.params["w"])
+    registers, k = sketches.arrays["registers"], sketches.params["k"]
+    packed = PackedSketches(registers, params)
+    local = isinstance(executor, LocalExecutor)
+    options = (args.metric, args.estimator, args.detection)
+    if not local:
+        shared = executor.share((registers, packed))
+        threads = args.threads or 1
+
+    def query(rows, columns):
+        if local:
+            return query_block(registers, packed, params, k, rows, columns, *options,
+                               threads=args.threads)
+        parts = [columns[tile.start:tile.stop] for tile in row_tiles(columns.size)]
+        return np.hstack(list(executor.map_ordered(query_tile, parts, shared, params.p,
+                                                   params.w, k, rows, *options, threads)))
+    return query, packed.cards
+
+
+def _cluster(args, session: Session, sketches: SketchSet, executor, out, reps_file,
+             plot) -> None:
+    n, k = len(sketches), sketches.params["k"]
+    query, cards = _query(args, sketches, executor)
+    rank = _preference(args, sketches, cards)
+    progress = session.progress("cluster", n, "genomes")
+    if args.method == "greedy":
+        order = np.argsort(rank, kind="stable")
+        representative, _ = greedy(order, query, args.metric, args.threshold,
+                                   block=GREEDY_BLOCK)
+        groups = representative
+    else:
+        groups = _linkage_groups(args, session, sketches, executor)
+    progress.advance(n)
+    progress.close()
+    cluster, representative = number_clusters(groups, rank)
+    values = _values_to_representatives(query, representative, args.metric)
+    chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
+              "method": args.method,
+              "order": args.order if args.order in ORDERS else "file",
+              "estimator": args.estimator, "detection": args.detection,
+              "clusters": int(cluster.max()) if n else 0}
+    out.write(parameter_header("cluster", {**dict(sorted(sketches.params.items())), **chosen})
+              + "\n")
+    out.write(f"#genome\tcluster\trepresentative\t{args.metric}\n")
+    names = sketches.names
+    for i in range(n):
+        out.write(f"{names[i]}\t{cluster[i]}\t{names[representative[i]]}\t{values[i]:.6g}\n")
+    if reps_file is not None:
+        for rep in sorted(set(representative.tolist()), key=lambda r: cluster[r]):
+            reps_file.write("\t".join(sketches.files[rep] or [names[rep]]) + "\n")
+    if plot is not None:
+        _plot(args, session, sketches, executor, cluster, representative, plot)
+
+
+def _linkage_groups(args, session: Session, sketches: SketchSet, executor) -> np.ndarray:
+    """Group labels of single, average or complete linkage cut at the threshold: the
+    single-linkage components from the pruned all-pairs loop (pairs that pass only), then each
+    component's own linkage for average and complete."""
+    n, k = len(sketches), sketches.params["k"]
+    bound = jaccard_bound(args.metric, args.threshold, k)
+    edge_tiles, _ = pair_tiles(args, session, sketches, executor, bound)
+
+    def passing():
+        for tile in edge_tiles:
+            for i, js, jaccard in tile:
+                keep = passes(args.metric, express(args.metric, jaccard, k), args.threshold)
+                yield i, js[keep]
+    groups = components(n, passing())
+    if args.method == "single":
+        return groups
+    labels = np.empty(n, dtype=np.int64)
+    next_label = 0
+    for members in _groups_of(groups):
+        if members.size == 1:
+            labels[members] = next_label
+            next_label += 1
+            continue
+        matrix = _matrix(args, session, _subset(sketches, members), executor, note=False)
+        sub = linkage_clusters(matrix, args.metric, args.method, args.threshold)
+        labels[members] = sub + next_label
+        next_label += int(sub.max()) + 1
+    return labels
+
+
+def _groups_of(labels: np.ndarray) -> list[np.ndarray]:
+    """The genomes of each label, ascending, labels in ascending order (one sort, not a pass
+    over every genome per label)."""
+    order = np.argsort(labels, kind="stable")
+    starts = np.flatnonzero(np.concatenate([[True], labels[order][1:] != labels[order][:-1]]))
+    return np.split(order, starts[1:]) if labels.size else []
+
+
+def _subset(sketches: SketchSet, members: np.ndarray) -> SketchSet:
+    return SketchSet(kind=sketches.kind, params=sketches.params,
+                     names=[sketches.names[i] for i in members.tolist()],
+                     files=[sketches.files[i] for i in members.tolist()],
+                     arrays={"registers": sketches.arrays["registers"][members]},
+                     origin=sketches.origin)
+
+
+def _matrix(args, session: Session, sketches: SketchSet, executor, note: bool = True
+            ) -> np.ndarray:
+    """The full matrix of the metric by the run's estimator (dist's row tiles)."""
+    n, k = len(sketches), sketches.params["k"]
+    _, row_tiles_ = pair_tiles(args, session, sketches, executor, None, note=note)
+    similarity = np.empty((n, n))
+    for tile, rows in row_tiles_:
+        similarity[tile.start:tile.stop] = rows
+    return express(args.metric, similarity, k)
+
+
+def _values_to_representatives(query, representative: np.ndarray, metric: str) -> np.ndarray:
+    """Each genome's value to its representative, a cluster at a time (the metric of a genome
+    with itself for the representatives)."""
+    from ..clustering import self_value
+    values = np.full(representative.size, self_value(metric))
+    for group in _groups_of(representative):
+        rep = int(representative[group[0]])
+        members = group[group != rep]
+        if members.size:
+            values[members] = query(members, np.array([rep]))[:, 0]
+    return values
+
+
+def _plot(args, session, sketches, executor, cluster, representative, plot) -> None:
+    values = _matrix(args, session, sketches, executor, note=False)
+    method = "average" if args.method == "greedy" else args.method
+    from ..metrics import metric_distance
+    cut = float(metric_distance(args.metric, np.array(args.threshold)))
+    title = (f"{METRIC_TITLES[args.metric]}, k={sketches.params['k']}: {int(cluster.max())} "
+             f"clusters of {len(cluster)} genomes ({args.method}, "
+             f"{threshold_text(args.metric, args.threshold)})")
+    plot_matrix(values, args.metric, sketches.names, plot[0], plot[1], title,
+                order=args.plot_order, method=method, clusters=cluster,
+                representatives=sorted(set(representative.tolist())), cut=cut)
