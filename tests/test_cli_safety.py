@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from host.sketchfile import read_sketches
-from tests.cli_helpers import one_error_line, run
+from tests.cli_helpers import one_error_line, run, shell
 from tests.genomes import write_related_genomes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,13 +30,6 @@ def refs(tmp_path, genomes):
     path = tmp_path / "refs.sketch"
     assert run("sketch", *genomes, "-o", path) == 0
     return path
-
-
-def shell(command: str, cwd, **extra) -> subprocess.CompletedProcess:
-    """``python -m host`` as ``host`` in a bash command line (for pipes and redirections)."""
-    host = f"{sys.executable} -m host"
-    return subprocess.run(["bash", "-c", command.replace("host ", host + " ", 1)], cwd=cwd,
-                          env=ENV, capture_output=True, text=True, timeout=120, **extra)
 
 
 # -- an output that is an input -----------------------------------------------------------------

@@ -41,7 +41,8 @@ METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) i
 _OUTPUT_HELP = ("output file; - is standard output. Written only if the command succeeds; a "
                 "symlink is followed (its target is replaced), a FIFO or device is written in "
                 "place, /dev/stdout and /dev/fd/N through the descriptor (>> appends), a "
-                "regular file is replaced as a whole; an input file is never overwritten")
+                "regular file is replaced as a whole; an input file is never overwritten, nor an "
+                "existing file this user could not open for writing")
 
 
 def new_command(commands, name, help_text, description=None):
