@@ -236,3 +236,32 @@ def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(tmp_path, genom
         live.kill()
 
 
+# -- --p ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["sketch", "{g0}", "-o", "{out}"], ["dist", "{g0}"],
+                                     ["search", "{g0}", "--db", "{refs}"], ["jsd", "{g0}"],
+                                     ["motifs", "--test", "{g0}", "--control", "{g1}"]])
+def test_double_dash_p_is_refused_as_ambiguous(tmp_path, genomes, refs, capsys, command):
+    out = tmp_path / "x.sketch"
+    args = [a.format(g0=genomes[0], g1=genomes[1], refs=refs, out=out) for a in command]
+    capsys.readouterr()
+    assert run_status(*args, "--p", 10) == 2
+    assert one_error_line(capsys).startswith(
+        "error: --p: ambiguous, so refused: give -p N (--threads N) for threads, or "
+        "--index-bits P for the HLL index bits (2^P registers)")
+    assert not out.exists()
+
+
+def test_help_says_which_option_is_which(tmp_path, genomes):
+    from host.cli import build_parser
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices["sketch"]
+                    .format_help().split())
+    assert "-p N, --threads N threads of the sw backend (Mash's -p)" in text
+    assert "--p [P] refused as ambiguous" in text
+    assert "--index-bits P HLL index bits: 2^P registers of w bits per sketch (not -p, " \
+           "threads)" in text
+    out = tmp_path / "s.sketch"
+    assert run("sketch", genomes[0], "-p", 2, "--index-bits", 10, "-o", out) == 0
+    assert read_sketches(out).params["p"] == 10
+
+
