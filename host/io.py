@@ -19,7 +19,8 @@ from pathlib import Path
 from kmerspec.golden.parse import remove_trailing_whitespace
 
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
-           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem"]
+           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem",
+           "phylip_name"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
@@ -219,3 +220,18 @@ def name_problem(name: str) -> str | None:
     if name.startswith("#"):
         return "starts with '#', which table readers take for a comment line"
     return None
+
+
+#: the characters a PHYLIP name is written without: whitespace ends a name in the relaxed
+#: (whitespace-separated) PHYLIP that tree programs read, these delimit Newick trees, which
+#: take the names over, and '%' starts an escape
+_PHYLIP_RESERVED = frozenset("%(),:;[]'")
+
+
+def phylip_name(name: str) -> str:
+    """``name`` for a PHYLIP matrix line: whitespace and ``%(),:;[]'`` percent-encoded, each
+    byte of the character's UTF-8 as ``%XX`` (``an other.fa`` -> ``an%20other.fa``), every other
+    character as is. ``urllib.parse.unquote`` gives the name back, whatever it is; a name
+    without these characters is written unchanged."""
+    return "".join("".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogateescape"))
+                   if char.isspace() or char in _PHYLIP_RESERVED else char for char in name)

@@ -13,9 +13,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from host.io import phylip_name
 from host.sketchfile import read_sketches
 from tests.cli_helpers import ENV, one_error_line, run, run_status, shell
 from tests.genomes import write_related_genomes
@@ -173,6 +177,33 @@ def test_closed_standard_error_keeps_messages_out_of_the_data(tmp_path, genomes)
 def test_closed_or_doubled_standard_streams_are_named(tmp_path, genomes, command, message):
     refused(shell(command.format(g1=genomes[1]), tmp_path), message)
     assert not (tmp_path / "s.sketch").exists()
+
+
+# -- PHYLIP names -------------------------------------------------------------------------------------
+
+@given(st.text(max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_phylip_names_round_trip(name):
+    written = phylip_name(name)
+    assert unquote(written, errors="surrogateescape") == name
+    assert not any(c.isspace() or c in "(),:;[]'" for c in written)
+
+
+@pytest.mark.parametrize("command", ["dist", "jsd"])
+def test_phylip_names_the_format_cannot_hold_are_encoded(tmp_path, genomes, command):
+    names = ["an other.fa", "100%.fa", "x(1):y;z,w[2]'.fa"]
+    for name, genome in zip(names, genomes):
+        (tmp_path / name).write_bytes(genome.read_bytes())
+    out = tmp_path / "p.phy"
+    options = ["--k", 21] if command == "jsd" else []
+    assert run(command, *[tmp_path / n for n in names], *options, "--format", "phylip",
+               "-o", out) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "3"
+    assert [line.split()[0] for line in lines[1:]] == \
+        ["an%20other.fa", "100%25.fa", "x%281%29%3Ay%3Bz%2Cw%5B2%5D%27.fa"]
+    assert all(len(line.split()) == 4 for line in lines[1:])
+    assert [unquote(line.split()[0]) for line in lines[1:]] == names
 
 
 # -- long output names, temporary files of killed runs ----------------------------------------------
