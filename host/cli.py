@@ -286,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(session.warnings) == 1:
         print(f"warning: {one_line(session.warnings[0])}", file=sys.stderr)
     elif session.warnings:
-        print(f"warning: {len(session.warnings)} inputs have no k-mers: "
+        almost = " or almost no" if any("almost no k-mers" in w for w in session.warnings) else ""
+        print(f"warning: {len(session.warnings)} inputs have no{almost} k-mers: "
               f"{one_line('; '.join(session.warnings))}", file=sys.stderr)
     return 0

@@ -296,3 +296,90 @@ def test_help_says_which_option_is_which(tmp_path, genomes):
     assert read_sketches(out).params["p"] == 10
 
 
+# -- messages ---------------------------------------------------------------------------------------
+
+def test_a_sketch_file_named_as_sequence_is_named_a_sketch(tmp_path, refs, capsys):
+    renamed = tmp_path / "renamed.fa"
+    renamed.write_bytes(refs.read_bytes())
+    assert run("sketch", renamed, "-o", tmp_path / "x.sketch") == 2
+    assert one_error_line(capsys) == (
+        f"error: {renamed}: a sketch file, not a FASTA/FASTQ file (sketch reads sequence "
+        f"files; dist, search and jsd read sketch files too)\n")
+    assert run("dist", renamed, "-o", tmp_path / "d.tsv") == 0  # told by content, not name
+
+
+@pytest.mark.parametrize("compression, tool", [("gzip", "gzip"), ("bzip2", "bzip2"),
+                                               ("xz", "xz")])
+def test_a_compressed_sketch_is_named_as_such(tmp_path, genomes, refs, capsys, compression,
+                                              tool):
+    import bz2
+    import gzip
+    import lzma
+    compress = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}[compression]
+    packed = tmp_path / "refs.sketch.z"
+    packed.write_bytes(compress(refs.read_bytes()))
+    article = "an" if compression == "xz" else "a"
+    expected = (f"error: {packed}: {article} {compression}-compressed sketch file; sketch files "
+                f"are read uncompressed: decompress it first ({tool} -d)\n")
+    for args in (["info", packed], ["merge", packed, "-o", tmp_path / "m.sketch"],
+                 ["search", genomes[0], "--db", packed], ["dist", packed, genomes[1]],
+                 ["sketch", packed, "-o", tmp_path / "s.sketch"]):
+        assert run(*args) == 2, args
+        assert one_error_line(capsys) == expected, args
+    assert not (tmp_path / "m.sketch").exists() and not (tmp_path / "s.sketch").exists()
+
+
+def test_one_file_name_in_two_folders_names_both_by_path(tmp_path, genomes, monkeypatch):
+    """docs/cli.md: genomes are named by file name, by path where file names collide; so also
+    between a sketch file's genome and a sequence file."""
+    monkeypatch.chdir(tmp_path)
+    for folder, genome in (("a", genomes[0]), ("b", genomes[1])):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.fa").write_bytes(genome.read_bytes())
+    assert run("sketch", "a/x.fa", "-o", "a.sketch") == 0
+    assert run("sketch", "b/x.fa", "-o", "b.sketch") == 0
+    assert run("dist", "a.sketch", "b/x.fa", "-o", "d.tsv") == 0
+    assert (tmp_path / "d.tsv").read_text().splitlines()[1] == "#genome\ta/x.fa\tb/x.fa"
+    # the same file, once sketched and once as sequence, is still one genome given twice
+    for args, source in ((["a.sketch", "a/x.fa"], "a/x.fa"),
+                         (["a.sketch", "b.sketch", "b/x.fa"], "b/x.fa")):
+        result = shell(f"host dist {' '.join(args)}", tmp_path)
+        assert result.returncode == 2 and result.stderr.startswith(f"error: {source}: genome ")
+        assert "give each genome once" in result.stderr
+
+
+def test_cr_only_line_ends_and_rna_get_a_warning_that_says_why(tmp_path, genomes, capsys):
+    """SPEC 1 is unchanged (CR ignored, U breaks the window as N does): the warning names the
+    cause, and the RNA file sketches exactly as the same file with N for U."""
+    text = genomes[0].read_bytes()
+    cr_only = tmp_path / "mac.fa"
+    cr_only.write_bytes(text.replace(b"\n", b"\r"))
+    rna, as_n = tmp_path / "rna.fa", tmp_path / "n.fa"
+    header, sequence = text.split(b"\n", 1)
+    rna.write_bytes(header + b"\n" + sequence.replace(b"T", b"U"))
+    as_n.write_bytes(header + b"\n" + sequence.replace(b"T", b"N"))
+    capsys.readouterr()
+    assert run("sketch", cr_only, rna, "-o", tmp_path / "s.sketch") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: 2 inputs have no k-mers: ") and err.count("\n") == 1
+    assert (f"{cr_only}: no k-mer of length 31: its lines end in CR alone (classic Mac OS), "
+            f"so the whole file is one header line (lines end at LF, CR is ignored: SPEC 1); "
+            f"convert first: tr '\\r' '\\n'") in err
+    assert (f"{rna}: no k-mer of length 31: it is RNA: U is no k-mer base (it breaks the k-mer "
+            f"window as N does: SPEC 1); convert to DNA first: sed '/^>/!y/Uu/Tt/'") in err
+    # a longer RNA keeps a few k-mers: no "no k-mer" warning, but one that says why
+    import random
+    rng = random.Random(44)
+    long_rna = tmp_path / "long.fa"
+    long_rna.write_bytes(b">r\n" + bytes(rng.choice(b"ACGU") for _ in range(200_000)) + b"\n")
+    long_n = tmp_path / "long_n.fa"
+    long_n.write_bytes(long_rna.read_bytes().replace(b"U", b"N"))
+    assert run("sketch", long_rna, long_n, as_n, rna, "-o", tmp_path / "l.sketch") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: 3 inputs have no or almost no k-mers: ")
+    assert re.search(rf"{long_rna}: almost no k-mers \(~\d+ distinct in 200,004 bytes\): it "
+                     rf"is RNA", err), err
+    assert f"{as_n}: no k-mer of length 31; " in err  # N: no cause to name
+    sketches = read_sketches(tmp_path / "l.sketch").arrays["registers"]
+    assert sketches[0].any() and (sketches[0] == sketches[1]).all()
+    assert (sketches[2] == sketches[3]).all()
