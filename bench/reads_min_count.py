@@ -129,7 +129,7 @@ def real_reads(args, widths: list[int]) -> None:
                 solid = distinct[counts >= m]
                 exact = exact_jaccard(solid, genome)
                 for cw in widths:
-                    options = ["--min-count", str(m), "--mc-width-bits", str(cw), "--p",
+                    options = ["--min-count", str(m), "--mc-width-bits", str(cw), "--index-bits",
                                str(args.p), "--backend", "sw"]
                     estimated = dist_jaccard(args.reads, reference, options, Path(directory))
                     old = dist_jaccard(args.reads, reference, [*options, "--min-count-fasta"],

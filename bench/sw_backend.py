@@ -53,7 +53,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 if __name__ == "__main__" and "--in-process" not in sys.argv:
     sys.path.insert(0, str(REPOSITORY))  # this checkout's host package, not an installed one
 SIBELIA = Path("/usr/share/doc/sibelia/examples")
-SKETCH_ARGS = ["--k", "31", "--p", "14", "--w", "4"]
+SKETCH_ARGS = ["--k", "31", "--index-bits", "14", "--w", "4"]
 
 
 # -- genomes --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from kmerspec.kernels.jacc_similarity import (KernelCall, call_pairs, pack_featu
                                               unpack_features, unpack_groups)
 from kmerspec.kernels.jacc_similarity import Params as JaccSimilarityParams
 
+from .io import phylip_name
 from .similarity import cardinalities, estimates, union_features
 
 __all__ = ["SimilarityJob", "execute_model", "device_executor", "run_all_pairs",
@@ -193,4 +194,4 @@ def write_similarity(out: TextIO, names: Sequence[str],
     else:
         out.write(f"{len(names)}\n")
         for name, row in zip(names, 1.0 - matrix):
-            out.write(name + " " + " ".join(f"{v:.6f}" for v in row) + "\n")
+            out.write(phylip_name(name) + " " + " ".join(f"{v:.6f}" for v in row) + "\n")

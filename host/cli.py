@@ -5,7 +5,9 @@ with status 2 (``--debug`` shows the traceback instead); a bug prints one line a
 ``--debug`` and exits with 1. Outputs (side files and plots included) are written only when the
 command succeeds (host.outputs.Outputs): ``-o -`` is standard output, a FIFO or character device is
 written in place, ``/dev/stdout`` and ``/dev/fd/N`` through the descriptor, a symlink is followed,
-and an input file is never overwritten. SIGTERM, SIGHUP and SIGINT remove what is not committed;
+and an input file is never overwritten, whatever path or descriptor names it; a closed standard
+descriptor is opened on /dev/null first, so no message lands in an output, and ``-`` on a closed
+one is an error. SIGTERM, SIGHUP and SIGINT remove what is not committed;
 a closed pipe ends the command quietly. Warnings (inputs without k-mers) are gathered into one
 line printed at the end of a successful run. docs/cli.md lists these behaviours and their tests.
 
@@ -32,7 +34,8 @@ from .commands.common import Session, check_backend, genome_names, one_line, pyx
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
 from .io import InputError
-from .outputs import ReaderGone, output_transaction
+from .outputs import (ReaderGone, closed_at_start, descriptor_of, open_closed_standard_streams,
+                      output_transaction)
 
 __all__ = ["main", "build_parser", "genome_names"]
 
@@ -230,19 +233,34 @@ STDIN = "/dev/stdin"
 
 
 def _stdin_for_dash(args) -> None:
+    """``-`` among the input files is standard input, once; refused when standard input was
+    closed (``<&-``), which would otherwise read as an empty genome."""
+    dashes = 0
     for name in ("files", "inputs", "queries", "reads", "test", "control"):
         value = getattr(args, name, None)
         if isinstance(value, list):
+            dashes += value.count("-")
             setattr(args, name, [STDIN if path == "-" else path for path in value])
+    if dashes > 1:
+        raise InputError("-: standard input given twice as input; it can be read once (give "
+                         "each genome once)")
+    for path in input_paths(args):
+        descriptor = descriptor_of(path) if path else None
+        if descriptor is not None and closed_at_start(descriptor):
+            shown = "-" if path == STDIN and dashes else path
+            what = ("standard input" if descriptor == 0
+                    else f"file descriptor {descriptor}")
+            raise InputError(f"{shown}: {what} is closed; nothing to read")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    open_closed_standard_streams()  # first: no file or message may take descriptor 0, 1 or 2
     parser = build_parser()
     args = parser.parse_args(argv)
-    _stdin_for_dash(args)
     session = None
     try:
         with _cleanup_on_signals(lambda: session and session.outputs):
+            _stdin_for_dash(args)
             expand_collections(args)  # -l lists and directories, before any input is read
             check_backend(args)
             with output_transaction(input_paths(args)) as outputs:
@@ -271,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(session.warnings) == 1:
         print(f"warning: {one_line(session.warnings[0])}", file=sys.stderr)
     elif session.warnings:
-        print(f"warning: {len(session.warnings)} inputs have no k-mers: "
+        almost = " or almost no" if any("almost no k-mers" in w for w in session.warnings) else ""
+        print(f"warning: {len(session.warnings)} inputs have no{almost} k-mers: "
               f"{one_line('; '.join(session.warnings))}", file=sys.stderr)
     return 0

@@ -13,13 +13,15 @@ import gzip
 import io
 import lzma
 import os
+import stat
 import zlib
 from pathlib import Path
 
 from kmerspec.golden.parse import remove_trailing_whitespace
 
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
-           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem"]
+           "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem",
+           "phylip_name", "decompressed_head", "compressed_sketch_problem", "few_kmers_cause"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
@@ -34,6 +36,7 @@ _COMPRESSIONS = [
 ]
 # what a sketch file (a .npz zip archive) holds near its start, whatever its first bytes
 _SKETCH_MEMBER = b"header.npy"
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 class InputError(Exception):
@@ -60,8 +63,37 @@ def looks_like_damaged_sketch(head: bytes) -> bool:
     return _SKETCH_MEMBER in head[:128]
 
 
-def _check_format(path: Path, data: bytes) -> None:
-    """Refuse content that is not FASTA/FASTQ text, before it silently yields no k-mers."""
+#: how to undo each compression that is read, for a compressed sketch file
+_DECOMPRESS = {"gzip": "gzip -d", "bzip2": "bzip2 -d", "xz": "xz -d"}
+
+
+def compressed_sketch_problem(path, compression: str) -> str:
+    """The message for a sketch file compressed with ``compression``: sketch files are read
+    uncompressed (a zip archive is read by seeking)."""
+    article = "an" if compression == "xz" else "a"
+    return (f"{path}: {article} {compression}-compressed sketch file; sketch files are read "
+            f"uncompressed: decompress it first ({_DECOMPRESS[compression]})")
+
+
+def decompressed_head(head: bytes, size: int = 256) -> bytes:
+    """The first ``size`` bytes (at most) that the compressed ``head`` decompresses to (b"" if
+    it is not compressed, or not readable so far): for naming what a compressed file holds."""
+    name = compression_of(head)
+    try:
+        if name == "gzip":
+            return zlib.decompressobj(31).decompress(head, size)
+        if name == "bzip2":
+            return bz2.BZ2Decompressor().decompress(head, size)
+        if name == "xz":
+            return lzma.LZMADecompressor().decompress(head, size)
+    except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError):
+        pass
+    return b""
+
+
+def _check_format(path: Path, data: bytes, compression: str | None = None) -> None:
+    """Refuse content that is not FASTA/FASTQ text, before it silently yields no k-mers;
+    ``data`` is decompressed from ``compression`` (None: not compressed)."""
     if not data:
         return
     head = data[:_SNIFF_BYTES]
@@ -69,8 +101,13 @@ def _check_format(path: Path, data: bytes) -> None:
     if not first:
         return
     if first not in (b">", b"@") and looks_like_damaged_sketch(head):
+        if compression in _DECOMPRESS:
+            raise InputError(compressed_sketch_problem(path, compression))
+        if head.startswith(_ZIP_MAGIC):  # a whole sketch file under another name (x.fa)
+            raise InputError(f"{path}: a sketch file, not a FASTA/FASTQ file (sketch reads "
+                             f"sequence files; dist, search and jsd read sketch files too)")
         raise InputError(f"{path}: not a sketch file (bad magic {head[:4]!r}, expected "
-                         f"b'PK\\x03\\x04'), nor a FASTA/FASTQ file: a damaged sketch file?")
+                         f"{_ZIP_MAGIC!r}), nor a FASTA/FASTQ file: a damaged sketch file?")
     nul = head.find(b"\x00")
     if nul >= 0:
         raise InputError(f"{path}: not a FASTA/FASTQ file (binary content: NUL byte at offset "
@@ -178,8 +215,10 @@ def read_sequence_file(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a FASTA/FASTQ file, plain, gzip, bzip2 or xz (detected by its
     magic), checked and with trailing whitespace removed by :func:`check_sequence`."""
     path = Path(path)
-    raw = _decompress(path, read_input(path, "a FASTA/FASTQ file"))
-    _check_format(path, raw)
+    raw = read_input(path, "a FASTA/FASTQ file")
+    compression = compression_of(raw[:8])
+    raw = _decompress(path, raw)
+    _check_format(path, raw, compression)
     return check_sequence(path, raw)
 
 
@@ -202,6 +241,39 @@ def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:
     return remove_trailing_whitespace(data) if stream.trimmed_lines else data
 
 
+def few_kmers_cause(path: str | os.PathLike) -> str | None:
+    """Why the regular FASTA/FASTQ file ``path``, which passed the input check, yields no or
+    almost no k-mers, for the causes a user can mend, else None; told from its first 64 KiB
+    (decompressed). The parser is SPEC 1's and stays so; this only names its effect:
+
+    * lines ending in CR alone (classic Mac OS): CR is ignored, lines end at LF, so the whole
+      file is one header line;
+    * RNA: U (more U than T in the sequence lines) is a nucleotide code, accepted, but no k-mer
+      base, so it breaks the k-mer window as N does, at every fourth base or so.
+
+    A pipe or device is not read again (its content has gone to the sketch)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        raw = read_input(path, "a FASTA/FASTQ file", 1 << 20)  # bzip2 needs a whole block
+    except (OSError, InputError):
+        return None
+    data = decompressed_head(raw, _SNIFF_BYTES) if compression_of(raw[:8]) else raw
+    data = data[:_SNIFF_BYTES].lstrip(b" \t\r\n")
+    if b"\r" in data and b"\n" not in data:
+        return ("its lines end in CR alone (classic Mac OS), so the whole file is one header "
+                "line (lines end at LF, CR is ignored: SPEC 1); convert first: tr '\\r' '\\n'")
+    fastq = data[:1] == b"@"
+    lines = data.split(b"\n")
+    sequence = b"".join(lines[1::4] if fastq else
+                        [line for line in lines if not line.startswith(b">")]).upper()
+    if sequence.count(b"U") > sequence.count(b"T"):
+        convert = "sed '2~4y/Uu/Tt/'" if fastq else "sed '/^>/!y/Uu/Tt/'"
+        return (f"it is RNA: U is no k-mer base (it breaks the k-mer window as N does: SPEC 1); "
+                f"convert to DNA first: {convert}")
+    return None
+
+
 def genome_name(path: str | os.PathLike) -> str:
     """The name a genome is reported by: its file name without directories."""
     return Path(path).name
@@ -219,3 +291,18 @@ def name_problem(name: str) -> str | None:
     if name.startswith("#"):
         return "starts with '#', which table readers take for a comment line"
     return None
+
+
+#: the characters a PHYLIP name is written without: whitespace ends a name in the relaxed
+#: (whitespace-separated) PHYLIP that tree programs read, these delimit Newick trees, which
+#: take the names over, and '%' starts an escape
+_PHYLIP_RESERVED = frozenset("%(),:;[]'")
+
+
+def phylip_name(name: str) -> str:
+    """``name`` for a PHYLIP matrix line: whitespace and ``%(),:;[]'`` percent-encoded, each
+    byte of the character's UTF-8 as ``%XX`` (``an other.fa`` -> ``an%20other.fa``), every other
+    character as is. ``urllib.parse.unquote`` gives the name back, whatever it is; a name
+    without these characters is written unchanged."""
+    return "".join("".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogateescape"))
+                   if char.isspace() or char in _PHYLIP_RESERVED else char for char in name)

@@ -3,16 +3,25 @@
 Outputs follow what users of Unix tools expect: ``-`` is standard output, a path naming a file
 descriptor (``/dev/stdout``, ``/dev/fd/N``) is written through that descriptor, a FIFO, character
 device or socket is written in place, a symlink is followed, and a regular file is written to a
-temporary file beside it and renamed onto it (:class:`_PendingOutput`). An output that is also an
-input of the command, a directory or another special file is refused, and binary content is not
-written to a terminal. :class:`Outputs` commits every output of a command at its end, or none
-(side files included); each refusal is an :class:`host.io.InputError` naming the path.
+temporary file beside it and renamed onto it (:class:`_PendingOutput`). An output that is the
+same file as an input of the command (by device and inode, whatever path or descriptor names it),
+an existing file that could not be opened for writing, a directory or another special file is
+refused, and binary content is not written to a terminal. :class:`Outputs` commits every output
+of a command at its end, or none (side files included); each refusal is an
+:class:`host.io.InputError` naming the path.
+
+A temporary file is ``.NAME.<12 hex digits>.partial``, locked (``flock``) by the run that writes it
+from before it has that name until it is renamed or removed; a run killed by SIGKILL leaves it
+unlocked, and a later run writing NAME removes it (:func:`_remove_stale_partials`).
 """
 
 import contextlib
+import errno
+import fcntl
 import io
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -23,9 +32,47 @@ from pathlib import Path
 from .io import InputError
 
 __all__ = ["STDOUT", "Outputs", "writes_in_place", "output_transaction", "atomic_output",
-           "input_identities", "ReaderGone"]
+           "input_identities", "ReaderGone", "open_closed_standard_streams",
+           "closed_at_start", "descriptor_of", "refuse_unwritable"]
 
 STDOUT = "-"
+
+#: the standard descriptors (0, 1, 2) that were closed when the command started and now stand
+#: on /dev/null (:func:`open_closed_standard_streams`): writing to them or reading them is an
+#: error, not an empty input or a lost output
+_CLOSED_AT_START: set[int] = set()
+
+
+def open_closed_standard_streams() -> set[int]:
+    """Open /dev/null on each of the descriptors 0, 1 and 2 that is closed, and give Python a
+    stream for it; returns every standard descriptor found closed so far in this process.
+
+    A closed descriptor would be taken by the next file the process opens, so a message printed
+    to standard error could land in an output (``2>&-``), and Python, which sets ``sys.stderr``
+    to None for a closed descriptor 2, prints such messages to standard output. The descriptors
+    found closed are remembered (:func:`closed_at_start`): ``-`` for a closed standard input or
+    output is refused, not read as an empty file or written to /dev/null."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != descriptor:
+            os.dup2(null, descriptor)
+            os.close(null)
+        _CLOSED_AT_START.add(descriptor)
+        name = ("stdin", "stdout", "stderr")[descriptor]
+        stream = open(descriptor, "r" if descriptor == 0 else "w", closefd=False,
+                      encoding="utf-8", errors="surrogateescape")
+        setattr(sys, name, stream)
+    return set(_CLOSED_AT_START)
+
+
+def closed_at_start(descriptor: int) -> bool:
+    """True for a standard descriptor that was closed when the command started."""
+    return descriptor in _CLOSED_AT_START
 
 
 def _current_umask() -> int:
@@ -42,7 +89,7 @@ _FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)")
 _STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
-def _descriptor_of(path: str) -> int | None:
+def descriptor_of(path: str) -> int | None:
     """The file descriptor ``path`` names, through any symlinks: ``/dev/stdout``,
     ``/dev/fd/N``, ``/proc/self/fd/N``, ``/proc/<this process>/fd/N``; None for other paths.
 
@@ -69,12 +116,14 @@ class _PendingOutput:
     * ``-``: standard output, written at commit (binary refused on a terminal);
     * a path naming a file descriptor (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``, or a
       symlink to one): written through that descriptor at commit, in its mode (``>> f``
-      appends), whatever it is (file, pipe, socket, terminal);
+      appends), whatever it is (file, pipe, socket, terminal), unless it is open on an input
+      file of the command (``>> input``, ``3<> input``) or was closed when the command started;
     * an existing FIFO, character device or socket: opened and written in place at commit;
     * a symlink: followed, so its target is written and the link stays;
     * anything else: a regular file, written to a temporary file beside its target and renamed
       onto it at commit. One that is an input of the command (the same inode, through a
-      symlink or a hard link too) is refused.
+      symlink or a hard link too), or that could not be opened for writing
+      (:func:`refuse_unwritable`), is refused.
 
     Content for the streams goes to an anonymous temporary file (in the system temp dir) until
     then, so a failed command writes nothing anywhere.
@@ -88,17 +137,20 @@ class _PendingOutput:
         if shown == "":
             raise InputError("'': an empty output file name (give -o FILE, or -o - for "
                              "standard output)")
-        descriptor = 1 if shown == STDOUT else _descriptor_of(shown)
+        descriptor = 1 if shown == STDOUT else descriptor_of(shown)
         if descriptor is not None:
             self.kind, self.target, self.descriptor = "stdout", None, descriptor
             try:
                 terminal = os.isatty(descriptor)
             except OSError:
                 terminal = False
-            if not _descriptor_open(descriptor):
-                what = ("standard output is" if descriptor == 1
-                        else f"file descriptor {descriptor} is")
-                raise InputError(f"{shown}: {what} closed; nowhere to write")
+            what = "standard output" if descriptor == 1 else f"file descriptor {descriptor}"
+            if not _descriptor_open(descriptor) or closed_at_start(descriptor):
+                raise InputError(f"{shown}: {what} is closed; nowhere to write")
+            same = _input_behind(descriptor, inputs or {})
+            if same is not None:
+                raise InputError(f"{shown}: {what} is also an input ({same}); refusing to "
+                                 f"write into it (send the output elsewhere)")
             if binary and terminal:
                 raise InputError(f"{shown}: this output is binary; refusing to write it to a "
                                  f"terminal (redirect standard output, or give -o FILE)")
@@ -126,6 +178,7 @@ class _PendingOutput:
                 also = "" if same == shown else f" ({same})"
                 raise InputError(f"{shown}: is also an input{also}; refusing to overwrite it "
                                  f"(give another output file)")
+            refuse_unwritable(target, shown)
         if status is not None and (stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode)
                                    or stat.S_ISSOCK(status.st_mode)):
             if not os.access(target, os.W_OK):
@@ -141,24 +194,33 @@ class _PendingOutput:
         directory = target.parent
         if not directory.is_dir():
             raise InputError(f"{shown}: no such directory {directory}")
+        limit = _name_max(directory)
+        length = len(os.fsencode(target.name))
+        if length > limit:
+            raise InputError(f"{shown}: file name too long ({length} bytes; the file system "
+                             f"allows {limit})")
+        prefix = _partial_prefix(target.name, limit)
+        _remove_stale_partials(directory, prefix)
         try:
-            handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
-                                                 dir=directory)
+            handle, self._temporary = _create_partial(directory, prefix)
         except OSError as error:
             raise InputError(f"{shown}: cannot create a file in {directory} "
                              f"({_strerror(error)})") from None
-        self._temporary = Path(temporary)
+        _LIVE_PARTIALS.add(self._temporary)
         return os.fdopen(handle, "w+b")
 
     def commit(self) -> None:
         self.file.flush()
         if self.kind == "file":
-            self.file.close()
             try:
-                os.chmod(self._temporary, self._mode)  # mkstemp made it private (0600)
+                os.fchmod(self._raw.fileno(), self._mode)  # it was made private (0600)
+                # renamed while still open, so its lock holds until it is no .partial file
                 os.replace(self._temporary, self.target)
             except OSError as error:
                 raise InputError(f"{self.shown}: cannot write ({_strerror(error)})") from None
+            finally:
+                self.file.close()
+            _LIVE_PARTIALS.discard(self._temporary)
             self._temporary = None
             return
         self._raw.seek(0)
@@ -186,12 +248,141 @@ class _PendingOutput:
             self.file.close()
 
     def discard(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self.file.close()
-        if self._temporary is not None:
+        if self._temporary is not None:  # removed before it is closed, so while still locked
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._temporary)
+            _LIVE_PARTIALS.discard(self._temporary)
             self._temporary = None
+        with contextlib.suppress(OSError, ValueError):
+            self.file.close()
+
+
+def _input_behind(descriptor: int, inputs: dict) -> str | None:
+    """The input file that ``descriptor`` is open on (``>> input``, ``3<> input``), else None."""
+    try:
+        status = os.fstat(descriptor)
+    except OSError:
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    return inputs.get((status.st_dev, status.st_ino))
+
+
+def refuse_unwritable(target: Path, shown: str) -> None:
+    """Refuse an existing regular file that this process could not open for writing (a read-only
+    file, for a user without the right to override permissions; a read-only file system; an
+    immutable file): ``mash -o``, ``sort -o`` and the shell's ``>`` fail on it, and replacing it
+    by a rename, which needs only the directory's permission, would overwrite what its owner
+    protected. Opening it (without truncating, and closing it at once) asks the kernel itself,
+    so root, who may write any file, replaces a 0444 file as its shell's ``>`` would."""
+    try:
+        descriptor = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return  # gone since it was looked at: a new file
+    except OSError as error:
+        hint = ("chmod u+w it, or give another output file" if error.errno == errno.EACCES
+                else "give another output file")
+        raise InputError(f"{shown}: not writable ({_strerror(error)}); refusing to replace it "
+                         f"({hint})") from None
+    os.close(descriptor)
+
+
+# -- temporary files ----------------------------------------------------------------------------
+
+#: random hex digits in a temporary file's name (``tempfile.mkstemp`` names have 8 characters
+#: of [a-z0-9_], so a .partial file of an earlier version, which held no lock, never matches)
+_PARTIAL_DIGITS = 12
+_PARTIAL_SUFFIX = ".partial"
+#: the name a temporary file has from its creation until it is locked
+_UNLOCKED_SUFFIX = ".new"
+#: the temporary files this process writes (a file system whose flock is emulated by POSIX
+#: locks, as NFS, would let this process lock its own files again)
+_LIVE_PARTIALS: set[Path] = set()
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _partial_prefix(name: str, limit: int) -> str:
+    """``.NAME.``, NAME cut (at a character) so that the temporary file's name fits in
+    ``limit`` bytes: a valid NAME of up to ``limit`` bytes can be written."""
+    room = limit - len(f"..{'0' * _PARTIAL_DIGITS}{_PARTIAL_SUFFIX}")
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}."
+
+
+def _create_partial(directory: Path, prefix: str) -> tuple[int, Path]:
+    """A new private file ``PREFIX<hex>.partial`` in ``directory``, open for reading and writing
+    and locked. It is made under another name and renamed once locked, so no file of that name
+    is ever unlocked while its run lives (:func:`_remove_stale_partials` relies on this). On a
+    file system without ``flock`` it stays unlocked, and a later run, which cannot lock it
+    either, leaves it alone."""
+    while True:
+        digits = secrets.token_hex(_PARTIAL_DIGITS // 2)
+        unlocked = directory / f"{prefix}{digits}{_UNLOCKED_SUFFIX}"
+        partial = directory / f"{prefix}{digits}{_PARTIAL_SUFFIX}"
+        try:
+            handle = os.open(unlocked, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            taken = os.path.lexists(partial)  # rename would replace it: draw again
+            if not taken:
+                os.rename(unlocked, partial)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(unlocked)
+            os.close(handle)
+            raise
+        if not taken:
+            return handle, partial
+        os.unlink(unlocked)
+        os.close(handle)
+
+
+def _remove_stale_partials(directory: Path, prefix: str) -> None:
+    """Remove the temporary files of runs that died writing this output (SIGKILL, a crash, a
+    power cut): files named ``PREFIX<12 hex digits>.partial``, regular, owned by this user, and
+    unlocked. A live run holds the lock on its file under that name from before it has the name
+    until the file is renamed onto its target or removed, and the kernel drops the lock when
+    the run dies, however it dies; so an unlocked one is provably stale. The lock is taken here
+    before the file is removed, so two runs cleaning up at once do not race."""
+    pattern = re.compile(re.escape(prefix) + f"[0-9a-f]{{{_PARTIAL_DIGITS}}}"
+                         + re.escape(_PARTIAL_SUFFIX))
+    try:
+        entries = [entry.name for entry in os.scandir(directory) if pattern.fullmatch(entry.name)]
+    except OSError:
+        return
+    for name in entries:
+        path = directory / name
+        if path in _LIVE_PARTIALS:
+            continue
+        try:
+            handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            status = os.fstat(handle)
+            if not stat.S_ISREG(status.st_mode) or status.st_uid != os.geteuid():
+                continue
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # held: a live run's
+            now = os.lstat(path)
+            if (now.st_dev, now.st_ino) == (status.st_dev, status.st_ino):
+                os.unlink(path)
+        except OSError:
+            continue
+        finally:
+            os.close(handle)
 
 
 def _silence_stdout() -> None:
@@ -218,7 +409,7 @@ def writes_in_place(path: str | os.PathLike) -> bool:
     """True for ``-``, a path naming a file descriptor, a FIFO, a character device or a socket:
     outputs written as a stream, with no directory of their own for side files."""
     path = os.fspath(path)
-    if path == STDOUT or (path and _descriptor_of(path) is not None):
+    if path == STDOUT or (path and descriptor_of(path) is not None):
         return True
     try:
         mode = os.stat(path).st_mode
@@ -237,7 +428,9 @@ def input_identities(paths) -> dict:
         except (OSError, ValueError):
             continue
         if stat.S_ISREG(status.st_mode):
-            identities.setdefault((status.st_dev, status.st_ino), os.fspath(path))
+            shown = os.fspath(path)
+            identities.setdefault((status.st_dev, status.st_ino),
+                                  "standard input" if shown == "/dev/stdin" else shown)
     return identities
 
 

@@ -101,7 +101,7 @@ def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
             except OSError as error:
                 _raise_open_error(path, error)
             if first:
-                _check_format(path, block)
+                _check_format(path, block, compression)
                 first = False
             if not block:
                 return

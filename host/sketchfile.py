@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .io import InputError, looks_like_damaged_sketch, read_input
+from .io import (InputError, compressed_sketch_problem, compression_of, decompressed_head,
+                 looks_like_damaged_sketch, read_input)
 from .outputs import atomic_output
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
@@ -245,6 +246,12 @@ def read_sketches(path) -> SketchSet:
     if start != _ZIP_MAGIC:
         if not start:
             raise InputError(f"{path}: empty file, not a sketch file")
+        head = read_input(path, "a sketch file", 1 << 20)  # bzip2 needs a whole block
+        compression = compression_of(head[:8])
+        if compression is not None:
+            inner = decompressed_head(head)
+            if inner.startswith(_ZIP_MAGIC) or looks_like_damaged_sketch(inner):
+                raise InputError(compressed_sketch_problem(path, compression))
         if start.startswith(_SEQUENCE_STARTS):
             raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
                              f"python -m host sketch)")

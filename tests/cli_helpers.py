@@ -1,6 +1,16 @@
-"""Running the command line in the test process, as the CLI test files do."""
+"""Running the command line in the test process, or in bash, as the CLI test files do."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 from host.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the environment of a command line run in a child process: this checkout's host package
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def run(*args):
@@ -23,3 +33,11 @@ def one_error_line(captured) -> str:
     assert err.count("\n") == 1 and err.startswith("error: "), err
     assert "Traceback" not in err
     return err
+
+
+def shell(command: str, cwd, **extra) -> subprocess.CompletedProcess:
+    """``command`` in bash (for pipes and redirections), each word ``host`` that starts a
+    command being ``python -m host``."""
+    command = re.sub(r"(?<![\w/.-])host ", f"{sys.executable} -m host ", command)
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=ENV, capture_output=True,
+                          text=True, timeout=120, **extra)

@@ -34,7 +34,7 @@ def genomes(tmp_path):
 
 def test_sketch_then_dist_matches_golden(tmp_path, genomes):
     out = tmp_path / "all.sketch"
-    assert run("sketch", *genomes, "-o", out, "--p", 10) == 0
+    assert run("sketch", *genomes, "-o", out, "--index-bits", 10) == 0
     sketches = read_sketches(out)
     assert sketches.names == [p.name for p in genomes]
     assert sketches.params == {"k": 31, "p": 10, "w": 4, "canonical": True, "hash": "fmix64"}
@@ -58,12 +58,12 @@ def test_sketch_then_dist_matches_golden(tmp_path, genomes):
 
     # the same matrix straight from the sequence files, and from the golden backend
     direct = tmp_path / "direct.tsv"
-    assert run("dist", *genomes, "-o", direct, "--p", 10) == 0
+    assert run("dist", *genomes, "-o", direct, "--index-bits", 10) == 0
     assert direct.read_text() == matrix_path.read_text()
     golden = tmp_path / "golden.tsv"
-    assert run("dist", *genomes[:3], "-o", golden, "--p", 10, "--backend", "golden") == 0
+    assert run("dist", *genomes[:3], "-o", golden, "--index-bits", 10, "--backend", "golden") == 0
     fast = tmp_path / "fast.tsv"
-    assert run("dist", *genomes[:3], "-o", fast, "--p", 10) == 0
+    assert run("dist", *genomes[:3], "-o", fast, "--index-bits", 10) == 0
     assert golden.read_text() == fast.read_text()
 
 

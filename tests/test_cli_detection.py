@@ -37,7 +37,7 @@ def collection(tmp_path_factory):
         path.write_bytes(b">" + name.encode() + b"\n" + text.tobytes() + b"\n")
         paths.append(path)
     sketch = directory / "all.sketch"
-    assert run_status("sketch", *paths, "--k", K, "--p", P, "-o", sketch) == 0
+    assert run_status("sketch", *paths, "--k", K, "--index-bits", P, "-o", sketch) == 0
     sketches = read_sketches(sketch)
     return {"paths": paths, "sketch": sketch, "names": sketches.names,
             "registers": sketches.arrays["registers"]}

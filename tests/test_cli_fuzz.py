@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from host.cli import main
 
-SMALL_HLL = ["--k", "5", "--p", "8"]
+SMALL_HLL = ["--k", "5", "--index-bits", "8"]
 SMALL_PQA = ["--k", "5", "--s", "1", "--R", "3", "--n", "2", "--cw", "6", "--d", "2"]
 SMALL_MOTIFS = ["--kmin", "4", "--kmax", "5", "--cw", "8", "--threshold", "2",
                 "--store-sets", "4", "--store-ways", "2"]

@@ -32,7 +32,7 @@ def reads_and_reference(tmp_path_factory):
 def test_sketch_equals_golden_and_records_the_filter(tmp_path, reads_and_reference):
     reads, reference = reads_and_reference
     out = tmp_path / "reads.sketch"
-    assert run("sketch", reads, "-o", out, "--p", 10, "--min-count", 2, "--mc-width-bits",
+    assert run("sketch", reads, "-o", out, "--index-bits", 10, "--min-count", 2, "--mc-width-bits",
                12) == 0
     sketches = read_sketches(out)
     params = MinCountParams(min_count=2, mc_width_bits=12)
@@ -42,7 +42,7 @@ def test_sketch_equals_golden_and_records_the_filter(tmp_path, reads_and_referen
         reads.read_bytes()), 31), params))
     assert sketches.arrays["registers"][0].tolist() == golden.registers
     golden_out = tmp_path / "golden.sketch"
-    assert run("sketch", reads, "-o", golden_out, "--p", 10, "--min-count", 2,
+    assert run("sketch", reads, "-o", golden_out, "--index-bits", 10, "--min-count", 2,
                "--mc-width-bits", 12, "--backend", "golden") == 0
     assert golden_out.read_bytes() == out.read_bytes()
 
@@ -50,8 +50,8 @@ def test_sketch_equals_golden_and_records_the_filter(tmp_path, reads_and_referen
 def test_min_count_one_is_byte_identical(tmp_path, reads_and_reference):
     reads, reference = reads_and_reference
     plain, one = tmp_path / "plain.sketch", tmp_path / "one.sketch"
-    assert run("sketch", reads, reference, "-o", plain, "--p", 10) == 0
-    assert run("sketch", reads, reference, "-o", one, "--p", 10, "--min-count", 1,
+    assert run("sketch", reads, reference, "-o", plain, "--index-bits", 10) == 0
+    assert run("sketch", reads, reference, "-o", one, "--index-bits", 10, "--min-count", 1,
                "--mc-depth", 2) == 0
     assert one.read_bytes() == plain.read_bytes()
 
@@ -62,7 +62,7 @@ def test_reads_against_reference(tmp_path, reads_and_reference, capsys):
     file of the command (as Mash's -m), so the reference comes as a sketch file."""
     reads, reference = reads_and_reference
     reference_sketch = tmp_path / "ref.sketch"
-    assert run("sketch", reference, "-o", reference_sketch, "--p", 12) == 0
+    assert run("sketch", reference, "-o", reference_sketch, "--index-bits", 12) == 0
 
     def jaccard(*inputs_and_options):
         out = tmp_path / "d.tsv"
@@ -73,7 +73,7 @@ def test_reads_against_reference(tmp_path, reads_and_reference, capsys):
     filtered = jaccard(reads, reference_sketch, "--min-count", "2")
     assert plain < 0.6 < 0.9 < filtered
     reads_sketch = tmp_path / "r.sketch"
-    assert run("sketch", reads, "-o", reads_sketch, "--p", 12, "--min-count", 2) == 0
+    assert run("sketch", reads, "-o", reads_sketch, "--index-bits", 12, "--min-count", 2) == 0
     merged = tmp_path / "both.sketch"
     assert run("merge", reads_sketch, reference_sketch, "-o", merged) == 0
     assert [bool(record) for record in read_sketches(merged).min_counts] == [True, False]
@@ -107,7 +107,7 @@ def test_mistakes_are_one_line(tmp_path, reads_and_reference, capsys, args, mess
 def test_damaged_filter_record_is_refused(tmp_path, reads_and_reference, capsys):
     reads, _ = reads_and_reference
     out = tmp_path / "r.sketch"
-    assert run("sketch", reads, "-o", out, "--p", 10, "--min-count", 3) == 0
+    assert run("sketch", reads, "-o", out, "--index-bits", 10, "--min-count", 3) == 0
     sketches = read_sketches(out)
     sketches.min_counts = [dict(sketches.min_counts[0], m=300)]
     write_sketches(out, sketches)
@@ -146,8 +146,8 @@ def test_a_card_built_without_the_prefilter_is_refused(tmp_path, reads_and_refer
 def test_search_filters_its_sequence_queries(tmp_path, reads_and_reference):
     reads, reference = reads_and_reference
     reference_sketch, reads_sketch = tmp_path / "ref.sketch", tmp_path / "r.sketch"
-    assert run("sketch", reference, "-o", reference_sketch, "--p", 12) == 0
-    assert run("sketch", reads, "-o", reads_sketch, "--p", 12, "--min-count", 2) == 0
+    assert run("sketch", reference, "-o", reference_sketch, "--index-bits", 12) == 0
+    assert run("sketch", reads, "-o", reads_sketch, "--index-bits", 12, "--min-count", 2) == 0
     outputs = []
     for query, options in ((reads, ["--min-count", "2"]), (reads_sketch, [])):
         out = tmp_path / "s.tsv"

@@ -254,14 +254,14 @@ def test_duplicate_genome_names_are_refused_naming_both_sources(tmp_path, genome
 
 def test_sequence_files_take_the_parameters_of_the_sketch_files(tmp_path, genomes, capsys):
     k21 = tmp_path / "k21.sketch"
-    assert run("sketch", genomes[0], "--k", 21, "--p", 10, "-o", k21) == 0
+    assert run("sketch", genomes[0], "--k", 21, "--index-bits", 10, "-o", k21) == 0
     mixed, direct = tmp_path / "mixed.tsv", tmp_path / "direct.tsv"
     assert run("dist", k21, genomes[1], "-o", mixed) == 0
-    assert run("dist", genomes[0], genomes[1], "--k", 21, "--p", 10, "-o", direct) == 0
+    assert run("dist", genomes[0], genomes[1], "--k", 21, "--index-bits", 10, "-o", direct) == 0
     assert mixed.read_text() == direct.read_text()
     assert run("dist", k21, genomes[1], "--k", 31, "-o", tmp_path / "x.tsv") == 2
     err = one_error_line(capsys)
-    assert f"error: {k21}: sketched with k=21, but --k 31 was given" in err
+    assert f"error: {k21}: sketched with k=21, but k=31 was given" in err
     assert "the sequence files: sketched" not in err
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from host.sketchfile import read_sketches
-from tests.cli_helpers import one_error_line, run
+from tests.cli_helpers import one_error_line, run, shell
 from tests.genomes import write_related_genomes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,13 +30,6 @@ def refs(tmp_path, genomes):
     path = tmp_path / "refs.sketch"
     assert run("sketch", *genomes, "-o", path) == 0
     return path
-
-
-def shell(command: str, cwd, **extra) -> subprocess.CompletedProcess:
-    """``python -m host`` as ``host`` in a bash command line (for pipes and redirections)."""
-    host = f"{sys.executable} -m host"
-    return subprocess.run(["bash", "-c", command.replace("host ", host + " ", 1)], cwd=cwd,
-                          env=ENV, capture_output=True, text=True, timeout=120, **extra)
 
 
 # -- an output that is an input -----------------------------------------------------------------
@@ -128,7 +121,7 @@ def test_closed_pipe_ends_quietly(tmp_path, refs, output):
 @pytest.mark.parametrize("arguments, option", [
     (["dist", "{refs}", "--k", "21"], "-k"),
     (["dist", "{refs}", "-m", "2"], "--min-count"),
-    (["dist", "{refs}", "--p", "12"], "--index-bits"),
+    (["dist", "{refs}", "--index-bits", "12"], "--index-bits"),
     (["search", "{refs}", "--db", "{refs}", "--no-canonical"], "--no-canonical"),
     (["jsd", "{pqa}", "--s", "5"], "--sample-bits"),
 ])
@@ -151,7 +144,7 @@ def test_sketching_options_apply_when_sequences_are_given(tmp_path, genomes):
 
 
 @pytest.mark.parametrize("kind, option, value, other", [
-    ("pqa", "--p", 12, "hll"), ("pqa", "--w", 5, "hll"), ("pqa", "--min-count", 2, "hll"),
+    ("pqa", "--index-bits", 12, "hll"), ("pqa", "--w", 5, "hll"), ("pqa", "--min-count", 2, "hll"),
     ("pqa", "--mc-depth", 2, "hll"), ("hll", "--s", 5, "pqa"), ("hll", "--R", 8, "pqa"),
     ("hll", "--update", "cm", "pqa")])
 def test_options_of_the_other_kind_are_refused(tmp_path, genomes, capsys, kind, option, value,

@@ -36,7 +36,7 @@ def collection(tmp_path_factory):
     (directory / "empty.fa").write_bytes(b"")
     paths.append(directory / "empty.fa")
     sketch = directory / "all.sketch"
-    assert run_status("sketch", *paths, "--k", "21", "--p", "10", "-o", sketch) == 0
+    assert run_status("sketch", *paths, "--k", "21", "--index-bits", "10", "-o", sketch) == 0
     sketches = read_sketches(sketch)
     return {"paths": paths, "sketch": sketch, "names": sketches.names,
             "registers": sketches.arrays["registers"], "directory": directory}
@@ -100,7 +100,7 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
     again = tmp_path / "again.fa"  # a reference under another name: a query of J = 1
     again.write_bytes((directory / "other.fa").read_bytes())
     query_sketch = tmp_path / "q.sketch"
-    assert run_status("sketch", again, "--k", "21", "--p", "10", "-o", query_sketch) == 0
+    assert run_status("sketch", again, "--k", "21", "--index-bits", "10", "-o", query_sketch) == 0
     db = collection["sketch"]
     out = tmp_path / "hits.tsv"
     assert run_status("search", query_sequence, query_sketch, "--db", db, "--metric", metric,
@@ -133,7 +133,7 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
 
 def read_sketches_of(tmp_path, sequence):
     out = tmp_path / "one.sketch"
-    assert run_status("sketch", sequence, "--k", "21", "--p", "10", "-o", out) == 0
+    assert run_status("sketch", sequence, "--k", "21", "--index-bits", "10", "-o", out) == 0
     return read_sketches(out)
 
 
@@ -186,7 +186,7 @@ def test_search_errors_are_one_line_and_write_nothing(tmp_path, collection, caps
         args += ["--k", 25]
     elif case == "sketch_mismatch":
         args[1] = tmp_path / "p12.sketch"
-        assert run_status("sketch", query, "--k", "21", "--p", 12, "-o", args[1]) == 0
+        assert run_status("sketch", query, "--k", "21", "--index-bits", 12, "-o", args[1]) == 0
     elif case == "ani_threshold":
         args += ["--metric", "ani", "--threshold", 101]
     else:

@@ -37,7 +37,7 @@ def test_simulator_output_stays_off_the_terminal(tmp_path, small_genomes, capfd)
     """Verilator's build lines and warnings, and cocotb's log, go to a log file that is
     removed when the run succeeds; the terminal sees nothing (first here: it builds)."""
     out = tmp_path / "sim.sketch"
-    assert main(["sketch", *small_genomes, "--p", "10", "--k", "21", "-o", str(out),
+    assert main(["sketch", *small_genomes, "--index-bits", "10", "--k", "21", "-o", str(out),
                  "--backend", "sim"]) == 0
     captured = capfd.readouterr()
     # one warning line for the empty genome file, nothing from the simulator
@@ -56,7 +56,7 @@ def run_both(tmp_path, command, *args):
 
 
 def test_sketch_and_dist(tmp_path, small_genomes):
-    run_both(tmp_path, "sketch", *small_genomes, "--p", "10", "--k", "21")
+    run_both(tmp_path, "sketch", *small_genomes, "--index-bits", "10", "--k", "21")
     sketch = tmp_path / "sw.out"
     kept = tmp_path / "all.sketch"
     sketch.rename(kept)
@@ -70,7 +70,7 @@ def test_metrics_and_top_through_the_similarity_kernel(tmp_path, small_genomes):
     """Containment from the kernel's union features, and --top kept per genome as the kernel
     calls complete: equal to sw, and to the sorted rows of the golden full matrix."""
     sketch = tmp_path / "all.sketch"
-    assert main(["sketch", *small_genomes, "--p", "10", "--k", "21", "-o", str(sketch)]) == 0
+    assert main(["sketch", *small_genomes, "--index-bits", "10", "--k", "21", "-o", str(sketch)]) == 0
     sketches = read_sketches(sketch)
     run_both(tmp_path, "dist", str(sketch), "--metric", "containment")
     for metric, top in (("containment", 2), ("mash", 3)):
@@ -109,9 +109,9 @@ def test_motifs(tmp_path, small_genomes):
 
 @pytest.mark.parametrize("built, command, message", [
     # the binaries the tests above build (no extra Verilator build): asked for something else
-    ("jacc_sketch.k=21", ["sketch", "--p", "10", "--k", "31"],
+    ("jacc_sketch.k=21", ["sketch", "--index-bits", "10", "--k", "31"],
      "jacc_sketch: built with k=21, asked for 31"),
-    ("jacc_sketch.p=10", ["sketch", "--p", "12", "--k", "21"],
+    ("jacc_sketch.p=10", ["sketch", "--index-bits", "12", "--k", "21"],
      "jacc_sketch: built with p=10, asked for 12"),
     ("jsd_builder.s=1", ["sketch", "--kind", "pqa", "--k", "15", "--s", "2", "--R", "4", "--n",
                          "4", "--cw", "8", "--d", "3"],
@@ -151,13 +151,13 @@ def test_min_count_sketch_and_dist_on_reads(tmp_path, small_genomes):
     reads.write_bytes(reads_text(random.Random(21), fragment, 60, 50, 0.02, fastq=True))
     reference = tmp_path / "lambda_fragment.fa"
     reference.write_bytes(b">lambda 20000..20600\n" + fragment + b"\n")
-    options = ["--p", "10", "--k", "21", "--mc-depth", "2", "--mc-width-bits", "8"]
+    options = ["--index-bits", "10", "--k", "21", "--mc-depth", "2", "--mc-width-bits", "8"]
     filtered = run_both(tmp_path, "sketch", str(reads), *options, "--min-count", "2")
     (tmp_path / "filtered.sketch").write_bytes(filtered)
     filtered_set = read_sketches(tmp_path / "filtered.sketch")
     assert filtered_set.min_counts[0]["m"] == 2
     (tmp_path / "plain.sketch").write_bytes(
-        run_both(tmp_path, "sketch", str(reads), "--p", "10", "--k", "21"))
+        run_both(tmp_path, "sketch", str(reads), "--index-bits", "10", "--k", "21"))
     plain_set = read_sketches(tmp_path / "plain.sketch")
     assert not all(np.array_equal(plain_set.arrays[key], filtered_set.arrays[key])
                    for key in plain_set.arrays), "the filter should change the reads' sketch"

@@ -30,12 +30,12 @@ def _run(*args):
 
 
 @pytest.mark.parametrize("command, options", [
-    ("sketch", ["--p", "10"]),
+    ("sketch", ["--index-bits", "10"]),
     ("sketch", ["--kind", "pqa", "--s", "2", "--R", "6", "--cw", "10"]),
-    ("dist", ["--p", "10"]),
-    ("dist", ["--p", "10", "--format", "edges", "--threshold", "0.1"]),
-    ("dist", ["--p", "10", "--metric", "containment"]),
-    ("dist", ["--p", "10", "--format", "edges", "--top", "2", "--metric", "ani"]),
+    ("dist", ["--index-bits", "10"]),
+    ("dist", ["--index-bits", "10", "--format", "edges", "--threshold", "0.1"]),
+    ("dist", ["--index-bits", "10", "--metric", "containment"]),
+    ("dist", ["--index-bits", "10", "--format", "edges", "--top", "2", "--metric", "ani"]),
     ("jsd", ["--s", "2", "--R", "6", "--cw", "10"]),
 ])
 def test_output_is_the_same_for_every_thread_count(tmp_path, genome_paths, command, options):

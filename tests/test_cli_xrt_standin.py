@@ -60,7 +60,7 @@ def run_both(tmp_path, build_dir, command, *args):
 
 
 def test_sketch_and_dist(tmp_path, build_dir, small_genomes, xrt_stand_in):
-    run_both(tmp_path, build_dir, "sketch", *small_genomes, "--p", "10", "--k", "21")
+    run_both(tmp_path, build_dir, "sketch", *small_genomes, "--index-bits", "10", "--k", "21")
     assert xrt_stand_in.started["jacc_sketch_1"] >= 1
     kept = tmp_path / "all.sketch"
     (tmp_path / "sw.out").rename(kept)
@@ -75,7 +75,7 @@ def test_sketch_and_dist(tmp_path, build_dir, small_genomes, xrt_stand_in):
 def test_search(tmp_path, build_dir, small_genomes, xrt_stand_in):
     """The query sequences are sketched by the sketch kernel; the database is a sketch file."""
     db = tmp_path / "db.sketch"
-    assert main(["sketch", *small_genomes[2:], "--p", "10", "--k", "21", "-o", str(db)]) == 0
+    assert main(["sketch", *small_genomes[2:], "--index-bits", "10", "--k", "21", "-o", str(db)]) == 0
     rows = run_both(tmp_path, build_dir, "search", *small_genomes[:2], "--db", str(db),
                     "--top", "2")
     assert rows.count(b"\n") >= 4 and xrt_stand_in.started["jacc_sketch_1"] >= 1
@@ -107,9 +107,9 @@ def test_motifs(tmp_path, build_dir, small_genomes, xrt_stand_in):
 def test_one_line_errors(tmp_path, build_dir, small_genomes, xrt_stand_in, capfd, case):
     """A run the build directory cannot serve: exit 2, one line naming the cause, no output."""
     out = tmp_path / "out.sketch"
-    xclbin, options = build_dir, ["--p", "10", "--k", "21"]
+    xclbin, options = build_dir, ["--index-bits", "10", "--k", "21"]
     if case == "other_k":
-        options = ["--p", "10", "--k", "31"]
+        options = ["--index-bits", "10", "--k", "31"]
         expected = "jacc_sketch: built with k=21, asked for 31"  # the identity registers
     elif case == "file":
         xclbin = tmp_path / "kernel.xclbin"

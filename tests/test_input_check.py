@@ -220,7 +220,7 @@ def test_lambda_with_trailing_whitespace_sketches_as_lambda(tmp_path, lambda_var
     outputs = {}
     for name in ("clean", "spaced"):
         out = tmp_path / f"{name}.sketch"
-        assert main(["sketch", str(paths[name]), "--p", "12", "-o", str(out),
+        assert main(["sketch", str(paths[name]), "--index-bits", "12", "-o", str(out),
                      "--backend", backend]) == 0
         outputs[name] = read_sketches(out).arrays["registers"]
     assert np.array_equal(outputs["spaced"], outputs["clean"])
@@ -279,7 +279,7 @@ def test_the_kernel_gets_checked_bytes(tmp_path, capsys):
     registers = {}
     for name, backend in (("clean", "sw"), ("spaced", "sim")):
         out = tmp_path / f"{name}.sketch"
-        assert main(["sketch", str(paths[name]), "--p", "10", "--k", "21", "-o", str(out),
+        assert main(["sketch", str(paths[name]), "--index-bits", "10", "--k", "21", "-o", str(out),
                      "--backend", backend]) == 0
         registers[name] = read_sketches(out).arrays["registers"]
     assert registers["spaced"].any()
@@ -287,7 +287,7 @@ def test_the_kernel_gets_checked_bytes(tmp_path, capsys):
     bad = tmp_path / "bad.fq"
     bad.write_bytes(b"@r\nACGTACGTACGTACGTACGTACGT\n+\nIIII\n")
     capsys.readouterr()
-    assert main(["sketch", str(bad), "--p", "10", "--k", "21", "-o", str(tmp_path / "x"),
+    assert main(["sketch", str(bad), "--index-bits", "10", "--k", "21", "-o", str(tmp_path / "x"),
                  "--backend", "sim"]) == 2
     assert capsys.readouterr().err.strip() == (f"error: {bad}: record 1, line 4: the quality "
                                                f"line has 4 characters, the sequence 24")
@@ -334,7 +334,7 @@ def test_sw_and_golden_backends_agree_on_edited_files(tmp_path_factory, texts):
         out = work / f"{backend}.sketch"
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            status = main(["sketch", *map(str, paths), "--k", "5", "--p", "8", "-o", str(out),
+            status = main(["sketch", *map(str, paths), "--k", "5", "--index-bits", "8", "-o", str(out),
                            "--backend", backend])
         results[backend] = (status, err.getvalue(),
                             read_sketches(out).arrays["registers"].tolist() if status == 0

@@ -45,7 +45,7 @@ def test_bzip2_and_xz_are_read(tmp_path, suffix, compress):
     registers = []
     for source, backend in ((plain, "sw"), (path, "sw"), (path, "golden")):
         out = tmp_path / f"{backend}.sketch"
-        assert main(["sketch", str(source), "--p", "10", "-o", str(out),
+        assert main(["sketch", str(source), "--index-bits", "10", "-o", str(out),
                      "--backend", backend]) == 0
         registers.append(read_sketches(out).arrays["registers"].tolist())
     assert registers[1] == registers[2] == registers[0]
@@ -107,7 +107,7 @@ def test_a_sketch_with_a_damaged_magic_is_named_a_sketch(tmp_path, capsys):
     genome = tmp_path / "lambda.fa"
     genome.write_bytes(TEXT)
     sketch = tmp_path / "r.sketch"
-    assert main(["sketch", str(genome), "--p", "10", "-o", str(sketch)]) == 0
+    assert main(["sketch", str(genome), "--index-bits", "10", "-o", str(sketch)]) == 0
     damaged = bytearray(sketch.read_bytes())
     damaged[0] ^= 0x20
     sketch.write_bytes(bytes(damaged))

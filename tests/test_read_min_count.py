@@ -22,7 +22,7 @@ NOTE = ("note: --min-count 2 applies to the 1 FASTQ read file; 2 FASTA files ske
 
 def sketch(tmp_path, name, *args):
     out = tmp_path / name
-    assert main(["sketch", *map(str, args), "--p", "12", "-o", str(out)]) == 0
+    assert main(["sketch", *map(str, args), "--index-bits", "12", "-o", str(out)]) == 0
     return read_sketches(out)
 
 
@@ -47,7 +47,7 @@ def test_dist_reads_against_a_reference(tmp_path, capsys):
     that of the filtered reads against the whole genome; --min-count-fasta gives the old
     result (a FASTA genome's k-mers occur about once: nearly all of them filtered out)."""
     out = tmp_path / "d.tsv"
-    assert main(["dist", str(READS), str(DWV), "--min-count", "2", "--p", "12",
+    assert main(["dist", str(READS), str(DWV), "--min-count", "2", "--index-bits", "12",
                  "-o", str(out)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [NOTE.replace("2 FASTA files", "1 FASTA file")]
@@ -63,7 +63,7 @@ def test_dist_reads_against_a_reference(tmp_path, capsys):
 
     capsys.readouterr()
     assert main(["dist", str(READS), str(DWV), "--min-count", "2", "--min-count-fasta",
-                 "--p", "12", "-o", str(out)]) == 0
+                 "--index-bits", "12", "-o", str(out)]) == 0
     assert "note:" not in capsys.readouterr().err
     assert float(out.read_text().splitlines()[2].split("\t")[2]) < value / 10
 

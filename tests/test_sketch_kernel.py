@@ -34,7 +34,7 @@ def test_sketch_kernel_matches_golden(pause):
                       "pause": pause, "seed": 5, "max_chunk_bytes": 2048, "max_block_beats": 16})
 
 
-#: the kernel `python -m host sketch --p 10 --k 21 --min-count 2 --mc-depth 2 --mc-width-bits 8
+#: the kernel `python -m host sketch --index-bits 10 --k 21 --min-count 2 --mc-depth 2 --mc-width-bits 8
 #: --backend sim` builds (host.drivers.SIM_GEOMETRY, the CLI's 8-bit counters), so the CLI test
 #: reuses this Verilog
 FILTERED = Params(lanes=2, bytes_per_lane=4, k=21, p=10, w=4, mc_depth=2, mc_width_bits=8,

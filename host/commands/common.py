@@ -122,7 +122,8 @@ def _resolve_params(args, defaults: dict, hash_name: str, like: SketchSet | None
             continue
         stored = like.params.get(key)
         if value is not None and value != stored:
-            shown = "--no-canonical" if key == "canonical" else f"{option_name(key)} {value}"
+            # the parameter as sketch headers show it: an option's name may be refused (--p)
+            shown = "--no-canonical" if key == "canonical" else f"{key}={value}"
             raise InputError(f"{like.origin}: sketched with {key}={stored!r}, but {shown} was "
                              f"given for the sequence files; drop the option or re-sketch")
         params[key] = stored

@@ -7,7 +7,7 @@ import numpy as np
 from ..scheduler import LocalExecutor
 from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
                           floor_jaccard_tiles, mle_dist_tiles, p_value_lines)
-from ..io import InputError
+from ..io import InputError, phylip_name
 from ..metrics import (METRICS, base_similarity, express, jaccard_bound, metric_values,
                        pair_similarity, passes, phylip_distance, threshold_problem,
                        threshold_text)
@@ -39,9 +39,10 @@ def matrix_command(commands, name, help_text, measure, kind, formats):
     sub.add_argument("--format", choices=formats, default=None if edges else "tsv",
                      help="tsv: matrix with a parameter header; phylip: square matrix, "
                           "parameters in OUTPUT.params (not written for -o -, a FIFO or a "
-                          "device)" + ("; edges: one line per pair kept by --threshold or "
-                                       "--top (default: edges with --top, else tsv)" if edges
-                                       else " (default: tsv)")
+                          "device), names with whitespace or %%(),:;[]' percent-encoded "
+                          "(an%%20other.fa; urllib.parse.unquote reads them back)"
+                     + ("; edges: one line per pair kept by --threshold or --top (default: "
+                        "edges with --top, else tsv)" if edges else " (default: tsv)")
                      + ("; newick: a tree (--tree) of the genomes, one line, parameters in "
                         "OUTPUT.params" if "newick" in formats else ""))
     return sub
@@ -289,7 +290,8 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
                 out.write(names[i] + "\t" + "\t".join(f"{v:.6g}" for v in values) + "\n")
             else:  # PHYLIP square distance matrix
                 distance = phylip_distance(args.metric, values)
-                out.write(names[i] + " " + " ".join(f"{v:.6f}" for v in distance) + "\n")
+                out.write(phylip_name(names[i]) + " " + " ".join(f"{v:.6f}" for v in distance)
+                          + "\n")
         progress.advance(len(tile))
     progress.close()
     if args.format == "newick":

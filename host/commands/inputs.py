@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import get_backend
 from ..scheduler import LocalExecutor
-from ..io import InputError, read_sequence_file
+from ..io import InputError, few_kmers_cause, read_sequence_file
 from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_file_groups, read_genomes
 from ..sketchfile import (SketchSet, engine_params, in_input_order, is_sketch_file, merge,
@@ -62,15 +62,42 @@ def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> 
     return done
 
 
+#: a genome with fewer distinct k-mers than this per byte of its file is looked at for a cause
+#: (host.io.few_kmers_cause): a DNA genome has about one per base, reads at 100x coverage one
+#: per 200 bytes or so, RNA read as DNA about one per 10,000 bases (U breaks the window)
+FEW_KMERS_PER_BYTE = 1e-3
+
+
+def _few_kmer_estimates(registers: np.ndarray) -> np.ndarray:
+    """Each sketch's distinct k-mers by linear counting, m ln(m / empty registers): close for
+    the few k-mers it is used for (infinite for a sketch without an empty register)."""
+    m = registers.shape[1]
+    empty = m - np.count_nonzero(registers, axis=1)
+    with np.errstate(divide="ignore"):
+        return np.where(empty > 0, m * np.log(m / np.maximum(empty, 1)), np.inf)
+
+
 def warn_without_kmers(session: Session, paths: Sequence[str], empty: Sequence[bool],
-                        what: str) -> None:
-    for path, is_empty in zip(paths, empty):
+                        what: str, estimates: Sequence[float] | None = None) -> None:
+    """A warning for each genome without k-mers (``what`` says which), saying why where the
+    file shows it (host.io.few_kmers_cause); and, given the sketches' ``estimates`` of distinct
+    k-mers, one for each genome with almost none whose file shows why."""
+    for index, (path, is_empty) in enumerate(zip(paths, empty)):
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = None
         if is_empty:
-            try:
-                cause = "empty file, no k-mers" if os.path.getsize(path) == 0 else what
-            except OSError:
-                cause = what
-            session.warnings.append(f"{path}: {cause}")
+            if size == 0:
+                session.warnings.append(f"{path}: empty file, no k-mers")
+                continue
+            why = few_kmers_cause(path)
+            session.warnings.append(f"{path}: {what}" + (f": {why}" if why else ""))
+        elif estimates is not None and size and estimates[index] < FEW_KMERS_PER_BYTE * size:
+            why = few_kmers_cause(path)
+            if why:
+                session.warnings.append(f"{path}: almost no k-mers (~{estimates[index]:.0f} "
+                                        f"distinct in {size:,} bytes): {why}")
 
 
 def _min_count_arguments(min_count: MinCountParams) -> dict:
@@ -116,7 +143,8 @@ def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
         seen = (f" seen at least {min_count.min_count} times (--min-count "
                 f"{min_count.min_count})" if min_count.active else "")
         warn_without_kmers(session, paths, [not r.any() for r in registers],
-                           f"no k-mer of length {params['k']}{seen}")
+                           f"no k-mer of length {params['k']}{seen}",
+                           _few_kmer_estimates(arrays["registers"]))
     return SketchSet(kind="hll", params=params, names=names,
                      files=[[str(p)] for p in paths], arrays=arrays,
                      origin=_sequence_origin(paths), from_sequences=True,
@@ -270,7 +298,9 @@ def _split_inputs(paths: Sequence[str], kind: str, args) -> tuple[list[str], lis
 
 def _read_sketches_of_kind(paths: Sequence[str], kind: str, command: str,
                            reference: SketchSet | None) -> list[SketchSet]:
-    sets = disambiguate([read_sketches(p) for p in paths])
+    """The sketch files ``paths``, each of ``kind`` and, given a ``reference``, of its
+    parameters; genome names as the files hold them."""
+    sets = [read_sketches(p) for p in paths]
     for sketches in sets:
         if sketches.kind != kind:
             hint = " (sketch --kind pqa)" if kind == "pqa" else ""
@@ -285,6 +315,8 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
                  executor, reference: SketchSet | None = None) -> SketchSet:
     sketch_paths, sequence_paths = _split_inputs(paths, kind, args)
     sets = _read_sketches_of_kind(sketch_paths, kind, command, reference)
+    stored_names = [list(sketches.names) for sketches in sets]
+    disambiguate(sets)  # so that merge, below, refuses only a genome given twice
     like = reference or (merge(sets) if sets else None)
     if sequence_paths:
         backend = backend_of(args, session)
@@ -295,7 +327,12 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
         else:
             sets.append(pqa_sequences(sequence_paths, jsd_params(args, like), backend,
                                        executor, session, args.threads))
-    combined = merge(sets)
+    # once more with the sequence files, from the names the sketch files hold: a sequence file
+    # named as a genome of a sketch file but another file (b/x.fa, and x.fa sketched from
+    # a/x.fa) is named by its path, as that genome is, as among sketch files
+    for sketches, names in zip(sets, stored_names):
+        sketches.names = names
+    combined = merge(disambiguate(sets))
     if not len(combined):
         raise InputError(f"{combined.origin}: holds no genomes; nothing to compare")
     for sketches in sets:

@@ -1,5 +1,6 @@
 """``jsd``: all-pairs Jensen-Shannon divergence of PQA sketches (``sketch --kind pqa``)."""
 
+from ..io import phylip_name
 from ..scheduler import LocalExecutor
 from ..jsdmatrix import ARITHMETICS
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
@@ -57,7 +58,8 @@ def run(args, session: Session) -> None:
                                                  shared_entropy, args.mode, args.arithmetic)
         for tile, rows in zip(tiles, computed_rows):
             for i, row in zip(tile, rows):
-                out.write(sketches.names[i] + separator
+                name = sketches.names[i]
+                out.write((name if args.format == "tsv" else phylip_name(name)) + separator
                           + separator.join(f"{v + 0.0:{digits}}" for v in row) + "\n")
             progress.advance(len(tile))
         progress.close()

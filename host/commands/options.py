@@ -41,7 +41,8 @@ METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) i
 _OUTPUT_HELP = ("output file; - is standard output. Written only if the command succeeds; a "
                 "symlink is followed (its target is replaced), a FIFO or device is written in "
                 "place, /dev/stdout and /dev/fd/N through the descriptor (>> appends), a "
-                "regular file is replaced as a whole; an input file is never overwritten")
+                "regular file is replaced as a whole; an input file is never overwritten, nor an "
+                "existing file this user could not open for writing")
 
 
 def new_command(commands, name, help_text, description=None):
@@ -61,6 +62,16 @@ def output_option(sub, to_stdout: bool = False):
         sub.add_argument("-o", "--output", required=True, metavar="FILE", help=_OUTPUT_HELP)
 
 
+class AmbiguousP(argparse.Action):
+    """``--p``: the HLL index bits once, but one dash away from ``-p`` (threads, as in Mash), so
+    ``sketch --p 10`` made p = 10 sketches for a user who meant 10 threads. Refused, naming
+    both options."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error("--p: ambiguous, so refused: give -p N (--threads N) for threads, or "
+                     "--index-bits P for the HLL index bits (2^P registers)")
+
+
 def backend_options(sub):
     sub.add_argument("--backend", choices=list(BACKENDS), default="sw",
                      help="sw: fast software model (default); golden: pure-Python "
@@ -73,8 +84,11 @@ def backend_options(sub):
                           "directory whose kernels are simulated; default: "
                           "$KMER_SKETCH_XCLBIN)")
     sub.add_argument("-p", "--threads", type=ranged_int(1, 4096), default=None, metavar="N",
-                     help="threads of the sw backend; the output is the same for every N "
-                          "(default: all cores)")
+                     help="threads of the sw backend (Mash's -p); the output is the same for "
+                          "every N (default: all cores)")
+    sub.add_argument("--p", action=AmbiguousP, nargs="?", metavar="P",
+                     help="refused as ambiguous (no default): -p N is --threads N; the HLL "
+                          "index bits, which --p named before, are --index-bits P")
     sub.add_argument("--sim-geometry", choices=["small", "default"], default="small",
                      help="kernel geometry of --backend sim: small (narrow buses, few "
                           "lanes and pivots; quick to build, the default) or default (the "
@@ -109,7 +123,7 @@ def scheduler_options(sub):
 #: name the command line had before, kept as an alias
 OPTION_STRINGS = {
     "k": ("-k", "--ksize", "--k"),
-    "p": ("--index-bits", "--p"),
+    "p": ("--index-bits",),  # --p is refused: it reads as -p (threads) too (AmbiguousP)
     "w": ("--register-bits", "--w"),
     "s": ("--sample-bits", "--s"),
     "sample_seed": ("--sample-seed",),
@@ -141,7 +155,8 @@ def hll_options(sub, from_sketches, title="HyperLogLog sketches (SPEC 3)", with_
     like = ", or that of the sketch files given" if from_sketches else ""
     if with_k:
         k_and_strand(group, like, HLL_DEFAULTS)
-    _ranged(group, "p", 8, 18, "HLL index bits", like, HLL_DEFAULTS)
+    _ranged(group, "p", 8, 18, "HLL index bits: 2^P registers of w bits per sketch (not "
+            "-p, threads)", like, HLL_DEFAULTS, metavar="P")
     _ranged(group, "w", 4, 8, "HLL register bits", like, HLL_DEFAULTS)
 
 
