@@ -234,6 +234,14 @@ def _stdin_for_dash(args) -> None:
             setattr(args, name, [STDIN if path == "-" else path for path in value])
 
 
+def _close_backend(session: Session) -> None:
+    """The command has ended: a card's compute units and device are closed (XRT holds a unit
+    opened exclusively until then)."""
+    close = getattr(session.backend, "close", None)
+    if close is not None:
+        close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -245,7 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             with output_transaction(input_paths(args)) as outputs:
                 with _simulator_log(args) as terminal:
                     session = Session(outputs, terminal)
-                    args.run(args, session)
+                    try:
+                        args.run(args, session)
+                    finally:
+                        _close_backend(session)
     except KeyboardInterrupt:
         if args.debug:
             raise
