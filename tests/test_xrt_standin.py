@@ -20,7 +20,6 @@ import ctypes
 import errno
 import json
 import os
-import pathlib
 import re
 import subprocess
 import sys
