@@ -9,7 +9,7 @@ T=8 lanes x B=8 bytes, the F1 build) exactly as the xrt backend does before each
 genomes are sketched by the RTL kernel through host.device.SimDevice (T=2, B=4, p=10), which
 reports the kernel cycles of every call; the cycles are converted to time at 250 MHz. Overlap:
 genomes are sketched through the card driver (host.xrt.XrtDevice on the XRT C API stand-in,
-KMER_SKETCH_PYXRT=sim, a T=2 x B=4, p=10 sketch kernel from python -m hw.build) with the
+handed to it, a T=2 x B=4, p=10 sketch kernel from python -m hw.build) with the
 drivers' packer thread (host.drivers.prefetched); the time the packer spends packing each chunk
 and the time the driver waits for the packer before each call are recorded: packing the driver
 did not wait for was done while a kernel call ran (hidden). With the stand-in a call is a
@@ -19,7 +19,6 @@ docs/default_geometry.md). Prints tables; asserts nothing.
 """
 
 import argparse
-import os
 import pathlib
 import subprocess
 import sys
@@ -86,18 +85,17 @@ def bench_sim(genomes_count: int) -> None:
 
 def bench_overlap(genomes_count: int, chunk_kbytes: int) -> None:
     import host.drivers as drivers
-    from host.xrt import STAND_IN_ENV, XrtDevice
+    from host.xrt import XrtDevice
     from kmerspec.golden.hll import HllParams
     from sim import xrt_sim
-    os.environ[STAND_IN_ENV] = "sim"
     root = pathlib.Path(__file__).resolve().parent.parent
     out = pathlib.Path(tempfile.mkdtemp(prefix="host-driver-bench-"))
     subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-o", str(out), "--kernels",
                     "jacc_sketch", "-Pjacc_sketch.k=21", "-Pjacc_sketch.p=10",
                     "-Pjacc_sketch.lanes=2", "-Pjacc_sketch.bytes_per_lane=4"], cwd=root,
                    check=True, capture_output=True)
-    device = XrtDevice(str(out))
     api = xrt_sim.stand_in()
+    device = XrtDevice(str(out), api=api)
     genomes = genomes_of(genomes_count * 100_000, genomes_count, np.random.default_rng(3))
     packs, waits, exposed, lock = [], [], [], threading.Lock()
     real_wait, real_chunks, real_prefetched = (api.xrtRunWaitFor, drivers.iter_chunks,

@@ -21,7 +21,7 @@ from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import genome_kmers
 
-__all__ = ["BACKENDS", "get_backend"]
+__all__ = ["BACKENDS", "get_backend", "STAND_IN_ENV", "xrt_stand_in"]
 
 
 class SoftwareBackend:
@@ -92,6 +92,12 @@ class KernelBackend:
         from .drivers import find_motifs
         return find_motifs(self.device, test_files, control_files, params)
 
+    def close(self):
+        """Release the device (an XrtDevice closes its compute units and the card)."""
+        close = getattr(self.device, "close", None)
+        if close is not None:
+            close()
+
     def jsd_rows(self, pqas: list, tiles: list, mode: str):
         """Row tiles of the fixed-point JSD matrix from the JSD similarity kernel."""
         from .drivers import jsd_matrix
@@ -111,13 +117,34 @@ def _sim_backend(geometry: str = "small") -> KernelBackend:
     return KernelBackend(SimDevice(geometry=geometry), "sim")
 
 
+#: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py),
+#: which simulates the kernels of a ``python -m hw.build`` output directory, instead of a card
+#: (the variable keeps the name it had when the stand-in imitated pyxrt)
+STAND_IN_ENV = "KMER_SKETCH_PYXRT"
+
+
+def xrt_stand_in():
+    """The XRT stand-in the xrt backend hands host.xrt.XrtDevice with ``KMER_SKETCH_PYXRT=sim``,
+    else None (XRT's library). The one place outside the tests that reaches the stand-in: the
+    driver itself imports no stand-in."""
+    from .calls import DeviceError
+    choice = os.environ.get(STAND_IN_ENV, "")
+    if not choice:
+        return None
+    if choice != "sim":
+        raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
+                          "XRT stand-in), unset uses XRT's C API")
+    from sim.xrt_sim import stand_in
+    return stand_in()
+
+
 def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
     from .xrt import XrtDevice
     xclbin = xclbin or os.environ.get("KMER_SKETCH_XCLBIN")
     if not xclbin:
         raise ValueError("the xrt backend needs the FPGA binary: --xclbin FILE (or "
                          "KMER_SKETCH_XCLBIN); build it with python -m hw.build and v++")
-    return KernelBackend(XrtDevice(xclbin), "xrt")
+    return KernelBackend(XrtDevice(xclbin, api=xrt_stand_in()), "xrt")
 
 
 def _auto_backend(xclbin: str | None = None):

@@ -253,6 +253,14 @@ def _stdin_for_dash(args) -> None:
             raise InputError(f"{shown}: {what} is closed; nothing to read")
 
 
+def _close_backend(session: Session) -> None:
+    """The command has ended: a card's compute units and device are closed (XRT holds a unit
+    opened exclusively until then)."""
+    close = getattr(session.backend, "close", None)
+    if close is not None:
+        close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     open_closed_standard_streams()  # first: no file or message may take descriptor 0, 1 or 2
     parser = build_parser()
@@ -266,7 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             with output_transaction(input_paths(args)) as outputs:
                 with _simulator_log(args) as terminal:
                     session = Session(outputs, terminal)
-                    args.run(args, session)
+                    try:
+                        args.run(args, session)
+                    finally:
+                        _close_backend(session)
     except KeyboardInterrupt:
         if args.debug:
             raise

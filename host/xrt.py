@@ -1,13 +1,22 @@
 """The card driver: :class:`XrtDevice` runs kernels on a card through XRT's C API
-(host.xrt_binding: the ctypes prototypes and the library), or on the XRT stand-in.
+(host.xrt_binding: the ctypes prototypes and the library), or on a stand-in for that library
+handed to it as ``api`` (the tests', or sim/xrt_sim.py's through host.backends with
+``KMER_SKETCH_PYXRT=sim``; this module imports no stand-in).
 
-:class:`XrtDevice` opens every compute unit of a kernel (``kernel:kernel_1``, ``kernel_2``, ...:
-the names ``python -m hw.build`` gives the ``nk=`` units) exclusively, checks each unit's
-identity words, asks for a clean start before a unit's first call and after any call of it that
-failed, keeps one call in flight per unit, keeps every buffer object until its results are read,
-and on a timeout (XRT's C API has no abort) marks the device unusable and says to reset the card.
-With ``KMER_SKETCH_PYXRT=sim`` (:func:`xrt_api`) it drives the stand-in sim/xrt_sim.py, which
-simulates the kernels of a ``python -m hw.build`` output directory, instead of the library.
+:class:`XrtDevice` loads the xclbin, reads its compute units from the xclbin's own IP_LAYOUT
+(host.xclbin) and opens each exclusively by the name form XRT documents for a compute unit,
+``kernel:{unit}`` (xrt_kernel.h, ``xrtPLKernelOpen``: "kernel:{cu1,cu2}"; a name without braces
+names a kernel, so ``kernel:kernel_1`` matches no unit: xrt_xclbin.cpp, ``copy_if_name_match``).
+A unit that XRT will not open (busy in another process, misnamed) is an error naming the unit and
+XRT's own message. The driver checks each unit's identity words, asks for a clean start before a
+unit's first call and after any call of it that failed, keeps one call in flight per unit, keeps
+every buffer object until its results are read, and when a run does not complete (a timeout, or
+the states ABORT, ERROR, NORESPONSE: XRT's C API has no abort) keeps that call's buffers for the
+life of the process, marks the device unusable and says to reset the card. :meth:`close` closes
+the units and the device (the command line closes them when a command ends).
+
+Error lines quote what XRT printed for the failed call (host.xrt_binding.XrtConsole), never
+errno, which XRT sets for some failures only.
 """
 
 import ctypes
@@ -23,49 +32,30 @@ from ctypes import c_ubyte, c_uint32, c_void_p
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
                     check_arguments, scalars)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
-from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, LIBRARY, SYNC_FROM_DEVICE,
-                          SYNC_TO_DEVICE, TIMEOUT, device_problem, errno_text, load_library)
+from .xclbin import read_units
+from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, SYNC_FROM_DEVICE,
+                          SYNC_TO_DEVICE, TIMEOUT, XrtConsole, device_problem, load_library)
 
-__all__ = ["STAND_IN_ENV", "XrtDevice", "xrt_api", "standing_in"]
-
-#: ``KMER_SKETCH_PYXRT=sim``: XrtDevice drives the XRT stand-in (sim/xrt_sim.py), which
-#: simulates the kernels of a ``python -m hw.build`` output directory, instead of a card. (The
-#: variable keeps the name it had when the stand-in imitated pyxrt.)
-STAND_IN_ENV = "KMER_SKETCH_PYXRT"
-
-
-def standing_in() -> bool:
-    """Whether ``--backend xrt`` drives the XRT stand-in (``KMER_SKETCH_PYXRT=sim``)."""
-    return os.environ.get(STAND_IN_ENV) == "sim"
-
+__all__ = ["XrtDevice", "unit_open_name"]
 
 _reported: set = set()
+#: calls whose run did not complete: their run handles and buffer objects are never closed or
+#: freed in this process, since the compute unit may still write into them
+_ABANDONED: list = []
 
 
-def xrt_api():
-    """XRT's C API (the real library), or the stand-in's with ``KMER_SKETCH_PYXRT=sim``; its
-    ``report`` says which (XrtDevice prints it once per process)."""
-    choice = os.environ.get(STAND_IN_ENV, "")
-    if choice == "sim":
-        from sim.xrt_sim import stand_in
-        api = stand_in()
-        line = "xrt: the XRT C API stand-in (sim/xrt_sim.py, KMER_SKETCH_PYXRT=sim)"
-    elif choice:
-        raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
-                          "XRT stand-in), unset uses XRT's C API")
-    else:
-        api = load_library()
-        line = f"xrt: {LIBRARY} (XRT C API) from {api.origin}"
-    api.report = line
-    return api
+def unit_open_name(kernel: str, unit: str) -> str:
+    """The name that opens exactly one compute unit: ``kernel:{unit}`` (XRT builds the regular
+    expression ``^(kernel):((unit))$`` from it and matches the IP_LAYOUT names)."""
+    return f"{kernel}:{{{unit}}}"
 
 
 def _report_once(api) -> None:
     """Say on stderr, once per process, which XRT drives the card (after the device opened and
     the xclbin loaded: a failure before that is one line of its own)."""
-    if api.report not in _reported:
-        _reported.add(api.report)
-        print(api.report, file=sys.stderr)
+    if api.description not in _reported:
+        _reported.add(api.description)
+        print(f"xrt: {api.description}", file=sys.stderr)
 
 
 def build_parameters(directory: pathlib.Path) -> dict:
@@ -92,57 +82,65 @@ def _run_fields(kernel: str) -> tuple:
 class _Buffer:
     """One buffer object; freed (xrtBOFree) by :meth:`free` or when dropped."""
 
-    def __init__(self, api, device, size: int, group: int, what: str):
-        self._api = api
-        self.handle = api.xrtBOAlloc(device, size, BO_FLAGS_NONE, group)
+    def __init__(self, device: "XrtDevice", size: int, group: int, what: str):
+        self._device = device
+        self.handle = device.call("xrtBOAlloc", device.device, size, BO_FLAGS_NONE, group)
         if not self.handle:
             raise DeviceError(f"{what}: cannot allocate {size} bytes in memory group {group} "
-                              f"({errno_text()})")
-        self.address = api.xrtBOAddress(self.handle)
+                              f"({device.reason()})")
+        self.address = device.call("xrtBOAddress", self.handle)
 
     def write(self, data: bytes, what: str):
-        if self._api.xrtBOWrite(self.handle, data, len(data), 0) or \
-                self._api.xrtBOSync(self.handle, SYNC_TO_DEVICE, len(data), 0):
+        device = self._device
+        if device.call("xrtBOWrite", self.handle, data, len(data), 0) or \
+                device.call("xrtBOSync", self.handle, SYNC_TO_DEVICE, len(data), 0):
             raise DeviceError(f"{what}: cannot copy {len(data)} bytes to the card "
-                              f"({errno_text()})")
+                              f"({device.reason()})")
 
     def read(self, size: int, what: str) -> bytes:
+        device = self._device
         target = ctypes.create_string_buffer(size)
-        if self._api.xrtBOSync(self.handle, SYNC_FROM_DEVICE, size, 0) or \
-                self._api.xrtBORead(self.handle, target, size, 0):
+        if device.call("xrtBOSync", self.handle, SYNC_FROM_DEVICE, size, 0) or \
+                device.call("xrtBORead", self.handle, target, size, 0):
             raise DeviceError(f"{what}: cannot copy {size} bytes from the card "
-                              f"({errno_text()})")
+                              f"({device.reason()})")
         return target.raw
 
     def free(self):
         handle, self.handle = self.handle, None
         if handle:
-            self._api.xrtBOFree(handle)
+            self._device.call("xrtBOFree", handle)
 
     def __del__(self):
         self.free()
 
 
 class _ComputeUnit:
-    """One compute unit, opened exclusively (XRT grants register access to exclusive users)."""
+    """One compute unit, opened exclusively (XRT grants register access to an exclusive handle
+    of one unit)."""
 
-    def __init__(self, api, handle: int, name: str):
-        self.api, self.handle, self.name = api, handle, name
+    def __init__(self, device: "XrtDevice", handle: int, name: str):
+        self.device, self.handle, self.name = device, handle, name
         self.checked: set = set()     # the Params whose identity words matched this unit
         self.needs_clean_start = True
         self.calls = 0
 
     def read_register(self, offset: int) -> int:
         word = c_uint32()
-        if self.api.xrtKernelReadRegister(self.handle, offset, ctypes.byref(word)):
+        if self.device.call("xrtKernelReadRegister", self.handle, offset, ctypes.byref(word)):
             raise DeviceError(f"{self.name}: cannot read register 0x{offset:x} "
-                              f"({errno_text()})")
+                              f"({self.device.reason()})")
         return word.value
 
     def write_register(self, offset: int, value: int):
-        if self.api.xrtKernelWriteRegister(self.handle, offset, value & 0xFFFF_FFFF):
+        if self.device.call("xrtKernelWriteRegister", self.handle, offset, value & 0xFFFF_FFFF):
             raise DeviceError(f"{self.name}: cannot write register 0x{offset:x} "
-                              f"({errno_text()})")
+                              f"({self.device.reason()})")
+
+    def close(self):
+        handle, self.handle = self.handle, None
+        if handle:
+            self.device.call("xrtKernelClose", handle)
 
 
 class _Call:
@@ -156,66 +154,99 @@ class _Call:
 class XrtDevice:
     """A card driven through XRT's C API: load the xclbin (.awsxclbin on F1), then run kernels.
 
-    With ``KMER_SKETCH_PYXRT=sim`` the same code drives the XRT stand-in, whose xclbin is a
-    ``python -m hw.build`` output directory: the kernels run as they were built there (their
-    geometry is taken from its kernel.json files, and a run asking for other algorithm
-    parameters is refused by the identity words)."""
+    ``api`` is the library; None loads XRT's (host.xrt_binding.load_library), after checking
+    that XRT can open device ``device_index`` here. A stand-in given instead takes its own kind
+    of binary (sim/xrt_sim.py: a ``python -m hw.build`` output directory, whose kernels then run
+    as built: their geometry is taken from its kernel.json files, and a run asking for other
+    algorithm parameters is refused by the identity words)."""
 
     name = "xrt"
 
-    def __init__(self, xclbin: str, device_index: int = 0):
+    def __init__(self, xclbin: str, device_index: int = 0, api=None):
         path = pathlib.Path(xclbin)
         self.xclbin_path = str(path)
         self.path = path
-        if standing_in():
-            if not path.is_dir():
-                raise DeviceError(f"{path}: not a directory ({STAND_IN_ENV}=sim takes a python "
-                                  "-m hw.build output directory as --xclbin)")
-        elif not path.is_file():
-            raise DeviceError(f"{path}: no such xclbin (build one with python -m hw.build and "
-                              f"v++, see its Makefile)")
-        api = xrt_api()
-        self._api = api
-        if not standing_in():
+        self.device = None
+        self._units: dict[str, list[_ComputeUnit]] = {}
+        self._turns: dict[str, Iterator[int]] = {}
+        self._unusable: str | None = None
+        self._console = XrtConsole()
+        if api is None:
+            if not path.is_file():
+                raise DeviceError(f"{path}: no such xclbin (build one with python -m hw.build "
+                                  f"and v++, see its Makefile)")
+            api = load_library()
             problem = device_problem(api.origin, device_index)
             if problem:
                 raise DeviceError(f"no XRT device {device_index}: {problem}")
-        self.device = api.xrtDeviceOpen(device_index)
+        self._api = api
+        self.device = self.call("xrtDeviceOpen", device_index)
         if not self.device:
             raise DeviceError(f"no XRT device {device_index}: XRT could not open it "
-                              f"({errno_text()})")
-        if api.xrtDeviceLoadXclbinFile(self.device, os.fsencode(path)):
-            raise DeviceError(f"{path}: cannot load on device {device_index} ({errno_text()})")
-        self.uuid = (c_ubyte * 16)()
-        if api.xrtDeviceGetXclbinUUID(self.device, self.uuid):
-            raise DeviceError(f"{path}: no xclbin UUID on device {device_index} "
-                              f"({errno_text()})")
+                              f"({self.reason()})")
+        try:
+            self._load(path, device_index)
+        except BaseException:
+            self.close()
+            raise
         built = build_parameters(path) if path.is_dir() else {}
         #: kernel -> geometry fields (host.drivers builds the kernels' Params with them)
         self.geometry = {name: {field: value for field, value in params.items()
                                 if field not in _run_fields(name)}
                          for name, params in built.items()}
         _report_once(api)
-        self._units: dict[str, list[_ComputeUnit]] = {}
-        self._turns: dict[str, Iterator[int]] = {}
-        self._unusable: str | None = None
-        #: calls that timed out: their buffers are never freed, the unit may still write them
-        self._abandoned: list[_Call] = []
+
+    def _load(self, path: pathlib.Path, device_index: int):
+        if self.call("xrtDeviceLoadXclbinFile", self.device, os.fsencode(path)):
+            raise DeviceError(f"{path}: XRT cannot load it on device {device_index} "
+                              f"({self.reason()})")
+        self.uuid = (c_ubyte * 16)()
+        if self.call("xrtDeviceGetXclbinUUID", self.device, self.uuid):
+            raise DeviceError(f"{path}: XRT gives no xclbin UUID on device {device_index} "
+                              f"({self.reason()})")
+        try:
+            contents = read_units(self._api.xclbin_bytes(path))
+        except (OSError, ValueError) as error:
+            raise DeviceError(f"{path}: {error.strerror if isinstance(error, OSError) else error}")
+        if contents.uuid != bytes(self.uuid):
+            raise DeviceError(f"{path}: XRT reports xclbin {bytes(self.uuid).hex()} loaded on "
+                              f"device {device_index}, but the file's UUID is "
+                              f"{contents.uuid.hex()} (was it replaced while loading?)")
+        #: kernel -> its compute units, as the xclbin's IP_LAYOUT lists them
+        self.xclbin_units = contents.units
+
+    def call(self, function: str, *args):
+        """``function`` of the library, with XRT's messages about it kept for :meth:`reason`."""
+        return self._console.call(getattr(self._api, function), *args)
+
+    def reason(self) -> str:
+        """What XRT printed about the last call that failed."""
+        return self._console.reason()
 
     def compute_units(self, kernel) -> list[_ComputeUnit]:
-        """Every compute unit of ``kernel`` (Params) in the xclbin, opened exclusively."""
+        """Every compute unit of ``kernel`` (Params) in the xclbin's IP_LAYOUT, each opened
+        exclusively."""
         name = kernel.desc.name
         if name not in self._units:
+            listed = self.xclbin_units.get(name)
+            if not listed:
+                held = ", ".join(f"{k}:{u}" for k, units in self.xclbin_units.items()
+                                 for u in units) or "none"
+                raise DeviceError(f"kernel {name} is not in {self.path} (the compute units of "
+                                  f"its IP_LAYOUT: {held})")
             units = []
-            for number in itertools.count(1):
-                cu = f"{name}:{name}_{number}"
-                handle = self._api.xrtPLKernelOpenExclusive(self.device, self.uuid, cu.encode())
-                if not handle:
-                    break
-                units.append(_ComputeUnit(self._api, handle, cu))
-            if not units:
-                raise DeviceError(f"kernel {name} is not in {self.path} (XRT cannot open its "
-                                  f"compute unit {name}:{name}_1 exclusively: {errno_text()})")
+            try:
+                for unit in listed:
+                    handle = self.call("xrtPLKernelOpenExclusive", self.device, self.uuid,
+                                       unit_open_name(name, unit).encode())
+                    if not handle:
+                        raise DeviceError(f"{self.path}: XRT cannot open compute unit "
+                                          f"{name}:{unit} exclusively ({self.reason()})")
+                    units.append(_ComputeUnit(self, handle, f"{name}:{unit}"))
+            except BaseException:
+                for unit in units:
+                    unit.close()
+                raise
             self._units[name] = units
             self._turns[name] = itertools.cycle(range(len(units)))
         return self._units[name]
@@ -223,7 +254,7 @@ class XrtDevice:
     def _start(self, kernel, arguments: dict) -> _Call:
         if self._unusable:
             raise DeviceError(self._unusable)
-        api, desc = self._api, kernel.desc
+        desc = kernel.desc
         check_arguments(desc, arguments)
         units = self.compute_units(kernel)
         unit = units[next(self._turns[desc.name])]
@@ -233,9 +264,9 @@ class XrtDevice:
         if unit.needs_clean_start:
             request_clean_start(kernel, unit.write_register)
             unit.needs_clean_start = False
-        run = api.xrtRunOpen(unit.handle)
+        run = self.call("xrtRunOpen", unit.handle)
         if not run:
-            raise DeviceError(f"{unit.name}: cannot open a run ({errno_text()})")
+            raise DeviceError(f"{unit.name}: cannot open a run ({self.reason()})")
         buffers, outputs, values = [], {}, {}
         try:
             for index, arg in enumerate(desc.args):
@@ -244,29 +275,28 @@ class XrtDevice:
                     if not 0 <= int(value) < 1 << 32:
                         raise DeviceError(f"kernel {desc.name}: scalar {arg.name}={value} does "
                                           "not fit in 32 bits")
-                    status = api.xrtRunSetArg(run, index, c_uint32(int(value)))
+                    status = self.call("xrtRunSetArg", run, index, c_uint32(int(value)))
                 else:
                     size = value.size if isinstance(value, Output) else len(as_bytes(value))
-                    group = api.xrtKernelArgGroupId(unit.handle, index)
+                    group = self.call("xrtKernelArgGroupId", unit.handle, index)
                     if group < 0:
                         raise DeviceError(f"{unit.name}: no memory group for argument {index} "
-                                          f"({arg.name}): {errno_text()}")
-                    buffer = _Buffer(api, self.device, max(size, 4096), group,
-                                     f"{unit.name} {arg.name}")
+                                          f"({arg.name}) ({self.reason()})")
+                    buffer = _Buffer(self, max(size, 4096), group, f"{unit.name} {arg.name}")
                     buffers.append(buffer)
                     if isinstance(value, Output):
                         outputs[arg.name] = (buffer, size)
                     elif size:
                         buffer.write(as_bytes(value), f"{unit.name} {arg.name}")
                     values[arg.name] = buffer.address
-                    status = api.xrtRunSetArg(run, index, c_void_p(buffer.handle))
+                    status = self.call("xrtRunSetArg", run, index, c_void_p(buffer.handle))
                 if status:
-                    raise DeviceError(f"{unit.name}: cannot set argument {index} ({arg.name}): "
-                                      f"{errno_text()}")
-            if api.xrtRunStart(run):
-                raise DeviceError(f"{unit.name}: cannot start ({errno_text()})")
+                    raise DeviceError(f"{unit.name}: cannot set argument {index} ({arg.name}) "
+                                      f"({self.reason()})")
+            if self.call("xrtRunStart", run):
+                raise DeviceError(f"{unit.name}: cannot start ({self.reason()})")
         except BaseException:
-            api.xrtRunClose(run)
+            self.call("xrtRunClose", run)
             for buffer in buffers:
                 buffer.free()
             raise
@@ -276,22 +306,25 @@ class XrtDevice:
 
     def _finish(self, call: _Call) -> RunResult:
         """Wait for ``call``, check its state and ERROR word, read its outputs; free it."""
-        api, unit, desc = self._api, call.unit, call.kernel.desc
-        state = api.xrtRunWaitFor(call.run, call.limit_ms)
-        if state == TIMEOUT:
+        unit, desc = call.unit, call.kernel.desc
+        # not under XrtConsole: the wait lasts as long as the kernel runs, and what is written
+        # to standard error meanwhile (a line saying the command was interrupted) must not wait
+        state = self._api.xrtRunWaitFor(call.run, call.limit_ms)
+        if state != COMPLETED:
             # XRT's C API has no abort: the unit may still write into these buffers, so they
             # stay allocated, and nothing more runs on this device in this process
-            self._abandoned.append(call)
-            self._unusable = (f"{desc.name}: no ap_done within {call.limit_ms} ms on {unit.name}; "
-                              f"the compute unit may still be running: reset the card "
-                              f"(xbutil reset) before using it again")
+            _ABANDONED.append(call)
             unit.needs_clean_start = True
-            raise KernelError(self._unusable)
+            if state == TIMEOUT:
+                self._unusable = (f"{desc.name}: no ap_done within {call.limit_ms} ms on "
+                                  f"{unit.name}; the compute unit may still be running: reset "
+                                  f"the card (xbutil reset) before using it again")
+                raise KernelError(self._unusable)
+            self._unusable = (f"{desc.name}: the run on {unit.name} ended in state "
+                              f"{ERT_CMD_STATE.get(state, state)}; the compute unit may still "
+                              f"be running: reset the card (xbutil reset) before using it again")
+            raise DeviceError(self._unusable)
         try:
-            if state != COMPLETED:
-                unit.needs_clean_start = True
-                raise DeviceError(f"kernel {desc.name} on {unit.name} ended in state "
-                                  f"{ERT_CMD_STATE.get(state, state)}")
             try:
                 check_error(call.kernel, unit.read_register,
                             {**scalars(desc, call.arguments), **call.values})
@@ -301,7 +334,7 @@ class XrtDevice:
             return RunResult({name: buffer.read(size, f"{unit.name} {name}")
                               for name, (buffer, size) in call.outputs.items()})
         finally:
-            api.xrtRunClose(call.run)
+            self.call("xrtRunClose", call.run)
             for buffer in call.buffers:
                 buffer.free()
 
@@ -331,3 +364,22 @@ class XrtDevice:
                     self._finish(pending.popleft())
                 except DeviceError:
                     pass
+
+    def close(self):
+        """Close every compute unit, then the device: XRT holds a unit opened exclusively until
+        its handle is closed. Calls abandoned by a run that did not complete keep their run and
+        buffers (a run keeps its unit's context open in XRT)."""
+        for units in self._units.values():
+            for unit in units:
+                unit.close()
+        self._units.clear()
+        self._turns.clear()
+        device, self.device = self.device, None
+        if device:
+            self.call("xrtDeviceClose", device)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

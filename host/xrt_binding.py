@@ -13,9 +13,19 @@ pack the next chunk while the kernel runs.
 
 :data:`PROTOTYPES` is every C function the driver calls, with its ctypes prototype; a test loads
 the real library and compares each with the declaration in XRT's installed headers, and the
-stand-in (sim/xrt_sim.py, ``KMER_SKETCH_PYXRT=sim``) exposes exactly these functions with the
-same conventions (handles as integers, out-parameters through ctypes pointers, errno). The
-driver that uses them is host.xrt (XrtDevice).
+stand-in (sim/xrt_sim.py) exposes exactly these functions with the same conventions (handles as
+integers, out-parameters through ctypes pointers). The driver that uses them is host.xrt
+(XrtDevice).
+
+Why a call failed: XRT's C functions catch every exception, print its text as a console message
+``[XRT] ERROR: <what>`` on standard error (src/runtime_src/core/common/message.cpp, the console
+dispatch, preceded once per process by a banner: build version, PID, host, ...) and return NULL,
+-1 or ERT_CMD_STATE_ABORT; they set errno only where the exception is an ``xrt_core::error``
+(xrt_kernel.cpp, xrt_bo.cpp, xrt_device.cpp: ``catch (const xrt_core::error& ex) { ...
+errno = ex.get_code(); }``), so errno after a failure may be anything a library call left there
+earlier. XRT 2.12 .. 2.20 has no C function that returns the message (its xrt_error.h reports
+the device's asynchronous errors only). :class:`XrtConsole` therefore takes standard error while a
+C function runs and keeps XRT's error messages, which the driver quotes; it never reads errno.
 """
 
 import ctypes
@@ -25,13 +35,15 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32, c_uint64, c_void_p
 from typing import NamedTuple
 
 from .calls import DeviceError
 
 __all__ = ["PROTOTYPES", "Prototype", "CApi", "LIBRARY", "ERT_CMD_STATE", "load_library",
-           "library_candidates", "device_problem", "errno_text"]
+           "library_candidates", "device_problem", "XrtConsole", "xrt_messages"]
 
 LIBRARY = "libxrt_coreutil.so.2"
 
@@ -82,15 +94,22 @@ BO_FLAGS_NONE = 0
 
 class CApi:
     """The functions of :data:`PROTOTYPES` from a loaded library, their prototypes set; no other
-    name of the library is reachable through it."""
+    name of the library is reachable through it. Besides them, :meth:`xclbin_bytes`: the
+    container XRT loads from an xclbin path, whose IP_LAYOUT the driver reads."""
 
     def __init__(self, library: ctypes.CDLL, origin: str):
         self.origin = origin
+        self.description = f"{LIBRARY} (XRT C API) from {origin}"
         for name, prototype in PROTOTYPES.items():
             function = getattr(library, name)
             function.restype = prototype.restype
             function.argtypes = prototype.argtypes   # variadic: the fixed ones only
             setattr(self, name, function)
+
+    @staticmethod
+    def xclbin_bytes(path) -> bytes:
+        """The file XRT reads for ``xrtDeviceLoadXclbinFile(path)``."""
+        return pathlib.Path(path).read_bytes()
 
 
 def library_candidates() -> list[str]:
@@ -177,7 +196,66 @@ def device_problem(library: str, index: int) -> str | None:
         (f"; XRT: {said}" if said else "") + ")"
 
 
-def errno_text() -> str:
-    """Why the last failed call failed: XRT's C API sets errno and returns an error value."""
-    code = ctypes.get_errno()
-    return os.strerror(code) if code else "no reason given"
+#: a console message of XRT (message.cpp: ``"[" << tag << "] " << severity << msg << std::endl``)
+_MESSAGE = re.compile(rb"\[([^\]\n]+)\] (EMERGENCY|ALERT|CRITICAL|ERROR|WARNING|NOTICE|INFO|DEBUG): "
+                      rb"([^\n]*)(?:\n|$)")
+_FAILURES = {b"EMERGENCY", b"ALERT", b"CRITICAL", b"ERROR"}
+#: the banner the console dispatch prints before the first message of a process
+_BANNER = re.compile(rb"XRT build version: [^\n]*\n(?:(?:Build hash|Build date|Git branch|PID|UID|"
+                     rb"HOST|EXE): ?[^\n]*\n|\[[^\]\n]*\]\n)*")
+
+
+def xrt_messages(text: bytes) -> tuple[list[str], bytes]:
+    """XRT's failure messages in ``text`` (what was written to standard error), and the rest of
+    it without them and without XRT's banner (another thread's output, XRT's warnings)."""
+    said = []
+
+    def take(match):
+        if match.group(2) in _FAILURES:
+            said.append(" ".join(match.group(3).decode(errors="replace").split()))
+            return b""
+        return match.group(0)
+    rest = _MESSAGE.sub(take, _BANNER.sub(b"", text))
+    return said, rest
+
+
+#: standard error is one per process: one capture at a time
+_CONSOLE_LOCK = threading.Lock()
+
+
+class XrtConsole:
+    """Standard error (file descriptor 2, where XRT's console messages go) taken while one C
+    function runs: :meth:`call` returns the function's result and leaves XRT's failure messages
+    of that call in :attr:`said`; whatever else was written meanwhile (another thread's lines,
+    XRT's warnings) is written on to standard error afterwards."""
+
+    def __init__(self):
+        self.said: list[str] = []
+
+    def call(self, function, *args):
+        with _CONSOLE_LOCK:
+            try:
+                sys.stderr.flush()
+                saved = os.dup(2)
+            except (OSError, ValueError):    # no standard error to take
+                self.said = []
+                return function(*args)
+            with tempfile.TemporaryFile() as sink:
+                os.dup2(sink.fileno(), 2)
+                try:
+                    return function(*args)
+                finally:
+                    try:
+                        sys.stderr.flush()
+                    except (OSError, ValueError):
+                        pass
+                    os.dup2(saved, 2)
+                    os.close(saved)
+                    sink.seek(0)
+                    self.said, rest = xrt_messages(sink.read())
+                    if rest:
+                        os.write(2, rest)
+
+    def reason(self) -> str:
+        """What XRT said about the last call, for an error line."""
+        return "XRT: " + "; ".join(self.said) if self.said else "XRT printed no message"

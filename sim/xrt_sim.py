@@ -1,8 +1,11 @@
-"""A stand-in for XRT's C API (libxrt_coreutil) that runs the generated Verilog under cocotb.
+"""A stand-in for XRT's C API (libxrt_coreutil) that runs the generated Verilog under cocotb, and
+holds XRT's rules and nothing else.
 
-With ``KMER_SKETCH_PYXRT=sim``, :class:`host.xrt.XrtDevice` takes :func:`stand_in` instead of the
-real library, so the card driver's own code (argument order, 64-bit buffer handles and device
-addresses, memory groups, sync directions, compute units, register access) runs without a card::
+The tests hand it to the card driver, ``host.xrt.XrtDevice(DIR, api=stand_in)``, as does
+``--backend xrt`` with ``KMER_SKETCH_PYXRT=sim`` (host.backends, the one place outside the tests
+that reaches it), so the driver's own code (argument order, 64-bit buffer handles and device
+addresses, memory groups, sync directions, compute units, register access, XRT's messages) runs
+without a card::
 
     python -m hw.build --kernels jacc_sketch -P jacc_sketch.lanes=2 ... -o build/small
     KMER_SKETCH_PYXRT=sim python -m host sketch a.fa b.fa --backend xrt --xclbin build/small
@@ -11,20 +14,29 @@ It is tied to the real library through host.xrt_binding.PROTOTYPES: it offers ex
 functions (any other name raises AttributeError, as a symbol the driver never declared), each
 checks its arguments with the same ctypes prototype the real call would use
 (``argtypes[i].from_param``, so a wrong type fails here as it fails through ctypes), returns
-what ctypes returns (a handle as an int or None for NULL, an int status or state), writes
-out-parameters through the pointers given (``ctypes.byref``, arrays, ``create_string_buffer``)
-and reports failures through errno (``ctypes.set_errno``, which the driver reads with
-``ctypes.get_errno`` as after a real call). tests/test_xrt_api.py checks PROTOTYPES against
-XRT's installed headers and the recorded headers of every release 2.12 .. 2.20.
+what ctypes returns (a handle as an int or None for NULL, an int status or state) and writes
+out-parameters through the pointers given. Besides them, :meth:`XrtStandIn.xclbin_bytes` gives
+the axlf container of the binary (sim/xclbin.py), from which the driver reads the compute units
+as it reads a real xclbin's.
 
-The model:
+**XRT's rules, and nothing else.** Every call that fails here fails as XRT fails it: XRT's
+message on standard error (``[XRT] ERROR: <what>``, after XRT's banner the first time), its
+return value, and errno only where XRT sets it (an ``xrt_core::error``); the rules and the XRT
+source of each are in docs/kernel_interface.md ("The stand-in's rules") and tests/data/
+xrt_rules.json, each with a test in tests/test_xrt_standin.py, several of them run against XRT's
+own noop device too. What the stand-in does not model (buffer flags, a run on a kernel handle
+of several units, ...) raises :class:`StandInLimitation`, a Python exception and never an
+XRT-like failure, so no test passes by the stand-in answering as XRT would not.
 
-* ``xrtDeviceOpen(0)`` is the one device; ``xrtDeviceLoadXclbinFile`` takes a ``python -m
-  hw.build`` output directory (or one kernel's directory ``DIR/kernels/<name>``) as the binary:
-  each kernel's ``kernel.xml`` (argument ids, register offsets and sizes, the m_axi port of each
-  pointer) and its Verilog, and the compute units and memory banks from the link plan in
-  ``DIR/build.json`` (or ``DIR/<board>/build.json``; ``nk``: units ``<kernel>_1`` ..; without
-  a plan one unit whose ports take the banks DDR[0..3] in turn).
+The binary: ``xrtDeviceLoadXclbinFile`` takes a ``python -m hw.build`` output directory (or one
+kernel's directory ``DIR/kernels/<name>``), read as sim.xclbin.BuildImage: each kernel's
+``kernel.xml`` (argument ids, register offsets and sizes, the m_axi port of each pointer, the
+control window's range) and its Verilog, and the compute units and memory banks of the link plan
+in ``DIR/build.json`` (``nk``: units ``<kernel>_1`` ..). Memory index i is the i-th bank of the
+container's MEM_TOPOLOGY, compute unit i the i-th IP_LAYOUT entry.
+
+What a card does, modelled (not refusals):
+
 * Device memory: one bank per memory tag at a 64-bit base address above 4 GiB (``BANK_BASE +
   index * BANK_STRIDE``, as the DDR banks of an Alveo card), each a sparse file that the
   simulations map too, so a pointer cut to 32 bits reaches no bank. A buffer object has host
@@ -32,31 +44,22 @@ The model:
   copies as a card's DMA does. ``xrtBOFree`` releases the device memory and overwrites it
   (:data:`POISON`): a kernel reading a freed input, or a result read after its buffer was freed,
   is garbage, as on a card where the memory is reused.
-* ``xrtPLKernelOpenExclusive(device, uuid, "kernel:cu")`` opens one compute unit (its own
-  simulation, sim/tb_xrt.py) and refuses a second exclusive open of it; register reads and
-  writes need that exclusive handle, as XRT requires.
-* ``xrtRunSetArg(run, index, value)`` (variadic, as in C): a global-memory argument takes a
-  ``c_void_p`` buffer handle, of which, as XRT, the run keeps only the device address; a 4-byte
-  scalar a ``c_uint32``/``c_int``. ``xrtRunStart`` writes every argument register from
-  kernel.xml's offsets, then ap_start.
+* A kernel's m_axi access outside the bank its port is connected to is answered with an AXI
+  error response (SLVERR; a card's interconnect answers DECERR), which the kernel reports in its
+  own ERROR register; the run completes, as on a card (XRT knows nothing of the kernel's AXI
+  traffic), and the access is listed in :attr:`XrtStandIn.bank_errors`.
 * Simulated time: the kernel clock is 250 MHz and the simulation advances only inside
-  ``xrtRunWaitFor(run, timeout_ms)``, which gives the kernel ``timeout_ms * 250 000`` cycles and
-  returns ERT_CMD_STATE_TIMEOUT when it has not finished (0: :data:`DEFAULT_WAIT_CYCLES`). The
-  wait blocks in a socket read, which holds no GIL, as a ctypes call into the real library
-  holds none: other Python threads run meanwhile.
-
-One deliberate difference: an m_axi access outside the bank its port is connected to is answered
-with an AXI error (SLVERR; a card's interconnect answers DECERR) and the run ends in
-ERT_CMD_STATE_ERROR, so that a wrong bank or a mangled pointer cannot pass a test unnoticed.
+  ``xrtRunWaitFor(run, timeout_ms)``, which gives the kernel ``timeout_ms * 250 000`` cycles
+  (0: until the run ends, as XRT waits for ever). The wait blocks in a socket read, which holds
+  no GIL, as a ctypes call into the real library holds none. A compute unit's simulation starts
+  when its registers are first touched or its first run starts.
 """
 
 import atexit
 import collections
 import ctypes
 import errno
-import hashlib
 import itertools
-import json
 import mmap
 import os
 import pathlib
@@ -68,8 +71,10 @@ import threading
 import weakref
 from multiprocessing.connection import Connection
 
-__all__ = ["stand_in", "XrtStandIn", "BANK_BASE", "BANK_STRIDE", "BANK_BYTES", "KERNEL_CLOCK_HZ",
-           "DEFAULT_WAIT_CYCLES", "POISON"]
+from sim.xclbin import BuildImage, Unit, axlf_container
+
+__all__ = ["stand_in", "XrtStandIn", "StandInLimitation", "BANK_BASE", "BANK_STRIDE",
+           "BANK_BYTES", "KERNEL_CLOCK_HZ", "POISON", "BANNER"]
 
 #: device address of memory index 0, and the distance between banks (as on an Alveo U250)
 BANK_BASE = 0x40_0000_0000
@@ -77,123 +82,32 @@ BANK_STRIDE = 0x10_0000_0000
 #: size of each simulated bank (a sparse file: only what is written takes space)
 BANK_BYTES = 1 << 30
 KERNEL_CLOCK_HZ = 250_000_000
-#: cycles ``xrtRunWaitFor(run, 0)`` gives a kernel before it returns ERT_CMD_STATE_TIMEOUT
-DEFAULT_WAIT_CYCLES = 50_000_000
 #: the byte freed device memory is overwritten with
 POISON = 0xA5
 _PAGE = 4096
 #: xrt/ert.h enum ert_cmd_state
-NEW, COMPLETED, ERROR, SUBMITTED, TIMEOUT = 1, 4, 5, 7, 8
+NEW, COMPLETED, ABORT, SUBMITTED, TIMEOUT = 1, 4, 6, 7, 8
+#: what XRT's console dispatch prints before its first message (message.cpp)
+BANNER = ("XRT build version: the XRT stand-in (sim/xrt_sim.py)\nBuild hash: \nBuild date: \n"
+          "Git branch: \nPID: {pid}\nUID: {uid}\n[stand-in]\nHOST: \nEXE: \n")
+#: the simulation of a run waited for with timeout 0 advances this many cycles at a time
+_WAIT_STEP_CYCLES = 50_000_000
 
 
-class _Port:
-    def __init__(self, name: str, data_width: int):
-        self.name, self.data_width = name, data_width
+class StandInLimitation(RuntimeError):
+    """A call the stand-in does not model (not a failure XRT would report)."""
 
 
-class _KernelImage:
-    """One kernel of the binary: kernel.xml, Verilog and the memory tag of every m_axi port."""
+def unit_name_pattern(name: str) -> str:
+    """The regular expression XRT builds from a kernel or compute unit name
+    (src/runtime_src/core/common/api/xrt_xclbin.cpp, ``copy_if_name_match``): ``kernel:{cu1,cu2}``
+    matches those units of the kernel, any other name is a kernel name: ``^(name):((.*))$``."""
+    braces = re.search(r"^(.*):\{(.*)\}$", name)
+    if not braces:
+        return "^(" + name + "):((.*))$"
+    kernel, units = braces.groups()
+    return "^(" + kernel + "):(" + "|".join(f"({unit})" for unit in units.split(",")) + ")$"
 
-    def __init__(self, directory: pathlib.Path):
-        from hw.vitis.kernel_xml import parse_kernel_xml
-        try:
-            described = parse_kernel_xml((directory / "kernel.xml").read_text())
-        except Exception as error:  # an unreadable or foreign kernel.xml
-            raise RuntimeError(f"{directory / 'kernel.xml'}: not a kernel description "
-                               f"({type(error).__name__}: {error})") from None
-        self.name = described["name"]
-        self.directory = directory
-        self.verilog = directory / f"{self.name}.v"
-        if not self.verilog.is_file():
-            raise RuntimeError(f"{directory}: kernel.xml names kernel {self.name}, but there is no "
-                               f"{self.verilog.name} (generate it with python -m hw.build)")
-        self.args = described["args"]
-        if [a["id"] for a in self.args] != list(range(len(self.args))):
-            raise RuntimeError(f"{directory / 'kernel.xml'}: argument ids are not "
-                               f"0..{len(self.args) - 1}")
-        self.ports = {name[len("m_axi_"):]: _Port(name, int(port["dataWidth"]))
-                      for name, port in described["ports"].items() if name.startswith("m_axi_")}
-        self.banks: dict[str, str] = {}
-
-    def bundle(self, index: int) -> str | None:
-        port = self.args[index]["port"]
-        return port[len("m_axi_"):] if self.args[index]["qualifier"] == 1 else None
-
-
-def _tag_order(tag: str):
-    match = re.fullmatch(r"(.*)\[(\d+)\]", tag)
-    return (match.group(1), int(match.group(2))) if match else (tag, -1)
-
-
-
-
-class _Unit:
-    """One compute unit: its kernel image and the bank of each of its m_axi ports."""
-
-    def __init__(self, name: str, image: _KernelImage, banks: dict):
-        self.name, self.image, self.banks = name, image, banks
-
-
-class _Image:
-    """A hw.build output directory as a binary: its kernels, their compute units and the banks
-    each unit's ports are linked to."""
-
-    def __init__(self, path: pathlib.Path):
-        if not path.is_dir():
-            raise RuntimeError("not a directory; the stand-in takes a python -m hw.build output "
-                               "directory as its xclbin")
-        directories = ([path] if (path / "kernel.xml").is_file()
-                       else sorted(p.parent for p in path.glob("kernels/*/kernel.xml")))
-        if not directories:
-            raise RuntimeError("no kernel.xml in the directory or its kernels/*/; not a python "
-                               "-m hw.build output directory")
-        self.path = path
-        self.kernels = {}
-        for directory in directories:
-            image = _KernelImage(directory)
-            self.kernels[image.name] = image
-        self.units: dict[str, _Unit] = {}
-        self._assign_units(path if directories != [path] else path.parent.parent)
-        tags = sorted({tag for unit in self.units.values() for tag in unit.banks.values()},
-                      key=_tag_order)
-        self.mems = {tag: index for index, tag in enumerate(tags)}
-        digest = hashlib.sha256()
-        for name in sorted(self.kernels):
-            image = self.kernels[name]
-            digest.update((image.directory / "kernel.xml").read_bytes())
-            digest.update(hashlib.sha256(image.verilog.read_bytes()).digest())
-        for name in sorted(self.units):
-            digest.update(json.dumps([name, self.units[name].banks], sort_keys=True).encode())
-        self.uuid = digest.digest()[:16]
-
-    def _assign_units(self, root: pathlib.Path):
-        """Units and banks from the link plan (``DIR/build.json`` of a one-board build, else the
-        first board's ``DIR/<board>/build.json``), else one unit per kernel whose ports take
-        DDR[0..3] in turn."""
-        linked = {}
-        for plan in [root / "build.json", *sorted(root.glob("*/build.json"))]:
-            if not plan.is_file():
-                continue
-            try:
-                xclbins = json.loads(plan.read_text()).get("xclbins", {})
-            except (OSError, ValueError):
-                continue
-            for entry in xclbins.values():
-                for name, connection in entry.get("connectivity", {}).items():
-                    if connection.get("banks"):
-                        linked.setdefault(name, connection["banks"])
-            if linked:
-                break
-        turn = 0
-        for name, image in self.kernels.items():
-            for number, planned in enumerate(linked.get(name, [{}]), 1):
-                banks = {}
-                for bundle in image.ports:
-                    tag = planned.get(bundle)
-                    if tag is None:
-                        tag, turn = f"DDR[{turn % 4}]", turn + 1
-                    banks[bundle] = tag
-                self.units[f"{name}:{name}_{number}"] = _Unit(f"{name}_{number}", image, banks)
 
 class _Bank:
     """One memory bank: a sparse file mapped here and in every simulation, and its allocator."""
@@ -207,7 +121,7 @@ class _Bank:
             self.memory = mmap.mmap(file.fileno(), BANK_BYTES)
         self._used: dict[int, int] = {}    # offset -> size of every live buffer
 
-    def allocate(self, size: int) -> int:
+    def allocate(self, size: int) -> int | None:
         size = -(-size // _PAGE) * _PAGE
         offset = 0
         for start in sorted(self._used):
@@ -215,7 +129,7 @@ class _Bank:
                 break
             offset = max(offset, start + self._used[start])
         if offset + size > BANK_BYTES:
-            raise RuntimeError(f"bad_alloc: no {size} bytes left in memory bank {self.tag}")
+            return None
         self._used[offset] = size
         return offset
 
@@ -230,7 +144,6 @@ class _Bank:
         self.memory.close()
 
 
-
 def _remove_banks(banks: dict, directory: pathlib.Path):
     for bank in banks.values():
         if not bank.memory.closed:
@@ -238,38 +151,71 @@ def _remove_banks(banks: dict, directory: pathlib.Path):
     shutil.rmtree(directory, ignore_errors=True)
 
 
-
 class _Device:
-    """The one device: the loaded binary and its banks."""
+    """The one device: the loaded binary, its banks and the compute unit contexts open."""
 
     def __init__(self):
-        self.image: _Image | None = None
+        self.image: BuildImage | None = None
         self.banks: dict[int, _Bank] = {}
         self.directory: pathlib.Path | None = None
-        self.open_units: dict[str, "_Kernel"] = {}
+        #: IP_LAYOUT name -> the context of that unit, shared by every handle that opened it
+        self.contexts: dict[str, "_Context"] = {}
+        self.buffers = 0
 
-    def load(self, image: _Image):
+    def load(self, image: BuildImage):
         self.release()
         self.image = image
         self.directory = pathlib.Path(tempfile.mkdtemp(prefix="xrt-sim-"))
         self.banks = {index: _Bank(self.directory, tag, index)
-                      for tag, index in image.mems.items()}
+                      for index, tag in enumerate(image.mems)}
         weakref.finalize(self, _remove_banks, self.banks, self.directory)
 
+    def index_of(self, unit: Unit) -> int:
+        """The unit's compute unit index (its place in IP_LAYOUT, sorted by base address)."""
+        return self.image.units.index(unit)
+
     def release(self):
-        for kernel in list(self.open_units.values()):
-            kernel.close()
+        for context in list(self.contexts.values()):
+            context.close()
+        self.contexts.clear()
         if self.directory is not None:
             _remove_banks(self.banks, self.directory)
             self.directory = None
 
 
+class _Context:
+    """A compute unit opened exclusively in this process: every kernel handle and run that uses
+    it holds a reference (XRT shares one context per unit within a process: xrt_kernel.cpp,
+    ``ip_context::open``); its simulation starts when first needed."""
+
+    def __init__(self, device: _Device, unit: Unit):
+        self.device, self.unit = device, unit
+        self.references = 0
+        self._simulation: "_Simulation | None" = None
+
+    @property
+    def simulation(self) -> "_Simulation":
+        if self._simulation is None:
+            self._simulation = _Simulation(self.unit, self.device)
+        return self._simulation
+
+    def release(self):
+        self.references -= 1
+        if self.references == 0:
+            self.close()
+
+    def close(self):
+        if self._simulation is not None:
+            self._simulation.close()
+            self._simulation = None
+        self.device.contexts.pop(self.unit.ip_name, None)
+
+
 class _Buffer:
-    def __init__(self, device: _Device, size: int, group: int):
-        self.device, self.size = device, size
-        self.bank = device.banks[group]
-        self.offset = self.bank.allocate(size)
+    def __init__(self, device: _Device, bank: _Bank, offset: int, size: int):
+        self.device, self.bank, self.offset, self.size = device, bank, offset, size
         self.host = bytearray(size)
+        device.buffers += 1
 
     @property
     def address(self) -> int:
@@ -278,19 +224,21 @@ class _Buffer:
     def free(self):
         self.bank.free(self.offset)
         self.host = None
+        self.device.buffers -= 1
 
 
 class _Kernel:
-    """A compute unit opened exclusively, and its simulation."""
+    """A kernel handle: the contexts of the units its name matched."""
 
-    def __init__(self, device: _Device, key: str, unit: _Unit):
-        self.device, self.key, self.unit = device, key, unit
-        self.simulation = _Simulation(unit, device)
-        device.open_units[key] = self
+    def __init__(self, contexts: list[_Context]):
+        self.contexts = contexts
+        self.kernel = contexts[0].unit.kernel
+        for context in contexts:
+            context.references += 1
 
     def close(self):
-        self.simulation.close()
-        self.device.open_units.pop(self.key, None)
+        for context in self.contexts:
+            context.release()
 
 
 class _Run:
@@ -298,13 +246,18 @@ class _Run:
         self.kernel = kernel
         self.values: dict[int, int] = {}
         self.state = NEW
-        self.cycles: int | None = None
-        self.errors: list[str] = []
+        for context in kernel.contexts:     # a run keeps its kernel's units (xrt::run_impl)
+            context.references += 1
+
+    def close(self):
+        for context in self.kernel.contexts:
+            context.release()
 
 
-def _fail(code: int, result=None):
-    ctypes.set_errno(code)
-    return result
+def _out_of_range(index: int, size: int) -> str:
+    """libstdc++'s message for ``std::vector::at`` past the end (XRT prints what() as is)."""
+    return (f"vector::_M_range_check: __n (which is {index % (1 << 64)}) >= this->size() "
+            f"(which is {size})")
 
 
 class XrtStandIn:
@@ -312,11 +265,15 @@ class XrtStandIn:
     docstring).
 
     Handles are integers above 2^32 (a handle cut to 32 bits is unknown here); a handle of the
-    wrong kind or one already freed or closed fails with EINVAL. ``started`` counts the runs
-    started on each compute unit and ``register_writes`` lists every (unit, offset, value)
-    written through xrtKernelWriteRegister, for the tests."""
+    wrong kind or one already freed or closed is "No such handle", as XRT's handle maps answer.
+    For the tests: ``started`` counts the runs started on each compute unit,
+    ``register_writes`` lists every (unit, offset, value) written through
+    xrtKernelWriteRegister, ``bank_errors`` every (unit, access) outside the bank of its port,
+    and the IP_LAYOUT names put in ``held_elsewhere`` are held by another process (their
+    exclusive open fails as XRT's does, EBUSY)."""
 
     origin = "the XRT stand-in (sim/xrt_sim.py)"
+    description = "the XRT C API stand-in (sim/xrt_sim.py)"
 
     def __init__(self):
         from host.xrt_binding import PROTOTYPES
@@ -324,8 +281,11 @@ class XrtStandIn:
         self._handles: dict[int, object] = {}
         self._numbers = itertools.count(0x7F00_0000_1000, 0x40)
         self._device = _Device()
+        self._banner_said = False
         self.started: collections.Counter = collections.Counter()
         self.register_writes: list[tuple[str, int, int]] = []
+        self.bank_errors: list[tuple[str, str]] = []
+        self.held_elsewhere: set[str] = set()
 
     def __getattr__(self, name: str):
         # only the functions the driver declares exist; each checks its arguments as ctypes
@@ -353,6 +313,36 @@ class XrtStandIn:
         call.__name__ = name
         return call
 
+    def xclbin_bytes(self, path) -> bytes:
+        """The axlf container of the hw.build directory ``path``, as v++ would link it."""
+        return axlf_container(BuildImage(pathlib.Path(os.fsdecode(path))))
+
+    # -- how XRT fails ------------------------------------------------------------------------
+
+    def _say(self, message: str):
+        """A console message of XRT on standard error (message.cpp, console dispatch)."""
+        text = f"[XRT] ERROR: {message}\n"
+        if not self._banner_said:
+            self._banner_said = True
+            text = BANNER.format(pid=os.getpid(), uid=os.getuid()) + text
+        os.write(2, text.encode())
+
+    def _failed(self, message: str, result):
+        """A std::exception caught by the C function: its message, no errno."""
+        self._say(message)
+        return result
+
+    def _error(self, code: int, message: str, result):
+        """An ``xrt_core::error``: its message with the code's text, and errno."""
+        self._say(f"{message}: {os.strerror(code)}")
+        ctypes.set_errno(code)
+        return result
+
+    def _system_error(self, code: int, message: str, result):
+        """An ``xrt_core::system_error`` (a shim's failure): message and code's text, no errno
+        (the C functions' ``catch (const xrt_core::error&)`` does not take it)."""
+        return self._failed(f"{message}: {os.strerror(code)}", result)
+
     # -- handles ------------------------------------------------------------------------------
 
     def _new(self, thing) -> int:
@@ -365,143 +355,190 @@ class XrtStandIn:
         thing = self._handles.get(handle)
         return thing if isinstance(thing, kind) else None
 
+    def _no_handle(self, result):
+        return self._error(errno.EINVAL, "No such handle", result)
+
     # -- device -------------------------------------------------------------------------------
 
     def _c_xrtDeviceOpen(self, index):
-        return self._new(self._device) if index == 0 else _fail(errno.ENODEV)
+        if index != 0:
+            return self._failed(f"Could not open device with index '{index}'", None)
+        return self._new(self._device)
 
     def _c_xrtDeviceClose(self, device):
         if self._get(device, _Device) is None:
-            return _fail(errno.EINVAL, -1)
+            return self._no_handle(-1)
         self._handles.pop(device)
         return 0
 
     def _c_xrtDeviceLoadXclbinFile(self, device, path):
         target = self._get(device, _Device)
         if target is None:
-            return _fail(errno.EINVAL, -1)
+            return self._no_handle(-1)
+        location = pathlib.Path(os.fsdecode(path))
         try:
-            image = _Image(pathlib.Path(os.fsdecode(path)))
-        except RuntimeError as error:
-            self.last_error = str(error)
-            return _fail(errno.ENOENT if "not a directory" in str(error) else errno.EINVAL, -1)
+            image = BuildImage(location)
+        except ValueError as error:         # the stand-in's binary is a hw.build directory
+            return self._failed(f"{location}: {error}", -1)
+        if target.image is not None and target.image.uuid == image.uuid:
+            return 0        # already loaded: a card is not reprogrammed (xocl_ioctl.c)
+        if target.contexts or target.buffers:
+            self._say("Xclbin on card is in use, can't change.")
+            return self._system_error(errno.EBUSY, "failed to load xclbin", -1)
         target.load(image)
         return 0
 
     def _c_xrtDeviceGetXclbinUUID(self, device, out):
         target = self._get(device, _Device)
-        if target is None or target.image is None:
-            return _fail(errno.EINVAL, -1)
-        ctypes.memmove(out, target.image.uuid, 16)
+        if target is None:
+            return self._no_handle(-1)
+        ctypes.memmove(out, target.image.uuid if target.image else bytes(16), 16)
         return 0
 
     # -- kernels ------------------------------------------------------------------------------
 
     def _c_xrtPLKernelOpenExclusive(self, device, uuid, name):
         target = self._get(device, _Device)
-        if target is None or target.image is None:
-            return _fail(errno.EINVAL)
-        if ctypes.string_at(uuid, 16) != target.image.uuid:
-            return _fail(errno.EINVAL)      # another xclbin than the one loaded
-        key = name.decode() if isinstance(name, bytes) else str(name)
-        unit = target.image.units.get(key)
-        if unit is None:
-            return _fail(errno.ENOENT)      # XRT: "No compute units matching"
-        if key in target.open_units:
-            return _fail(errno.EBUSY)       # already opened exclusively
-        try:
-            return self._new(_Kernel(target, key, unit))
-        except RuntimeError:
-            return _fail(errno.EIO)
+        if target is None:
+            return self._no_handle(None)
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        if not re.fullmatch(r"[A-Za-z0-9_:{},]+", name):
+            raise StandInLimitation(f"{name!r}: the stand-in matches names of letters, digits, "
+                                    "_ : { } and , only (XRT takes them as a regular expression)")
+        image = target.image
+        given = ctypes.string_at(uuid, 16)
+        # a null UUID names the loaded xclbin (device.cpp: ``if (xclbin_id && ...)``)
+        if image is None or given not in (image.uuid, bytes(16)):
+            return self._error(errno.EINVAL, "xclbin id mismatch", None)
+        kernel = name.split(":", 1)[0]
+        if kernel not in image.kernels:
+            return self._error(errno.EINVAL, f"No such kernel '{kernel}'", None)
+        pattern = re.compile(unit_name_pattern(name))
+        units = [unit for unit in image.units
+                 if unit.kernel.name == kernel and pattern.fullmatch(unit.ip_name)]
+        if not units:
+            return self._failed(f"No compute units matching '{name}'", None)
+        for unit in units:
+            if unit.ip_name in self.held_elsewhere:
+                return self._system_error(errno.EBUSY, "failed to open ip context", None)
+        contexts = [target.contexts.setdefault(unit.ip_name, _Context(target, unit))
+                    for unit in units]
+        return self._new(_Kernel(contexts))
 
     def _c_xrtKernelClose(self, kernel):
         target = self._get(kernel, _Kernel)
         if target is None:
-            return _fail(errno.EINVAL, -1)
+            return self._no_handle(-1)
         self._handles.pop(kernel)
         target.close()
         return 0
 
     def _c_xrtKernelArgGroupId(self, kernel, argno):
         target = self._get(kernel, _Kernel)
-        image = target.unit.image if target else None
-        if image is None or not 0 <= argno < len(image.args):
-            return _fail(errno.EINVAL, -1)
-        bundle = image.bundle(argno)
-        if bundle is None:
-            return _fail(errno.EINVAL, -1)  # a scalar has no memory group
-        return target.device.image.mems[target.unit.banks[bundle]]
+        if target is None:
+            return self._no_handle(-1)
+        # the default connection of each argument of the first unit (ip_context::arg_memidx):
+        # a vector up to the last connected argument, -1 for a scalar within it
+        unit = target.contexts[0].unit
+        connected = [arg["id"] for arg in unit.kernel.args if unit.kernel.bundle(arg["id"])]
+        size = max(connected) + 1 if connected else 0
+        if not 0 <= argno < size:
+            return self._failed(_out_of_range(argno, size), -1)
+        bundle = unit.kernel.bundle(argno)
+        return -1 if bundle is None else target.contexts[0].device.image.mems.index(
+            unit.banks[bundle])
 
-    def _register(self, kernel, offset):
+    def _register(self, kernel, offset, what: str):
+        """The context a register access goes to, or the failure (xrt_kernel.cpp,
+        ``get_cuidx_or_error``; the card's shim, ``xclRegRW``)."""
         target = self._get(kernel, _Kernel)
-        if target is None or not 0 <= offset < 0x1000 or offset % 4:
-            return None
-        return target
+        if target is None:
+            return None, self._no_handle(-1)
+        if len(target.contexts) != 1:
+            return None, self._failed("Cannot read or write kernel with multiple compute units",
+                                      -1)
+        context = target.contexts[0]
+        if offset + 4 > context.unit.kernel.control_range:
+            return None, self._failed("Cannot read or write outside kernel register space", -1)
+        if offset % 4:
+            self._say(f"xclRegRW: invalid CU offset: {offset}")
+            index = context.device.index_of(context.unit)
+            return None, self._system_error(errno.EINVAL, f"failed to {what} ip({index})", -1)
+        return context, 0
 
     def _c_xrtKernelReadRegister(self, kernel, offset, datap):
-        target = self._register(kernel, offset)
-        if target is None:
-            return _fail(errno.EINVAL, -1)
-        value = target.simulation.read_register(offset)
+        context, failure = self._register(kernel, offset, "read")
+        if context is None:
+            return failure
+        value = context.simulation.read_register(offset)
         ctypes.memmove(datap, value.to_bytes(4, "little"), 4)
         return 0
 
     def _c_xrtKernelWriteRegister(self, kernel, offset, data):
-        target = self._register(kernel, offset)
-        if target is None:
-            return _fail(errno.EINVAL, -1)
-        target.simulation.write_register(offset, data & 0xFFFF_FFFF)
-        self.register_writes.append((target.unit.name, offset, data & 0xFFFF_FFFF))
+        context, failure = self._register(kernel, offset, "write")
+        if context is None:
+            return failure
+        context.simulation.write_register(offset, data & 0xFFFF_FFFF)
+        self.register_writes.append((context.unit.name, offset, data & 0xFFFF_FFFF))
         return 0
 
     # -- buffers ------------------------------------------------------------------------------
 
     def _c_xrtBOAlloc(self, device, size, flags, group):
         target = self._get(device, _Device)
-        if target is None or target.image is None or size <= 0 or flags != 0 \
-                or group not in target.banks:
-            return _fail(errno.EINVAL)
-        try:
-            return self._new(_Buffer(target, size, group))
-        except RuntimeError:
-            return _fail(errno.ENOMEM)
+        if target is None:
+            return self._no_handle(None)
+        if flags != 0 or size <= 0:
+            raise StandInLimitation(f"xrtBOAlloc(size={size}, flags={flags:#x}): the stand-in "
+                                    "models normal buffers (XRT_BO_FLAGS_NONE) of 1 byte or more")
+        bank = target.banks.get(group)
+        offset = bank.allocate(size) if bank is not None else None
+        if offset is None:
+            # a bank that is not there or is full: the card's driver refuses, XRT's shim
+            # throws std::bad_alloc (ishim.h, alloc_bo)
+            return self._failed("std::bad_alloc", None)
+        return self._new(_Buffer(target, bank, offset, size))
 
     def _c_xrtBOFree(self, buffer):
         target = self._get(buffer, _Buffer)
         if target is None:
-            return _fail(errno.EINVAL, -1)
+            return self._no_handle(-1)
         self._handles.pop(buffer)
         target.free()
         return 0
 
     def _c_xrtBOAddress(self, buffer):
         target = self._get(buffer, _Buffer)
-        return target.address if target else _fail(errno.EINVAL, 0xFFFF_FFFF_FFFF_FFFF)
-
-    def _range(self, buffer, size, offset):
-        target = self._get(buffer, _Buffer)
-        if target is None or size < 0 or offset < 0 or offset + size > target.size:
-            return None
-        return target
+        return target.address if target else self._no_handle(0xFFFF_FFFF_FFFF_FFFF)
 
     def _c_xrtBOWrite(self, buffer, src, size, seek):
-        target = self._range(buffer, size, seek)
+        target = self._get(buffer, _Buffer)
         if target is None:
-            return _fail(errno.EINVAL, -1)
+            return self._no_handle(-1)
+        if size + seek > target.size:
+            return self._error(errno.EINVAL, "attempting to write past buffer size", -1)
         target.host[seek:seek + size] = ctypes.string_at(src, size)
         return 0
 
     def _c_xrtBORead(self, buffer, dst, size, skip):
-        target = self._range(buffer, size, skip)
+        target = self._get(buffer, _Buffer)
         if target is None:
-            return _fail(errno.EINVAL, -1)
+            return self._no_handle(-1)
+        if size + skip > target.size:
+            return self._error(errno.EINVAL, "attempting to read past buffer size", -1)
         ctypes.memmove(dst, bytes(target.host[skip:skip + size]), size)
         return 0
 
     def _c_xrtBOSync(self, buffer, direction, size, offset):
-        target = self._range(buffer, size, offset)
-        if target is None or direction not in (0, 1):
-            return _fail(errno.EINVAL, -1)
+        target = self._get(buffer, _Buffer)
+        if target is None:
+            return self._no_handle(-1)
+        if direction not in (0, 1):
+            raise StandInLimitation(f"xrtBOSync direction {direction}: the stand-in models "
+                                    "XCL_BO_SYNC_BO_TO_DEVICE (0) and _FROM_DEVICE (1)")
+        if size + offset > target.size:
+            # the card's driver refuses (xocl_bo.c, "request is out of range"), the shim throws
+            return self._system_error(errno.EINVAL, "unable to sync BO", -1)
         memory, start = target.bank.memory, target.offset + offset
         if direction == 0:      # XCL_BO_SYNC_BO_TO_DEVICE
             memory[start:start + size] = bytes(target.host[offset:offset + size])
@@ -513,67 +550,88 @@ class XrtStandIn:
 
     def _c_xrtRunOpen(self, kernel):
         target = self._get(kernel, _Kernel)
-        return self._new(_Run(target)) if target else _fail(errno.EINVAL)
+        return self._new(_Run(target)) if target else self._no_handle(None)
 
     def _c_xrtRunSetArg(self, run, index, *value):
         target = self._get(run, _Run)
-        if target is None or len(value) != 1:
-            return _fail(errno.EINVAL, -1)
-        image, value = target.kernel.unit.image, value[0]
-        if not 0 <= index < len(image.args):
-            return _fail(errno.EINVAL, -1)
-        described = image.args[index]
+        if target is None:
+            return self._no_handle(-1)
+        if len(value) != 1:
+            raise StandInLimitation("xrtRunSetArg: the stand-in takes one value after the index")
+        args, value = target.kernel.kernel.args, value[0]
+        if not 0 <= index < len(args):
+            return self._failed(_out_of_range(index, len(args)), -1)
+        described = args[index]
         if described["qualifier"] == 1:
-            # va_arg(args, xrtBufferHandle): only a pointer-sized handle arrives whole
-            buffer = self._get(value, _Buffer) if isinstance(value, ctypes.c_void_p) else None
+            # va_arg(args, xrtBufferHandle), then XRT looks the handle up: only a pointer-sized
+            # handle arrives whole
+            number = value.value if isinstance(value, ctypes._SimpleCData) else value
+            buffer = self._get(number, _Buffer) if isinstance(value, ctypes.c_void_p) else None
             if buffer is None:
-                return _fail(errno.EINVAL, -1)
+                return self._no_handle(-1)
             target.values[index] = buffer.address     # XRT keeps the address, not the buffer
         else:
             if described["size"] != 4 or isinstance(value, ctypes.c_void_p):
-                return _fail(errno.EINVAL, -1)
+                raise StandInLimitation(f"xrtRunSetArg({index}): the stand-in takes a 4-byte "
+                                        "scalar as an integer")
             number = value.value if isinstance(value, ctypes._SimpleCData) else value
             target.values[index] = int(number) & 0xFFFF_FFFF
         return 0
 
     def _c_xrtRunStart(self, run):
         target = self._get(run, _Run)
-        if target is None or target.state == SUBMITTED:
-            return _fail(errno.EINVAL, -1)
+        if target is None:
+            return self._no_handle(-1)
+        if target.state == SUBMITTED:
+            return self._failed("bad command state, can't launch", -1)
+        if len(target.kernel.contexts) != 1:
+            raise StandInLimitation("xrtRunStart: the stand-in runs kernel handles of one "
+                                    "compute unit")
+        context = target.kernel.contexts[0]
         words = []
-        for index, described in enumerate(target.kernel.unit.image.args):
+        for index, described in enumerate(target.kernel.kernel.args):
             value = target.values.get(index, 0)
             for word in range(described["size"] // 4):
                 words.append((described["offset"] + 4 * word,
                               (value >> (32 * word)) & 0xFFFF_FFFF))
-        target.kernel.simulation.start(words)
-        target.state, target.cycles, target.errors = SUBMITTED, None, []
-        self.started[target.kernel.unit.name] += 1
+        context.simulation.start(words)
+        target.state = SUBMITTED
+        self.started[context.unit.name] += 1
         return 0
 
     def _c_xrtRunWaitFor(self, run, timeout_ms):
         target = self._get(run, _Run)
         if target is None:
-            return _fail(errno.EINVAL, 6)   # ERT_CMD_STATE_ABORT, as XRT on an exception
+            return self._no_handle(ABORT)
         if target.state != SUBMITTED:
             return target.state
-        budget = timeout_ms * (KERNEL_CLOCK_HZ // 1000) if timeout_ms else DEFAULT_WAIT_CYCLES
-        finished, cycles, errors = target.kernel.simulation.wait(budget)
+        context = target.kernel.contexts[0]
+        while True:
+            budget = timeout_ms * (KERNEL_CLOCK_HZ // 1000) if timeout_ms else _WAIT_STEP_CYCLES
+            finished, _, errors = context.simulation.wait(budget)
+            if finished or timeout_ms:
+                break
         if not finished:
             return TIMEOUT
-        target.cycles, target.errors = cycles, errors
-        target.state = ERROR if errors else COMPLETED
+        self.bank_errors.extend((context.unit.name, error) for error in errors)
+        target.state = COMPLETED
         return target.state
 
     def _c_xrtRunState(self, run):
         target = self._get(run, _Run)
-        return target.state if target else _fail(errno.EINVAL, 6)
+        return target.state if target else self._no_handle(ABORT)
 
     def _c_xrtRunClose(self, run):
-        if self._get(run, _Run) is None:
-            return _fail(errno.EINVAL, -1)
+        target = self._get(run, _Run)
+        if target is None:
+            return self._no_handle(-1)
         self._handles.pop(run)
+        target.close()
         return 0
+
+    def release(self):
+        """End every simulation and remove the memory banks (the tests' teardown)."""
+        self._device.release()
 
 
 _instance: XrtStandIn | None = None
@@ -591,8 +649,8 @@ class _Simulation:
     """The kernel's Verilog under cocotb (sim/tb_xrt.py) in a simulator process, driven over a
     Unix socket: ``start`` writes the argument registers and ap_start, ``wait`` lets it run."""
 
-    def __init__(self, unit: "_Unit", owner: "_Device"):
-        image = unit.image
+    def __init__(self, unit: Unit, owner: _Device):
+        image = unit.kernel
         from sim.runner import run_cocotb
         self.name = unit.name
         self._lock = threading.Lock()
@@ -606,7 +664,7 @@ class _Simulation:
         banks = [{"tag": bank.tag, "base": bank.base, "size": BANK_BYTES, "path": str(bank.path)}
                  for bank in owner.banks.values()]
         parameters = {"socket": str(address), "banks": banks, "ports": unit.banks,
-                      "kernel_xml": str(image.directory / "kernel.xml")}
+                      "kernel_xml": str(image.kernel_xml)}
 
         def simulate():
             try:

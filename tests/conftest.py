@@ -65,13 +65,14 @@ def rng():
 @pytest.fixture
 def xrt_stand_in(monkeypatch):
     """A fresh XRT C API stand-in (sim/xrt_sim.py) for one test, with its own device and
-    simulations, which host.xrt.XrtDevice and ``--backend xrt`` take (KMER_SKETCH_PYXRT=sim);
-    its ``started`` counts the runs of each compute unit and ``register_writes`` lists the
-    register writes. After the test its compute units are closed and its memory banks removed."""
-    from host.xrt import STAND_IN_ENV
+    simulations: a test hands it to host.xrt.XrtDevice (``api=``), and ``--backend xrt`` takes
+    it through host.backends (KMER_SKETCH_PYXRT=sim); its ``started`` counts the runs of each
+    compute unit and ``register_writes`` lists the register writes. After the test its compute
+    units are closed and its memory banks removed."""
+    from host.backends import STAND_IN_ENV
     from sim import xrt_sim
     fresh = xrt_sim.XrtStandIn()
     monkeypatch.setattr(xrt_sim, "_instance", fresh)
     monkeypatch.setenv(STAND_IN_ENV, "sim")
     yield fresh
-    fresh._device.release()
+    fresh.release()

@@ -1,8 +1,9 @@
-"""`--backend xrt` without a card: with KMER_SKETCH_PYXRT=sim, host.xrt.XrtDevice drives the XRT
-C API stand-in (sim/xrt_sim.py), which simulates the kernels of a `python -m hw.build` output
-directory from its kernel.xml and Verilog. sketch, dist, search, jsd (the PQAs from the JSD
+"""`--backend xrt` without a card: with KMER_SKETCH_PYXRT=sim, host.backends hands host.xrt.XrtDevice
+the XRT C API stand-in (sim/xrt_sim.py), which simulates the kernels of a `python -m hw.build`
+output directory from its kernel.xml and Verilog. sketch, dist, search, jsd (the PQAs from the JSD
 builder, the matrix from the JSD similarity kernel) and motifs through it equal `--backend sw`
-byte for byte, and each test checks that the kernel it needs ran.
+byte for byte, each test checks that the kernel it needs ran, and every command ends with the
+compute units and the device closed.
 
 The build uses the Params SimDevice simulates for the same command lines (host.drivers
 SIM_GEOMETRY and the options of tests/test_cli_sim_backend.py), so the Verilator builds are the
@@ -48,7 +49,16 @@ def build_dir(tmp_path_factory):
     return hw_build(tmp_path_factory.mktemp("hw") / "small")
 
 
+def closed(stand_in) -> bool:
+    """No compute unit nor device of the stand-in left open."""
+    from sim import xrt_sim
+    return not stand_in._device.contexts and not [
+        thing for thing in stand_in._handles.values()
+        if isinstance(thing, (xrt_sim._Device, xrt_sim._Kernel, xrt_sim._Run))]
+
+
 def run_both(tmp_path, build_dir, command, *args):
+    from sim import xrt_sim
     outputs = {}
     for backend in ("sw", "xrt"):
         out = tmp_path / f"{backend}.out"
@@ -56,6 +66,7 @@ def run_both(tmp_path, build_dir, command, *args):
         assert main([command, *args, "-o", str(out), "--backend", backend, *binary]) == 0
         outputs[backend] = out.read_bytes()
     assert outputs["xrt"] == outputs["sw"]
+    assert closed(xrt_sim.stand_in())       # the command closed its units and the device
     return outputs["sw"]
 
 
@@ -119,11 +130,13 @@ def test_one_line_errors(tmp_path, build_dir, small_genomes, xrt_stand_in, capfd
     elif case == "no_kernel_xml":
         xclbin = tmp_path / "empty"
         xclbin.mkdir()
-        expected = f"{xclbin}: cannot load on device 0 (Invalid argument)"   # XRT's errno
+        expected = (f"{xclbin}: XRT cannot load it on device 0 (XRT: {xclbin}: no kernel.xml in "
+                    "the directory or its kernels/*/; not a python -m hw.build output "
+                    "directory)")       # the stand-in's message, quoted as XRT's is
     else:
         xclbin = build_dir / "kernels" / "motif"
-        expected = f"kernel jacc_sketch is not in {xclbin} (XRT cannot open its compute unit " \
-                   "jacc_sketch:jacc_sketch_1 exclusively: No such file or directory)"
+        expected = f"kernel jacc_sketch is not in {xclbin} (the compute units of its " \
+                   "IP_LAYOUT: motif:motif_1)"
     status = main(["sketch", *small_genomes[:2], *options, "-o", str(out), "--backend", "xrt",
                    "--xclbin", str(xclbin)])
     assert status == 2
@@ -132,3 +145,4 @@ def test_one_line_errors(tmp_path, build_dir, small_genomes, xrt_stand_in, capfd
     assert [line for line in lines if not line.startswith("xrt: the XRT C API stand-in ")] \
         == [f"error: {expected}"]
     assert not out.exists()
+    assert closed(xrt_stand_in)

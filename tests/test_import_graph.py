@@ -1,10 +1,12 @@
 """The floors of the project (docs/architecture.md), checked on every module's imports, including
 those inside functions: kmerspec imports nothing else of the project, hw/ never imports host/ or
 sim/, host/ imports hw/ and sim/ only in the module that simulates RTL (host.device) and, for the
-XRT stand-in, in the card driver (host.xrt), sim/ imports host/ only in the bench that runs the
-host's call plan on a kernel and in the XRT stand-in (the driver's declared C API,
-host.xrt_binding), the card path (host without host.device, kmerspec) needs no Amaranth, and
-no modules of host/ import each other in a circle."""
+XRT stand-in with KMER_SKETCH_PYXRT=sim, in the backend factory (host.backends), never in the
+card driver (host.xrt), sim/ imports host/ only in the bench that runs the host's call plan on a
+kernel, in the XRT stand-in (the driver's declared C API, host.xrt_binding) and in the xclbin
+writer (the structures the driver reads with, host.xclbin), the card path (host without
+host.device, kmerspec) needs no Amaranth, and no modules of host/ import each other in a
+circle."""
 
 import ast
 import pathlib
@@ -19,8 +21,9 @@ PROJECT = PACKAGES + ("tests", "bench")
 #: the one module of host/ that loads a simulator: SimDevice builds and simulates RTL
 SIMULATOR_BACKEND = "host.device"
 #: the modules of host/ that may reach into hw/ and sim/, and their only such edges: SimDevice
-#: builds and simulates RTL, XrtDevice takes the XRT stand-in when KMER_SKETCH_PYXRT=sim
-SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner"}, "host.xrt": {"sim.xrt_sim"}}
+#: builds and simulates RTL; the xrt backend hands XrtDevice the XRT stand-in when
+#: KMER_SKETCH_PYXRT=sim (the driver, host.xrt, does not know its test double)
+SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner"}, "host.backends": {"sim.xrt_sim"}}
 #: what each package may import of the project (besides itself)
 ALLOWED = {
     "kmerspec": set(),
@@ -32,9 +35,10 @@ ALLOWED = {
 #: kernel's bench executes the call plan of host.allpairs.SimilarityJob (the host's layout code
 #: under test) on the RTL; the XRT C API stand-in offers exactly the functions the card driver
 #: declares (host.xrt_binding.PROTOTYPES), so it cannot accept a call the real library does not
-#: have
+#: have; the xclbin writer the stand-in and the tests use writes the structures the driver's
+#: xclbin reader reads (host.xclbin), so the two cannot disagree on a layout
 SIM_HOST_EDGES = {"sim.jacc_similarity.tb_kernel": {"host.allpairs"},
-                  "sim.xrt_sim": {"host.xrt_binding"}}
+                  "sim.xrt_sim": {"host.xrt_binding"}, "sim.xclbin": {"host.xclbin"}}
 #: third-party packages of the RTL and simulation floors, which the card path must not need
 HARDWARE_ONLY = {"amaranth", "cocotb", "cocotb_tools", "cocotbext"}
 
@@ -79,7 +83,7 @@ def test_imports_are_parsed_with_function_level_ones():
     found = imports_of(ROOT / "host" / "device.py")
     assert "sim.runner" in found   # inside SimDevice.run_many
     assert "hw.build" in found
-    assert "sim.xrt_sim" in imports_of(ROOT / "host" / "xrt.py")   # inside host.xrt.xrt_api
+    assert "sim.xrt_sim" in imports_of(ROOT / "host" / "backends.py")  # in xrt_stand_in()
     assert "kmerspec.golden.hashes" in imports_of(ROOT / "kmerspec" / "golden" / "motif.py")
 
 
@@ -131,6 +135,14 @@ def import_cycles(package: str) -> list[list[str]]:
         if name not in state:
             visit(name, [])
     return cycles
+
+
+def test_the_card_driver_does_not_import_its_test_double():
+    """Production code never imports its test double: host.xrt and its binding import nothing of
+    sim/ or hw/ (the stand-in is handed to XrtDevice)."""
+    for name in ("xrt.py", "xrt_binding.py", "xclbin.py"):
+        assert not [m for m in imports_of(ROOT / "host" / name)
+                    if m.split(".")[0] in ("sim", "hw")], name
 
 
 def test_no_import_circle_in_host():

@@ -10,6 +10,9 @@
   pyxrt name that a supported release lacks (they use none: the driver is the C API).
 * ``--backend xrt`` on this card-less machine, through the real library, ends with one line
   naming the missing device and exit status 2 in each way XRT fails here.
+
+The library and the headers are found where the driver and the C compiler find them
+(tests/xrt_install.py), not at fixed paths.
 """
 
 import ast
@@ -24,14 +27,15 @@ from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32
 import pytest
 
 from host.xrt_binding import PROTOTYPES, CApi
+from tests.xrt_install import include_dir, installed_library
 from tests.xrt_sources import HEADERS, PYXRT_REFERENCE_TAG, TAGS, c_declarations
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-INCLUDE = pathlib.Path("/usr/include/xrt/xrt")
-DEBIAN_LIBRARY = pathlib.Path("/usr/lib/x86_64-linux-gnu/libxrt_coreutil.so.2")
-installed = pytest.mark.skipif(not (INCLUDE / "xrt_kernel.h").is_file()
-                               or not DEBIAN_LIBRARY.is_file(),
+#: xrt/xrt_*.h of libxrt-dev on the compiler's include path, and the library the driver loads
+INCLUDE = include_dir() / "xrt" / "xrt" if include_dir() else None
+DEBIAN_LIBRARY = installed_library()
+installed = pytest.mark.skipif(INCLUDE is None or DEBIAN_LIBRARY is None,
                                reason="Debian's libxrt1 and libxrt-dev are not installed "
                                       "(.ci/run installs them)")
 
@@ -178,14 +182,15 @@ def run_cli(tmp_path, environment):
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
 
 
-def fake_xrt_root(tmp_path, core: bytes | None):
-    """An XRT root whose lib/ holds Debian's coreutil and ``core`` (None: Debian's core)."""
+def fake_xrt_root(tmp_path, core: bytes | None | bool):
+    """An XRT root whose lib/ holds the installed coreutil and ``core`` (None: the installed
+    core library, False: none)."""
     lib = tmp_path / "xrt" / "lib"
     lib.mkdir(parents=True)
     (lib / "libxrt_coreutil.so.2").symlink_to(DEBIAN_LIBRARY)
     if core is None:
         (lib / "libxrt_core.so.2").symlink_to(DEBIAN_LIBRARY.with_name("libxrt_core.so.2"))
-    else:
+    elif core is not False:
         (lib / "libxrt_core.so.2").write_bytes(core)
     return str(tmp_path / "xrt")
 
@@ -193,14 +198,14 @@ def fake_xrt_root(tmp_path, core: bytes | None):
 @installed
 @pytest.mark.parametrize("case", ["unset", "no_core", "no_card"])
 def test_backend_xrt_without_a_card_says_so_in_one_line(tmp_path, case):
-    environment = {} if case == "unset" else {"XILINX_XRT": "/usr"} if case == "no_core" \
-        else {"XILINX_XRT": fake_xrt_root(tmp_path, None)}
+    root = None if case == "unset" else fake_xrt_root(tmp_path, False if case == "no_core" else None)
+    environment = {"XILINX_XRT": root} if root else {}
     result = run_cli(tmp_path, environment)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: no XRT device 0: "), lines
     expected = {"unset": "XILINX_XRT is not set",
-                "no_core": "XILINX_XRT=/usr has no lib/libxrt_core.so.2",
+                "no_core": f"XILINX_XRT={root} has no lib/libxrt_core.so.2",
                 "no_card": "XRT found no card with index 0 (no /dev/dri/renderD* of the xocl "
                            "driver; XRT: Could not open device with index '0')"}[case]
     assert expected in lines[0]

@@ -1,6 +1,9 @@
 """Readers of XRT's own sources, for the API tables of tests/data (recorded by
 ``python -m tests.xrt_sources RECORD XRT_GIT_DIR``) and for the test that compares the driver's
-ctypes prototypes with the headers installed on this machine (tests/test_xrt_api.py).
+ctypes prototypes with the headers installed on this machine (tests/test_xrt_api.py); and the
+check of the stand-in's rules against the sources they come from (tests/data/xrt_rules.json,
+``python -m tests.xrt_sources RULES XRT_GIT_DIR``: records, for every rule source and release
+tag, the path where all of the source's code fragments occur).
 
 * :func:`c_declarations`: every exported function of a C header (``XCL_DRIVER_DLLESPEC``, from
   2.20 ``XRT_API_EXPORT``), as ``{name: [return type, [parameter types], variadic]}``: parameter
@@ -20,6 +23,10 @@ HEADERS = ("xrt_device.h", "xrt_kernel.h", "xrt_bo.h")
 TAGS = ("202120.2.12.447", "202210.2.13.479", "202220.2.14.384", "202310.2.15.225",
         "202320.2.16.204", "202410.2.17.319", "202420.2.18.179", "202510.2.19.194",
         "202520.2.20.197")
+#: Debian's libxrt1 (bookworm: 202210.2.13.466+dfsg), the XRT the tests run
+DEBIAN_TAG = "202210.2.13.466"
+#: the releases the rules of tests/data/xrt_rules.json are looked up in
+RULE_TAGS = (TAGS[0], DEBIAN_TAG, *TAGS[1:])
 #: the last 2.11 release, recorded in the pyxrt table only: the last pyxrt with register access
 #: (and without xclbin.get_kernels), so the table shows the parser sees those methods
 PYXRT_REFERENCE_TAG = "202110.2.11.722"
@@ -129,7 +136,34 @@ def record(git_dir: str) -> None:
     (data / "pyxrt_api.json").write_text(json.dumps(py_api, indent=1, sort_keys=True) + "\n")
 
 
+def _show_or_none(git_dir: str, tag: str, path: str) -> str | None:
+    shown = subprocess.run(["git", "-C", git_dir, "show", f"{tag}:{path}"], capture_output=True,
+                           text=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def record_rules(git_dir: str) -> None:
+    """Fill in ``found`` of every rule source in tests/data/xrt_rules.json from a clone of
+    Xilinx/XRT."""
+    import pathlib
+    path = pathlib.Path(__file__).parent / "data" / "xrt_rules.json"
+    table = json.loads(path.read_text())
+    for rule in table["rules"]:
+        for source in rule["sources"]:
+            found = {}
+            for tag in RULE_TAGS:
+                found[tag] = None
+                for candidate in source["paths"]:
+                    text = _show_or_none(git_dir, tag, candidate)
+                    if text is not None and all(f in text for f in source["fragments"]):
+                        found[tag] = candidate
+                        break
+            source["found"] = found
+    path.write_text(json.dumps(table, indent=1) + "\n")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "RECORD":
-        sys.exit("usage: python -m tests.xrt_sources RECORD XRT_GIT_DIR")
-    record(sys.argv[2])
+    commands = {"RECORD": record, "RULES": record_rules}
+    if len(sys.argv) != 3 or sys.argv[1] not in commands:
+        sys.exit("usage: python -m tests.xrt_sources RECORD|RULES XRT_GIT_DIR")
+    commands[sys.argv[1]](sys.argv[2])
