@@ -77,8 +77,8 @@ def sketch_through_xrt(tmp_path, xclbin, env, prelude=""):
     genome.write_text(">g\nACGTACGTTGCAACGTACGTTTGACCAGTACGGATTACAGGCATTAGC\n")
     output = tmp_path / "out.sketch"
     script = (prelude + "import sys\nfrom host.cli import main\n"
-              f"sys.exit(main(['sketch', {str(genome)!r}, '--index-bits', '10', '--k', '21', '--backend', "
-              f"'xrt', '--xclbin', {str(xclbin)!r}, '-o', {str(output)!r}]))\n")
+              f"sys.exit(main(['sketch', {str(genome)!r}, '--index-bits', '10', '--k', '21', "
+              f"'--backend', 'xrt', '--xclbin', {str(xclbin)!r}, '-o', {str(output)!r}]))\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env=env, cwd=REPO_ROOT, timeout=300)
     return result, output
