@@ -197,3 +197,14 @@ def test_thread_count_does_not_change_motifs():
                 for s in other] == \
             [(s.k, s.countmin.counters, s.store.kmers, s.store.values, s.store.control_counts)
              for s in one]
+
+
+def test_the_in_place_rebuild_has_the_setuptools_the_build_needs():
+    """host/fast/native.py runs setup.py in the installed environment when a C source is newer
+    than the module (a pull): that environment must have the build system's setuptools (a
+    Debian venv has 66, which refuses pyproject.toml's SPDX licence)."""
+    import tomllib
+    from pathlib import Path
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    build = [r for r in project["build-system"]["requires"] if r.startswith("setuptools")]
+    assert build and set(build) <= set(project["project"]["dependencies"])
