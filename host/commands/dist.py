@@ -5,7 +5,7 @@ import numpy as np
 
 from ..cluster import LocalExecutor
 from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
-                          floor_jaccard_tiles, mle_dist_tiles, p_value_lines)
+                          floor_jaccard_tiles, p_value_lines)
 from ..io import InputError
 from ..metrics import (METRICS, base_similarity, express, metric_values, pair_similarity,
                        phylip_distance)
@@ -96,35 +96,50 @@ def run(args, session: Session) -> None:
 
 
 def _software_tiles(sketches: SketchSet, executor, args):
-    """(edge tiles, row tiles) computed on the host, in this process or on the cluster.
+    """(edge tiles, row tiles) computed on the host, in this process or on the cluster, by the
+    estimator of the options.
 
     Edge tiles yield (i, js, values): J for --threshold, the metric for --top. Row tiles yield
-    (rows, full rows of the base similarity: J, or C for containment)."""
-    from ..neighbours import metric_row_tile, top_row_tile
-    from ..similarity import PackedSketches, all_pairs, edge_tile, row_tile, similarity_row_tiles
+    (rows, full rows of the base similarity: J, or C for containment). The "mle" estimator's
+    values are after detection; the "hll" estimator's Jaccard before it (floored later)."""
+    from ..neighbours import RunningTopK, metric_row_tile, top_row_tile
+    from ..similarity import (PackedSketches, all_pairs, edge_tile, joint_triangle, row_tile,
+                              similarity_row_tiles)
     p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
     params, threads, threshold = HllParams(p, w), args.threads, args.threshold
     packed = PackedSketches(sketches.arrays["registers"], params)
     cards, tiles = packed.cards, row_tiles(len(sketches))
     base = base_similarity(args.metric)
     floor = detection_floor(args, params)
+    mle = args.estimator == "mle"
+    detection = args.detection if mle else None
+    by_name = {"estimator": args.estimator, "detection": detection}
     if isinstance(executor, LocalExecutor):
         if threshold is not None:  # one run over every core, each pair once
-            return [all_pairs(packed, params, threshold, threads=threads)], None
-        if args.top is None and base == "jaccard":
-            return None, similarity_row_tiles(packed, params, tiles, threads=threads)
+            return [all_pairs(packed, params, threshold, threads=threads, **by_name)], None
+        if args.top is not None and mle:  # each pair once, its two ends' candidates kept
+            best = RunningTopK(len(sketches), args.top, args.metric)
+            for i, js, found in joint_triangle(packed, params, threads=threads):
+                best.add(np.full(js.size, i), js,
+                         express(args.metric, found.values(base, detection), k))
+                best.add(js, np.full(js.size, i),
+                         express(args.metric, found.swapped().values(base, detection), k))
+            return [best.rows()], None
+        if args.top is None and (base == "jaccard" or mle):
+            return None, similarity_row_tiles(packed, params, tiles, threads=threads, kind=base,
+                                              **by_name)
     else:
         # On a cluster the workers are the parallelism: one thread per task unless told so.
         packed, threads = executor.share(packed), threads or 1
     if args.top is not None:  # each task: its rows against every genome, K kept per row
         return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
-                                    args.top, threads, floor), None
+                                    args.top, threads, floor, args.estimator, detection), None
     if threshold is not None:
         return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
-                                    threads), None
-    if base == "jaccard":
+                                    threads, args.estimator, detection), None
+    if base == "jaccard" or mle:
         return None, zip(tiles, executor.map_ordered(row_tile, tiles, packed, cards, p, w,
-                                                     threads))
+                                                     threads, args.estimator, base, detection))
     return None, zip(tiles, executor.map_ordered(metric_row_tile, tiles, packed, cards, p, w,
                                                  base, k, threads, floor))
 
@@ -163,14 +178,11 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
     n = len(names)
     backend = backend_of(args, session) if args.backend in ("sim", "xrt") else None
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    if args.estimator == "mle":
-        if hasattr(backend, "all_pairs"):
-            print(KERNEL_NOTE, file=session.terminal, flush=True)
-        edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
-                                               k, args.threshold, args.top, args.detection)
-    elif hasattr(backend, "all_pairs"):
+    if args.estimator == "hll" and hasattr(backend, "all_pairs"):
         edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args)
     else:
+        if hasattr(backend, "all_pairs"):
+            print(KERNEL_NOTE, file=session.terminal, flush=True)
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args)
     if args.estimator == "hll" and args.top is None and base_similarity(args.metric) == "jaccard":
         edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
@@ -184,6 +196,9 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
     base = base_similarity(args.metric)
 
     if args.format == "edges":
+        if args.pvalue:
+            from ..similarity import PackedSketches
+            registers_for_p = PackedSketches(sketches.arrays["registers"], params)
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
         if edge_tiles is None:  # every pair (both directions for containment)
@@ -195,8 +210,8 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
             for i, js, values in tile:
                 if args.top is None:  # J or C; --top gives the metric already
                     values = express(args.metric, values, k)
-                ps = (p_value_lines(sketches.arrays["registers"], params, args.estimator, i, js)
-                      if args.pvalue else [""] * len(js))
+                ps = (p_value_lines(registers_for_p, params, args.estimator, i, js,
+                                    args.threads) if args.pvalue else [""] * len(js))
                 for j, v, p in zip(js.tolist(), values.tolist(), ps):
                     out.write(f"{names[i]}\t{names[j]}\t{v:.6g}{p}\n")
                 progress.advance()

@@ -3,9 +3,9 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..estimators import add_estimator_options, detection_floor, mle_query_values, p_value_lines
+from ..estimators import add_estimator_options, block_values, p_value_lines
 from ..io import InputError
-from ..metrics import METRICS, base_similarity, express, lower_is_better, metric_values
+from ..metrics import METRICS, base_similarity, express, lower_is_better
 from .common import Session, check_table_names, parameter_header, row_tiles
 from .inputs import load_inputs, read_sketch_files
 from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
@@ -46,7 +46,7 @@ def _threshold_passes(metric: str, values: np.ndarray, threshold: float) -> np.n
 
 def run(args, session: Session) -> None:
     from ..neighbours import top_of_rows
-    from ..similarity import PackedSketches, union_rows
+    from ..similarity import PackedSketches
     if args.threshold is not None:
         high = 100.0 if args.metric == "ani" else 1.0
         if not 0.0 <= args.threshold <= high:
@@ -85,21 +85,15 @@ def run(args, session: Session) -> None:
     columns = np.arange(n_ref)
     for tile in row_tiles(len(queries)):
         rows = np.arange(tile.start, tile.stop) + n_ref
-        if args.estimator == "mle":
-            values = express(args.metric, mle_query_values(
-                references.arrays["registers"], queries.arrays["registers"][rows - n_ref], hll,
-                base_similarity(args.metric), args.detection), k)
-        else:
-            unions = union_rows(packed, hll, rows, columns, threads=args.threads)
-            values = metric_values(args.metric, packed.cards[rows, None],
-                                   packed.cards[None, :n_ref], unions, k,
-                                   detection_floor(args, hll))
+        values = express(args.metric, block_values(packed, hll, rows, columns,
+                                                   base_similarity(args.metric), args.estimator,
+                                                   args.detection, args.threads), k)
         best = top_of_rows(values, args.top or n_ref, args.metric)
         for q, (found, found_values) in zip(tile, best):
             if args.threshold is not None:
                 keep = _threshold_passes(args.metric, found_values, args.threshold)
                 found, found_values = found[keep], found_values[keep]
-            ps = (p_value_lines(packed_registers, hll, args.estimator, q + n_ref, found)
+            ps = (p_value_lines(packed, hll, args.estimator, q + n_ref, found, args.threads)
                   if args.pvalue else [""] * len(found))
             output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}{p}\n"
                                  for r, v, p in zip(found.tolist(), found_values.tolist(), ps)))
