@@ -12,7 +12,7 @@ from ..metrics import (METRICS, base_similarity, express, metric_values, pair_si
 from ..plot import plot_format, plot_heatmap
 from ..sketchfile import SketchSet
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
-                     row_tiles)
+                     row_tiles, warn_saturated)
 from .inputs import load_inputs
 from .options import (METRIC_HELP, backend_options, cluster_options, hll_options,
                       min_count_options, new_command, output_option, ranged_int)
@@ -92,6 +92,7 @@ def run(args, session: Session) -> None:
         plot = (session.outputs.open(args.plot, binary=True), image_format)
     with executor_of(args) as executor:
         sketches = load_inputs(args.inputs, "hll", "dist", args, session, executor)
+        warn_saturated(session, sketches)
         _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from ..estimators import add_estimator_options, block_values, p_value_lines
 from ..io import InputError
 from ..metrics import METRICS, base_similarity, express, lower_is_better
-from .common import Session, check_table_names, parameter_header, row_tiles
+from .common import Session, check_table_names, parameter_header, row_tiles, warn_saturated
 from .inputs import load_inputs, read_sketch_files
 from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
                       new_command, output_option, ranged_int)
@@ -69,6 +69,7 @@ def run(args, session: Session) -> None:
         first[name] = index
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
                            reference=references)
+    warn_saturated(session, references, queries)
     params = references.params
     k, hll = params["k"], HllParams(params["p"], params["w"])
     n_ref = len(references)
