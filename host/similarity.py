@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from kmerspec.golden.hll import HllParams, estimate_from_features
-from kmerspec.golden.hll_joint import ESTIMATORS, hll_floor
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, hll_floor
 from kmerspec.kernels.jacc_similarity import partner_stops
 from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
@@ -220,7 +220,7 @@ class JointEstimates:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(denominator > 0, self.shared / denominator, 0.0)
 
-    def detected(self, z: float) -> np.ndarray:
+    def detected(self, z: float = DEFAULT_DETECTION) -> np.ndarray:
         """shared > 0 and LR >= z^2 (SPEC 3 "Detection")."""
         return (self.shared > 0) & (self.likelihood_ratio >= z * z)
 
