@@ -174,7 +174,7 @@ def assert_within_tolerance(found, golden, index):
         assert found.p_values()[index] == pytest.approx(mle_p_value(golden), rel=1e-5)
 
 
-@pytest.mark.parametrize("p,w", [(10, 4), (9, 5), (8, 8)])
+@pytest.mark.parametrize("p,w", [(10, 4), (11, 4), (9, 5), (8, 8)])
 def test_native_equals_golden_within_the_stated_tolerance(simd_level, p, w):
     """Every ordered pair of 16 sketches (flat likelihoods included: a set of 150 k-mers
     against 400,000), on every SIMD level of this CPU; the 16 columns of a row span two chunks
@@ -217,10 +217,43 @@ def test_thread_count_and_pair_grouping_do_not_change_estimates():
         other = mle_pairs(registers, params, left, right, threads=threads)
         assert np.array_equal(other.shared, one.shared)
         assert np.array_equal(other.likelihood_ratio, one.likelihood_ratio)
-    # the same pairs as rows of a block, and seen from the other end
+    # the same pairs seen from the other end: the same estimate, swapped, bit for bit (each
+    # pair is taken in one orientation), so search, dist's rows and --top print alike
     swapped = mle_pairs(registers, params, right, left, threads=2)
-    assert np.allclose(swapped.x_only, one.y_only, rtol=1e-9, atol=1e-6)
-    assert np.allclose(swapped.shared, one.shared, rtol=1e-9, atol=1e-6)
+    assert np.array_equal(swapped.x_only, one.y_only)
+    assert np.array_equal(swapped.y_only, one.x_only)
+    assert np.array_equal(swapped.shared, one.shared)
+    assert np.array_equal(swapped.likelihood_ratio, one.likelihood_ratio)
+
+
+@pytest.mark.parametrize("p,w", [(10, 4), (9, 5), (14, 4)])
+def test_native_likelihood_and_derivatives_equal_golden(simd_level, p, w):
+    """The evaluation the pair loop takes its Newton steps with: value, gradient and Hessian
+    against kmerspec.golden.hll_joint.log_likelihood, at rates around the maximum and far from
+    it (the Hessian only steers the steps: a wrong term would still reach the maximum, slower,
+    so it is checked here)."""
+    from host.fast.native import native
+    from kmerspec.golden.hll_joint import _log_coefficient
+    params = HllParams(p, w)
+    x, y = sketch_pair(21, 4000, 9000, 3000, params)
+    stat = pair_statistic(register_pairs(x, y, params))
+    ks = [k for k in range(1, stat.r + 1) if any(
+        h[k] for h in (stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal))]
+    columns = [np.array([_log_coefficient(k, stat.r) for k in ks])] + [
+        np.array([h[k] for k in ks], np.float64)
+        for h in (stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal)]
+    linear = np.array([stat.linear_x, stat.linear_y, stat.linear_shared])
+    m = params.m
+    for rates in [(4000 / m, 9000 / m, 3000 / m), (1.0, 2.0, 3.0), (0.01, 30.0, 0.2),
+                  (5.0, 5.0, 1e-9)]:
+        out = np.empty(13)
+        native.mle_likelihood(*columns, linear, np.array(rates), out)
+        value, grad, hess = log_likelihood(stat, rates, derivatives=True)
+        assert out[0] == pytest.approx(value, rel=1e-12)
+        assert out[1:4] == pytest.approx(grad, rel=1e-9, abs=1e-9 * max(map(abs, grad)))
+        scale = max(abs(v) for row in hess for v in row)
+        assert out[4:].reshape(3, 3) == pytest.approx(np.array(hess), rel=1e-9,
+                                                      abs=1e-10 * scale)
 
 
 def test_native_refuses_a_register_above_the_top_rank():

@@ -1188,7 +1188,61 @@ fail:
     return release_and_return(a, 2, 1);
 }
 
+/* mle_likelihood(b f64[T], x_below, y_below, x_above, y_above, equal f64[T], linear f64[3],
+ *                rates f64[3], out f64[13]): the log-likelihood of SPEC 3 over the terms given
+ * (one per value k: its B_k and five counts), its gradient and Hessian (row by row) at the
+ * rates, by the evaluation the pair loop uses at the current SIMD level, for tests. */
+static PyObject *mle_likelihood(PyObject *self, PyObject *args)
+{
+    PyObject *objects[9];
+    Array a[9];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &objects[6], &objects[7], &objects[8]))
+        return NULL;
+    for (int i = 0; i < 9; i++)
+        if (get_typed_array(objects[i], &a[i], 8, KIND_FLOAT, i == 8, "terms") < 0)
+            goto fail;
+    Py_ssize_t count = a[0].count;
+    int bad = count > MAX_VALUES || a[6].count != 3 || a[7].count != 3 || a[8].count != 13;
+    for (int i = 1; i < 6; i++)
+        bad |= a[i].count != count;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "mle_likelihood: inconsistent array sizes");
+        goto fail;
+    }
+    Terms terms;
+    double *lists[6] = {terms.b, terms.x_below, terms.y_below, terms.x_above, terms.y_above,
+                        terms.equal};
+    terms.count = (int)count;
+    for (int i = 0; i < 6; i++)
+        memcpy(lists[i], a[i].view.buf, count * sizeof(double));
+    while (terms.count % 4) {
+        int t = terms.count++;
+        terms.b[t] = 1.0;
+        for (int i = 1; i < 6; i++)
+            lists[i][t] = 0.0;
+    }
+    memcpy(terms.linear, a[6].view.buf, 3 * sizeof(double));
+    list_nonzero(&terms);
+    Evaluation at;
+    evaluate(&terms, a[7].view.buf, &at);
+    double *out = a[8].view.buf;
+    out[0] = at.value;
+    for (int i = 0; i < 3; i++) {
+        out[1 + i] = at.grad[i];
+        for (int j = 0; j < 3; j++)
+            out[4 + 3 * i + j] = at.hess[i][j];
+    }
+    return release_and_return(a, 9, 0);
+fail:
+    return release_and_return(a, 9, 1);
+}
+
 PyMethodDef mle_methods[] = {
+    {"mle_likelihood", mle_likelihood, METH_VARARGS,
+     "mle_likelihood(b, x_below, y_below, x_above, y_above, equal, linear, rates, out): the "
+     "log-likelihood, gradient and Hessian the pair loop computes (tests)."},
     {"mle_prepare", mle_prepare, METH_VARARGS,
      "mle_prepare(packed, w, p, cards, planes, hist, null): per-sketch data of the joint MLE."},
     {"mle_rows", mle_rows, METH_VARARGS,
