@@ -130,8 +130,8 @@ def add_estimator_options(sub) -> None:
     group = sub.add_argument_group("Estimator and detection (SPEC 3)")
     group.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
                        help="mle: Ertl's joint maximum-likelihood estimate of the shared k-mers "
-                            "from the two sketches' registers (default; finds a genome of 1 %% "
-                            "the size of another inside it, and is a calibrated test); hll: "
+                            "from the two sketches' registers (default; finds a piece of 0.1 %% "
+                            "of a genome's size inside it, and is a calibrated test); hll: "
                             "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
                             "similarity kernel computes; about 7x faster on the host, misses "
                             "overlaps below J = 0.0244 at p = 14). With --backend sim or xrt, "
