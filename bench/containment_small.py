@@ -74,6 +74,17 @@ def simulated_registers(n: int, params: HllParams, rng: np.random.Generator) -> 
     return registers
 
 
+def simulated_pairs(count: int, sizes: tuple[int, int, int], params: HllParams,
+                    rng: np.random.Generator) -> np.ndarray:
+    """``count`` pairs of sets (X only, Y only, shared of ``sizes`` distinct k-mers), their
+    registers drawn as :func:`simulated_registers` does: rows 2i and 2i + 1 are X and Y."""
+    rows = []
+    for _ in range(count):
+        own_x, own_y, shared = (simulated_registers(n, params, rng) for n in sizes)
+        rows += [np.maximum(own_x, shared), np.maximum(own_y, shared)]
+    return np.array(rows)
+
+
 # -- genomes and pieces -----------------------------------------------------------------------
 
 def records(path: Path) -> list[tuple[bytes, bytes]]:
@@ -309,12 +320,7 @@ def metagenome_jaccard(sets: int, seed: int = 75) -> dict:
     print(f"J of two sets of 7.5e7 distinct k-mers sharing 5e7 (J = 0.5), {sets} draws, p = 14")
     for w in (4, 6):
         params = HllParams(P, w)
-        rows = []
-        for _ in range(sets):
-            own_x, own_y, shared = (simulated_registers(n, params, rng)
-                                    for n in (25_000_000, 25_000_000, 50_000_000))
-            rows += [np.maximum(own_x, shared), np.maximum(own_y, shared)]
-        registers = np.array(rows)
+        registers = simulated_pairs(sets, (25_000_000, 25_000_000, 50_000_000), params, rng)
         left, right = np.arange(0, 2 * sets, 2), np.arange(1, 2 * sets, 2)
         mle = mle_pairs(registers, params, left, right).similarity("jaccard")
         packed = PackedSketches(registers, params)

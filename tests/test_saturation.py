@@ -7,7 +7,7 @@ width tells."""
 import numpy as np
 import pytest
 
-from bench.containment_small import simulated_registers
+from bench.containment_small import simulated_pairs, simulated_registers
 from host.estimators import mle_pairs
 from host.similarity import PackedSketches, cardinalities
 from host.sketchfile import SketchSet, write_sketches
@@ -42,12 +42,7 @@ def test_joint_mle_at_metagenome_scale():
     gave J = 0.514)."""
     params = HllParams(14, 4)
     rng = np.random.default_rng(43)
-    rows = []
-    for _ in range(SETS):
-        own_x, own_y, shared = (simulated_registers(n, params, rng)
-                                for n in (25_000_000, 25_000_000, 50_000_000))
-        rows += [np.maximum(own_x, shared), np.maximum(own_y, shared)]
-    registers = np.array(rows)
+    registers = simulated_pairs(SETS, (25_000_000, 25_000_000, 50_000_000), params, rng)
     found = mle_pairs(registers, params, np.arange(0, 2 * SETS, 2), np.arange(1, 2 * SETS, 2))
     assert abs(np.mean(found.similarity("jaccard")) - 0.5) < 0.004
     assert abs(np.mean((found.x_only + found.shared) / 75_000_000) - 1) < 0.005
