@@ -19,7 +19,7 @@ setup(
     ext_modules=[
         Extension("host.fast._native",
                   sources=["host/fast/_native.c", "host/fast/_kmer_stream.c",
-                           "host/fast/_allpairs.c", "host/fast/_jsd.c"],
+                           "host/fast/_allpairs.c", "host/fast/_mle.c", "host/fast/_jsd.c"],
                   depends=["host/fast/_native.h"],
                   extra_compile_args=_COMPILE_ARGS if sys.platform != "win32" else [],
                   libraries=["m"] if sys.platform != "win32" else []),

@@ -54,7 +54,8 @@ def headlines() -> list[tuple[str, str, str]]:
     sw = load("sw_backend")
     speed = sketch_speeds()
     ours, mash = speed["python -m host sketch --threads 1", "plain"], speed["mash sketch -p 1", "plain"]
-    pairs = {row["threads"]: row["pairs_s"] for row in sw["all_pairs"]}
+    pairs = {(row.get("estimator", "hll"), row["threads"]): row["pairs_s"]
+             for row in sw["all_pairs"]}
     geometry = kernel_rows("default_geometry")
     resources = kernel_rows("resources")
     model = load("jacc_similarity_model")
@@ -64,13 +65,17 @@ def headlines() -> list[tuple[str, str, str]]:
         ("Sketching, software (1 thread, k=31, p=14)",
          f"{ours} Mbases/s, {ours / mash:.1f}x `mash sketch -p 1` ({mash})",
          f"{bench}, `python bench/sw_backend.py`"),
-        ("All-pairs Jaccard, software (1 thread, p=14)",
-         f"{pairs[1] / 1e6:.2f} M pairs/s", f"{bench}, `python bench/sw_backend.py`"),
+        ("All-pairs matrix, software (1 thread, p=14)",
+         f"{thousands(pairs['mle', 1])} pairs/s by the default (joint MLE); "
+         f"{pairs['hll', 1] / 1e6:.2f} M pairs/s by `--estimator hll`",
+         f"{bench}, `python bench/sw_backend.py`"),
         (f"Jaccard vs exact on {near_zero['input'].split(' (')[0]} (p=14)",
-         f"unrelated: {near_zero['below_detection']['hll']} of {near_zero['unrelated_pairs']} "
-         f"below detection; max abs error {near_zero['max_abs_jaccard_error']['mle']} with "
-         f"`--estimator mle` (Mash s=10000: {near_zero['max_abs_jaccard_error']['mash']})",
+         f"unrelated: {near_zero['below_detection']['mle']} of {near_zero['unrelated_pairs']} "
+         f"below detection; max abs error {near_zero['max_abs_jaccard_error']['mle']} "
+         f"(`--estimator hll`: {near_zero['max_abs_jaccard_error']['hll']}, Mash s=10000: "
+         f"{near_zero['max_abs_jaccard_error']['mash']})",
          "[accuracy](docs/accuracy.md), `python bench/near_zero.py`"),
+        small_pieces_headline(),
     ]
     memory_bound = ("jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity")
     rows.append(("Four memory-bound kernels, default geometry, RTL simulation, DDR-like memory",
@@ -106,6 +111,19 @@ def headlines() -> list[tuple[str, str, str]]:
     return rows
 
 
+def small_pieces_headline() -> tuple[str, str, str]:
+    record = load("containment_small")
+    summary = record["pieces"]["summary"]
+    sizes = sorted({row["size_kb"] for row in record["pieces"]["rows"]})
+    return (f"A small genome inside a large one: pieces of {sizes[0]}-{sizes[-1]} kb in 5 real "
+            "genomes of 1.7-5.6 Mb (p=14)",
+            f"every piece found from {summary['mle']['smallest_detected_kb']} kb on by the "
+            f"default (`--estimator hll`: from {summary['hll']['smallest_detected_kb']} kb); "
+            f"unrelated pairs detected {summary['mle']['false_positives']} of "
+            f"{summary['mle']['negatives']} (nominal rate 0.00135)",
+            "[accuracy](docs/accuracy.md), `python bench/containment_small.py`")
+
+
 def headline_table() -> str:
     lines = [BEGIN, "| capability | figure | where, and the command that measures it |",
              "| --- | --- | --- |"]
@@ -122,11 +140,16 @@ def sw_section() -> list[str]:
            "| --- | --- | --- | --- | --- | --- |"]
     out += [f"| `{r['tool']}` | {r['input']} | {r['seconds']:.2f} | {r['mbases_s']:.1f} | "
             f"{r['cpu_s']:.2f} | {r['peak_mb']} |" for r in sw["sketch"]]
-    out += ["", "| all-pairs Jaccard, p=14, w=4 | sketches | pairs/s | pairs per CPU-s |",
-            "| --- | --- | --- | --- |"]
-    out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | {thousands(r['sketches'])} | "
-            f"{thousands(r['pairs_s'])} | {thousands(r['pairs_per_cpu_s'])} |"
-            for r in sw["all_pairs"]]
+    run = sw.get("all_pairs_run", "the same run")
+    out += ["", "All-pairs matrix (J of every pair, as `dist` computes it; random sketches of "
+            "1e5-1e7 k-mers, unrelated), both estimators in one run, their runs taking turns: "
+            + (run if run == "the same run" else f"{run}") + ".", "",
+            "| all-pairs matrix, p=14, w=4 | estimator | sketches | pairs/s | pairs per CPU-s |",
+            "| --- | --- | --- | --- | --- |"]
+    out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | "
+            f"{r.get('estimator', 'hll')}{' (default)' * (r.get('estimator') == 'mle')} | "
+            f"{thousands(r['sketches'])} | {thousands(r['pairs_s'])} | "
+            f"{thousands(r['pairs_per_cpu_s'])} |" for r in sw["all_pairs"]]
     out += ["", "| JSD matrix, float64, textbook | PQAs | ordered pairs/s |", "| --- | --- | --- |"]
     out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | {r['pqas']} | "
             f"{thousands(r['pairs_s'])} |" for r in sw["jsd_matrix"]]
@@ -178,15 +201,43 @@ def accuracy_section() -> list[str]:
     near = load("near_zero")
     errors = near["max_abs_jaccard_error"]
     out = ["## Accuracy", "",
-           f"Near zero and the estimators, `{near['command']}`, {near['date']} ({near['note']}). "
-           f"Input: {near['input']}. {near['geometry'][0].upper() + near['geometry'][1:]}. "
+           f"Near zero and the estimators, `{near['command']}`, {near['date']}"
+           + (f" ({near['note']})" if near.get("note") else "")
+           + f". Input: {near['input']}. "
+           f"{near['geometry'][0].upper() + near['geometry'][1:]}. "
            "More in [accuracy.md](accuracy.md).", "",
-           "| figure | hll (default) | mle | Mash |", "| --- | --- | --- | --- |",
+           "| figure | mle (default) | hll | Mash |", "| --- | --- | --- | --- |",
            f"| unrelated pairs reported as sharing nothing (of {near['unrelated_pairs']}) | "
-           f"{near['below_detection']['hll']} | {near['below_detection']['mle']} | "
-           f"{near['mash_distance_1']} at distance 1 |",
-           f"| max abs Jaccard error, all pairs, as printed | {errors['hll']} | {errors['mle']} | "
-           f"{errors['mash']} |", ""]
+           f"{near['below_detection']['mle']} | {near['below_detection']['hll']} | "
+           f"{near['mash_distance_1']} at distance 1 |"]
+    if "related_detected" in near:
+        out.append(f"| related pairs detected (of {near['related_pairs']}) | "
+                   f"{near['related_detected']['mle']} | {near['related_detected']['hll']} | - |")
+    out += [f"| max abs Jaccard error, all pairs, as printed | {errors['mle']} | {errors['hll']} "
+            f"| {errors['mash']} |", ""]
+    small = load("containment_small")
+    summary = small["pieces"]["summary"]
+    out += [f"Small genomes inside large ones and cardinality at metagenome scale, "
+            f"`{small['command']}`, {small['date']}, commit {small['commit']}. Input: "
+            f"{small['input']}. {small['geometry'][0].upper() + small['geometry'][1:]}.", "",
+            "| pieces inside a genome | default (mle): detected, min C | hll: detected, min C |",
+            "| --- | --- | --- |"]
+    for size in sorted({row["size_kb"] for row in small["pieces"]["rows"]}):
+        rows = [row for row in small["pieces"]["rows"] if row["size_kb"] == size]
+        count = sum(row["pairs"] for row in rows)
+        cells = {e: (sum(row[f"{e}_detected"] for row in rows), min(row[f"{e}_min"] for row in rows))
+                 for e in ("mle", "hll")}
+        out.append(f"| {size} kb | {cells['mle'][0]} of {count}, {cells['mle'][1]:.3f} | "
+                   f"{cells['hll'][0]} of {count}, {cells['hll'][1]:.3f} |")
+    out += [f"| unrelated pairs detected | {summary['mle']['false_positives']} of "
+            f"{summary['mle']['negatives']} | {summary['hll']['false_positives']} of "
+            f"{summary['hll']['negatives']} |", "",
+            "| registers (p=14) | distinct k-mers | at the top value | mean error, censored | "
+            "spread | mean error, uncensored (before) |", "| --- | --- | --- | --- | --- | --- |"]
+    out += [f"| {r['w']} bits | {r['n']:.0e} | {100 * r['top_share']:.1f} % | "
+            f"{r['censored_mean_pct']:+.2f} % | {r['censored_sd_pct']:.2f} % | "
+            f"{r['uncensored_mean_pct']:+.2f} % |" for r in small["cardinality"]]
+    out.append("")
     record = load("containment_accuracy")
     out += [
            f"HLL containment against exact containment, `{record['command']}`, {record['date']}. "

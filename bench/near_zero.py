@@ -3,7 +3,7 @@ error on every pair of 20 real bacterial genomes, beside Mash (SPEC 3 "Estimator
 "Detection"; docs/accuracy.md).
 
     python bench/near_zero.py [--p 14] [--k 31] [--mash-size 10000] [--speed-genomes 300]
-                              [--null-sketches 40]
+                              [--null-sketches 40] [--record]
 
 Genomes (Debian packages; apt-get install ragout-examples kaptive-example mash):
 /usr/share/doc/ragout/examples/*/references: E. coli DH1 and MG1655, H. pylori ELS37, G27,
@@ -14,12 +14,12 @@ V. cholerae are one genome); /usr/share/doc/kaptive/examples: four Klebsiella as
 
 "exact" is |A n B| / |A u B| over the full sets of canonical k-mers (host.fast.kmers, the
 parser of SPEC 1; every distinct k-mer of the 20 genomes is tagged with the bit mask of the
-genomes holding it). "hll" and "mle" are the estimators of SPEC 3 at p (w = 4) computed as
-dist computes them (native union estimates; host/estimators.py), "raw" before and "printed"
-after the detection rule at Z = 3. Mash: ``mash sketch -k K -s S`` and ``mash dist``, its
-Jaccard the shared hashes over S. "unrelated": exact J < 0.001. Then the speed of the
-all-pairs mle matrix and the null calibration of both detection rules on random disjoint
-sets. Asserts nothing.
+genomes holding it). "hll" and "mle" (dist's default) are the estimators of SPEC 3 at p
+(w = 4) computed as dist computes them (the native pair loops of host.similarity), "raw"
+before and "printed" after the detection rule at Z = 3. Mash: ``mash sketch -k K -s S`` and
+``mash dist``, its Jaccard the shared hashes over S. "unrelated": exact J < 0.001. Then the
+speed of the all-pairs matrix by both estimators and the null calibration of both detection
+rules on random disjoint sets. Asserts nothing; --record writes bench/results/near_zero.json.
 """
 
 import argparse
@@ -133,6 +133,9 @@ def main() -> None:
     parser.add_argument("--null-sketches", type=int, default=40,
                         help="calibrate the detection rules on all pairs of this many random "
                              "disjoint sets at p = 12 (0: skip)")
+    parser.add_argument("--record", action="store_true",
+                        help="also write bench/results/near_zero.json (docs/benchmarks.md and "
+                             "the README's headline row are made from it)")
     args = parser.parse_args()
     params, k = HllParams(args.p, 4), args.k
     files = genome_files()
@@ -251,13 +254,41 @@ def main() -> None:
         f"{np.abs(v[ordered] - exact_c[ordered]).max():.4f}" for v in containment.values())
         + " | - |")
 
-    print(f"\nSpeed (one thread, this machine as loaded): mle {left.size} pairs in "
-          f"{mle_cpu:.2f} CPU s ({left.size / mle_cpu:.0f} pairs per CPU second; wall "
-          f"{mle_wall:.2f} s); hll unions of the same pairs {hll_cpu:.3f} CPU s")
-    if args.speed_genomes:
-        speed(registers, params, args.speed_genomes)
+    print(f"\nSpeed (this machine as loaded): mle {left.size} pairs in "
+          f"{mle_cpu:.3f} CPU s ({left.size / mle_cpu:.0f} pairs per CPU second; wall "
+          f"{mle_wall:.3f} s); hll unions of the same pairs {hll_cpu:.3f} CPU s")
+    speed_figures = speed(registers, params, args.speed_genomes) if args.speed_genomes else {}
     if args.null_sketches:
         calibration(args.null_sketches)
+    if args.record:  # bench/record.py, beside this script
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import record
+        printed = {"hll": np.where(hll_detected, hll_j, 0), "mle": np.where(mle_det, mle_j, 0),
+                   "mash": mash_j}
+        record.write("near_zero", {
+            "command": "python bench/near_zero.py --record",
+            "input": f"{n} real bacterial genomes of 5 genera (the 16 references of Debian's "
+                     f"ragout-examples, the 4 Klebsiella assemblies of kaptive-example), "
+                     f"{left.size} pairs, {int(unrelated.sum())} of them unrelated (exact J < "
+                     f"0.001)",
+            "geometry": f"canonical {k}-mers, p={args.p}, w=4; Mash -k {k} -s {args.mash_size}; "
+                        "exact Jaccard from the full k-mer sets",
+            "default_estimator": "mle",
+            "unrelated_pairs": int(unrelated.sum()),
+            "related_pairs": int(rel.sum()),
+            "below_detection": {"hll": int((~hll_detected[pair][ju]).sum()),
+                                "mle": int((~mle_det[pair][ju]).sum())},
+            "related_detected": {"hll": int(hll_detected[pair][rel].sum()),
+                                 "mle": int(mle_det[pair][rel].sum())},
+            "mash_distance_1": int((mash_d[pair][ju] >= 1).sum()),
+            "max_abs_jaccard_error": {name: round(float(np.abs(v[pair] - exact_j[pair]).max()), 4)
+                                      for name, v in printed.items()},
+            "max_abs_containment_error": {
+                "hll": round(float(np.abs(np.where(hll_detected, hll_c, 0)[ordered]
+                                          - exact_c[ordered]).max()), 4),
+                "mle": round(float(np.abs(np.where(mle_det, mle_c, 0)[ordered]
+                                          - exact_c[ordered]).max()), 4)},
+            "speed": speed_figures})
 
 
 def calibration(count: int, p: int = 12) -> None:
@@ -286,22 +317,31 @@ def calibration(count: int, p: int = 12) -> None:
           f"{z.std():.2f}, > 1.645 in {np.mean(z > 1.645):.3f}, >= 3 in {np.sum(z >= 3)} pairs")
 
 
-def speed(registers: np.ndarray, params: HllParams, count: int) -> None:
-    """The all-pairs "mle" matrix (dist --estimator mle) of ``count`` sketches: the real ones
-    each united with a different random set of 50,000 k-mers (variants of one genome share
-    about 98 % of their k-mers; the rest are the real pairs)."""
+def speed(registers: np.ndarray, params: HllParams, count: int) -> dict:
+    """The all-pairs matrix (dist's default, the "mle" estimator, one thread) of ``count``
+    sketches, and the "hll" estimator's of the same: the real ones each united with a different
+    random set of 50,000 k-mers (variants of one genome share about 98 % of their k-mers; the
+    rest are the real pairs)."""
     from host.estimators import mle_matrix
     from host.fast.hll import insert_kmers
+    from host.similarity import similarity_row_tiles
     rng = np.random.default_rng(1)
     variants = np.repeat(registers, -(-count // len(registers)), axis=0)[:count].copy()
     for row in variants:
         insert_kmers(row, rng.integers(0, 1 << 62, 50_000, dtype=np.uint64), params)
+    packed = PackedSketches(variants, params)
     cpu, wall = time.process_time(), time.time()
-    mle_matrix(variants, params, "jaccard")
+    mle_matrix(packed, params, "jaccard", threads=1)
     cpu, wall = time.process_time() - cpu, time.time() - wall
+    hll_cpu = time.process_time()
+    list(similarity_row_tiles(packed, params, [range(count)], threads=1))
+    hll_cpu = time.process_time() - hll_cpu
     pairs = count * (count - 1) // 2
-    print(f"All-pairs mle matrix of {count} sketches ({pairs:,} pairs): {cpu:.1f} CPU s "
-          f"({pairs / cpu:.0f} pairs per CPU second), wall {wall:.1f} s")
+    print(f"All-pairs matrix of {count} sketches ({pairs:,} pairs), one thread: mle {cpu:.2f} "
+          f"CPU s ({pairs / cpu:.0f} pairs per CPU second), wall {wall:.2f} s; hll "
+          f"{hll_cpu:.3f} CPU s ({pairs / hll_cpu:.0f} pairs per CPU second)")
+    return {"sketches": count, "pairs": pairs, "mle_pairs_per_cpu_s": round(pairs / cpu),
+            "hll_pairs_per_cpu_s": round(pairs / hll_cpu)}
 
 
 if __name__ == "__main__":

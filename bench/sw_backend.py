@@ -18,8 +18,10 @@ as plain FASTA and as gzip to a temporary directory.
   checkout stays clean), even where PYTHONDONTWRITEBYTECODE is set; the start-up is also timed
   in the environment as given, and ``--environment-as-is`` times every row so.
 * all-pairs: host.similarity.all_pairs over 2,000 sketches (p=14, w=4; 2.0 M distinct pairs, about
-  a second per run, so that thread start-up does not dominate), distinct pairs per second, 1 and 2
-  threads.
+  a second per run with the hll estimator, so that thread start-up does not dominate), J of every
+  pair by each estimator (hll: the union loop; mle: the joint MLE, the default of dist), distinct
+  pairs per second, 1 and 2 threads, the runs of the four rows taking turns. ``--only all-pairs``
+  runs these rows alone (and with --record replaces them in the record).
 * jsd matrix: host.jsdmatrix's compiled float64 JSD over 200 full PQAs of the JSD defaults,
   ordered pairs per second, 1 and 2 threads.
 * gzip: decompression speed of Python's zlib, ISA-L (python-isal, what host.reader uses when
@@ -220,26 +222,81 @@ def decompression_rates(paths: list[str], repeats: int) -> list[tuple[str, float
     return rates
 
 
-def all_pairs_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float]:
-    from host.similarity import PackedSketches, all_pairs
-    from kmerspec.golden.hll import HllParams
-    params = HllParams(14, 4)
+def random_sketches(genomes: int, params) -> np.ndarray:
+    """Registers as genomes of 1e5 .. 1e7 distinct k-mers leave them (unrelated genomes)."""
     rng = np.random.default_rng(1)
-    # registers as a genome of 1e5 .. 1e7 distinct k-mers leaves them
     cardinality = rng.uniform(5, 7, genomes)
     registers = np.zeros((genomes, params.m), dtype=np.uint8)
     for row, log_n in zip(registers, cardinality):
         per_register = 10 ** log_n / params.m
         ranks = np.floor(np.log2(per_register / rng.exponential(1, params.m))) + 1
         row[:] = np.clip(ranks, 0, params.max_rank)
-    packed = PackedSketches(registers, params)
-    seconds, cpu = [], []
-    for _ in range(repeats):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        pairs = sum(js.size for _, js, _ in all_pairs(packed, params, threads=threads))
-        seconds.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return pairs, pairs / statistics.median(seconds), pairs / statistics.median(cpu)
+    return registers
+
+
+def all_pairs_rates(genomes: int, repeats: int) -> list[dict]:
+    """Distinct pairs per second (wall, and per CPU-second) of host.similarity.all_pairs by each
+    estimator (the J of every pair, as dist computes the matrix) on 1 and 2 threads; the runs
+    of the four rows take turns, ``repeats`` times, after one unmeasured warm-up each."""
+    from host.similarity import PackedSketches, all_pairs
+    from kmerspec.golden.hll import HllParams
+    params = HllParams(14, 4)
+    packed = PackedSketches(random_sketches(genomes, params), params)
+    cases = [(estimator, threads) for estimator in ("hll", "mle") for threads in (1, 2)]
+    times = {case: [] for case in cases}
+    for repeat in range(repeats + 1):
+        for estimator, threads in cases:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            pairs = sum(js.size for _, js, _ in all_pairs(packed, params, threads=threads,
+                                                          estimator=estimator))
+            if repeat:
+                times[estimator, threads].append((time.perf_counter() - start,
+                                                  time.process_time() - start_cpu))
+    return [{"estimator": estimator, "threads": threads, "sketches": genomes,
+             "pairs_s": round(pairs / statistics.median(t[0] for t in times[estimator, threads])),
+             "pairs_per_cpu_s": round(pairs / statistics.median(
+                 t[1] for t in times[estimator, threads]))}
+            for estimator, threads in cases]
+
+
+def print_all_pairs(pair_rows: list[dict]) -> None:
+    print(f"{'all-pairs matrix (p=14, w=4), estimator':<44} {'pairs':>8} {'pairs/s':>9} "
+          f"{'per CPU-s':>10}")
+    for row in pair_rows:
+        pairs = row["sketches"] * (row["sketches"] - 1) // 2
+        label = f"{row['estimator']}, {row['sketches']} sketches, threads={row['threads']}"
+        print(f"{label:<44} {pairs:>8} {row['pairs_s']:>9} {row['pairs_per_cpu_s']:>10}")
+    rate = {(row["estimator"], row["threads"]): row["pairs_s"] for row in pair_rows}
+    for estimator in ("hll", "mle"):
+        print(f"all-pairs {estimator}: 2 threads are "
+              f"{rate[estimator, 2] / rate[estimator, 1]:.2f}x one thread")
+    print(f"one thread: mle {rate['mle', 1]:,} pairs/s, hll {rate['hll', 1]:,} "
+          f"({rate['hll', 1] / rate['mle', 1]:.1f}x)")
+
+
+def only_all_pairs(args) -> None:
+    """--only all-pairs: the all-pairs rows alone; with --record they replace those of the
+    existing record (the other rows keep their run, named in the record)."""
+    load_at_start = os.getloadavg()[0]
+    genomes = 400 if args.quick else 2000
+    pair_rows = all_pairs_rates(genomes, args.repeats)
+    print(f"load average {load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+          f"on {os.cpu_count()} cores; median of {args.repeats} runs")
+    print_all_pairs(pair_rows)
+    if args.record:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import datetime
+        import record
+        path = record.RESULTS / "sw_backend.json"
+        kept = json.loads(path.read_text())  # its date and commit are the other rows' run
+        kept["all_pairs"] = pair_rows
+        kept["all_pairs_run"] = (
+            f"`python bench/sw_backend.py --only all-pairs --record"
+            f"{f' --repeats {args.repeats}' if args.repeats != 5 else ''}`, "
+            f"{datetime.date.today().isoformat()}, commit {record.commit()}, load average "
+            f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+        path.write_text(json.dumps(kept, indent=2) + "\n")
+        print(f"recorded the all-pairs rows in {path}")
 
 
 def jsd_matrix_rate(genomes: int, threads: int, repeats: int) -> tuple[int, float]:
@@ -285,9 +342,15 @@ def main() -> None:
     parser.add_argument("--record", action="store_true",
                         help="also write bench/results/sw_backend.json (docs/benchmarks.md is "
                              "made from it)")
+    parser.add_argument("--only", choices=["all-pairs"], default=None,
+                        help="run only the all-pairs rows (both estimators); with --record they "
+                             "replace those of bench/results/sw_backend.json")
     args = parser.parse_args()
     if args.in_process:  # the child of --baseline
         print(json.dumps(in_process_figures(args.in_process, args.repeats, args.quick)))
+        return
+    if args.only == "all-pairs":
+        only_all_pairs(args)
         return
 
     load_at_start = os.getloadavg()[0]
@@ -391,18 +454,8 @@ def main() -> None:
             one = wall[f"host sketch --threads 1, {label}"]
             print(f"host sketch, {label}: one thread is {mash_one / one:.2f}x mash -p 1")
     print()
-    genomes_pairs = 400 if args.quick else 2000
-    print(f"{'all-pairs Jaccard (p=14, w=4)':<44} {'pairs':>8} {'pairs/s':>9} "
-          f"{'per CPU-s':>10}")
-    pair_rates, pair_rows = [], []
-    for threads in (1, 2):
-        pairs, rate, cpu_rate = all_pairs_rate(genomes_pairs, threads, args.repeats)
-        print(f"{f'{genomes_pairs} sketches, threads={threads}':<44} {pairs:>8} {rate:>9.0f} "
-              f"{cpu_rate:>10.0f}")
-        pair_rates.append(rate)
-        pair_rows.append({"threads": threads, "sketches": genomes_pairs, "pairs_s": round(rate),
-                          "pairs_per_cpu_s": round(cpu_rate)})
-    print(f"all-pairs: 2 threads are {pair_rates[1] / pair_rates[0]:.2f}x one thread")
+    pair_rows = all_pairs_rates(400 if args.quick else 2000, args.repeats)
+    print_all_pairs(pair_rows)
     print()
     jsd_genomes = 50 if args.quick else 200
     print(f"{'JSD matrix (float, textbook; R, n defaults)':<44} {'pairs':>8} {'pairs/s':>9}")
@@ -440,6 +493,7 @@ def main() -> None:
                         "cpu_s": round(cpu, 2), "peak_mb": round(rss)}
                        for name, seconds, cpu, rss in rows if not name.startswith("baseline")],
             "all_pairs": pair_rows, "jsd_matrix": jsd_rates,
+            "all_pairs_run": "the same run",
             "one_thread_mbases_s": {
                 "jsd PQA of a genome (s=10, d=5, cw=14)": round(after["jsd"], 1),
                 "motifs per k, test + control (k=10..20)": round(after["motifs"], 1)}})

@@ -21,7 +21,7 @@ from kmerspec.kernels.jacc_similarity import (KernelCall, call_pairs, pack_featu
 from kmerspec.kernels.jacc_similarity import Params as JaccSimilarityParams
 
 from .io import phylip_name
-from .similarity import cardinalities, estimates, union_features
+from .similarity import PackedSketches, estimates, union_features, union_saturated
 
 __all__ = ["SimilarityJob", "execute_model", "device_executor", "run_all_pairs",
            "run_union_calls", "write_similarity"]
@@ -90,10 +90,16 @@ class SimilarityJob:
         registers = np.asarray(registers, dtype=np.uint8)
         self.params, self.geometry, self.threshold = params, geometry, threshold
         self.n = registers.shape[0]
-        self.cards = cardinalities(registers, params) if self.n else np.empty(0)
+        packed = PackedSketches(registers, params) if self.n else None
+        self.cards = packed.cards if self.n else np.empty(0)
         self.order = (np.arange(self.n) if threshold is None
                       else np.argsort(self.cards, kind="stable"))
         self.sorted_cards = self.cards[self.order]
+        # the kernel returns (Z, nz) of each union; its saturated registers (C_R) come from
+        # the host, counted only for pairs with a saturated sketch
+        self.sorted_registers = registers[self.order]
+        self.sorted_saturated = (packed.saturated[self.order] if self.n
+                                 else np.empty(0, np.uint32))
         self.stops = partner_stops(self.sorted_cards, threshold)
         self.buffer = pack_sketches(registers[self.order], geometry)
         self.calls = plan_calls(self.n, geometry, self.stops)
@@ -123,14 +129,18 @@ class SimilarityJob:
         once, in no particular order): for consuming the records call by call."""
         r, t, q, j, s = call_pairs(call, self.n, self.geometry, self.stops)
         z, nz = unpack_features(records, call.groups, self.geometry)
-        unions = estimates(z[q, j, s].tolist(), nz[q, j, s], self.params)
+        unions = estimates(z[q, j, s].tolist(), nz[q, j, s], self.params,
+                           self._union_saturated(r, t))
         return self.order[r], self.order[t], unions
+
+    def _union_saturated(self, r: np.ndarray, t: np.ndarray) -> np.ndarray:
+        return union_saturated(self.sorted_registers, self.params, self.sorted_saturated, r, t)
 
     def rows(self, features: Sequence[bytes]) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(i, js, J) per genome, the same rows, partners and values as host.similarity.all_pairs
         (with a threshold, only pairs with J >= h)."""
         r, t, z, nz = self.union_features(features)
-        card_union = estimates(z, nz, self.params)
+        card_union = estimates(z, nz, self.params, self._union_saturated(r, t))
         with np.errstate(divide="ignore", invalid="ignore"):
             j = (self.sorted_cards[r] + self.sorted_cards[t] - card_union) / card_union
         j = np.where(card_union > 0, np.clip(j, 0.0, 1.0), 0.0)

@@ -1,10 +1,12 @@
 """Estimators selected by name and the detection rule of SPEC 3, for the pairs of dist and search.
 
-``hll`` is the specified estimator (the three cardinality estimates of host.similarity, the
-kernels' too); ``mle`` is Ertl's joint maximum-likelihood estimator of |X only|, |Y only| and
-|X n Y| from the two sketches' register pairs (host.hll_joint computes it; here it is applied to
-the pairs of a matrix or a search, in batches). This module also holds ``--estimator``,
-``--detection`` and ``--pvalue`` of dist and search.
+``mle`` (the default of dist and search) is Ertl's joint maximum-likelihood estimator of
+|X only|, |Y only| and |X n Y| from the two sketches' register pairs; ``hll`` is the
+specified estimator (the three cardinality estimates of host.similarity, which the similarity
+kernel's union features give too). Both run in the native pair loops of host.similarity
+(host/fast/_allpairs.c, host/fast/_mle.c), on every thread, selected by name there; this module
+applies them to the blocks of a search or a matrix and holds ``--estimator``, ``--detection``
+and ``--pvalue`` of dist and search.
 
 Detection: a pair is "below detection" when its shared k-mers are not significantly above
 zero (z standard deviations, default 3); such a pair is reported as nothing shared (J = C = 0,
@@ -16,24 +18,17 @@ import math
 import numpy as np
 
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.hll_joint import DEFAULT_DETECTION, HLL_RELATIVE_ERROR
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, HLL_RELATIVE_ERROR, hll_floor
 
-from .hll_joint import JointEstimates, PairStatistics, joint_mle, pair_statistics
+# host.similarity (native code, threads) is imported where it is used: the command line parser
+# takes the options below on every command's start-up
 
-__all__ = ["ESTIMATORS", "DEFAULT_DETECTION", "hll_floor", "hll_detected", "mle_pairs",
-           "mle_matrix", "mle_query_values", "add_estimator_options", "detection_floor",
-           "floor_jaccard_tiles", "mle_dist_tiles", "KERNEL_NOTE", "p_value_lines"]
+__all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
+           "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "add_estimator_options",
+           "detection_floor", "floor_jaccard_tiles", "KERNEL_NOTE", "p_value_lines"]
 
-#: estimator names, as ``--estimator`` takes them
-ESTIMATORS = ("hll", "mle")
-
-
-# -- the "hll" estimator's detection -----------------------------------------------------------
-
-def hll_floor(params: HllParams, z: float = DEFAULT_DETECTION) -> float:
-    """The Jaccard floor of the "hll" estimator: z (1.04 / sqrt(m)) (0.0244 at p = 14, z = 3).
-    A pair is detected iff J >= this floor and J > 0."""
-    return z * HLL_RELATIVE_ERROR / math.sqrt(params.m)
+#: the estimator of dist and search unless --estimator says otherwise (SPEC 3)
+DEFAULT_ESTIMATOR = ESTIMATORS[0]
 
 
 def hll_detected(card_rows, card_columns, unions, params: HllParams,
@@ -44,86 +39,69 @@ def hll_detected(card_rows, card_columns, unions, params: HllParams,
     return (shared > 0) & (shared >= hll_floor(params, z) * np.asarray(unions, np.float64))
 
 
-# -- matrices for dist and search ----------------------------------------------------------------
+# -- the "mle" estimator on pairs, blocks and matrices -------------------------------------------
 
-#: pairs per batch: their register codes (m bytes a pair) stay within 64 MiB
-_MLE_BATCH_BYTES = 1 << 26
-
-
-def _mle_of_pairs(registers: np.ndarray, params: HllParams, left: np.ndarray, right: np.ndarray,
-                  cards: np.ndarray, unions: np.ndarray) -> JointEstimates:
-    """The joint MLE of the pairs (left[t], right[t]), in batches; ``unions`` their "hll"
-    union estimates."""
-    parts = []
-    batch = max(1, _MLE_BATCH_BYTES // params.m)
-    for lo in range(0, left.size, batch):
-        part = slice(lo, lo + batch)
-        stats = [pair_statistics(registers[i], registers[right[part][left[part] == i]], params)
-                 for i in np.unique(left[part])]
-        order = np.argsort(left[part], kind="stable")  # pairs grouped by left, as stats are
-        stat = PairStatistics(np.concatenate([s.linear for s in stats]),
-                              np.concatenate([s.histograms for s in stats]), stats[0].r)
-        estimate = joint_mle(stat, cards[left[part]][order], cards[right[part]][order],
-                             unions[part][order], params.m)
-        back = np.empty_like(order)
-        back[order] = np.arange(order.size)
-        parts.append(JointEstimates(*(getattr(estimate, name)[back] for name in
-                                      ("x_only", "y_only", "shared", "likelihood_ratio"))))
-    names = ("x_only", "y_only", "shared", "likelihood_ratio")
-    return JointEstimates(*(np.concatenate([getattr(p, name) for p in parts]) if parts
-                            else np.zeros(0) for name in names))
+def _as_packed(registers, params: HllParams):
+    from .similarity import PackedSketches
+    if isinstance(registers, PackedSketches):
+        return registers
+    return PackedSketches(np.ascontiguousarray(registers, dtype=np.uint8), params)
 
 
-def _pair_unions(registers: np.ndarray, params: HllParams, left: np.ndarray, right: np.ndarray,
-                 cards: np.ndarray) -> np.ndarray:
-    from .similarity import union_rows
-    out = np.empty(left.size)
-    for i in np.unique(left):
-        at = np.flatnonzero(left == i)
-        out[at] = union_rows(registers, params, [i], right[at], cards=cards)[0]
-    return out
-
-
-def mle_pairs(registers: np.ndarray, params: HllParams, left, right) -> JointEstimates:
-    """The joint MLE of the pairs (registers[left[t]], registers[right[t]])."""
-    from .similarity import cardinalities
-    registers = np.ascontiguousarray(registers, dtype=np.uint8)
+def mle_pairs(registers, params: HllParams, left, right, threads: int | None = None):
+    """The joint MLE of the pairs (registers[left[t]], registers[right[t]]), in that order
+    (computed grouped by left, each group's partners against it): a
+    host.similarity.JointEstimates."""
+    packed = _as_packed(registers, params)
     left, right = np.asarray(left, np.int64), np.asarray(right, np.int64)
-    cards = cardinalities(registers, params)
-    return _mle_of_pairs(registers, params, left, right, cards,
-                         _pair_unions(registers, params, left, right, cards))
+    by_left = np.argsort(left, kind="stable")
+    rows, starts = np.unique(left[by_left], return_index=True)
+    stops = np.append(starts[1:], left.size)
+    found = packed.joint_estimates(rows, starts, stops, right[by_left], threads)
+    back = np.empty_like(by_left)
+    back[by_left] = np.arange(by_left.size)
+    return found.take(back)
 
 
-def mle_matrix(registers: np.ndarray, params: HllParams, kind: str,
-               z: float = DEFAULT_DETECTION) -> np.ndarray:
+def block_values(packed, params: HllParams, rows, columns, kind: str,
+                 estimator: str, detection: float | None,
+                 threads: int | None = None) -> np.ndarray:
+    """(rows x columns) J or C (row in column) by the estimator, 0 for a pair below detection
+    at Z = ``detection`` (None: every raw estimate), of the host.similarity.PackedSketches
+    ``packed``; every pair of the block is computed."""
+    from .metrics import pair_similarity
+    from .similarity import union_rows
+    rows, columns = np.asarray(rows, np.int64), np.asarray(columns, np.int64)
+    if estimator == "mle":
+        found = packed.joint_estimates(rows, np.zeros(rows.size), np.full(rows.size, columns.size),
+                                       columns, threads)
+        return found.values(kind, detection).reshape(rows.size, columns.size)
+    unions = union_rows(packed, params, rows, columns, threads=threads)
+    floor = 0.0 if detection is None else hll_floor(params, detection)
+    return pair_similarity(kind, packed.cards[rows, None], packed.cards[None, columns], unions,
+                           floor)
+
+
+def mle_matrix(registers, params: HllParams, kind: str, z: float = DEFAULT_DETECTION,
+               threads: int | None = None) -> np.ndarray:
     """The full matrix of J or C (row in column) by the "mle" estimator, pairs below
     detection 0, the diagonal 1 (SPEC 3). Each pair is estimated once."""
-    n = len(registers)
-    left, right = np.triu_indices(n, 1)
-    estimates = mle_pairs(registers, params, left, right)
-    detected = estimates.detected(z)
-    matrix = np.eye(n)
-    matrix[left, right] = np.where(detected, estimates.similarity(kind), 0.0)
-    if kind == "jaccard":
-        matrix[right, left] = matrix[left, right]
-    else:  # C(Y, X): the same estimate seen from Y
-        swapped = JointEstimates(estimates.y_only, estimates.x_only, estimates.shared,
-                                 estimates.likelihood_ratio)
-        matrix[right, left] = np.where(detected, swapped.similarity(kind), 0.0)
-    return matrix
+    from .similarity import similarity_row_tiles
+    packed = _as_packed(registers, params)
+    whole = range(packed.n)
+    (_, matrix), = similarity_row_tiles(packed, params, [whole], threads=threads,
+                                        estimator="mle", kind=kind, detection=z)
+    return np.array(matrix)
 
 
 def mle_query_values(references: np.ndarray, queries: np.ndarray, params: HllParams, kind: str,
-                     z: float = DEFAULT_DETECTION) -> np.ndarray:
+                     z: float = DEFAULT_DETECTION, threads: int | None = None) -> np.ndarray:
     """(queries x references) J or C (query in reference) by the "mle" estimator, pairs below
     detection 0."""
-    registers = np.concatenate([references, queries])
-    n_ref, n_query = len(references), len(queries)
-    left = np.repeat(np.arange(n_query) + n_ref, n_ref)
-    right = np.tile(np.arange(n_ref), n_query)
-    estimates = mle_pairs(registers, params, left, right)
-    values = np.where(estimates.detected(z), estimates.similarity(kind), 0.0)
-    return values.reshape(n_query, n_ref)
+    packed = _as_packed(np.concatenate([references, queries]), params)
+    n_ref = len(references)
+    return block_values(packed, params, np.arange(len(queries)) + n_ref, np.arange(n_ref),
+                        kind, "mle", z, threads)
 
 
 # -- the command line (dist and search) ----------------------------------------------------------
@@ -148,44 +126,42 @@ _detection_z.__name__ = "number"
 
 
 def add_estimator_options(sub) -> None:
-    """--estimator and --detection (SPEC 3) on a dist or search parser."""
+    """--estimator, --detection and --pvalue (SPEC 3) on a dist or search parser."""
     group = sub.add_argument_group("Estimator and detection (SPEC 3)")
-    group.add_argument("--estimator", choices=ESTIMATORS, default="hll",
-                       help="hll: |X| + |Y| - |X u Y| from the three HLL estimates (default; "
-                            "what the kernels compute); mle: Ertl's joint maximum-likelihood "
-                            "estimate of the shared k-mers from the two sketches' registers "
-                            "(more accurate for small overlaps and unequal sizes; slower: "
-                            "the pairs are estimated in this process, on one thread, with "
-                            "every backend and with --scheduler/--workers, which then sketch "
-                            "only)")
+    group.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
+                       help="mle: Ertl's joint maximum-likelihood estimate of the shared k-mers "
+                            "from the two sketches' registers (default; finds a piece of 0.1 %% "
+                            "of a genome's size inside it, and is a calibrated test); hll: "
+                            "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
+                            "similarity kernel computes; about 7x faster on the host, misses "
+                            "overlaps below J = 0.0244 at p = 14). With --backend sim or xrt, "
+                            "mle estimates the pairs on the host from the sketches")
     group.add_argument("--detection", type=_detection_z, default=DEFAULT_DETECTION, metavar="Z",
                        help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
                             "0) unless its shared k-mers are Z standard deviations above zero "
-                            "(hll: I >= Z 1.04/sqrt(2^p) |X u Y|; mle: likelihood ratio >= Z^2); "
-                            "0 prints every estimate (default 3)")
+                            "(mle: likelihood ratio >= Z^2; hll: I >= Z 1.04/sqrt(2^p) "
+                            "|X u Y|); 0 prints every estimate (default 3)")
     group.add_argument("--pvalue", action="store_true",
                        help="add a p_value column to each line (dist --format edges, search): "
-                            "the one-sided p-value of 'nothing shared' (hll: P(N(0,1) >= "
-                            "I / sigma); mle: of the likelihood ratio), as mash dist prints it "
+                            "the one-sided p-value of 'nothing shared' (mle: of the likelihood "
+                            "ratio; hll: P(N(0,1) >= I / sigma)), as mash dist prints it "
                             "(default: no such column)")
 
 
-def p_value_lines(registers: np.ndarray, params: HllParams, estimator: str, row: int,
-                  columns) -> list[str]:
+def p_value_lines(registers, params: HllParams, estimator: str, row: int, columns,
+                  threads: int | None = None) -> list[str]:
     """"\t<p>" for each pair (row, columns[t]): the p-value of SPEC 3 "Detection" by the
-    estimator (--pvalue)."""
+    estimator (--pvalue). ``registers`` may be a PackedSketches of them."""
     columns = np.asarray(columns, np.int64)
     if columns.size == 0:
         return []
-    rows = np.full(columns.size, row, dtype=np.int64)
+    packed = _as_packed(registers, params)
     if estimator == "mle":
-        p = mle_pairs(registers, params, rows, columns).p_values()
+        p = packed.joint_estimates([row], [0], [columns.size], columns, threads).p_values()
     else:
-        from scipy.special import erfc
-        from .similarity import cardinalities, union_rows
-        registers = np.ascontiguousarray(registers, dtype=np.uint8)
-        cards = cardinalities(registers, params)
-        unions = union_rows(registers, params, [row], columns, cards=cards)[0]
+        from .similarity import erfc, union_rows
+        cards = packed.cards
+        unions = union_rows(packed, params, [row], columns, threads=threads)[0]
         sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions
         with np.errstate(divide="ignore", invalid="ignore"):
             p = 0.5 * erfc((cards[row] + cards[columns] - unions) / sigma / math.sqrt(2.0))
@@ -220,24 +196,3 @@ def floor_jaccard_tiles(edge_tiles, row_tiles, floor: float, threshold: float | 
 
     return (None if edge_tiles is None else edges(edge_tiles),
             None if row_tiles is None else rows(row_tiles))
-
-
-def mle_dist_tiles(registers: np.ndarray, params: HllParams, metric: str, k: int,
-                   threshold: float | None, top: int | None, z: float):
-    """(edge tiles, row tiles) of dist with the "mle" estimator, as host.cli's
-    _software_tiles gives them: edges of J >= threshold, the ``top`` best by the metric, or
-    full rows of the base similarity (J, or C for containment)."""
-    from .metrics import base_similarity, express
-    from .neighbours import top_of_rows
-    base = base_similarity(metric)
-    matrix = mle_matrix(registers, params, base, z)
-    n = matrix.shape[0]
-    if threshold is not None:
-        return [[(i, np.flatnonzero((np.arange(n) > i) & (matrix[i] >= threshold)),
-                  matrix[i][(np.arange(n) > i) & (matrix[i] >= threshold)])
-                 for i in range(n)]], None
-    if top is not None:
-        values = express(metric, matrix, k)
-        best = top_of_rows(values, top, metric, exclude=list(range(n)))
-        return [[(i, partners, row) for i, (partners, row) in enumerate(best)]], None
-    return None, [(range(n), matrix)]

@@ -18,7 +18,8 @@ from .fast.native import native
 if TYPE_CHECKING:
     from kmerspec.golden.pqa import Pqa
 
-__all__ = ["PqaArrays", "entropies", "jsd_row_tile", "kernel_row_tiles", "ARITHMETICS"]
+__all__ = ["PqaArrays", "entropies", "jsd_row_tile", "kernel_row_tiles", "fixed_jsd_to_float",
+           "ARITHMETICS"]
 
 ARITHMETICS = ("float", "fixed")
 
@@ -41,6 +42,9 @@ class PqaArrays:
             self._keys.append(keys[order])
             self._counts.append(flat_values[used][order].astype(np.float64))
         self._compiled = {}
+        self._same, seen = np.empty(len(self._keys), np.int64), {}
+        for genome, (keys, counts) in enumerate(zip(self._keys, self._counts)):
+            self._same[genome] = seen.setdefault((keys.tobytes(), counts.tobytes()), genome)
 
     def __len__(self) -> int:
         return self.tags.shape[0]
@@ -71,6 +75,10 @@ class PqaArrays:
             self._compiled[mode] = (keys, counts, terms, offsets, term_sums, scales, masses)
         return self._compiled[mode]
 
+    def same_entries(self) -> np.ndarray:
+        """A label per genome, equal for genomes holding the same entries."""
+        return self._same
+
     def pqa(self, genome: int) -> "Pqa":
         from kmerspec.golden.pqa import Pqa
         queues = [list(zip(t, v)) for t, v in zip(self.tags[genome].tolist(),
@@ -92,6 +100,16 @@ def entropies(pqas: PqaArrays) -> np.ndarray:
 _MODE_CODES = {"counts": 0, "textbook": 1}  # host/fast/_jsd.c
 
 
+def fixed_jsd_to_float(rows: range, block: np.ndarray, pqas: PqaArrays) -> np.ndarray:
+    """The float JSD of rows of fixed-point JSD / 2^24 (the hardware's, bit for bit): never
+    below 0, and exactly 0 between genomes holding the same entries (SPEC 4; the float
+    arithmetic's rule, kmerspec.golden.entropy.jsd_from_pqas)."""
+    block = np.maximum(block, 0.0)
+    same = pqas.same_entries()
+    block[same[np.asarray(rows)][:, None] == same[None, :]] = 0.0
+    return block
+
+
 def jsd_row_tile(rows: range, pqas: PqaArrays, entropy: np.ndarray, mode: str,
                  arithmetic: str) -> np.ndarray:
     """Full rows of the JSD matrix (diagonal 0): a task of a (possibly distributed) run."""
@@ -105,7 +123,7 @@ def jsd_row_tile(rows: range, pqas: PqaArrays, entropy: np.ndarray, mode: str,
                 if a != b:
                     out[row, b] = jsd_fixed(pqas.pqa(a), pqas.pqa(b), mode, fixed_entropy[a],
                                             fixed_entropy[b]) / FIXED_ONE
-        return out
+        return fixed_jsd_to_float(rows, out, pqas)
     native.jsd_rows(*pqas.compiled_input(mode), np.ascontiguousarray(entropy, dtype=np.float64),
                     _MODE_CODES[mode], np.array(rows, dtype=np.int64), out)
     return out
@@ -120,4 +138,5 @@ def kernel_row_tiles(backend, pqas: PqaArrays, tiles: list[range], mode: str, ar
     if arithmetic != "fixed":
         raise ValueError(f"--backend {backend.name}: the JSD similarity kernel computes the "
                          "fixed-point JSD; add --arithmetic fixed (float64 is --backend sw)")
-    return backend.jsd_rows([pqas.pqa(genome) for genome in range(len(pqas))], tiles, mode)
+    rows = backend.jsd_rows([pqas.pqa(genome) for genome in range(len(pqas))], tiles, mode)
+    return (fixed_jsd_to_float(tile, block, pqas) for tile, block in zip(tiles, rows))

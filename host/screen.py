@@ -1,7 +1,7 @@
 """Screening a read set for references (the ``screen`` command, as ``mash screen``; SPEC 3
 "Screening"): for each reference R, the fraction of its k-mers present in the read set Q,
 C = |R n Q| / |R|, and the identity C^(1/k), from the two HLL sketches by Ertl's joint MLE
-(host.hll_joint through host.estimators.mle_pairs).
+(the native loop of host/fast/_mle.c through host.estimators.mle_pairs).
 
 The joint MLE, not the "hll" inclusion-exclusion: a reference is usually a small set beside a
 large read set (the bundled virus, ~10,000 21-mers, in ~50,000 distinct read k-mers), where
@@ -49,13 +49,6 @@ class ScreenResult:
         return reported[np.argsort(-self.containment[reported], kind="stable")]
 
 
-def _p_values(likelihood_ratio: np.ndarray) -> np.ndarray:
-    """P(T >= LR), T ~ (chi^2_0 + chi^2_1) / 2 (SPEC 3 "Detection"); math.erfc, not scipy's,
-    which a software install does not have."""
-    return np.array([0.5 * math.erfc(math.sqrt(max(ratio, 0.0) / 2.0)) if ratio > 0 else 1.0
-                     for ratio in likelihood_ratio.tolist()])
-
-
 def screen(references: np.ndarray, reads: np.ndarray, params: HllParams, z: float,
            winner_take_all: bool = False) -> ScreenResult:
     """Each reference (rows of ``references``) inside the read set (``reads``, one register
@@ -69,7 +62,7 @@ def screen(references: np.ndarray, reads: np.ndarray, params: HllParams, z: floa
     # the pairs (reads, R): one left sketch, so one vectorised pass over every reference
     first = mle_pairs(registers, params, np.full(n, n), np.arange(n))
     kmers = first.y_only + first.shared
-    p_values = _p_values(first.likelihood_ratio)
+    p_values = first.p_values()
     detected = first.shared > 0
     if z > 0:  # family-wise: n references are n chances of a hit by chance (Bonferroni)
         detected &= p_values <= 0.5 * math.erfc(z / math.sqrt(2.0)) / n

@@ -76,3 +76,28 @@ def xrt_stand_in(monkeypatch):
     monkeypatch.setenv(STAND_IN_ENV, "sim")
     yield fresh
     fresh.release()
+
+
+# -- the instruction sets of the native pair loops -----------------------------------------------
+
+def simd_levels() -> list[str]:
+    """The instruction sets host/fast/_allpairs.c and _mle.c can run at on this CPU."""
+    from host.fast.native import native
+    levels = ["scalar"]
+    for level in ("ssse3", "avx2"):
+        try:
+            native.set_simd_level(level)
+            levels.append(level)
+        except ValueError:
+            pass
+    native.set_simd_level("best")
+    return levels
+
+
+@pytest.fixture(params=simd_levels())
+def simd_level(request):
+    """Each instruction set of this CPU in turn, the best one restored afterwards."""
+    from host.fast.native import native
+    native.set_simd_level(request.param)
+    yield request.param
+    native.set_simd_level("best")

@@ -1,19 +1,20 @@
-"""The expected outputs of dist/search metrics, built from the golden model pair by pair: the full
-matrix (SPEC 3 "Other metrics") and each row's K best by plain sorting, printed as the CLI
-prints them."""
+"""The expected outputs of dist/search metrics, built from the golden model pair by pair (by either
+estimator of SPEC 3): the full matrix (SPEC 3 "Other metrics") and each row's K best by plain
+sorting, printed as the CLI prints them; and the printed matrix of dist read back."""
 
 import numpy as np
 
 from host.similarity import mash_distance
 from kmerspec.golden.hll import HllParams, containment, estimate, jaccard
-from kmerspec.golden.hll_joint import DEFAULT_DETECTION, hll_detected
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION, hll_detected, joint_mle, mle_detected
 
 
 def golden_matrix(registers: np.ndarray, params: HllParams, metric: str, k: int,
-                  columns: np.ndarray | None = None, z: float = DEFAULT_DETECTION) -> np.ndarray:
-    """The metric of every (row, column) pair from golden estimates, 0 (J, C) for a pair below
-    detection at ``z`` (SPEC 3 "Detection"); the diagonal J = C = 1 (when ``columns`` is None:
-    a square matrix)."""
+                  columns: np.ndarray | None = None, z: float = DEFAULT_DETECTION,
+                  estimator: str = "hll") -> np.ndarray:
+    """The metric of every (row, column) pair from golden estimates by ``estimator`` ("hll" or
+    "mle"), 0 (J, C) for a pair below detection at ``z`` (SPEC 3 "Detection"); the diagonal
+    J = C = 1 (when ``columns`` is None: a square matrix)."""
     columns = registers if columns is None else columns
     square = columns is registers
     cards_rows = [estimate(r.tolist(), params) for r in registers]
@@ -24,6 +25,11 @@ def golden_matrix(registers: np.ndarray, params: HllParams, metric: str, k: int,
         for j, column in enumerate(columns):
             if square and i == j:
                 similarity[i, j] = 1.0
+                continue
+            if estimator == "mle":
+                found = joint_mle(row.tolist(), column.tolist(), params)
+                similarity[i, j] = (found.containment() if metric == "containment"
+                                    else found.jaccard()) if mle_detected(found, z) else 0.0
                 continue
             union = estimate(np.maximum(row, column).tolist(), params)
             similarity[i, j] = base(cards_rows[i], cards_columns[j], union)
@@ -52,3 +58,19 @@ def top_edges_text(matrix: np.ndarray, names: list[str], top: int, metric: str) 
 def matrix_text(matrix: np.ndarray, names: list[str]) -> list[str]:
     """The data lines of ``dist --format tsv``."""
     return [name + "\t" + "\t".join(f"{v:.6g}" for v in row) for name, row in zip(names, matrix)]
+
+
+def printed_matrix(path) -> tuple[list[str], np.ndarray]:
+    """(names, values) of a ``dist --format tsv`` output."""
+    lines = [line.split("\t") for line in path.read_text().splitlines()
+             if not line.startswith("#")]
+    return [row[0] for row in lines], np.array([[float(v) for v in row[1:]] for row in lines])
+
+
+def close_to_golden(printed: np.ndarray, expected: np.ndarray, metric: str = "jaccard") -> bool:
+    """Printed "mle" values (6 significant digits) against golden ones: the native estimates
+    are within 1e-6 of the union of golden's (SPEC 3), and the same pairs are detected (a Mash
+    distance of 1, any other metric 0, for a pair below detection)."""
+    nothing = 1.0 if metric == "mash" else 0.0
+    return (np.allclose(printed, expected, rtol=2e-5, atol=1e-5)
+            and bool(((printed != nothing) == (expected != nothing)).all()))

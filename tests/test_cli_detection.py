@@ -1,6 +1,8 @@
 """dist/search --detection and --estimator (SPEC 3 "Estimators", "Detection"): unrelated
 genomes print nothing shared (J = C = 0, Mash distance 1, ANI 0) in every format, related ones
-print their unchanged estimates; --estimator mle against the golden joint MLE; one-line errors."""
+print their unchanged estimates, by either estimator; the default (the joint MLE) and
+--estimator mle against the golden joint MLE, --estimator hll against the golden hll estimator;
+one-line errors."""
 
 import math
 
@@ -53,13 +55,16 @@ def related(a: str, b: str) -> bool:
     return a == b or (a, b) in RELATED or (b, a) in RELATED
 
 
+@pytest.mark.parametrize("estimator", [None, "hll", "mle"])
 @pytest.mark.parametrize("metric,nothing", [("jaccard", 0.0), ("containment", 0.0),
                                             ("ani", 0.0), ("mash", 1.0)])
-def test_unrelated_pairs_print_nothing_shared(tmp_path, collection, metric, nothing):
+def test_unrelated_pairs_print_nothing_shared(tmp_path, collection, metric, nothing, estimator):
     default, raw = tmp_path / "default.tsv", tmp_path / "raw.tsv"
-    assert run_status("dist", collection["sketch"], "--metric", metric, "-o", default) == 0
+    chosen = [] if estimator is None else ["--estimator", estimator]
+    assert run_status("dist", collection["sketch"], "--metric", metric, *chosen,
+                      "-o", default) == 0
     assert run_status("dist", collection["sketch"], "--metric", metric, "--detection", "0",
-               "-o", raw) == 0
+                      *chosen, "-o", raw) == 0
     names, floored = matrix(default)
     _, estimates = matrix(raw)
     noise = 0
@@ -71,14 +76,16 @@ def test_unrelated_pairs_print_nothing_shared(tmp_path, collection, metric, noth
                 assert floored[i, j] == nothing
                 noise += estimates[i, j] != nothing
     assert noise > 0  # without detection, some unrelated pair gets a value from noise
-    assert "estimator=hll detection=3.0" in default.read_text().splitlines()[0]
+    # the default estimator is the joint MLE (SPEC 3)
+    assert f"estimator={estimator or 'mle'} detection=3.0" in default.read_text().splitlines()[0]
 
 
 @pytest.mark.parametrize("z", ["0", "1.5", "3", "8"])
 @pytest.mark.parametrize("metric", ["jaccard", "containment"])
 def test_matrix_equals_golden_with_detection(tmp_path, collection, metric, z):
     out = tmp_path / "m.tsv"
-    assert run_status("dist", collection["sketch"], "--metric", metric, "--detection", z, "-o", out) == 0
+    assert run_status("dist", collection["sketch"], "--estimator", "hll", "--metric", metric,
+                      "--detection", z, "-o", out) == 0
     expected = golden_matrix(collection["registers"], PARAMS, metric, K, z=float(z))
     assert out.read_text().splitlines()[2:] == matrix_text(expected, collection["names"])
 
@@ -108,29 +115,49 @@ def test_threshold_keeps_only_pairs_above_detection(tmp_path, collection):
     assert raw_pairs - pairs  # noise pairs were listed without detection
 
 
-def mle_expected(registers, kind: str, z: float = 3.0) -> np.ndarray:
-    n = len(registers)
+@pytest.fixture(scope="module")
+def golden_joint(collection):
+    """The golden joint MLE of every ordered pair."""
+    registers = collection["registers"]
+    return {(i, j): joint_mle(registers[i].tolist(), registers[j].tolist(), PARAMS)
+            for i in range(len(registers)) for j in range(len(registers)) if i != j}
+
+
+def mle_expected(golden_joint, n: int, kind: str, z: float = 3.0) -> np.ndarray:
     out = np.eye(n)
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                found = joint_mle(registers[i].tolist(), registers[j].tolist(), PARAMS)
-                value = found.jaccard() if kind == "jaccard" else found.containment()
-                out[i, j] = value if found.shared > 0 and found.likelihood_ratio >= z * z else 0.0
+    for (i, j), found in golden_joint.items():
+        value = found.jaccard() if kind == "jaccard" else found.containment()
+        out[i, j] = value if found.shared > 0 and found.likelihood_ratio >= z * z else 0.0
     return out
 
 
 @pytest.fixture(scope="module")
-def golden_mle(collection):
-    return {kind: mle_expected(collection["registers"], kind) for kind in ("jaccard",
-                                                                           "containment")}
+def golden_mle(collection, golden_joint):
+    n = len(collection["registers"])
+    return {kind: mle_expected(golden_joint, n, kind) for kind in ("jaccard", "containment")}
 
 
-@pytest.mark.parametrize("metric", ["jaccard", "containment", "ani"])
-def test_mle_matrix_equals_golden(tmp_path, collection, golden_mle, metric):
+@pytest.mark.parametrize("z", ["0", "1.5", "8"])
+@pytest.mark.parametrize("metric", ["jaccard", "containment"])
+def test_default_matrix_is_the_golden_mle_with_detection(tmp_path, collection, golden_joint,
+                                                         metric, z):
+    """No --estimator: the joint MLE, against the golden model, at every Z."""
     out = tmp_path / "m.tsv"
-    assert run_status("dist", collection["sketch"], "--estimator", "mle", "--metric", metric,
-               "-o", out) == 0
+    assert run_status("dist", collection["sketch"], "--metric", metric, "--detection", z,
+                      "-o", out) == 0
+    _, values = matrix(out)
+    expected = mle_expected(golden_joint, len(collection["names"]), metric, float(z))
+    # 6 significant digits printed; sw within 1e-6 of the union of golden (SPEC 3)
+    assert np.allclose(values, expected, rtol=2e-5, atol=1e-5)
+    assert ((values > 0) == (expected > 0)).all()
+
+
+@pytest.mark.parametrize("estimator", [None, "mle"])
+@pytest.mark.parametrize("metric", ["jaccard", "containment", "ani"])
+def test_mle_matrix_equals_golden(tmp_path, collection, golden_mle, metric, estimator):
+    out = tmp_path / "m.tsv"
+    chosen = [] if estimator is None else ["--estimator", estimator]
+    assert run_status("dist", collection["sketch"], *chosen, "--metric", metric, "-o", out) == 0
     names, values = matrix(out)
     base = golden_mle["containment" if metric == "containment" else "jaccard"]
     if metric == "ani":
@@ -157,10 +184,12 @@ def test_search_with_mle_equals_dist_rows(tmp_path, collection, golden_mle):
         assert math.isclose(float(value), expected, rel_tol=2e-5, abs_tol=1e-5)
 
 
-def test_search_hll_floors_unrelated_references(tmp_path, collection):
+@pytest.mark.parametrize("estimator", [None, "hll"])
+def test_search_floors_unrelated_references(tmp_path, collection, estimator):
     out = tmp_path / "s.tsv"
-    assert run_status("search", collection["paths"][3], "--db", collection["sketch"], "--metric", "ani",
-               "-o", out) == 0
+    chosen = [] if estimator is None else ["--estimator", estimator]
+    assert run_status("search", collection["paths"][3], "--db", collection["sketch"],
+                      "--metric", "ani", *chosen, "-o", out) == 0
     values = {line.split("\t")[1]: float(line.split("\t")[2])
               for line in out.read_text().splitlines()[2:]}
     assert values["other0.fa"] == 100.0
@@ -190,14 +219,16 @@ def test_bad_detection_is_one_line(tmp_path, collection, capsys, value, message)
     assert not out.exists()
 
 
-def test_sim_backend_with_mle_estimates_on_the_host(tmp_path, collection, capfd):
+@pytest.mark.parametrize("estimator", [None, "mle"])
+def test_sim_backend_with_mle_estimates_on_the_host(tmp_path, collection, capfd, estimator):
     """The kernels return union features only: sim says so in one line and prints what sw
-    prints (sketch inputs, so no kernel runs)."""
+    prints (sketch inputs, so no kernel runs), by default too."""
     outputs = {}
+    chosen = [] if estimator is None else ["--estimator", estimator]
     for backend in ("sw", "sim"):
         out = tmp_path / f"{backend}.tsv"
-        assert run_status("dist", collection["sketch"], "--estimator", "mle", "--backend", backend,
-                   "-o", out) == 0
+        assert run_status("dist", collection["sketch"], *chosen, "--backend", backend,
+                          "-o", out) == 0
         outputs[backend] = out.read_bytes()
         err = capfd.readouterr().err
         assert (err.splitlines() == [] if backend == "sw" else
@@ -215,10 +246,20 @@ def p_value_lines(path) -> list[tuple[str, str, float, float]]:
             (line.split("\t") for line in lines[2:])]
 
 
+def without_scipy(monkeypatch):
+    """scipy, and its modules loaded earlier, unimportable: the software set-up has none (only
+    the plot extra installs it)."""
+    import sys
+    for module in [name for name in sys.modules if name == "scipy" or name.startswith("scipy.")]:
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setitem(sys.modules, "scipy", None)
+
+
 @pytest.mark.parametrize("estimator", ["hll", "mle"])
-def test_pvalue_column_is_the_golden_p_value(tmp_path, collection, estimator):
+def test_pvalue_column_is_the_golden_p_value(tmp_path, collection, estimator, monkeypatch):
     from kmerspec.golden.hll import estimate
     from kmerspec.golden.hll_joint import hll_p_value, mle_p_value
+    without_scipy(monkeypatch)
     out = tmp_path / "e.tsv"
     assert run_status("dist", collection["sketch"], "--format", "edges", "--pvalue", "--estimator",
                estimator, "-o", out) == 0
@@ -236,7 +277,8 @@ def test_pvalue_column_is_the_golden_p_value(tmp_path, collection, estimator):
         assert (value > 0) == (p <= 0.00135) == related(a, b)
 
 
-def test_search_pvalue_column(tmp_path, collection):
+def test_search_pvalue_column(tmp_path, collection, monkeypatch):
+    without_scipy(monkeypatch)
     out = tmp_path / "s.tsv"
     assert run_status("search", collection["paths"][0], "--db", collection["sketch"], "--pvalue",
                "-o", out) == 0

@@ -58,6 +58,27 @@ def test_pqa_sketches_equal_golden_and_jsd_matches(tmp_path, family):
     assert (tmp_path / "direct_sw.tsv").read_text() == (tmp_path / "direct_golden.tsv").read_text()
 
 
+@pytest.mark.parametrize("mode", ["textbook", "counts"])
+@pytest.mark.parametrize("arithmetic", ["float", "fixed"])
+def test_jsd_of_identical_files_is_exactly_0(tmp_path, family, mode, arithmetic):
+    """Two copies of a genome (and a third under another name) print JSD 0 exactly, not the
+    rounding of the entropies' difference (-1.78e-15 .. -6.7e-13 before), and nothing is
+    below 0 (SPEC 4)."""
+    copies = []
+    for name in ("copy_a.fa", "copy_b.fa"):
+        copies.append(tmp_path / name)
+        copies[-1].write_bytes(family[2].read_bytes())
+    out = tmp_path / "jsd.tsv"
+    assert main(["jsd", *map(str, family), *map(str, copies), "--s", "1", "--R", "6", "--n", "8",
+                 "--mode", mode, "--arithmetic", arithmetic, "-o", str(out)]) == 0
+    matrix = read_matrix(out)
+    for a, b in ((2, 4), (2, 5), (4, 5)):
+        assert matrix[a, b] == 0.0 and matrix[b, a] == 0.0
+    assert (matrix >= 0).all() and (matrix[:4, :4][~np.eye(4, dtype=bool)] > 0).all()
+    lines = out.read_text().splitlines()
+    assert all("-" not in value for line in lines[2:] for value in line.split("\t")[1:])
+
+
 def test_jsd_refuses_hll_sketches(tmp_path, family, capsys):
     hll = tmp_path / "hll.sketch"
     assert main(["sketch", str(family[0]), "-o", str(hll)]) == 0

@@ -1,13 +1,15 @@
-"""dist --metric containment|ani, dist --top K and search --db: every value against the golden
-model pair by pair, every --top row against a plain sort of the full matrix, every search row
-against the full matrix of dist; and one-line errors with nothing written."""
+"""dist --metric containment|ani, dist --top K and search --db, by the default estimator (the
+joint MLE) and by --estimator hll: every value against the golden model pair by pair, every
+--top row against a plain sort of the full matrix, every search row against the full matrix of
+dist; and one-line errors with nothing written."""
 
 import numpy as np
 import pytest
 
 from host.sketchfile import read_sketches
 from kmerspec.golden.hll import HllParams
-from tests.metric_checks import golden_matrix, matrix_text, top_edges_text
+from tests.metric_checks import (close_to_golden, golden_matrix, matrix_text, printed_matrix,
+                                 top_edges_text)
 from tests.cli_helpers import run_status
 
 METRICS = ("jaccard", "containment", "ani", "mash")
@@ -46,48 +48,90 @@ def data_lines(path) -> list[str]:
     return [line for line in path.read_text().splitlines() if not line.startswith("#")]
 
 
+#: the estimators of SPEC 3: the default (None: the joint MLE) and hll, given by name
+ESTIMATORS = (None, "hll")
+
+
+def chosen(estimator) -> list[str]:
+    return [] if estimator is None else ["--estimator", estimator]
+
+
+@pytest.fixture(scope="module")
+def golden(collection):
+    """The golden matrix of every metric by each estimator (None: the default, mle)."""
+    return {(estimator, metric): golden_matrix(collection["registers"], HllParams(10, 4),
+                                               metric, 21, estimator=estimator or "mle")
+            for estimator in ESTIMATORS for metric in METRICS}
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
 @pytest.mark.parametrize("metric", METRICS)
-def test_full_matrix_equals_golden(tmp_path, collection, metric):
+def test_full_matrix_equals_golden(tmp_path, collection, golden, metric, estimator):
     out = tmp_path / "m.tsv"
-    assert run_status("dist", collection["sketch"], "--metric", metric, "-o", out) == 0
-    expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
-    assert data_lines(out) == matrix_text(expected, collection["names"])
+    assert run_status("dist", collection["sketch"], "--metric", metric, *chosen(estimator),
+                      "-o", out) == 0
+    expected = golden[estimator, metric]
+    if estimator == "hll":  # the union estimates: bit for bit
+        assert data_lines(out) == matrix_text(expected, collection["names"])
+    else:
+        assert close_to_golden(printed_matrix(out)[1], expected, metric)
     if metric == "containment":  # asymmetric: the half is contained in the base, not back
         names = collection["names"]
         half, g0 = names.index("half.fa"), names.index("g0.fa")
         assert expected[half, g0] > 0.95 and expected[g0, half] < 0.6
 
 
+@pytest.mark.parametrize("estimator", ESTIMATORS)
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("top", [1, 3, 20])
-def test_top_equals_the_sorted_rows_of_the_full_matrix(tmp_path, collection, metric, top):
-    out = tmp_path / "top.edges"
-    assert run_status("dist", collection["sketch"], "--metric", metric, "--format", "edges", "--top",
-               top, "--threads", 2, "-o", out) == 0
-    expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
+def test_top_equals_the_sorted_rows_of_the_full_matrix(tmp_path, collection, golden, metric,
+                                                       top, estimator):
+    """--top K: the first K of each row of the full matrix sorted, the matrix of golden values
+    (hll, bit for bit) or of the values dist prints (mle: each pair's estimate is computed once
+    in one orientation, whichever end asks, so --top and the matrix agree bit for bit)."""
+    out, whole = tmp_path / "top.edges", tmp_path / "whole.tsv"
+    assert run_status("dist", collection["sketch"], "--metric", metric, "--format", "edges",
+                      "--top", top, "--threads", 2, *chosen(estimator), "-o", out) == 0
+    if estimator == "hll":
+        expected = golden[estimator, metric]
+    else:
+        assert run_status("dist", collection["sketch"], "--metric", metric,
+                          "-o", whole) == 0
+        expected = printed_matrix(whole)[1]
+        assert close_to_golden(expected, golden[estimator, metric], metric)
     lines = data_lines(out)
     assert lines == top_edges_text(expected, collection["names"], top, metric)
     n = len(collection["names"])
     assert len(lines) == n * min(top, n - 1)
 
 
-def test_edges_without_threshold_list_every_pair(tmp_path, collection):
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_edges_without_threshold_list_every_pair(tmp_path, collection, golden, estimator):
     names = collection["names"]
     n = len(names)
     for metric, pairs in (("jaccard", n * (n - 1) // 2), ("containment", n * (n - 1))):
-        out = tmp_path / f"{metric}.edges"
+        out, whole = tmp_path / f"{metric}.edges", tmp_path / f"{metric}.tsv"
         assert run_status("dist", collection["sketch"], "--metric", metric, "--format", "edges",
-                   "-o", out) == 0
-        expected = golden_matrix(collection["registers"], HllParams(10, 4), metric, 21)
+                          *chosen(estimator), "-o", out) == 0
+        assert run_status("dist", collection["sketch"], "--metric", metric, *chosen(estimator),
+                          "-o", whole) == 0
+        expected = golden[estimator, metric]
+        printed = printed_matrix(whole)[1]
+        if estimator == "hll":
+            assert np.array_equal(printed, np.array([[float(f"{v:.6g}") for v in row]
+                                                     for row in expected]))
+        else:
+            assert close_to_golden(printed, expected, metric)
         lines = data_lines(out)
         assert len(lines) == pairs
         for line in lines:
             a, b, value = line.split("\t")
-            assert value == f"{expected[names.index(a), names.index(b)]:.6g}"
+            assert float(value) == printed[names.index(a), names.index(b)]
 
 
+@pytest.mark.parametrize("estimator", ESTIMATORS)
 @pytest.mark.parametrize("metric", METRICS)
-def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
+def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric, estimator):
     """Queries as a sequence file and as a sketch file: every reference, best first, equals
     the query's row of dist over references and queries together."""
     directory = collection["directory"]
@@ -104,13 +148,14 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
     db = collection["sketch"]
     out = tmp_path / "hits.tsv"
     assert run_status("search", query_sequence, query_sketch, "--db", db, "--metric", metric,
-               "-o", out) == 0
+                      *chosen(estimator), "-o", out) == 0
     refs = collection["names"]
     lines = data_lines(out)
     assert len(lines) == 2 * len(refs)
     # the full matrix of references and queries together
     whole = tmp_path / "whole.tsv"
-    assert run_status("dist", db, query_sequence, query_sketch, "--metric", metric, "-o", whole) == 0
+    assert run_status("dist", db, query_sequence, query_sketch, "--metric", metric,
+                      *chosen(estimator), "-o", whole) == 0
     header, *rows = whole.read_text().splitlines()[1:]
     columns = header.split("\t")[1:]
     matrix = {row.split("\t")[0]: dict(zip(columns, row.split("\t")[1:])) for row in rows}
@@ -123,12 +168,18 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric):
     queries = np.concatenate([sketches.arrays["registers"],
                               read_sketches_of(tmp_path, query_sequence).arrays["registers"]])
     expected = golden_matrix(queries, HllParams(10, 4), metric, 21,
-                             columns=collection["registers"])
+                             columns=collection["registers"], estimator=estimator or "mle")
     sign = 1.0 if metric == "mash" else -1.0
     for q, name in enumerate(["again.fa", "query.fa"]):
-        order = sorted(range(len(refs)), key=lambda r: (sign * expected[q, r], r))
-        assert lines[q * len(refs):(q + 1) * len(refs)] == [
-            f"{name}\t{refs[r]}\t{expected[q, r]:.6g}" for r in order]
+        found = lines[q * len(refs):(q + 1) * len(refs)]
+        if estimator == "hll":
+            order = sorted(range(len(refs)), key=lambda r: (sign * expected[q, r], r))
+            assert found == [f"{name}\t{refs[r]}\t{expected[q, r]:.6g}" for r in order]
+        else:  # the printed values sorted, each close to golden's
+            values = {line.split("\t")[1]: float(line.split("\t")[2]) for line in found}
+            assert [line.split("\t")[1] for line in found] == sorted(
+                refs, key=lambda r: (sign * values[r], refs.index(r)))
+            assert close_to_golden(np.array([values[r] for r in refs]), expected[q], metric)
 
 
 def read_sketches_of(tmp_path, sequence):

@@ -60,9 +60,11 @@ def test_sketch_and_dist(tmp_path, small_genomes):
     sketch = tmp_path / "sw.out"
     kept = tmp_path / "all.sketch"
     sketch.rename(kept)
-    matrix = run_both(tmp_path, "dist", str(kept))
+    # --estimator hll: the similarity kernel's estimator (the default, mle, runs on the host)
+    matrix = run_both(tmp_path, "dist", str(kept), "--estimator", "hll")
     assert matrix.count(b"\n") == 2 + len(small_genomes)
-    edges = run_both(tmp_path, "dist", str(kept), "--format", "edges", "--threshold", "0.2")
+    edges = run_both(tmp_path, "dist", str(kept), "--format", "edges", "--threshold", "0.2",
+                     "--estimator", "hll")
     assert b"related0.fa\trelated1.fa" in edges or b"related1.fa\trelated0.fa" in edges
 
 
@@ -72,10 +74,11 @@ def test_metrics_and_top_through_the_similarity_kernel(tmp_path, small_genomes):
     sketch = tmp_path / "all.sketch"
     assert main(["sketch", *small_genomes, "--index-bits", "10", "--k", "21", "-o", str(sketch)]) == 0
     sketches = read_sketches(sketch)
-    run_both(tmp_path, "dist", str(sketch), "--metric", "containment")
+    # --estimator hll: the kernel's estimator (the default, mle, estimates on the host)
+    run_both(tmp_path, "dist", str(sketch), "--metric", "containment", "--estimator", "hll")
     for metric, top in (("containment", 2), ("mash", 3)):
         edges = run_both(tmp_path, "dist", str(sketch), "--format", "edges", "--metric", metric,
-                         "--top", str(top))
+                         "--top", str(top), "--estimator", "hll")
         expected = golden_matrix(sketches.arrays["registers"], HllParams(10, 4), metric, 21)
         assert edges.decode().splitlines()[2:] == top_edges_text(expected, sketches.names,
                                                                  top, metric)

@@ -75,11 +75,12 @@ def test_sketch_and_dist(tmp_path, build_dir, small_genomes, xrt_stand_in):
     assert xrt_stand_in.started["jacc_sketch_1"] >= 1
     kept = tmp_path / "all.sketch"
     (tmp_path / "sw.out").rename(kept)
-    matrix = run_both(tmp_path, build_dir, "dist", str(kept))
+    # --estimator hll: the similarity kernel's estimator (the default, mle, runs on the host)
+    matrix = run_both(tmp_path, build_dir, "dist", str(kept), "--estimator", "hll")
     assert xrt_stand_in.started["jacc_similarity_1"] >= 1
     assert matrix.count(b"\n") == 2 + len(small_genomes)
     edges = run_both(tmp_path, build_dir, "dist", str(kept), "--format", "edges",
-                     "--threshold", "0.2")
+                     "--threshold", "0.2", "--estimator", "hll")
     assert b"related0.fa\trelated1.fa" in edges or b"related1.fa\trelated0.fa" in edges
 
 

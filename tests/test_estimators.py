@@ -1,7 +1,7 @@
 """SPEC 3 "Estimators" and "Detection": the golden joint MLE (its likelihood against the plain
 finite-difference form, its derivatives, its maximum, its estimates against exact k-mer sets),
-host/hll_joint.py against the golden model, and the detection rule on constructed unrelated
-and related pairs."""
+the native pair loop (host/fast/_mle.c) against the golden model, and the detection rule on
+constructed unrelated and related pairs."""
 
 import math
 import random
@@ -9,9 +9,11 @@ import random
 import numpy as np
 import pytest
 
-from host import estimators, hll_joint
+from host import estimators
+from host.estimators import mle_pairs
 from host.fast.hll import insert_kmers
 from host.metrics import pair_similarity
+from host.similarity import PackedSketches
 from kmerspec.golden.hll import Hll, HllParams, estimate, jaccard
 from kmerspec.golden.hll_joint import (JointEstimate, hll_detected, hll_p_value, joint_mle,
                                        log_likelihood, log_likelihood_direct, maximise,
@@ -139,19 +141,15 @@ def test_empty_sketches():
     assert found.x_only == pytest.approx(1000, rel=0.3)
 
 
-# -- sw (numpy) against golden --------------------------------------------------------------------
+# -- the native pair loop (host/fast/_mle.c) against golden -------------------------------------
 
 SW_CASES = [(20000, 20000, 0), (20000, 30000, 5000), (5000, 100000, 5000), (0, 0, 3000),
             (100, 0, 50), (0, 0, 0), (200000, 200000, 1000), (3000, 3000, 100000)]
 
 
-@pytest.mark.parametrize("p,w", [(10, 4), (9, 5), (8, 8)])
-def test_sw_equals_golden_within_the_stated_tolerance(p, w):
-    """Each cardinality within 1e-6 |X u Y| (SPEC 3), LR within 1e-6 (1 + LR), and the same
-    detection, over every ordered pair of 16 sketches (flat likelihoods included: a set of
-    150 k-mers against 400,000)."""
-    params = HllParams(p, w)
-    rng = np.random.default_rng(7)
+def case_registers(params: HllParams, seed: int = 7) -> np.ndarray:
+    """Two sketches per case of SW_CASES, from disjoint random k-mer words."""
+    rng = np.random.default_rng(seed)
     registers = np.zeros((2 * len(SW_CASES), params.m), dtype=np.uint8)
     for case, (only_x, only_y, shared) in enumerate(SW_CASES):
         words = rng.choice(1 << 62, only_x + only_y + shared, replace=False).astype(np.uint64)
@@ -159,42 +157,130 @@ def test_sw_equals_golden_within_the_stated_tolerance(p, w):
         insert_kmers(registers[2 * case], np.concatenate([words[:only_x], common]), params)
         insert_kmers(registers[2 * case + 1], np.concatenate([words[only_x:only_x + only_y],
                                                               common]), params)
+    return registers
+
+
+def assert_within_tolerance(found, golden, index):
+    """Each cardinality within 1e-6 |X u Y| (SPEC 3), LR within 1e-6 (1 + LR), the same
+    detection and p-value."""
+    scale = 1e-6 * max(1.0, golden.union)
+    assert abs(found.x_only[index] - golden.x_only) <= scale, index
+    assert abs(found.y_only[index] - golden.y_only) <= scale, index
+    assert abs(found.shared[index] - golden.shared) <= scale, index
+    assert abs(found.likelihood_ratio[index] - golden.likelihood_ratio) <= \
+        1e-6 * (1 + golden.likelihood_ratio), index
+    assert bool(found.detected(3.0)[index]) == mle_detected(golden), index
+    if golden.likelihood_ratio > 1e-3:  # p jumps from 1/2 to 1 at LR = 0
+        assert found.p_values()[index] == pytest.approx(mle_p_value(golden), rel=1e-5)
+
+
+@pytest.mark.parametrize("p,w", [(10, 4), (11, 4), (9, 5), (8, 8)])
+def test_native_equals_golden_within_the_stated_tolerance(simd_level, p, w):
+    """Every ordered pair of 16 sketches (flat likelihoods included: a set of 150 k-mers
+    against 400,000), on every SIMD level of this CPU; the 16 columns of a row span two chunks
+    of the pair loop's column cache when the row's own pairs are left out."""
+    params = HllParams(p, w)
+    registers = case_registers(params)
     lists = [r.tolist() for r in registers]
-    cards = np.array([estimate(r, params) for r in lists])
     n = len(lists)
+    found = PackedSketches(registers, params).joint_estimates(
+        np.arange(n), np.zeros(n), np.full(n, n), np.arange(n), threads=1)
     for i in range(n):
-        unions = np.array([[estimate([max(a, b) for a, b in zip(lists[i], lists[j])], params)
-                            for j in range(n)]])
-        sw = hll_joint.mle_block(registers, params, [i], np.arange(n), cards, unions)
         for j in range(n):
-            golden = joint_mle(lists[i], lists[j], params)
-            scale = 1e-6 * max(1.0, golden.union)
-            assert abs(sw.x_only[j] - golden.x_only) <= scale, (i, j)
-            assert abs(sw.y_only[j] - golden.y_only) <= scale, (i, j)
-            assert abs(sw.shared[j] - golden.shared) <= scale, (i, j)
-            assert abs(sw.likelihood_ratio[j] - golden.likelihood_ratio) <= \
-                1e-6 * (1 + golden.likelihood_ratio), (i, j)
-            assert bool(sw.detected()[j]) == mle_detected(golden), (i, j)
-            if golden.likelihood_ratio > 1e-3:  # p jumps from 1/2 to 1 at LR = 0
-                assert sw.p_values()[j] == pytest.approx(mle_p_value(golden), rel=1e-5)
+            assert_within_tolerance(found, joint_mle(lists[i], lists[j], params), i * n + j)
 
 
-def test_sw_statistic_equals_golden():
-    params = HllParams(9, 5)
-    x, y = sketch_pair(6, 4000, 9000, 3000, params)
+def test_native_at_p14_and_saturated_registers():
+    """The default geometry, with sets large enough that the 4-bit registers saturate (the
+    likelihood's top value R censored): 3e6 and 4e7 random k-mers, registers drawn from the
+    hashes' distribution (bench.containment_small.simulated_registers)."""
+    from bench.containment_small import simulated_registers
+    params = HllParams(14, 4)
+    rng = np.random.default_rng(11)
+    parts = [simulated_registers(n, params, rng) for n in (3_000_000, 40_000_000, 1_000_000)]
+    registers = np.array([np.maximum(parts[0], parts[2]), np.maximum(parts[1], parts[2]),
+                          parts[1], parts[0]])
+    assert (registers == 15).any(axis=1).all()
+    found = mle_pairs(registers, params, [0, 0, 1, 2, 3], [1, 2, 3, 0, 1])
+    for t, (i, j) in enumerate([(0, 1), (0, 2), (1, 3), (2, 0), (3, 1)]):
+        assert_within_tolerance(found, joint_mle(registers[i].tolist(), registers[j].tolist(),
+                                                 params), t)
+
+
+def test_thread_count_and_pair_grouping_do_not_change_estimates():
+    params = HllParams(10, 4)
+    registers = case_registers(params, seed=8)
+    n = len(registers)
+    left, right = np.triu_indices(n, 1)
+    one = mle_pairs(registers, params, left, right, threads=1)
+    for threads in (2, 3):
+        other = mle_pairs(registers, params, left, right, threads=threads)
+        assert np.array_equal(other.shared, one.shared)
+        assert np.array_equal(other.likelihood_ratio, one.likelihood_ratio)
+    # the same pairs seen from the other end: the same estimate, swapped, bit for bit (each
+    # pair is taken in one orientation), so search, dist's rows and --top print alike
+    swapped = mle_pairs(registers, params, right, left, threads=2)
+    assert np.array_equal(swapped.x_only, one.y_only)
+    assert np.array_equal(swapped.y_only, one.x_only)
+    assert np.array_equal(swapped.shared, one.shared)
+    assert np.array_equal(swapped.likelihood_ratio, one.likelihood_ratio)
+
+
+@pytest.mark.parametrize("p,w", [(10, 4), (9, 5), (14, 4)])
+def test_native_likelihood_and_derivatives_equal_golden(simd_level, p, w):
+    """The evaluation the pair loop takes its Newton steps with: value, gradient and Hessian
+    against kmerspec.golden.hll_joint.log_likelihood, at rates around the maximum and far from
+    it (the Hessian only steers the steps: a wrong term would still reach the maximum, slower,
+    so it is checked here)."""
+    from host.fast.native import native
+    from kmerspec.golden.hll_joint import _log_coefficient
+    params = HllParams(p, w)
+    x, y = sketch_pair(21, 4000, 9000, 3000, params)
     stat = pair_statistic(register_pairs(x, y, params))
-    sw = hll_joint.pair_statistics(np.array(x, np.uint8), np.array([y], np.uint8), params)
-    assert sw.linear[0].tolist() == [stat.linear_x, stat.linear_y, stat.linear_shared]
-    expected = [stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal]
-    assert sw.histograms[0].tolist() == expected
+    ks = [k for k in range(1, stat.r + 1) if any(
+        h[k] for h in (stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal))]
+    columns = [np.array([_log_coefficient(k, stat.r) for k in ks])] + [
+        np.array([h[k] for k in ks], np.float64)
+        for h in (stat.x_below, stat.y_below, stat.x_above, stat.y_above, stat.equal)]
+    linear = np.array([stat.linear_x, stat.linear_y, stat.linear_shared])
+    m = params.m
+    for rates in [(4000 / m, 9000 / m, 3000 / m), (1.0, 2.0, 3.0), (0.01, 30.0, 0.2),
+                  (5.0, 5.0, 1e-9)]:
+        out = np.empty(13)
+        native.mle_likelihood(*columns, linear, np.array(rates), out)
+        value, grad, hess = log_likelihood(stat, rates, derivatives=True)
+        assert out[0] == pytest.approx(value, rel=1e-12)
+        assert out[1:4] == pytest.approx(grad, rel=1e-9, abs=1e-9 * max(map(abs, grad)))
+        scale = max(abs(v) for row in hess for v in row)
+        assert out[4:].reshape(3, 3) == pytest.approx(np.array(hess), rel=1e-9,
+                                                      abs=1e-10 * scale)
 
 
-def test_sw_refuses_a_register_above_the_top_rank():
-    params = HllParams(8, 4)
-    bad = np.zeros((1, params.m), np.uint8)
+def test_native_refuses_a_register_above_the_top_rank():
+    params = HllParams(8, 5)
+    bad = np.zeros((2, params.m), np.uint8)
     bad[0, 3] = top_rank(params) + 1
-    with pytest.raises(ValueError, match="exceeds the largest rank 15"):
-        hll_joint.pair_statistics(bad[0], bad, params)
+    with pytest.raises(ValueError, match="exceeds the largest rank 31"):
+        mle_pairs(bad, params, [0], [1])
+
+
+def test_vector_math_is_within_two_ulp_of_the_c_library(simd_level):
+    """exp, 1 - exp and log of the AVX2 evaluation against math's (the scalar level is the C
+    library's own)."""
+    from host.fast.native import native
+    rng = np.random.default_rng(12)
+    x = -np.concatenate([10 ** rng.uniform(-12, 2.85, 4000), [0.0, 0.3465, 0.3467, 707.9]])
+    x = x[:x.size // 4 * 4]
+    for name, reference in (("exp", np.exp), ("one_minus_exp", lambda v: -np.expm1(v))):
+        out = np.empty_like(x)
+        native.mle_math(name, x, out)
+        ulp = np.spacing(np.abs(reference(x)))
+        assert np.all(np.abs(out - reference(x)) <= 2 * ulp), name
+    q = np.concatenate([10 ** rng.uniform(-300, 0, 4000), [1.0, 0.5, 0.7071, 0.7072]])
+    q = q[:q.size // 4 * 4]
+    out = np.empty_like(q)
+    native.mle_math("log", q, out)
+    assert np.all(np.abs(out - np.log(q)) <= 2 * np.spacing(np.abs(np.log(q)) + 1e-300))
 
 
 # -- detection ---------------------------------------------------------------------------------

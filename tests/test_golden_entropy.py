@@ -7,8 +7,9 @@ from fractions import Fraction
 
 import pytest
 
-from kmerspec.golden.entropy import (FIXED_ONE, entropy, entropy_fixed, fixed_to_float, jsd_fixed,
-                                 jsd_from_pqas, mixture_counts)
+from kmerspec.golden.entropy import (FIXED_ONE, entropy, entropy_fixed, fixed_to_float,
+                                 jsd_difference, jsd_fixed, jsd_from_pqas, mixture_counts,
+                                 same_entries)
 from kmerspec.golden.fixedpoint import (LOG2_FRAC_BITS, LOG2_LUT, LOG2_LUT_BITS, divide_fixed,
                                     log2_fixed, reciprocal_fixed)
 from kmerspec.golden.pqa import Pqa
@@ -86,14 +87,36 @@ def test_jsd_against_kl_definition(rng):
                                                                                    abs=1e-9)
 
 
-def test_counts_mode_can_be_negative():
-    """The thesis' pooled counts with very different totals: H(pooled) < (H_P + H_Q) / 2."""
+def test_counts_mode_difference_can_be_negative_and_the_jsd_is_then_0():
+    """The thesis' pooled counts with very different totals: H(pooled) < (H_P + H_Q) / 2; the
+    fixed-point unit computes that difference, the JSD reported is never below 0."""
     p = pqa_of(8, 8, {h: 1 for h in range(1000)})
     q = pqa_of(8, 8, {5000: 10**6})
-    assert jsd_from_pqas(p, q, "counts") == pytest.approx(-4.96, abs=0.01)
+    assert jsd_difference(p, q, "counts") == pytest.approx(-4.96, abs=0.01)
     assert fixed_to_float(jsd_fixed(p, q, "counts")) == pytest.approx(
-        jsd_from_pqas(p, q, "counts"), abs=JSD_BOUND)
+        jsd_difference(p, q, "counts"), abs=JSD_BOUND)
+    assert jsd_from_pqas(p, q, "counts") == 0.0
     assert 0 < jsd_from_pqas(p, q) <= 1
+
+
+def test_jsd_of_the_same_entries_is_exactly_0():
+    """Rounding makes H(mix) - (H_P + H_Q) / 2 of two identical PQAs a few 1e-16 off 0, either
+    side; the JSD is exactly 0, whatever order the entries of a queue are in."""
+    rng = random.Random(3)
+    off = 0
+    for _ in range(30):
+        entries = {rng.getrandbits(14): rng.getrandbits(rng.randint(1, 30)) | 1
+                   for _ in range(rng.randint(2, 300))}
+        p = pqa_of(6, 8, entries)
+        shuffled = [list(queue) for queue in p.queues]
+        for queue in shuffled:
+            rng.shuffle(queue)
+        q = Pqa(6, 8, shuffled)
+        assert same_entries(p, q) and not same_entries(p, pqa_of(6, 8, {**entries, 7: 2**31}))
+        for mode in ("textbook", "counts"):
+            off += jsd_difference(p, q, mode) != 0.0
+            assert jsd_from_pqas(p, q, mode) == 0.0
+    assert off > 0  # the rounding the rule removes
 
 
 def test_mixture_is_exact_integers():
@@ -189,7 +212,7 @@ def test_fixed_point_jsd_error(rng):
     worst = 0.0
     for p, q in pqa_pairs(rng):
         for mode in ("textbook", "counts"):
-            error = fixed_to_float(jsd_fixed(p, q, mode)) - jsd_from_pqas(p, q, mode)
+            error = fixed_to_float(jsd_fixed(p, q, mode)) - jsd_difference(p, q, mode)
             worst = max(worst, abs(error))
     assert worst <= JSD_BOUND
 

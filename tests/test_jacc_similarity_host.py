@@ -165,6 +165,30 @@ def test_sw_backend_equals_all_pairs(v, d, p, w, threshold):
         assert sum(len(js) for _, js, _ in got) > 0, "the family must give pairs above h"
 
 
+@pytest.mark.parametrize("p, w, size", [(8, 4, 2_000_000), (9, 5, 10**11)])
+def test_saturated_sketches_through_the_kernel_plan(p, w, size):
+    """The kernel returns (Z, nz) of each union; the host adds the union's saturated registers
+    (C_R, SPEC 3 "Saturated registers") for pairs where a sketch has some, so the kernel path
+    equals the native pair loop bit for bit on saturated sketches too (and on a sketch all at
+    the top value, whose estimate is not censored). Related sets (a shared part and a part of
+    their own, of 1 to 4 times ``size`` k-mers) so that J is between 0 and 1."""
+    from bench.containment_small import simulated_registers
+    params = HllParams(p, w)
+    rng = np.random.default_rng(41)
+    shared = simulated_registers(size, params, rng)
+    registers = np.array([np.maximum(shared, simulated_registers(int(size * f), params, rng))
+                          for f in (1, 1.5, 2, 3, 4)] + [np.zeros(params.m, np.uint8)] * 2)
+    registers[-2] = simulated_registers(size // 10_000, params, rng)  # unsaturated
+    registers[-1] = params.max_rank
+    saturated = (registers == params.max_rank).sum(axis=1)
+    assert (saturated[:5] > 0).all() and saturated[5] == 0
+    got = list(run_all_pairs(registers, params, Params(4, 2, p, w)))
+    expected = list(all_pairs(registers, params))
+    assert any(((v > 0) & (v < 1)).any() for _, _, v in expected)
+    assert [(i, js.tolist(), v.tolist()) for i, js, v in got] == \
+        [(i, js.tolist(), v.tolist()) for i, js, v in expected]
+
+
 @pytest.mark.parametrize("n", [0, 1, 2])
 def test_tiny_sets(n):
     params = HllParams(8, 4)

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import host.similarity as similarity
-from host.fast.native import native
 from host.similarity import (PackedSketches, all_pairs, cardinalities, similarity_row_tiles,
                              similarity_rows)
 from kmerspec.golden.hll import HllParams, estimate, jaccard
@@ -33,25 +32,6 @@ def _golden_pairs(registers, params):
     return {(i, j): jaccard(cards[i], cards[j],
                             estimate(np.maximum(registers[i], registers[j]).tolist(), params))
             for i in range(n) for j in range(i + 1, n)}
-
-
-def _levels():
-    levels = ["scalar"]
-    for level in ("ssse3", "avx2"):
-        try:
-            native.set_simd_level(level)
-            levels.append(level)
-        except ValueError:
-            pass
-    native.set_simd_level("best")
-    return levels
-
-
-@pytest.fixture(params=_levels())
-def simd_level(request):
-    native.set_simd_level(request.param)
-    yield request.param
-    native.set_simd_level("best")
 
 
 @pytest.mark.parametrize("p, w", [(8, 4), (10, 4), (9, 5), (8, 6), (8, 8)])

@@ -166,12 +166,12 @@ def _query(args, sketches: SketchSet, executor):
     local = isinstance(executor, LocalExecutor)
     options = (args.metric, args.estimator, args.detection)
     if not local:
-        shared = executor.share((registers, packed))
+        shared = executor.share(packed)
         threads = args.threads or 1
 
     def query(rows, columns):
         if local:
-            return query_block(registers, packed, params, k, rows, columns, *options,
+            return query_block(packed, params, k, rows, columns, *options,
                                threads=args.threads)
         parts = [columns[tile.start:tile.stop] for tile in row_tiles(columns.size)]
         return np.hstack(list(executor.map_ordered(query_tile, parts, shared, params.p,

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .. import __version__
 from ..backends import get_backend
 from ..scheduler import make_executor
@@ -17,13 +19,14 @@ from ..outputs import Outputs, writes_in_place
 from ..progress import Progress
 from ..reader import ReadsMinCount
 from ..sketchfile import SketchSet, engine_params
+from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import SAMPLE_SEED
 
 __all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
            "HLL_DEFAULTS", "JSD_DEFAULTS", "check_table_names", "option_name", "hll_params", "min_count_params",
            "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "backend_of",
-           "executor_of", "row_tiles", "require_scipy"]
+           "executor_of", "row_tiles", "require_scipy", "warn_saturated", "SATURATED_SHARE"]
 
 ROWS_PER_TILE = 32
 
@@ -43,6 +46,35 @@ class Session:
 
 def one_line(text) -> str:
     return " ".join(str(text).split())
+
+
+#: more than this share of a sketch's registers at the top value R, and its cardinality is
+#: uncertain past what the register width can tell (SPEC 3 "Saturated registers": the standard
+#: error of the censored estimate is then 1.5 times a sketch's usual or more)
+SATURATED_SHARE = 0.97
+
+
+def warn_saturated(session: Session, *sets: SketchSet) -> None:
+    """One warning line, on the terminal, if HLL sketches of ``sets`` are saturated past what
+    their width tells, naming the fix."""
+    from kmerspec.golden.hll import top_rank
+    total, found = 0, []
+    for sketches in (s for s in sets if s.kind == "hll" and len(s)):
+        p, w = sketches.params["p"], sketches.params["w"]
+        top = top_rank(HllParams(p, w))
+        total += len(sketches)
+        share = (sketches.arrays["registers"] == top).mean(axis=1)
+        found += [(sketches.names[g], p, w, top) for g in np.flatnonzero(share > SATURATED_SHARE)]
+    if not found:
+        return
+    name, p, w, top = found[0]
+    fix = (f"--register-bits {max(6, w + 1)} (or a larger --index-bits)" if w < 6
+           else "a larger --index-bits")
+    print(f"warning: {len(found)} of {total} sketches are saturated: over "
+          f"{SATURATED_SHARE:.0%} of their registers at the largest value ({top} for {w}-bit "
+          f"registers at p={p}; first: {name}), so their k-mer counts and similarities are "
+          f"uncertain past what the registers tell; sketch again with {fix}",
+          file=session.terminal, flush=True)
 
 
 def genome_names(paths: Sequence[str]) -> list[str]:

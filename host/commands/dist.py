@@ -6,7 +6,7 @@ import numpy as np
 
 from ..scheduler import LocalExecutor
 from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
-                          floor_jaccard_tiles, mle_dist_tiles, p_value_lines)
+                          floor_jaccard_tiles, p_value_lines)
 from ..io import InputError, phylip_name
 from ..metrics import (METRICS, base_similarity, express, jaccard_bound, metric_values,
                        pair_similarity, passes, phylip_distance, threshold_problem,
@@ -16,7 +16,7 @@ from ..sketchfile import SketchSet
 from ..trees import TREES
 from .collections import collection_options
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
-                     require_scipy, row_tiles)
+                     require_scipy, row_tiles, warn_saturated)
 from .inputs import load_inputs
 from .options import (METRIC_HELP, backend_options, scheduler_options, hll_options,
                       min_count_options, new_command, output_option, ranged_int)
@@ -136,39 +136,56 @@ def run(args, session: Session) -> None:
         plot = (session.outputs.open(args.plot, binary=True), image_format)
     with executor_of(args) as executor:
         sketches = load_inputs(args.inputs, "hll", "dist", args, session, executor)
+        warn_saturated(session, sketches)
         _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 
 def _software_tiles(sketches: SketchSet, executor, args, threshold: float | None):
-    """(edge tiles, row tiles) computed on the host, in this process or on the Dask workers.
+    """(edge tiles, row tiles) computed on the host, in this process or on the Dask workers, by
+    the estimator of the options.
 
     Edge tiles yield (i, js, values): J >= ``threshold`` (a Jaccard bound), the metric for
-    --top. Row tiles yield (rows, full rows of the base similarity: J, or C for containment)."""
-    from ..neighbours import metric_row_tile, top_row_tile
-    from ..similarity import PackedSketches, all_pairs, edge_tile, row_tile, similarity_row_tiles
+    --top. Row tiles yield (rows, full rows of the base similarity: J, or C for containment).
+    The "mle" estimator's values are after detection; the "hll" estimator's Jaccard before it
+    (floored later)."""
+    from ..neighbours import RunningTopK, metric_row_tile, top_row_tile
+    from ..similarity import (PackedSketches, all_pairs, edge_tile, joint_triangle, row_tile,
+                              similarity_row_tiles)
     p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
     params, threads, top = HllParams(p, w), args.threads, getattr(args, "top", None)
     packed = PackedSketches(sketches.arrays["registers"], params)
     cards, tiles = packed.cards, row_tiles(len(sketches))
     base = base_similarity(args.metric)
     floor = detection_floor(args, params)
+    mle = args.estimator == "mle"
+    detection = args.detection if mle else None
+    by_name = {"estimator": args.estimator, "detection": detection}
     if isinstance(executor, LocalExecutor):
         if threshold is not None:  # one run over every core, each pair once
-            return [all_pairs(packed, params, threshold, threads=threads)], None
-        if top is None and base == "jaccard":
-            return None, similarity_row_tiles(packed, params, tiles, threads=threads)
+            return [all_pairs(packed, params, threshold, threads=threads, **by_name)], None
+        if top is not None and mle:  # each pair once, its two ends' candidates kept
+            best = RunningTopK(len(sketches), top, args.metric)
+            for i, js, found in joint_triangle(packed, params, threads=threads):
+                best.add(np.full(js.size, i), js,
+                         express(args.metric, found.values(base, detection), k))
+                best.add(js, np.full(js.size, i),
+                         express(args.metric, found.swapped().values(base, detection), k))
+            return [best.rows()], None
+        if top is None and (base == "jaccard" or mle):
+            return None, similarity_row_tiles(packed, params, tiles, threads=threads, kind=base,
+                                              **by_name)
     else:
         # On a cluster the workers are the parallelism: one thread per task unless told so.
         packed, threads = executor.share(packed), threads or 1
     if top is not None:  # each task: its rows against every genome, K kept per row
         return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
-                                    top, threads, floor), None
+                                    top, threads, floor, args.estimator, detection), None
     if threshold is not None:
         return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
-                                    threads), None
-    if base == "jaccard":
+                                    threads, args.estimator, detection), None
+    if base == "jaccard" or mle:
         return None, zip(tiles, executor.map_ordered(row_tile, tiles, packed, cards, p, w,
-                                                     threads))
+                                                     threads, args.estimator, base, detection))
     return None, zip(tiles, executor.map_ordered(metric_row_tile, tiles, packed, cards, p, w,
                                                  base, k, threads, floor))
 
@@ -210,15 +227,11 @@ def pair_tiles(args, session: Session, sketches: SketchSet, executor,
     backend = backend_of(args, session) if args.backend in ("sim", "xrt") else None
     params = HllParams(sketches.params["p"], sketches.params["w"])
     top = getattr(args, "top", None)
-    if args.estimator == "mle":
-        if hasattr(backend, "all_pairs") and note:
-            print(KERNEL_NOTE, file=session.terminal, flush=True)
-        edge_tiles, row_tiles = mle_dist_tiles(sketches.arrays["registers"], params, args.metric,
-                                               sketches.params["k"], threshold, top,
-                                               args.detection)
-    elif hasattr(backend, "all_pairs"):
+    if args.estimator == "hll" and hasattr(backend, "all_pairs"):
         edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args, threshold)
     else:
+        if hasattr(backend, "all_pairs") and note:
+            print(KERNEL_NOTE, file=session.terminal, flush=True)
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args, threshold)
     if args.estimator == "hll" and top is None and base_similarity(args.metric) == "jaccard":
         edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
@@ -248,6 +261,9 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
     base = base_similarity(args.metric)
 
     if args.format == "edges":
+        if args.pvalue:
+            from ..similarity import PackedSketches
+            registers_for_p = PackedSketches(sketches.arrays["registers"], params)
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
         if edge_tiles is None:  # every pair (both directions for containment)
@@ -262,8 +278,8 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
                     if args.threshold is not None:  # the metric's own test after the bound
                         keep = passes(args.metric, values, args.threshold)
                         js, values = js[keep], values[keep]
-                ps = (p_value_lines(sketches.arrays["registers"], params, args.estimator, i, js)
-                      if args.pvalue else [""] * len(js))
+                ps = (p_value_lines(registers_for_p, params, args.estimator, i, js,
+                                    args.threads) if args.pvalue else [""] * len(js))
                 for j, v, p in zip(js.tolist(), values.tolist(), ps):
                     out.write(f"{names[i]}\t{names[j]}\t{v:.6g}{p}\n")
                 progress.advance()

@@ -1,7 +1,7 @@
 """``info``: the parameters and genomes of sketch files."""
 
 from ..outputs import STDOUT
-from .common import Session
+from .common import Session, warn_saturated
 from .inputs import read_sketch_files
 from .options import new_command
 from kmerspec.golden.hll import HllParams
@@ -18,7 +18,9 @@ def add_parser(commands) -> None:
 def run(args, session: Session) -> None:
     from ..similarity import cardinalities
     lines = []
-    for path, sketches in zip(args.inputs, read_sketch_files(args.inputs, session)):
+    sets = read_sketch_files(args.inputs, session)
+    warn_saturated(session, *sets)
+    for path, sketches in zip(args.inputs, sets):
         lines.append(f"{path}: {len(sketches)} {sketches.kind} sketches, "
                      + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
         estimates = (cardinalities(sketches.arrays["registers"],

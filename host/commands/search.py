@@ -3,12 +3,12 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..estimators import (add_estimator_options, hll_floor, mle_query_values, p_value_lines)
+from ..estimators import add_estimator_options, block_values, p_value_lines
 from ..io import InputError
-from ..metrics import (METRICS, base_similarity, express, metric_values, passes,
-                       threshold_problem, threshold_text)
+from ..metrics import (METRICS, base_similarity, express, passes, threshold_problem,
+                       threshold_text)
 from .collections import collection_options
-from .common import Session, check_table_names, parameter_header, row_tiles
+from .common import Session, check_table_names, parameter_header, row_tiles, warn_saturated
 from .inputs import load_inputs, read_sketch_files
 from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
                       new_command, output_option, ranged_int)
@@ -45,30 +45,21 @@ def add_parser(commands) -> None:
     search.set_defaults(run=run)
 
 
-def query_block(registers: np.ndarray, packed, params: HllParams, k: int, rows, columns,
-                metric: str, estimator: str, detection: float, threads: int | None = None
-                ) -> np.ndarray:
-    """The (rows x columns) values of ``metric`` for the genomes registers[rows] against
-    registers[columns] (``packed``: the same registers packed, host.similarity.PackedSketches)
-    by ``estimator``, pairs below ``detection`` as sharing nothing: what search prints, and
-    what cluster compares its genomes with its representatives by."""
-    rows, columns = np.asarray(rows, np.int64), np.asarray(columns, np.int64)
-    if estimator == "mle":
-        return express(metric, mle_query_values(registers[columns], registers[rows], params,
-                                                base_similarity(metric), detection), k)
-    from ..similarity import union_rows
-    unions = union_rows(packed, params, rows, columns, threads=threads)
-    return metric_values(metric, packed.cards[rows, None], packed.cards[None, columns], unions,
-                         k, hll_floor(params, detection))
+def query_block(packed, params: HllParams, k: int, rows, columns, metric: str, estimator: str,
+                detection: float, threads: int | None = None) -> np.ndarray:
+    """The (rows x columns) values of ``metric`` for the genomes ``rows`` against ``columns`` of
+    ``packed`` (host.similarity.PackedSketches) by ``estimator``, pairs below ``detection`` as
+    sharing nothing: what search prints, and what cluster compares its genomes with its
+    representatives by."""
+    return express(metric, block_values(packed, params, rows, columns, base_similarity(metric),
+                                        estimator, detection, threads), k)
 
 
-def query_tile(columns, shared, p: int, w: int, k: int, rows, metric: str, estimator: str,
+def query_tile(columns, packed, p: int, w: int, k: int, rows, metric: str, estimator: str,
                detection: float, threads: int | None = None) -> np.ndarray:
-    """:func:`query_block` for some columns: a task on a Dask worker (``shared`` holds the
-    registers and their packing)."""
-    registers, packed = shared
-    return query_block(registers, packed, HllParams(p, w), k, rows, columns, metric, estimator,
-                       detection, threads)
+    """:func:`query_block` for some columns: a task on a Dask worker (``packed`` shared)."""
+    return query_block(packed, HllParams(p, w), k, rows, columns, metric, estimator, detection,
+                       threads)
 
 
 def read_references(path: str, option: str, session: Session):
@@ -103,6 +94,7 @@ def run(args, session: Session) -> None:
     references = read_references(args.db, "--db", session)
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
                            reference=references)
+    warn_saturated(session, references, queries)
     params = references.params
     k, hll = params["k"], HllParams(params["p"], params["w"])
     n_ref = len(references)
@@ -120,14 +112,14 @@ def run(args, session: Session) -> None:
     columns = np.arange(n_ref)
     for tile in row_tiles(len(queries)):
         rows = np.arange(tile.start, tile.stop) + n_ref
-        values = query_block(packed_registers, packed, hll, k, rows, columns, args.metric,
-                             args.estimator, args.detection, args.threads)
+        values = query_block(packed, hll, k, rows, columns, args.metric, args.estimator,
+                             args.detection, args.threads)
         best = top_of_rows(values, args.top or n_ref, args.metric)
         for q, (found, found_values) in zip(tile, best):
             if args.threshold is not None:
                 keep = passes(args.metric, found_values, args.threshold)
                 found, found_values = found[keep], found_values[keep]
-            ps = (p_value_lines(packed_registers, hll, args.estimator, q + n_ref, found)
+            ps = (p_value_lines(packed, hll, args.estimator, q + n_ref, found, args.threads)
                   if args.pvalue else [""] * len(found))
             output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}{p}\n"
                                  for r, v, p in zip(found.tolist(), found_values.tolist(), ps)))

@@ -4,7 +4,7 @@ from ..io import InputError
 from ..sketchfile import engine_params, write_sketches
 from .collections import collection_options
 from .common import (HLL_DEFAULTS, Session, backend_of, executor_of, hll_params, jsd_params,
-                     min_count_params)
+                     min_count_params, warn_saturated)
 from .inputs import pqa_sequences, sketch_sequences
 from .options import (HLL_ONLY, PQA_ONLY, backend_options, scheduler_options, given_options,
                       hll_options, jsd_options, k_and_strand, min_count_options, new_command,
@@ -49,4 +49,5 @@ def run(args, session: Session) -> None:
             engine_params("hll", params)
             sketches = sketch_sequences(args.files, params, backend, executor, session,
                                         args.threads, min_count_params(args))
+            warn_saturated(session, sketches)
     write_sketches(output, sketches)

@@ -21,6 +21,7 @@
 typedef struct {
     uint64_t z;    /* w = 4 only: Z = sum 2^(15 - r) */
     uint32_t nz;
+    uint32_t top;  /* registers at 15: saturated (SPEC 3 "Saturated registers") */
 } Features4;
 
 typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, size_t bytes);
@@ -31,24 +32,29 @@ static const uint32_t weight4[16] = {32768, 16384, 8192, 4096, 2048, 1024, 512, 
 static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
     uint64_t z = 0;
-    uint32_t nz = 0;
+    uint32_t nz = 0, top = 0;
     for (size_t i = 0; i < bytes; i++) {
         unsigned low_a = a[i] & 15, low_b = b[i] & 15, high_a = a[i] >> 4, high_b = b[i] >> 4;
         unsigned low = low_a > low_b ? low_a : low_b, high = high_a > high_b ? high_a : high_b;
         z += weight4[low] + weight4[high];
         nz += (low == 0) + (high == 0);
+        top += (low == 15) + (high == 15);
     }
-    return (Features4){z, nz};
+    return (Features4){z, nz, top};
 }
 
 #ifdef HAVE_X86_DISPATCH
 /*
  * 2^(15 - r) = 256 * upper[r] + lower[r] with both parts below 256, so byte table lookups
- * (pshufb) give them and sums of bytes (psadbw) add them up; zero[r] counts empty registers.
+ * (pshufb) give them and sums of bytes (psadbw) add them up. The saturated registers' 1 is left
+ * out of lower and counted with the empty ones instead: a byte lookup of 1 for 0 and 16 for
+ * 15, summed a byte at a time for 7 steps (at most 14 of each per byte: the two tallies stay in
+ * their nibbles), then split and widened. Z is the sum plus the saturated count.
  */
 #define UPPER_TABLE 128, 64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0
-#define LOWER_TABLE 0, 0, 0, 0, 0, 0, 0, 0, 128, 64, 32, 16, 8, 4, 2, 1
-#define ZERO_TABLE 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+#define LOWER_TABLE 0, 0, 0, 0, 0, 0, 0, 0, 128, 64, 32, 16, 8, 4, 2, 0
+#define ZERO_TOP_TABLE 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16
+#define STEPS_PER_TALLY 7
 
 __attribute__((target("avx2")))
 static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t bytes)
@@ -56,32 +62,42 @@ static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t
     const __m256i nibble = _mm256_set1_epi8(15), none = _mm256_setzero_si256();
     const __m256i upper = _mm256_setr_epi8(UPPER_TABLE, UPPER_TABLE);
     const __m256i lower = _mm256_setr_epi8(LOWER_TABLE, LOWER_TABLE);
-    const __m256i zero = _mm256_setr_epi8(ZERO_TABLE, ZERO_TABLE);
-    __m256i sum_upper = none, sum_lower = none, sum_zero = none;
+    const __m256i zero_top = _mm256_setr_epi8(ZERO_TOP_TABLE, ZERO_TOP_TABLE);
+    __m256i sum_upper = none, sum_lower = none, sum_zero = none, sum_top = none;
     size_t i = 0;
-    for (; i + 32 <= bytes; i += 32) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(a + i));
-        __m256i y = _mm256_loadu_si256((const __m256i *)(b + i));
-        __m256i low = _mm256_max_epu8(_mm256_and_si256(x, nibble), _mm256_and_si256(y, nibble));
-        __m256i high = _mm256_max_epu8(_mm256_and_si256(_mm256_srli_epi16(x, 4), nibble),
-                                       _mm256_and_si256(_mm256_srli_epi16(y, 4), nibble));
-        sum_upper = _mm256_add_epi64(sum_upper, _mm256_add_epi64(
-            _mm256_sad_epu8(_mm256_shuffle_epi8(upper, low), none),
-            _mm256_sad_epu8(_mm256_shuffle_epi8(upper, high), none)));
-        sum_lower = _mm256_add_epi64(sum_lower, _mm256_add_epi64(
-            _mm256_sad_epu8(_mm256_shuffle_epi8(lower, low), none),
-            _mm256_sad_epu8(_mm256_shuffle_epi8(lower, high), none)));
-        /* at most 2 per byte: the two lookups add without overflow */
-        sum_zero = _mm256_add_epi64(sum_zero, _mm256_sad_epu8(_mm256_add_epi8(
-            _mm256_shuffle_epi8(zero, low), _mm256_shuffle_epi8(zero, high)), none));
+    while (i + 32 <= bytes) {
+        __m256i tally = none;
+        for (int step = 0; step < STEPS_PER_TALLY && i + 32 <= bytes; step++, i += 32) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(a + i));
+            __m256i y = _mm256_loadu_si256((const __m256i *)(b + i));
+            __m256i low = _mm256_max_epu8(_mm256_and_si256(x, nibble),
+                                          _mm256_and_si256(y, nibble));
+            __m256i high = _mm256_max_epu8(_mm256_and_si256(_mm256_srli_epi16(x, 4), nibble),
+                                           _mm256_and_si256(_mm256_srli_epi16(y, 4), nibble));
+            sum_upper = _mm256_add_epi64(sum_upper, _mm256_add_epi64(
+                _mm256_sad_epu8(_mm256_shuffle_epi8(upper, low), none),
+                _mm256_sad_epu8(_mm256_shuffle_epi8(upper, high), none)));
+            sum_lower = _mm256_add_epi64(sum_lower, _mm256_add_epi64(
+                _mm256_sad_epu8(_mm256_shuffle_epi8(lower, low), none),
+                _mm256_sad_epu8(_mm256_shuffle_epi8(lower, high), none)));
+            tally = _mm256_add_epi8(tally, _mm256_add_epi8(_mm256_shuffle_epi8(zero_top, low),
+                                                           _mm256_shuffle_epi8(zero_top, high)));
+        }
+        sum_zero = _mm256_add_epi64(sum_zero, _mm256_sad_epu8(_mm256_and_si256(tally, nibble),
+                                                              none));
+        sum_top = _mm256_add_epi64(sum_top, _mm256_sad_epu8(
+            _mm256_and_si256(_mm256_srli_epi16(tally, 4), nibble), none));
     }
-    uint64_t u[4], l[4], n[4];
+    uint64_t u[4], l[4], n[4], t[4];
     _mm256_storeu_si256((__m256i *)u, sum_upper);
     _mm256_storeu_si256((__m256i *)l, sum_lower);
     _mm256_storeu_si256((__m256i *)n, sum_zero);
+    _mm256_storeu_si256((__m256i *)t, sum_top);
     Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
-    return (Features4){256 * (u[0] + u[1] + u[2] + u[3]) + l[0] + l[1] + l[2] + l[3] + tail.z,
-                       (uint32_t)(n[0] + n[1] + n[2] + n[3]) + tail.nz};
+    uint32_t top = (uint32_t)(t[0] + t[1] + t[2] + t[3]);
+    return (Features4){256 * (u[0] + u[1] + u[2] + u[3]) + l[0] + l[1] + l[2] + l[3] + top +
+                           tail.z,
+                       (uint32_t)(n[0] + n[1] + n[2] + n[3]) + tail.nz, top + tail.top};
 }
 
 __attribute__((target("ssse3")))
@@ -90,49 +106,73 @@ static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_
     const __m128i nibble = _mm_set1_epi8(15), none = _mm_setzero_si128();
     const __m128i upper = _mm_setr_epi8(UPPER_TABLE);
     const __m128i lower = _mm_setr_epi8(LOWER_TABLE);
-    const __m128i zero = _mm_setr_epi8(ZERO_TABLE);
-    __m128i sum_upper = none, sum_lower = none, sum_zero = none;
+    const __m128i zero_top = _mm_setr_epi8(ZERO_TOP_TABLE);
+    __m128i sum_upper = none, sum_lower = none, sum_zero = none, sum_top = none;
     size_t i = 0;
-    for (; i + 16 <= bytes; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
-        __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
-        __m128i low = _mm_max_epu8(_mm_and_si128(x, nibble), _mm_and_si128(y, nibble));
-        __m128i high = _mm_max_epu8(_mm_and_si128(_mm_srli_epi16(x, 4), nibble),
-                                    _mm_and_si128(_mm_srli_epi16(y, 4), nibble));
-        sum_upper = _mm_add_epi64(sum_upper, _mm_add_epi64(
-            _mm_sad_epu8(_mm_shuffle_epi8(upper, low), none),
-            _mm_sad_epu8(_mm_shuffle_epi8(upper, high), none)));
-        sum_lower = _mm_add_epi64(sum_lower, _mm_add_epi64(
-            _mm_sad_epu8(_mm_shuffle_epi8(lower, low), none),
-            _mm_sad_epu8(_mm_shuffle_epi8(lower, high), none)));
-        sum_zero = _mm_add_epi64(sum_zero, _mm_sad_epu8(_mm_add_epi8(
-            _mm_shuffle_epi8(zero, low), _mm_shuffle_epi8(zero, high)), none));
+    while (i + 16 <= bytes) {
+        __m128i tally = none;
+        for (int step = 0; step < STEPS_PER_TALLY && i + 16 <= bytes; step++, i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(a + i));
+            __m128i y = _mm_loadu_si128((const __m128i *)(b + i));
+            __m128i low = _mm_max_epu8(_mm_and_si128(x, nibble), _mm_and_si128(y, nibble));
+            __m128i high = _mm_max_epu8(_mm_and_si128(_mm_srli_epi16(x, 4), nibble),
+                                        _mm_and_si128(_mm_srli_epi16(y, 4), nibble));
+            sum_upper = _mm_add_epi64(sum_upper, _mm_add_epi64(
+                _mm_sad_epu8(_mm_shuffle_epi8(upper, low), none),
+                _mm_sad_epu8(_mm_shuffle_epi8(upper, high), none)));
+            sum_lower = _mm_add_epi64(sum_lower, _mm_add_epi64(
+                _mm_sad_epu8(_mm_shuffle_epi8(lower, low), none),
+                _mm_sad_epu8(_mm_shuffle_epi8(lower, high), none)));
+            tally = _mm_add_epi8(tally, _mm_add_epi8(_mm_shuffle_epi8(zero_top, low),
+                                                     _mm_shuffle_epi8(zero_top, high)));
+        }
+        sum_zero = _mm_add_epi64(sum_zero, _mm_sad_epu8(_mm_and_si128(tally, nibble), none));
+        sum_top = _mm_add_epi64(sum_top, _mm_sad_epu8(
+            _mm_and_si128(_mm_srli_epi16(tally, 4), nibble), none));
     }
-    uint64_t u[2], l[2], n[2];
+    uint64_t u[2], l[2], n[2], t[2];
     _mm_storeu_si128((__m128i *)u, sum_upper);
     _mm_storeu_si128((__m128i *)l, sum_lower);
     _mm_storeu_si128((__m128i *)n, sum_zero);
+    _mm_storeu_si128((__m128i *)t, sum_top);
     Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
-    return (Features4){256 * (u[0] + u[1]) + l[0] + l[1] + tail.z,
-                       (uint32_t)(n[0] + n[1]) + tail.nz};
+    uint32_t top = (uint32_t)(t[0] + t[1]);
+    return (Features4){256 * (u[0] + u[1]) + l[0] + l[1] + top + tail.z,
+                       (uint32_t)(n[0] + n[1]) + tail.nz, top + tail.top};
 }
 #endif
 
-static UnionFeatures4 union_features4 = union_features4_scalar;
-static const char *union_features4_isa = "scalar";
+/* The w = 4 union loop of one instruction set. */
+typedef struct {
+    UnionFeatures4 union4;
+    const char *name;
+} UnionLoops4;
 
-static void choose_union_features4(void)
+static UnionLoops4 loops4 = {union_features4_scalar, "scalar"};
+
+/* Use the loops of `level` ("best": the widest this CPU has); 0, or -1 if not available. */
+static int use_simd_level(const char *level)
 {
+    int best = strcmp(level, "best") == 0;
+    if (best || strcmp(level, "scalar") == 0)
+        loops4 = (UnionLoops4){union_features4_scalar, "scalar"};
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
-        union_features4 = union_features4_avx2;
-        union_features4_isa = "avx2";
-    } else if (__builtin_cpu_supports("ssse3")) {
-        union_features4 = union_features4_ssse3;
-        union_features4_isa = "ssse3";
+    if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
+        loops4 = (UnionLoops4){union_features4_avx2, "avx2"};
+        return 0;
+    }
+    if ((best || strcmp(level, "ssse3") == 0) && __builtin_cpu_supports("ssse3")) {
+        loops4 = (UnionLoops4){union_features4_ssse3, "ssse3"};
+        return 0;
     }
 #endif
+    return best || strcmp(level, "scalar") == 0 ? 0 : -1;
+}
+
+const char *native_simd_level(void)
+{
+    return loops4.name;
 }
 
 /* Register histogram of the union of two byte-per-register sketches (w >= 5). */
@@ -199,6 +239,60 @@ static double harmonic_sum(const uint32_t *hist, unsigned max_rank)
     return ldexp((double)(mantissa | (uint64_t)sticky), (int)low - (int)max_rank);
 }
 
+/* kmerspec.golden.hll.tau, operation for operation. */
+static double tau(double x)
+{
+    if (x == 0.0 || x == 1.0)
+        return 0.0;
+    double y = 1.0, z = 1.0 - x;
+    for (;;) {
+        x = sqrt(x);
+        double previous = z;
+        y *= 0.5;
+        z -= (1.0 - x) * (1.0 - x) * y;
+        if (z == previous)
+            return z / 3.0;
+    }
+}
+
+/* m tau(1 - C / m) for C = 0..m, per p: almost every sketch of 4-bit registers has saturated
+ * registers (about one per k-mer per register and 2^14 k-mers), so the pair loops look it up
+ * rather than summing tau's series for every pair. Made with the GIL held (ensure_tau_table),
+ * read by the loops without it. */
+static double *tau_tables[19];
+
+int ensure_tau_table(unsigned p)
+{
+    if (p > 18 || tau_tables[p] != NULL)
+        return 0;
+    size_t m = (size_t)1 << p;
+    double *table = malloc((m + 1) * sizeof *table);
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t c = 0; c <= m; c++)
+        table[c] = (double)m * tau(1.0 - (double)c / (double)m);
+    tau_tables[p] = table;
+    return 0;
+}
+
+/* kmerspec.golden.hll.harmonic_sum with C_R = saturated > 0 registers at the top value r
+ * censored: `below` is (Z - C_R 2^(W - r)) / 2^W, correctly rounded. */
+static double censored_harmonic(double below, uint32_t saturated, unsigned p, unsigned r)
+{
+    double m = (double)(1u << p);
+    double scaled_tau = p <= 18 && tau_tables[p] != NULL ? tau_tables[p][saturated]
+                                                          : m * tau(1.0 - (double)saturated / m);
+    return below + scaled_tau * ldexp(1.0, -(int)(r - 1));
+}
+
+unsigned hll_top_rank(unsigned p, unsigned w)
+{
+    unsigned saturated = (1u << w) - 1;
+    return saturated < 65 - p ? saturated : 65 - p;
+}
+
 /* kmerspec.golden.hll.estimate_from_features, operation for operation. */
 static double estimate(double harmonic, uint32_t nz, unsigned p)
 {
@@ -210,6 +304,19 @@ static double estimate(double harmonic, uint32_t nz, unsigned p)
     return e;
 }
 
+double hll_estimate_of_histogram(const uint32_t *hist, unsigned p, unsigned w)
+{
+    unsigned max_rank = (1u << w) - 1, r = hll_top_rank(p, w);
+    uint32_t saturated = hist[r];
+    if (saturated == 0 || saturated == 1u << p)
+        return estimate(harmonic_sum(hist, max_rank), hist[0], p);
+    uint32_t below[256];
+    memcpy(below, hist, (max_rank + 1) * sizeof *hist);
+    below[r] = 0;
+    return estimate(censored_harmonic(harmonic_sum(below, max_rank), saturated, p, r), hist[0],
+                    p);
+}
+
 /* host.similarity's Jaccard: (|X| + |Y| - |X u Y|) / |X u Y| clamped to [0, 1]; 0 if empty. */
 static double jaccard(double card_x, double card_y, double card_union)
 {
@@ -219,28 +326,24 @@ static double jaccard(double card_x, double card_y, double card_union)
     return j < 0 ? 0.0 : j > 1 ? 1.0 : j;
 }
 
-typedef struct {
-    const uint8_t *packed;
-    size_t row_bytes;
-    unsigned p, w;
-} Sketches;
-
 static double union_estimate(const Sketches *s, Py_ssize_t x, Py_ssize_t y)
 {
     const uint8_t *a = s->packed + (size_t)x * s->row_bytes;
     const uint8_t *b = s->packed + (size_t)y * s->row_bytes;
     if (s->w == 4) {
-        Features4 f = union_features4(a, b, s->row_bytes);
-        return estimate((double)f.z / 32768.0, f.nz, s->p);
+        Features4 f = loops4.union4(a, b, s->row_bytes);
+        if (f.top == 0 || f.top == 1u << s->p)
+            return estimate((double)f.z / 32768.0, f.nz, s->p);
+        return estimate(censored_harmonic((double)(f.z - f.top) / 32768.0, f.top, s->p, 15),
+                        f.nz, s->p);
     }
     uint32_t hist[256];
-    unsigned max_rank = (1u << s->w) - 1;
-    uint32_t nz = union_histogram(a, b, s->row_bytes, hist, max_rank);
-    return estimate(harmonic_sum(hist, max_rank), nz, s->p);
+    union_histogram(a, b, s->row_bytes, hist, (1u << s->w) - 1);
+    return hll_estimate_of_histogram(hist, s->p, s->w);
 }
 
 /* Parse and check (packed, w, p): n sketches of 2^p registers, packed for w. */
-static int get_sketches(PyObject *object, Array *array, int w, int p, Py_ssize_t n,
+int get_sketches(PyObject *object, Array *array, int w, int p, Py_ssize_t n,
                         Sketches *sketches)
 {
     if (get_array(object, array, 1, 0, "packed") < 0)
@@ -256,31 +359,102 @@ static int get_sketches(PyObject *object, Array *array, int w, int p, Py_ssize_t
         return -1;
     }
     *sketches = (Sketches){array->view.buf, row_bytes, (unsigned)p, (unsigned)w};
-    return 0;
+    return ensure_tau_table((unsigned)p);
 }
 
-/* cardinalities(packed, w, p, out f64[n]): the estimate of every sketch. */
+/* Registers of sketch x at the top value r. */
+static uint32_t saturated_registers(const Sketches *s, Py_ssize_t x)
+{
+    const uint8_t *a = s->packed + (size_t)x * s->row_bytes;
+    unsigned r = hll_top_rank(s->p, s->w);
+    uint32_t count = 0;
+    if (s->w == 4) {
+        for (size_t i = 0; i < s->row_bytes; i++)
+            count += ((a[i] & 15) == r) + ((a[i] >> 4) == r);
+    } else {
+        for (size_t i = 0; i < s->row_bytes; i++)
+            count += a[i] == r;
+    }
+    return count;
+}
+
+/* cardinalities(packed, w, p, out f64[n], saturated u32[n]): the estimate of every sketch,
+ * and its registers at the top value (C_R). */
 static PyObject *cardinalities(PyObject *self, PyObject *args)
 {
-    PyObject *objects[2];
+    PyObject *objects[3];
     int w, p;
-    Array a[2];
+    Array a[3];
     memset(a, 0, sizeof a);
     Sketches sketches;
-    if (!PyArg_ParseTuple(args, "OiiO", &objects[0], &w, &p, &objects[1]))
+    if (!PyArg_ParseTuple(args, "OiiOO", &objects[0], &w, &p, &objects[1], &objects[2]))
         return NULL;
     if (get_typed_array(objects[1], &a[1], 8, KIND_FLOAT, 1, "out") < 0 ||
+        get_typed_array(objects[2], &a[2], 4, KIND_UNSIGNED, 1, "saturated") < 0 ||
         get_sketches(objects[0], &a[0], w, p, a[1].count, &sketches) < 0)
         goto fail;
+    if (a[2].count != a[1].count) {
+        PyErr_SetString(PyExc_ValueError, "cardinalities: one saturated count per sketch");
+        goto fail;
+    }
     double *out = a[1].view.buf;
+    uint32_t *saturated = a[2].view.buf;
     Py_ssize_t n = a[1].count;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++)
+    for (Py_ssize_t i = 0; i < n; i++) {
+        saturated[i] = saturated_registers(&sketches, i);
         out[i] = union_estimate(&sketches, i, i);
+    }
     Py_END_ALLOW_THREADS
-    return release_and_return(a, 2, 0);
+    return release_and_return(a, 3, 0);
 fail:
-    return release_and_return(a, 2, 1);
+    return release_and_return(a, 3, 1);
+}
+
+int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_per_pair,
+                  PairPlan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    Array *a = plan->arrays;
+    static const char *names[6] = {"cards", "rows", "starts", "stops", "order", "out"};
+    for (int i = 0; i < 6; i++)
+        if (get_typed_array(objects[i + 1], &a[i], 8, i == 0 || i == 5 ? KIND_FLOAT : KIND_SIGNED,
+                            i == 5, names[i]) < 0)
+            return -1;
+    Py_ssize_t n = a[0].count, count = a[1].count, columns = a[4].count;
+    if (get_sketches(objects[0], &a[6], w, p, n, &plan->sketches) < 0)
+        return -1;
+    plan->cards = a[0].view.buf;
+    plan->rows = a[1].view.buf;
+    plan->starts = a[2].view.buf;
+    plan->stops = a[3].view.buf;
+    plan->order = a[4].view.buf;
+    plan->out = a[5].view.buf;
+    plan->count = count;
+    if (a[2].count != count || a[3].count != count) {
+        PyErr_SetString(PyExc_ValueError, "pair rows: inconsistent array sizes");
+        return -1;
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t t = 0; t < count; t++) {
+        if (plan->rows[t] < 0 || plan->rows[t] >= n || plan->starts[t] < 0 ||
+            plan->stops[t] < plan->starts[t] || plan->stops[t] > columns) {
+            PyErr_Format(PyExc_ValueError, "pair rows: row %zd out of range", t);
+            return -1;
+        }
+        total += plan->stops[t] - plan->starts[t];
+    }
+    for (Py_ssize_t u = 0; u < columns; u++)
+        if (plan->order[u] < 0 || plan->order[u] >= n) {
+            PyErr_SetString(PyExc_ValueError, "pair rows: order out of range");
+            return -1;
+        }
+    if (a[5].count != total * values_per_pair) {
+        PyErr_Format(PyExc_ValueError, "out holds %zd values, not %zd", a[5].count,
+                     total * values_per_pair);
+        return -1;
+    }
+    return 0;
 }
 
 /* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
@@ -290,61 +464,26 @@ fail:
  * sketch, or the columns of a block). */
 static PyObject *pair_rows(PyObject *args, int unions)
 {
-    PyObject *packed_object, *objects[6];
+    PyObject *objects[7];
     int w, p;
-    Array a[7];
-    memset(a, 0, sizeof a);
-    Sketches sketches;
-    if (!PyArg_ParseTuple(args, "OiiOOOOOO", &packed_object, &w, &p, &objects[0], &objects[1],
-                          &objects[2], &objects[3], &objects[4], &objects[5]))
+    PairPlan plan;
+    if (!PyArg_ParseTuple(args, "OiiOOOOOO", &objects[0], &w, &p, &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &objects[6]))
         return NULL;
-    static const char *names[6] = {"cards", "rows", "starts", "stops", "order", "out"};
-    for (int i = 0; i < 6; i++)
-        if (get_typed_array(objects[i], &a[i], 8, i == 0 || i == 5 ? KIND_FLOAT : KIND_SIGNED,
-                            i == 5, names[i]) < 0)
-            goto fail;
-    Py_ssize_t n = a[0].count, count = a[1].count, columns = a[4].count;
-    if (get_sketches(packed_object, &a[6], w, p, n, &sketches) < 0)
-        goto fail;
-    const double *cards = a[0].view.buf;
-    const int64_t *rows = a[1].view.buf, *starts = a[2].view.buf, *stops = a[3].view.buf,
-                  *order = a[4].view.buf;
-    double *out = a[5].view.buf;
-    if (a[2].count != count || a[3].count != count) {
-        PyErr_SetString(PyExc_ValueError, "pair rows: inconsistent array sizes");
-        goto fail;
-    }
-    Py_ssize_t total = 0;
-    for (Py_ssize_t t = 0; t < count; t++) {
-        if (rows[t] < 0 || rows[t] >= n || starts[t] < 0 || stops[t] < starts[t] ||
-            stops[t] > columns) {
-            PyErr_Format(PyExc_ValueError, "pair rows: row %zd out of range", t);
-            goto fail;
-        }
-        total += stops[t] - starts[t];
-    }
-    for (Py_ssize_t u = 0; u < columns; u++)
-        if (order[u] < 0 || order[u] >= n) {
-            PyErr_SetString(PyExc_ValueError, "pair rows: order out of range");
-            goto fail;
-        }
-    if (a[5].count != total) {
-        PyErr_Format(PyExc_ValueError, "out holds %zd values, not %zd", a[5].count, total);
-        goto fail;
-    }
+    if (get_pair_plan(objects, w, p, 1, &plan) < 0)
+        return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
+    double *out = plan.out;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t t = 0; t < count; t++) {
-        Py_ssize_t x = rows[t];
-        for (Py_ssize_t u = starts[t]; u < stops[t]; u++) {
-            Py_ssize_t y = order[u];
-            double card_union = union_estimate(&sketches, x, y);
-            *out++ = unions ? card_union : jaccard(cards[x], cards[y], card_union);
+    for (Py_ssize_t t = 0; t < plan.count; t++) {
+        Py_ssize_t x = plan.rows[t];
+        for (Py_ssize_t u = plan.starts[t]; u < plan.stops[t]; u++) {
+            Py_ssize_t y = plan.order[u];
+            double card_union = union_estimate(&plan.sketches, x, y);
+            *out++ = unions ? card_union : jaccard(plan.cards[x], plan.cards[y], card_union);
         }
     }
     Py_END_ALLOW_THREADS
-    return release_and_return(a, 7, 0);
-fail:
-    return release_and_return(a, 7, 1);
+    return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 0);
 }
 
 static PyObject *jaccard_rows(PyObject *self, PyObject *args)
@@ -359,7 +498,7 @@ static PyObject *union_rows(PyObject *self, PyObject *args)
 
 static PyObject *simd_level(PyObject *self, PyObject *unused)
 {
-    return PyUnicode_FromString(union_features4_isa);
+    return PyUnicode_FromString(loops4.name);
 }
 
 static PyObject *set_simd_level(PyObject *self, PyObject *args)
@@ -367,46 +506,30 @@ static PyObject *set_simd_level(PyObject *self, PyObject *args)
     const char *level;
     if (!PyArg_ParseTuple(args, "s", &level))
         return NULL;
-    if (strcmp(level, "best") == 0) {
-        choose_union_features4();
-        Py_RETURN_NONE;
+    if (use_simd_level(level) < 0 || mle_use_simd_level(level) < 0) {
+        PyErr_Format(PyExc_ValueError, "SIMD level %s is not available here", level);
+        return NULL;
     }
-    if (strcmp(level, "scalar") == 0) {
-        union_features4 = union_features4_scalar;
-        union_features4_isa = "scalar";
-        Py_RETURN_NONE;
-    }
-#ifdef HAVE_X86_DISPATCH
-    __builtin_cpu_init();
-    if (strcmp(level, "avx2") == 0 && __builtin_cpu_supports("avx2")) {
-        union_features4 = union_features4_avx2;
-        union_features4_isa = "avx2";
-        Py_RETURN_NONE;
-    }
-    if (strcmp(level, "ssse3") == 0 && __builtin_cpu_supports("ssse3")) {
-        union_features4 = union_features4_ssse3;
-        union_features4_isa = "ssse3";
-        Py_RETURN_NONE;
-    }
-#endif
-    PyErr_Format(PyExc_ValueError, "SIMD level %s is not available here", level);
-    return NULL;
+    Py_RETURN_NONE;
 }
 
 void init_allpairs(void)
 {
-    choose_union_features4();
+    use_simd_level("best");
+    mle_use_simd_level("best");
 }
 
 PyMethodDef allpairs_methods[] = {
     {"cardinalities", cardinalities, METH_VARARGS,
-     "cardinalities(packed, w, p, out): the HLL estimate of every packed sketch."},
+     "cardinalities(packed, w, p, out, saturated): the HLL estimate of every packed sketch "
+     "and its registers at the top value."},
     {"jaccard_rows", jaccard_rows, METH_VARARGS,
      "jaccard_rows(packed, w, p, cards, rows, starts, stops, order, out): Jaccard of each row "
      "sketch with the sketches order[starts[t]:stops[t]], into out."},
     {"union_rows", union_rows, METH_VARARGS,
      "union_rows(packed, w, p, cards, rows, starts, stops, order, out): as jaccard_rows, but "
-     "the estimate of each union |X u Y| (the other metrics derive from it)."},
+     "jaccard_rows, but the estimate of each union |X u Y| (the other metrics derive from "
+     "it)."},
     {"simd_level", simd_level, METH_NOARGS,
      "The instruction set of the w = 4 union loop: avx2, ssse3 or scalar."},
     {"set_simd_level", set_simd_level, METH_VARARGS,

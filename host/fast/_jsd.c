@@ -31,6 +31,12 @@ static double jsd_pair(const Pqas *pqas, int64_t a, int64_t b)
     int64_t j = pqas->offsets[b], j_end = pqas->offsets[b + 1];
     if (pqas->mode == MODE_TEXTBOOK && (i == i_end || j == j_end))
         return (i == i_end && j == j_end) ? 0.0 : 1.0;
+    /* the same entries: 0 by definition (kmerspec.golden.entropy.same_entries), not the
+     * rounding of the entropies' difference */
+    if (i_end - i == j_end - j &&
+        memcmp(pqas->keys + i, pqas->keys + j, (size_t)(i_end - i) * sizeof *pqas->keys) == 0 &&
+        memcmp(pqas->counts + i, pqas->counts + j, (size_t)(i_end - i) * sizeof *pqas->counts) == 0)
+        return 0.0;
     /* counts mixes raw counts (scale 1); textbook the two distributions with equal weight (the
      * SPEC's integer form p M_Q + q M_P is this times M_P M_Q; entropy ignores the scale) */
     const double scale_a = pqas->scales[a], scale_b = pqas->scales[b];
@@ -51,7 +57,8 @@ static double jsd_pair(const Pqas *pqas, int64_t a, int64_t b)
     double mixture = 0.0;
     if (total > 0.0)
         mixture = log2(total) - (pqas->term_sums[a] + pqas->term_sums[b] + shared) / total;
-    return mixture - (pqas->entropy[a] + pqas->entropy[b]) / 2;
+    double divergence = mixture - (pqas->entropy[a] + pqas->entropy[b]) / 2;
+    return divergence > 0.0 ? divergence : 0.0;  /* never below 0 (golden's max(0, ...)) */
 }
 
 /* jsd_rows(keys u64[E], counts f64[E], terms f64[E], offsets i64[N+1], term_sums f64[N],

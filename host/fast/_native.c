@@ -383,6 +383,7 @@ PyMODINIT_FUNC PyInit__native(void)
         return NULL;
     init_allpairs();
     if (PyModule_AddFunctions(m, allpairs_methods) < 0 ||
+        PyModule_AddFunctions(m, mle_methods) < 0 ||
         PyModule_AddFunctions(m, jsd_methods) < 0 || add_kmer_stream_type(m) < 0) {
         Py_DECREF(m);
         return NULL;

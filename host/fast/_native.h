@@ -50,7 +50,42 @@ static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ss
 }
 
 
+/* Packed HLL sketches (host/fast/_allpairs.c): w = 4 registers two to a byte, wider ones a
+ * byte each. */
+typedef struct {
+    const uint8_t *packed;
+    size_t row_bytes;
+    unsigned p, w;
+} Sketches;
+
+int get_sketches(PyObject *object, Array *array, int w, int p, Py_ssize_t n,
+                 Sketches *sketches);
+
+/* The pairs of a pair loop call: for each t, sketch rows[t] against order[u] for u in
+ * [starts[t], stops[t]), values_per_pair values each appended to out. */
+#define PAIR_PLAN_ARRAYS 7
+typedef struct {
+    Sketches sketches;
+    const double *cards;
+    const int64_t *rows, *starts, *stops, *order;
+    Py_ssize_t count;
+    double *out;
+    Array arrays[PAIR_PLAN_ARRAYS];
+} PairPlan;
+
+/* objects: packed, cards f64[n], rows, starts, stops, order (i64), out f64; checked. Release
+ * plan->arrays (PAIR_PLAN_ARRAYS of them) afterwards, also on failure. */
+int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_per_pair,
+                  PairPlan *plan);
+
+/* SPEC 3's "hll" estimator pieces (host/fast/_allpairs.c). */
+unsigned hll_top_rank(unsigned p, unsigned w);
+double hll_estimate_of_histogram(const uint32_t *hist, unsigned p, unsigned w);
+const char *native_simd_level(void);
+
 extern PyMethodDef allpairs_methods[];
+extern PyMethodDef mle_methods[];
+int mle_use_simd_level(const char *level);
 extern PyMethodDef jsd_methods[];
 void init_allpairs(void);
 int add_kmer_stream_type(PyObject *module);

@@ -13,8 +13,13 @@ JSD = H(mix) - (H(P) + H(Q)) / 2 over the PQA union (kmerspec.golden.pqa.union),
 * mode "textbook" (default): mix_i = p_i * M_Q + q_i * M_P, exact integers; this is the
   equal-weight mixture p_i/M_P + q_i/M_Q scaled by M_P * M_Q, so JSD is in [0, 1]. If exactly
   one PQA is empty the JSD is 1 (nothing shared), if both are empty it is 0.
-* mode "counts": mix_i = p_i + q_i, the thesis' pooled raw counts. Not a true JSD: it can be
-  negative when M_P and M_Q differ much.
+* mode "counts": mix_i = p_i + q_i, the thesis' pooled raw counts. Not a true JSD: the
+  difference can be negative when M_P and M_Q differ much.
+
+The float JSD is never below 0 (a negative difference, from rounding or from the counts mode,
+is 0) and is exactly 0 for two PQAs holding the same entries; the fixed-point JSD below is the
+hardware's and stays as it computes it: the host clamps it the same way where it turns it into a
+float (host.jsdmatrix.fixed_jsd_to_float).
 
 Fixed-point entropy unit (all integers; Q.24 means an integer scaled by 2^24):
 
@@ -50,7 +55,8 @@ from .pqa import Pqa, union
 
 __all__ = [
     "JSD_MODES", "FIXED_ONE", "entropy", "entropy_fixed", "pqa_entropy", "pqa_entropy_fixed",
-    "mixture_counts", "jsd_from_pqas", "jsd_fixed", "fixed_to_float",
+    "mixture_counts", "same_entries", "jsd_difference", "jsd_from_pqas", "jsd_fixed",
+    "fixed_to_float",
 ]
 
 JSD_MODES = ("textbook", "counts")
@@ -110,14 +116,31 @@ def _one_side_empty(p: Pqa, q: Pqa, mode: str) -> float | None:
     return None
 
 
-def jsd_from_pqas(p: Pqa, q: Pqa, mode: str = "textbook") -> float:
-    """float64 JSD in bits (module docstring)."""
+def same_entries(p: Pqa, q: Pqa) -> bool:
+    """P and Q hold the same (tag, value) entries in every queue (their order aside): their JSD
+    is 0 by definition, whatever the rounding of the entropies."""
+    return (p.R, p.n) == (q.R, q.n) and all(
+        sorted(e for e in queue_p if e[1]) == sorted(e for e in queue_q if e[1])
+        for queue_p, queue_q in zip(p.queues, q.queues))
+
+
+def jsd_difference(p: Pqa, q: Pqa, mode: str = "textbook") -> float:
+    """H(mix) - (H(P) + H(Q)) / 2 in float64 as computed, rounding and sign included: what
+    the fixed-point unit approximates (its error is measured against this)."""
     _check_mode(mode)
     special = _one_side_empty(p, q, mode)
     if special is not None:
         return special
     mix = entropy(mixture_counts(p, q, mode))
     return mix - (pqa_entropy(p) + pqa_entropy(q)) / 2
+
+
+def jsd_from_pqas(p: Pqa, q: Pqa, mode: str = "textbook") -> float:
+    """float64 JSD in bits (module docstring): 0 for the same entries, never below 0."""
+    _check_mode(mode)
+    if _one_side_empty(p, q, mode) is None and same_entries(p, q):
+        return 0.0
+    return max(0.0, jsd_difference(p, q, mode))
 
 
 def jsd_fixed(p: Pqa, q: Pqa, mode: str = "textbook",

@@ -8,7 +8,7 @@ from ..params import P, W, check_fields
 from .hashes import fmix64
 
 __all__ = ["HllParams", "Hll", "hll_rank", "features", "estimate", "jaccard", "containment",
-           "estimate_from_features"]
+           "estimate_from_features", "top_rank", "saturated_count", "tau", "harmonic_sum"]
 
 
 @dataclass(frozen=True)
@@ -84,19 +84,64 @@ def features(registers: list[int], params: HllParams) -> tuple[int, int]:
     return z, nz
 
 
-def estimate_from_features(z: int, nz: int, params: HllParams) -> float:
-    """The "hll" cardinality estimator from the features, with linear counting for small sets."""
+def top_rank(params: HllParams) -> int:
+    """R: the largest value a register holds (2^w - 1 saturated, or 65 - p when every low hash
+    bit is zero). A register at R is censored: its rank is at least R."""
+    return min(params.max_rank, 65 - params.p)
+
+
+def saturated_count(registers: list[int], params: HllParams) -> int:
+    """C_R: the registers at the top value R (SPEC 3 "Saturated registers")."""
+    top = top_rank(params)
+    return sum(1 for r in registers if r == top)
+
+
+def tau(x: float) -> float:
+    """Ertl's tau (2017, the corrected estimator): the expected share, in units of 2^-(R-1) per
+    register, of the harmonic sum's terms above R - 1 given that a fraction 1 - x of the
+    registers is censored at R; 0 for x = 0 or 1. The series is summed until it stops
+    changing (float64, in this order: host/fast/_allpairs.c repeats it operation for
+    operation)."""
+    if x == 0.0 or x == 1.0:
+        return 0.0
+    y = 1.0
+    z = 1.0 - x
+    while True:
+        x = math.sqrt(x)
+        previous = z
+        y *= 0.5
+        z -= (1.0 - x) * (1.0 - x) * y
+        if z == previous:
+            return z / 3.0
+
+
+def harmonic_sum(z: int, saturated: int, params: HllParams) -> float:
+    """sum_j 2^-r_j with the C_R registers at R counted as censored: (Z - C_R 2^(W - R)) / 2^W
+    + m tau(1 - C_R / m) 2^-(R - 1); exactly Z / 2^W when C_R = 0. When every register is
+    at R the censored sum is 0 (no finite estimate): Z / 2^W is kept, a lower bound."""
+    if not saturated or saturated == params.m:
+        return z / (1 << params.max_rank)
+    r = top_rank(params)
+    m = params.m
+    below = (z - saturated * (1 << (params.max_rank - r))) / (1 << params.max_rank)
+    return below + m * tau(1.0 - saturated / m) * 2.0 ** -(r - 1)
+
+
+def estimate_from_features(z: int, nz: int, params: HllParams, saturated: int = 0) -> float:
+    """The "hll" cardinality estimator from the features, with linear counting for small sets
+    and the ``saturated`` registers (C_R, counted from the registers: not a kernel feature)
+    censored (SPEC 3)."""
     m = params.m
     alpha = 0.7213 / (1 + 1.079 / m)
-    harmonic_sum = z / (1 << params.max_rank)
-    e = alpha * m * m / harmonic_sum
+    e = alpha * m * m / harmonic_sum(z, saturated, params)
     if e <= 2.5 * m and nz > 0:
         e = m * math.log(m / nz)
     return e
 
 
 def estimate(registers: list[int], params: HllParams) -> float:
-    return estimate_from_features(*features(registers, params), params)
+    return estimate_from_features(*features(registers, params), params,
+                                  saturated_count(registers, params))
 
 
 def jaccard(card_x: float, card_y: float, card_union: float) -> float:

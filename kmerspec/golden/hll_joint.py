@@ -25,14 +25,17 @@ host/hll_joint.py runs the same steps over many pairs at once in numpy.
 import math
 from dataclasses import dataclass
 
-from .hll import HllParams, estimate, jaccard
+from .hll import HllParams, estimate, jaccard, top_rank
 
-__all__ = ["top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
+__all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
            "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
            "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
            "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "STEP_TOLERANCE",
            "GAIN_TOLERANCE", "DAMPING"]
 
+#: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
+#: dist and search)
+ESTIMATORS = ("mle", "hll")
 #: the relative standard error of an HLL cardinality estimate is HLL_RELATIVE_ERROR / sqrt(m)
 HLL_RELATIVE_ERROR = 1.04
 #: the default z of the detection rule: a pair is detected at 3 standard deviations
@@ -49,12 +52,6 @@ SMALLEST_STEP = 2.0 ** -40
 GAIN_TOLERANCE = 1e-12
 #: Levenberg's damping of the Newton system, relative to its largest diagonal term
 DAMPING = 1e-9
-
-
-def top_rank(params: HllParams) -> int:
-    """R: the largest value a register holds (2^w - 1 saturated, or 65 - p when every low hash
-    bit is zero)."""
-    return min(params.max_rank, 65 - params.p)
 
 
 def _linear_coefficient(k: int, r: int) -> float:
@@ -323,6 +320,12 @@ def joint_mle(x: list[int], y: list[int], params: HllParams) -> JointEstimate:
 
 
 # -- detection (SPEC 3, "Detection") ------------------------------------------------------------
+
+def hll_floor(params: HllParams, z: float = DEFAULT_DETECTION) -> float:
+    """The "hll" rule in Jaccard terms: a pair is detected iff J > 0 and J >= z (1.04 /
+    sqrt(m)) (0.0244 at p = 14, z = 3)."""
+    return z * HLL_RELATIVE_ERROR / math.sqrt(params.m)
+
 
 def hll_detected(card_x: float, card_y: float, card_union: float, params: HllParams,
                  z: float = DEFAULT_DETECTION) -> bool:

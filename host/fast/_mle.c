@@ -1,0 +1,1254 @@
+/*
+ * Ertl's joint maximum-likelihood estimator of two HyperLogLog sketches (SPEC 3 "Estimators",
+ * the "mle" estimator) for the pair loops of host.similarity, equal to kmerspec.golden.hll_joint
+ * within the tolerance SPEC 3 states (1e-6 |X u Y| on each cardinality).
+ *
+ * A pair costs two things: the register-pair statistic (one pass over the two sketches) and
+ * the maximisation (projected Newton steps on three unknowns). Both are arranged so that
+ * nothing is done twice and little is done per register:
+ *
+ * - Statistic. The likelihood needs, for each value k, the registers with K_X = k < K_Y
+ *   (x_below), K_Y = k < K_X (y_below) and K_X = K_Y = k (equal); the other two histograms
+ *   follow from each sketch's own histogram (x_above = hist_X - x_below - equal, ...). All
+ *   three are differences of G(i, j) = #{K_X >= i, K_Y >= j} on the diagonal and beside it:
+ *   equal[k] = G(k,k) - G(k+1,k) - G(k,k+1) + G(k+1,k+1), x_below[k] = G(k,k+1) - G(k+1,k+1),
+ *   y_below[k] = G(k+1,k) - G(k+1,k+1). Each sketch is kept as w bit planes (bit b of every
+ *   register, 64 registers a word); the plane "K >= k" of a sketch is w word operations away,
+ *   and G(i, j) is the popcount of the AND of two such planes: 256 registers per AVX2
+ *   instruction. Levels where a sketch's plane is all ones (below its smallest register) or
+ *   empty (above its largest) are not counted: G follows from the other sketch's histogram.
+ *   A row sketch's planes are made once per row, a column's once per pair.
+ * - Null fit. Under "nothing shared" (x = 0) the likelihood separates into one term per
+ *   sketch, L_X(a) + L_Y(b) (the equal terms become phi(aB) + phi(bB)): its maximum, which the
+ *   likelihood ratio needs, is the sum of two one-sketch maxima, computed once per sketch
+ *   (mle_prepare) instead of once per pair.
+ * - Maximisation. The projected Newton steps of SPEC 3, step for step as the golden model
+ *   takes them (the same start, damping, halving and stopping rules: where the likelihood is
+ *   flat along a direction the end point depends on the path, so the path is the golden
+ *   model's). Each evaluation of the likelihood with its gradient and Hessian sums the terms
+ *   of the values k present in the pair (about 10 to 15), four values at a time in AVX2 with
+ *   exp, expm1 and log written here (within 2 ulp of the C library's, checked by the tests),
+ *   or one at a time with the C library's where AVX2 is missing. A trial point's derivatives
+ *   are computed with its value, so an accepted step costs one evaluation.
+ *
+ * Output per pair: |X only|, |Y only|, |X n Y| (m times the rates) and the likelihood ratio
+ * LR of "shared = 0" (0 when the shared rate is 0), as kmerspec.golden.hll_joint.joint_mle.
+ */
+#include "_native.h"
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86_DISPATCH 1
+#endif
+
+#define MAX_VALUES 64          /* register values 0..63 (w <= 6 at p >= 2; R <= 57 in range) */
+#define HIST_SLOTS MAX_VALUES  /* per-sketch histogram row of mle_prepare */
+
+/* The constants of SPEC 3's maximisation (kmerspec.golden.hll_joint). */
+#define MAX_ITERATIONS 200
+#define STEP_TOLERANCE 1e-12
+#define GAIN_TOLERANCE 1e-12
+#define DAMPING 1e-9
+#define START_FLOOR 1e-3
+static const double SMALLEST_STEP = 9.094947017729282e-13; /* 2^-40 */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Per-sketch data: bit planes, histogram, one-sketch maximum (mle_prepare).               */
+
+typedef struct {
+    const uint64_t *planes;    /* n x w x words: bit b of register 64 q + t at word q, bit t */
+    const uint32_t *hist;      /* n x HIST_SLOTS */
+    const double *null_value;  /* n: max over a of L_X(a) */
+    size_t words;              /* m / 64 */
+    unsigned p, w, r;          /* r: the top value R */
+    double m;
+    double linear[MAX_VALUES], log_coefficient[MAX_VALUES];  /* A_k, B_k */
+} Prepared;
+
+/* A_k, B_k of SPEC 3 for k = 0..r. */
+static void coefficients(unsigned r, double *linear, double *log_coefficient)
+{
+    for (unsigned k = 0; k <= r; k++) {
+        linear[k] = k == r ? 0.0 : ldexp(1.0, -(int)k);
+        log_coefficient[k] = k == r ? ldexp(1.0, -(int)(k - 1)) : ldexp(1.0, -(int)k);
+    }
+}
+
+/* One sketch's log-likelihood L(a) = -a S + sum_k h_k phi(a B_k) and its two derivatives. */
+static double one_sketch_likelihood(const uint32_t *hist, unsigned r, const double *linear,
+                                    const double *log_coefficient, double a, double *first,
+                                    double *second)
+{
+    double sum_linear = 0.0;
+    for (unsigned k = 0; k <= r; k++)
+        sum_linear += hist[k] * linear[k];
+    double value = -a * sum_linear, d1 = -sum_linear, d2 = 0.0;
+    for (unsigned k = 1; k <= r; k++) {
+        if (!hist[k])
+            continue;
+        double s = a * log_coefficient[k];
+        if (!(s > 0)) {
+            value = -INFINITY;
+            continue;
+        }
+        double e = exp(-s), one = -expm1(-s);
+        value += hist[k] * log(one);
+        d1 += hist[k] * log_coefficient[k] * (e / one);
+        d2 -= hist[k] * log_coefficient[k] * log_coefficient[k] * (e / (one * one));
+    }
+    *first = d1;
+    *second = d2;
+    return value;
+}
+
+/* max over a >= 0 of one sketch's L(a): the concave one-dimensional Newton iteration,
+ * halved until L does not decrease, to the end of float64's precision. */
+static double one_sketch_maximum(const uint32_t *hist, unsigned r, double m, double start)
+{
+    double linear[MAX_VALUES], log_coefficient[MAX_VALUES];
+    coefficients(r, linear, log_coefficient);
+    uint64_t above = 0;
+    for (unsigned k = 1; k <= r; k++)
+        above += hist[k];
+    if (above == 0)
+        return 0.0;  /* an empty sketch: L(a) = -a m, largest at a = 0 */
+    double a = start > START_FLOOR ? start : START_FLOOR, d1, d2;
+    double value = one_sketch_likelihood(hist, r, linear, log_coefficient, a, &d1, &d2);
+    for (int iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
+        double step = d2 < 0 ? -d1 / d2 : d1;
+        if (a == 0 && step <= 0)
+            break;
+        double t = 1.0, trial = a, trial_value = value, t1, t2;
+        for (; t >= SMALLEST_STEP; t *= 0.5) {
+            trial = a + t * step;
+            trial = trial > 0 ? trial : 0.0;
+            trial_value = one_sketch_likelihood(hist, r, linear, log_coefficient, trial, &t1,
+                                                &t2);
+            if (trial_value >= value)
+                break;
+        }
+        if (t < SMALLEST_STEP)
+            break;
+        double moved = fabs(trial - a);
+        a = trial;
+        value = trial_value;
+        d1 = t1;
+        d2 = t2;
+        if (moved <= 1e-15 * (1.0 + a) || !isfinite(a))
+            break;
+    }
+    return value;
+}
+
+/* Unpack sketch x's registers (w = 4: two a byte). */
+static void unpack(const Sketches *s, Py_ssize_t x, uint8_t *registers)
+{
+    const uint8_t *row = s->packed + (size_t)x * s->row_bytes;
+    if (s->w == 4) {
+        for (size_t i = 0; i < s->row_bytes; i++) {
+            registers[2 * i] = row[i] & 15;
+            registers[2 * i + 1] = row[i] >> 4;
+        }
+    } else {
+        memcpy(registers, row, s->row_bytes);
+    }
+}
+
+/* mle_prepare(packed, w, p, cards f64[n], planes u64[n * w * m/64], hist u32[n * 64],
+ *             null f64[n]): each sketch's bit planes, register histogram and one-sketch
+ * maximum of the log-likelihood (started at its "hll" estimate cards[i] / m). */
+static PyObject *mle_prepare(PyObject *self, PyObject *args)
+{
+    PyObject *objects[5];
+    int w, p;
+    Array a[5];
+    memset(a, 0, sizeof a);
+    Sketches sketches;
+    if (!PyArg_ParseTuple(args, "OiiOOOO", &objects[0], &w, &p, &objects[1], &objects[2],
+                          &objects[3], &objects[4]))
+        return NULL;
+    if (get_typed_array(objects[1], &a[1], 8, KIND_FLOAT, 0, "cards") < 0 ||
+        get_typed_array(objects[2], &a[2], 8, KIND_UNSIGNED, 1, "planes") < 0 ||
+        get_typed_array(objects[3], &a[3], 4, KIND_UNSIGNED, 1, "hist") < 0 ||
+        get_typed_array(objects[4], &a[4], 8, KIND_FLOAT, 1, "null") < 0 ||
+        get_sketches(objects[0], &a[0], w, p, a[1].count, &sketches) < 0)
+        goto fail;
+    Py_ssize_t n = a[1].count;
+    size_t m = (size_t)1 << p, words = m / 64;
+    if (hll_top_rank((unsigned)p, (unsigned)w) >= MAX_VALUES) {
+        PyErr_Format(PyExc_ValueError, "mle: the top register value %u exceeds %d",
+                     hll_top_rank((unsigned)p, (unsigned)w), MAX_VALUES - 1);
+        goto fail;
+    }
+    if ((size_t)a[2].count != (size_t)n * w * words || a[3].count != n * HIST_SLOTS ||
+        a[4].count != n) {
+        PyErr_SetString(PyExc_ValueError, "mle_prepare: inconsistent array sizes");
+        goto fail;
+    }
+    const double *cards = a[1].view.buf;
+    uint64_t *planes = a[2].view.buf;
+    uint32_t *hist = a[3].view.buf;
+    double *null = a[4].view.buf;
+    uint8_t *registers = malloc(m);
+    if (registers == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    unsigned r = hll_top_rank((unsigned)p, (unsigned)w);
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t x = 0; x < n && !bad; x++) {
+        unpack(&sketches, x, registers);
+        uint64_t *own = planes + (size_t)x * w * words;
+        uint32_t *h = hist + (size_t)x * HIST_SLOTS;
+        memset(own, 0, w * words * sizeof *own);
+        memset(h, 0, HIST_SLOTS * sizeof *h);
+        for (size_t i = 0; i < m; i++) {
+            unsigned v = registers[i];
+            if (v > r) {
+                bad = 1;
+                break;
+            }
+            h[v]++;
+            for (int b = 0; b < w; b++)
+                own[b * words + i / 64] |= (uint64_t)((v >> b) & 1) << (i % 64);
+        }
+        null[x] = one_sketch_maximum(h, r, (double)m, cards[x] / (double)m);
+    }
+    Py_END_ALLOW_THREADS
+    free(registers);
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "a register exceeds the largest rank %u of p=%d, w=%d", r,
+                     p, w);
+        goto fail;
+    }
+    return release_and_return(a, 5, 0);
+fail:
+    return release_and_return(a, 5, 1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The register-pair statistic from bit planes.                                             */
+
+/* The planes "register >= k" for k = first..last of a sketch's w bit planes, plane k at
+ * levels + k * words. The comparison goes bit by bit from the lowest: ge holds "the bits so
+ * far are >= k's", and a bit of k set asks for the register's bit too. */
+typedef void (*ThresholdPlanes)(const uint64_t *planes, size_t words, unsigned w,
+                                unsigned first, unsigned last, uint64_t *levels);
+
+static void threshold_planes_scalar(const uint64_t *planes, size_t words, unsigned w,
+                                    unsigned first, unsigned last, uint64_t *levels)
+{
+    for (size_t q = 0; q < words; q++) {
+        uint64_t bits[8];
+        for (unsigned b = 0; b < w; b++)
+            bits[b] = planes[b * words + q];
+        for (unsigned k = first; k <= last; k++) {
+            uint64_t ge = ~(uint64_t)0;
+            for (unsigned b = 0; b < w; b++)
+                ge = (k >> b) & 1 ? bits[b] & ge : bits[b] | ge;
+            levels[k * words + q] = ge;
+        }
+    }
+}
+
+#ifdef HAVE_X86_DISPATCH
+/* w = 4: the fifteen planes from shared terms, t_k = "low three bits >= k": K >= k is
+ * b3 | t_k for k < 8, b3 for 8 and b3 & t_(k-8) above. */
+__attribute__((target("avx2")))
+static void threshold_planes4_avx2(const uint64_t *planes, size_t words, unsigned first,
+                                   unsigned last, uint64_t *levels)
+{
+    for (size_t q = 0; q + 4 <= words; q += 4) {
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(planes + q));
+        __m256i b1 = _mm256_loadu_si256((const __m256i *)(planes + words + q));
+        __m256i b2 = _mm256_loadu_si256((const __m256i *)(planes + 2 * words + q));
+        __m256i b3 = _mm256_loadu_si256((const __m256i *)(planes + 3 * words + q));
+        __m256i either = _mm256_or_si256(b1, b0), both = _mm256_and_si256(b1, b0);
+        __m256i t[8];
+        t[1] = _mm256_or_si256(b2, either);
+        t[2] = _mm256_or_si256(b2, b1);
+        t[3] = _mm256_or_si256(b2, both);
+        t[4] = b2;
+        t[5] = _mm256_and_si256(b2, either);
+        t[6] = _mm256_and_si256(b2, b1);
+        t[7] = _mm256_and_si256(b2, both);
+        for (unsigned k = first; k <= last; k++) {
+            __m256i ge = k < 8 ? _mm256_or_si256(b3, t[k])
+                         : k == 8 ? b3 : _mm256_and_si256(b3, t[k - 8]);
+            _mm256_storeu_si256((__m256i *)(levels + k * words + q), ge);
+        }
+    }
+}
+
+__attribute__((target("avx2")))
+static void threshold_planes_avx2(const uint64_t *planes, size_t words, unsigned w,
+                                  unsigned first, unsigned last, uint64_t *levels)
+{
+    if (w == 4 && words % 4 == 0) {
+        threshold_planes4_avx2(planes, words, first, last, levels);
+        return;
+    }
+    size_t q = 0;
+    for (; q + 4 <= words; q += 4) {
+        __m256i bits[8];
+        for (unsigned b = 0; b < w; b++)
+            bits[b] = _mm256_loadu_si256((const __m256i *)(planes + b * words + q));
+        for (unsigned k = first; k <= last; k++) {
+            __m256i ge = _mm256_set1_epi64x(-1);
+            for (unsigned b = 0; b < w; b++)
+                ge = (k >> b) & 1 ? _mm256_and_si256(bits[b], ge) : _mm256_or_si256(bits[b], ge);
+            _mm256_storeu_si256((__m256i *)(levels + k * words + q), ge);
+        }
+    }
+    if (q < words) {
+        /* the tail words, as the scalar loop does them */
+        for (; q < words; q++)
+            for (unsigned k = first; k <= last; k++) {
+                uint64_t ge = ~(uint64_t)0;
+                for (unsigned b = 0; b < w; b++) {
+                    uint64_t bit = planes[b * words + q];
+                    ge = (k >> b) & 1 ? bit & ge : bit | ge;
+                }
+                levels[k * words + q] = ge;
+            }
+    }
+}
+#endif
+
+static ThresholdPlanes threshold_planes = threshold_planes_scalar;
+
+/* popcount(a & b) over `words` words: G(i, j) of two planes. */
+typedef uint64_t (*CountAnd)(const uint64_t *a, const uint64_t *b, size_t words);
+
+static uint64_t count_and_scalar(const uint64_t *a, const uint64_t *b, size_t words)
+{
+    uint64_t count = 0;
+    for (size_t q = 0; q < words; q++)
+        count += (uint64_t)__builtin_popcountll(a[q] & b[q]);
+    return count;
+}
+
+#ifdef HAVE_X86_DISPATCH
+__attribute__((target("popcnt")))
+static uint64_t count_and_popcnt(const uint64_t *a, const uint64_t *b, size_t words)
+{
+    uint64_t count = 0;
+    for (size_t q = 0; q < words; q++)
+        count += (uint64_t)__builtin_popcountll(a[q] & b[q]);
+    return count;
+}
+
+/* The popcount of each byte, by nibble lookups (Mula's method). */
+__attribute__((target("avx2")))
+static inline __m256i popcount_bytes(__m256i v, __m256i table, __m256i nibble)
+{
+    __m256i low = _mm256_and_si256(v, nibble);
+    __m256i high = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+    return _mm256_add_epi8(_mm256_shuffle_epi8(table, low), _mm256_shuffle_epi8(table, high));
+}
+
+/* Harley and Seal's carry-save adders: 32 words (8 vectors) of a & b folded into bit-sliced
+ * counters of ones, twos, fours and eights; only the eights' popcount each round. */
+#define CARRY_SAVE(high, low, a, b, c)                                                  \
+    do {                                                                                \
+        __m256i u_ = _mm256_xor_si256(a, b);                                            \
+        high = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u_, c));        \
+        low = _mm256_xor_si256(u_, c);                                                  \
+    } while (0)
+
+__attribute__((target("avx2")))
+static uint64_t count_and_avx2(const uint64_t *a, const uint64_t *b, size_t words)
+{
+    const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+                                           0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+    const __m256i nibble = _mm256_set1_epi8(15), none = _mm256_setzero_si256();
+    __m256i ones = none, twos = none, fours = none, total = none;
+    size_t q = 0;
+    for (; q + 32 <= words; q += 32) {
+        __m256i v[8];
+        for (int i = 0; i < 8; i++)
+            v[i] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(a + q + 4 * i)),
+                                    _mm256_loadu_si256((const __m256i *)(b + q + 4 * i)));
+        __m256i twos_a, twos_b, fours_a, fours_b, eights;
+        CARRY_SAVE(twos_a, ones, ones, v[0], v[1]);
+        CARRY_SAVE(twos_b, ones, ones, v[2], v[3]);
+        CARRY_SAVE(fours_a, twos, twos, twos_a, twos_b);
+        CARRY_SAVE(twos_a, ones, ones, v[4], v[5]);
+        CARRY_SAVE(twos_b, ones, ones, v[6], v[7]);
+        CARRY_SAVE(fours_b, twos, twos, twos_a, twos_b);
+        CARRY_SAVE(eights, fours, fours, fours_a, fours_b);
+        total = _mm256_add_epi64(total, _mm256_sad_epu8(popcount_bytes(eights, table, nibble),
+                                                        none));
+    }
+    total = _mm256_slli_epi64(total, 3);
+    total = _mm256_add_epi64(total, _mm256_slli_epi64(
+        _mm256_sad_epu8(popcount_bytes(fours, table, nibble), none), 2));
+    total = _mm256_add_epi64(total, _mm256_slli_epi64(
+        _mm256_sad_epu8(popcount_bytes(twos, table, nibble), none), 1));
+    total = _mm256_add_epi64(total, _mm256_sad_epu8(popcount_bytes(ones, table, nibble), none));
+    uint64_t lanes[4];
+    _mm256_storeu_si256((__m256i *)lanes, total);
+    uint64_t count = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    for (; q < words; q++)
+        count += (uint64_t)__builtin_popcountll(a[q] & b[q]);
+    return count;
+}
+#endif
+
+/* What the statistic and the likelihood of one sketch need: its planes, histogram, the
+ * levels where its plane "K >= k" is neither all ones nor empty (low < k <= high), and
+ * above[k] = #{K >= k}. */
+typedef struct {
+    const uint64_t *planes;
+    const uint32_t *hist;
+    unsigned low, high;
+    uint32_t above[MAX_VALUES + 1];
+} SketchView;
+
+static void view_of(const Prepared *prepared, Py_ssize_t x, SketchView *view)
+{
+    view->planes = prepared->planes + (size_t)x * prepared->w * prepared->words;
+    view->hist = prepared->hist + (size_t)x * HIST_SLOTS;
+    unsigned r = prepared->r, low = 0, high = 0;
+    while (low < r && view->hist[low] == 0)
+        low++;
+    for (unsigned k = 0; k <= r; k++)
+        if (view->hist[k])
+            high = k;
+    view->low = low;
+    view->high = high;
+    view->above[r + 1] = 0;
+    for (int k = (int)r; k >= 0; k--)
+        view->above[k] = view->above[k + 1] + view->hist[k];
+}
+
+/* The pair statistic of SPEC 3 in the form the likelihood sums it. */
+typedef struct {
+    uint32_t x_below[MAX_VALUES + 1], y_below[MAX_VALUES + 1], equal[MAX_VALUES + 1];
+} PairCounts;
+
+/* Columns whose planes "K >= k" are kept while the rows of a call meet them. */
+#define COLUMN_CHUNK 16
+
+/* Work space of one call: the planes "K >= k" (levels 0..r + 1, plane k at k * words) of the
+ * row sketch and of a chunk of column sketches (made for the levels neither all ones nor
+ * empty). */
+typedef struct {
+    uint64_t *row_levels, *column_levels;
+    size_t words, level_words;
+} Workspace;
+
+static CountAnd count_and = count_and_scalar;
+
+/* G(i, j) = #{K_X >= i, K_Y >= j} for |i - j| <= 1, then the three histograms. */
+static void pair_counts(const Prepared *prepared, const SketchView *x, const SketchView *y,
+                        const uint64_t *x_levels, const uint64_t *y_levels,
+                        const Workspace *space, PairCounts *out)
+{
+    unsigned r = prepared->r;
+    size_t words = space->words;
+    /* g[k][0] = G(k, k), g[k][1] = G(k, k + 1), g[k][2] = G(k + 1, k) */
+    uint64_t g[MAX_VALUES + 2][3];
+    for (unsigned k = 0; k <= r + 1; k++) {
+        unsigned k1 = k + 1;
+        unsigned pairs[3][2] = {{k, k}, {k, k1}, {k1, k}};
+        for (int c = 0; c < 3; c++) {
+            unsigned i = pairs[c][0], j = pairs[c][1];
+            if (i > x->high || j > y->high || i > r || j > r)
+                g[k][c] = 0;
+            else if (i <= x->low)  /* X's plane is all ones */
+                g[k][c] = y->above[j];
+            else if (j <= y->low)
+                g[k][c] = x->above[i];
+            else
+                g[k][c] = count_and(x_levels + i * words, y_levels + j * words, words);
+        }
+    }
+    for (unsigned k = 1; k <= r; k++) {
+        uint64_t next = k + 1 <= r ? g[k + 1][0] : 0;  /* G(k + 1, k + 1) */
+        out->equal[k] = (uint32_t)(g[k][0] - g[k][2] - g[k][1] + next);
+        out->x_below[k] = (uint32_t)(g[k][1] - next);
+        out->y_below[k] = (uint32_t)(g[k][2] - next);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The log-likelihood of SPEC 3 with its gradient and Hessian.                             */
+
+/* The terms of the values k present in a pair, in the order k = 1..R (padded with zero
+ * counts to a multiple of 4). */
+typedef struct {
+    int count;
+    double linear[3];  /* S_X, S_Y, S_shared */
+    double b[MAX_VALUES + 4], x_below[MAX_VALUES + 4], y_below[MAX_VALUES + 4],
+        x_above[MAX_VALUES + 4], y_above[MAX_VALUES + 4], equal[MAX_VALUES + 4];
+    /* the nonzero counts of the five histograms in one list (padded with 0 to a multiple of
+     * 4), and for each the place of its log's argument: histogram h, term t at 5 t + h
+     * (about a third of the (h, k) pairs are empty: their logs are not taken) */
+    int nonzero;
+    double nonzero_count[5 * (MAX_VALUES + 4)];
+    int nonzero_place[5 * (MAX_VALUES + 4)];
+} Terms;
+
+static void list_nonzero(Terms *terms)
+{
+    const double *counts[5] = {terms->x_below, terms->y_below, terms->x_above, terms->y_above,
+                               terms->equal};
+    int j = 0;
+    for (int t = 0; t < terms->count; t++)
+        for (int h = 0; h < 5; h++)
+            if (counts[h][t] != 0) {
+                terms->nonzero_count[j] = counts[h][t];
+                terms->nonzero_place[j++] = 5 * t + h;
+            }
+    while (j % 4) {
+        terms->nonzero_count[j] = 0.0;
+        terms->nonzero_place[j++] = -1;  /* log(1) = 0 */
+    }
+    terms->nonzero = j;
+}
+
+typedef struct {
+    double value, grad[3], hess[3][3];
+} Evaluation;
+
+typedef void (*Evaluate)(const Terms *terms, const double rates[3], Evaluation *out);
+
+/* phi(s) = log(1 - e^-s) with e = e^-s, one = 1 - e given: n phi, n phi' = n e / one and
+ * n phi'' = -n e / one^2, nothing for n = 0. */
+static inline void add_single(double n, double bk, double e, double one, double *value,
+                              double *first, double *second)
+{
+    if (n == 0)
+        return;
+    *value += n * log(one);
+    double ratio = e / one;
+    *first += n * bk * ratio;
+    *second -= n * bk * bk * (ratio / one);
+}
+
+static void evaluate_scalar(const Terms *terms, const double rates[3], Evaluation *out)
+{
+    double a = rates[0], b = rates[1], x = rates[2];
+    double value = -(a * terms->linear[0] + b * terms->linear[1] + x * terms->linear[2]);
+    double grad[3] = {-terms->linear[0], -terms->linear[1], -terms->linear[2]};
+    double hess[3][3] = {{0}};
+    for (int t = 0; t < terms->count; t++) {
+        double bk = terms->b[t];
+        double u = exp(-a * bk), v = exp(-b * bk), y = exp(-x * bk);
+        double one_u = -expm1(-a * bk), one_v = -expm1(-b * bk), one_y = -expm1(-x * bk);
+        double f1, f2;
+        /* (a + x) B: X below Y */
+        f1 = f2 = 0.0;
+        add_single(terms->x_below[t], bk, u * y, one_u + u * one_y, &value, &f1, &f2);
+        grad[0] += f1, grad[2] += f1;
+        hess[0][0] += f2, hess[0][2] += f2, hess[2][2] += f2;
+        /* (b + x) B: Y below X */
+        f1 = f2 = 0.0;
+        add_single(terms->y_below[t], bk, v * y, one_v + v * one_y, &value, &f1, &f2);
+        grad[1] += f1, grad[2] += f1;
+        hess[1][1] += f2, hess[1][2] += f2, hess[2][2] += f2;
+        f1 = f2 = 0.0;
+        add_single(terms->x_above[t], bk, u, one_u, &value, &f1, &f2);
+        grad[0] += f1, hess[0][0] += f2;
+        f1 = f2 = 0.0;
+        add_single(terms->y_above[t], bk, v, one_v, &value, &f1, &f2);
+        grad[1] += f1, hess[1][1] += f2;
+        double n = terms->equal[t];
+        if (n == 0)
+            continue;
+        double h = 1.0 - one_u * one_v, g = one_y + y * one_u * one_v;
+        value += n * log(g);
+        double d[3] = {bk * y * u * one_v / g, bk * y * v * one_u / g, bk * y * h / g};
+        double b2y = bk * bk * y / g;
+        double second[3][3] = {{-b2y * u * one_v, b2y * u * v, -b2y * u * one_v},
+                               {b2y * u * v, -b2y * v * one_u, -b2y * v * one_u},
+                               {-b2y * u * one_v, -b2y * v * one_u, -b2y * h}};
+        for (int i = 0; i < 3; i++) {
+            grad[i] += n * d[i];
+            for (int j = i; j < 3; j++)
+                hess[i][j] += n * (second[i][j] - d[i] * d[j]);
+        }
+    }
+    out->value = value;
+    for (int i = 0; i < 3; i++) {
+        out->grad[i] = grad[i];
+        for (int j = 0; j < 3; j++)
+            out->hess[i][j] = i <= j ? hess[i][j] : hess[j][i];
+    }
+}
+
+#ifdef HAVE_X86_DISPATCH
+/*
+ * exp, expm1 and log of four doubles. Cody and Waite's reduction x = n ln 2 + r, |r| <= ln 2 / 2,
+ * then Taylor polynomials of degree 13 (|r|^14 / 14! < 2^-60 relative); log by the exponent and
+ * 2 atanh((f - 1) / (f + 1)) for the mantissa f in [sqrt(1/2), sqrt(2)) (11 terms, relative
+ * 2^-56). Only what the likelihood needs: exp of x <= 0 (0 below -708, where the terms are
+ * below 1e-307), log of normal positive numbers and 0 (-inf).
+ */
+#define LN2_HI 6.93147180369123816490e-01
+#define LN2_LO 1.90821492927058770002e-10
+#define INV_LN2 1.44269504088896338700e+00
+
+__attribute__((target("avx2")))
+static inline __m256d exp_reduced_polynomial(__m256d r)
+{
+    /* e^r - 1 = r (1/1! + r (1/2! + r (... + r / 13!))) */
+    static const double inverse_factorial[14] = {
+        1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+        1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
+    __m256d p = _mm256_set1_pd(inverse_factorial[13]);
+    for (int i = 12; i >= 1; i--)
+        p = _mm256_add_pd(_mm256_set1_pd(inverse_factorial[i]), _mm256_mul_pd(r, p));
+    return _mm256_mul_pd(r, p);
+}
+
+/* e^x for x <= 0; expm1 (as -(1 - e^x)) in *one_minus: 1 - e^x without cancellation. */
+__attribute__((target("avx2")))
+static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
+{
+    __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(INV_LN2)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d r = _mm256_sub_pd(_mm256_sub_pd(x, _mm256_mul_pd(n, _mm256_set1_pd(LN2_HI))),
+                              _mm256_mul_pd(n, _mm256_set1_pd(LN2_LO)));
+    __m256d em1 = exp_reduced_polynomial(r);  /* e^r - 1 */
+    __m256d low = _mm256_cmp_pd(x, _mm256_set1_pd(-708.0), _CMP_LT_OQ);
+    /* 2^n by the exponent bits; n >= -1022 where x >= -708 */
+    __m256d clamped = _mm256_max_pd(n, _mm256_set1_pd(-1022.0));
+    __m128i n32 = _mm256_cvtpd_epi32(clamped);
+    __m256i n64 = _mm256_cvtepi32_epi64(n32);
+    __m256d scale = _mm256_castsi256_pd(
+        _mm256_slli_epi64(_mm256_add_epi64(n64, _mm256_set1_epi64x(1023)), 52));
+    __m256d one = _mm256_set1_pd(1.0);
+    __m256d e = _mm256_mul_pd(_mm256_add_pd(one, em1), scale);
+    e = _mm256_andnot_pd(low, e);
+    /* 1 - e^x: -(e^r - 1) where n = 0, else 1 - 2^n e^r (e^x <= 0.71: no cancellation) */
+    __m256d at_zero = _mm256_cmp_pd(n, _mm256_setzero_pd(), _CMP_EQ_OQ);
+    *one_minus = _mm256_blendv_pd(_mm256_sub_pd(one, e),
+                                  _mm256_sub_pd(_mm256_setzero_pd(), em1), at_zero);
+    return e;
+}
+
+__attribute__((target("avx2")))
+static inline __m256d log_positive(__m256d x)
+{
+    const __m256i mantissa_mask = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll);
+    const __m256i one_bits = _mm256_set1_epi64x(0x3FF0000000000000ll);
+    __m256i bits = _mm256_castpd_si256(x);
+    /* the biased exponent as a double: its bits under 2^52's, minus 2^52 */
+    __m256i biased = _mm256_srli_epi64(bits, 52);
+    __m256d two52 = _mm256_set1_pd(4503599627370496.0);
+    __m256d exponent = _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(biased, _mm256_castpd_si256(two52))), two52);
+    exponent = _mm256_sub_pd(exponent, _mm256_set1_pd(1023.0));
+    __m256d f = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mantissa_mask),
+                                                    one_bits));
+    __m256d big = _mm256_cmp_pd(f, _mm256_set1_pd(1.4142135623730951), _CMP_GT_OQ);
+    f = _mm256_blendv_pd(f, _mm256_mul_pd(f, _mm256_set1_pd(0.5)), big);
+    exponent = _mm256_add_pd(exponent, _mm256_and_pd(big, _mm256_set1_pd(1.0)));
+    __m256d one = _mm256_set1_pd(1.0);
+    __m256d t = _mm256_div_pd(_mm256_sub_pd(f, one), _mm256_add_pd(f, one));
+    __m256d t2 = _mm256_mul_pd(t, t);
+    /* atanh(t) / t = 1 + t^2/3 + t^4/5 + ... + t^22/23 */
+    __m256d p = _mm256_set1_pd(1.0 / 23);
+    for (int i = 21; i >= 1; i -= 2)
+        p = _mm256_add_pd(_mm256_set1_pd(1.0 / i), _mm256_mul_pd(t2, p));
+    __m256d log_f = _mm256_mul_pd(_mm256_add_pd(t, t), p);
+    __m256d result = _mm256_add_pd(_mm256_mul_pd(exponent, _mm256_set1_pd(LN2_HI)),
+                                   _mm256_add_pd(log_f, _mm256_mul_pd(exponent,
+                                                                      _mm256_set1_pd(LN2_LO))));
+    __m256d zero = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ);
+    return _mm256_blendv_pd(result, _mm256_set1_pd(-INFINITY), zero);
+}
+
+__attribute__((target("avx2")))
+static inline double horizontal_sum(__m256d v)
+{
+    double lanes[4];
+    _mm256_storeu_pd(lanes, v);
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+#define MAX_VECTORS ((MAX_VALUES + 4) / 4)
+
+/* Four terms of one histogram at a time, in phases over every vector of values k so that the
+ * long dependency chains of exp and log of different vectors overlap: (1) e^-aB, e^-bB,
+ * e^-xB and their complements; (2) the five arguments of log per k, 1 - e^-(a+x)B (X below
+ * Y), 1 - e^-(b+x)B, 1 - e^-aB (X above), 1 - e^-bB and psi's g (equal); (3) the logs, n log q
+ * summed; (4) the derivatives. A lane whose count n is 0 adds nothing (its q may be 0). */
+__attribute__((target("avx2")))
+static void evaluate_avx2(const Terms *terms, const double rates[3], Evaluation *out)
+{
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+    const __m256d a = _mm256_set1_pd(rates[0]), b = _mm256_set1_pd(rates[1]),
+                  x = _mm256_set1_pd(rates[2]);
+    int vectors = terms->count / 4;
+    __m256d u[MAX_VECTORS], v[MAX_VECTORS], y[MAX_VECTORS];
+    __m256d one_u[MAX_VECTORS], one_v[MAX_VECTORS], one_y[MAX_VECTORS];
+    __m256d q[5][MAX_VECTORS];
+    const double *counts[5] = {terms->x_below, terms->y_below, terms->x_above, terms->y_above,
+                               terms->equal};
+    for (int i = 0; i < vectors; i++) {
+        __m256d bk = _mm256_loadu_pd(terms->b + 4 * i);
+        u[i] = exp_negative(_mm256_sub_pd(zero, _mm256_mul_pd(a, bk)), &one_u[i]);
+        v[i] = exp_negative(_mm256_sub_pd(zero, _mm256_mul_pd(b, bk)), &one_v[i]);
+        y[i] = exp_negative(_mm256_sub_pd(zero, _mm256_mul_pd(x, bk)), &one_y[i]);
+    }
+    for (int i = 0; i < vectors; i++) {
+        q[0][i] = _mm256_add_pd(one_u[i], _mm256_mul_pd(u[i], one_y[i]));
+        q[1][i] = _mm256_add_pd(one_v[i], _mm256_mul_pd(v[i], one_y[i]));
+        q[2][i] = one_u[i];
+        q[3][i] = one_v[i];
+        __m256d g = _mm256_add_pd(one_y[i], _mm256_mul_pd(y[i], _mm256_mul_pd(one_u[i],
+                                                                              one_v[i])));
+        /* an unused lane may have g = 0: 1 there, so that its inverse below is finite */
+        __m256d used = _mm256_cmp_pd(_mm256_loadu_pd(terms->equal + 4 * i), zero, _CMP_NEQ_OQ);
+        q[4][i] = _mm256_blendv_pd(one, g, used);
+    }
+    /* the log arguments of the nonzero counts, gathered into one list (place -1: 1) */
+    double arguments[5 * (MAX_VALUES + 4) + 1];
+    double *by_place = arguments + 1;
+    arguments[0] = 1.0;
+    for (int i = 0; i < vectors; i++) {
+        double lanes[5][4];
+        for (int h = 0; h < 5; h++)
+            _mm256_storeu_pd(lanes[h], q[h][i]);
+        for (int lane = 0; lane < 4; lane++)
+            for (int h = 0; h < 5; h++)
+                by_place[5 * (4 * i + lane) + h] = lanes[h][lane];
+    }
+    __m256d value[2] = {zero, zero};
+    for (int j = 0; j < terms->nonzero; j += 4) {
+        const int *place = terms->nonzero_place + j;
+        __m256d argument = _mm256_setr_pd(by_place[place[0]], by_place[place[1]],
+                                          by_place[place[2]], by_place[place[3]]);
+        value[(j >> 2) & 1] = _mm256_add_pd(value[(j >> 2) & 1], _mm256_mul_pd(
+            _mm256_loadu_pd(terms->nonzero_count + j), log_positive(argument)));
+    }
+    __m256d g0 = zero, g1 = zero, g2 = zero;
+    __m256d h00 = zero, h01 = zero, h02 = zero, h11 = zero, h12 = zero, h22 = zero;
+    for (int i = 0; i < vectors; i++) {
+        __m256d bk = _mm256_loadu_pd(terms->b + 4 * i);
+        __m256d e[4] = {_mm256_mul_pd(u[i], y[i]), _mm256_mul_pd(v[i], y[i]), u[i], v[i]};
+        __m256d first[4], second[4];
+        for (int h = 0; h < 4; h++) {
+            /* n phi' = n B e / q, n phi'' = -n B^2 e / q^2 */
+            __m256d n = _mm256_loadu_pd(counts[h] + 4 * i);
+            __m256d nb = _mm256_and_pd(_mm256_cmp_pd(n, zero, _CMP_NEQ_OQ),
+                                       _mm256_mul_pd(n, bk));
+            __m256d inverse = _mm256_div_pd(one, q[h][i]);
+            __m256d ratio = _mm256_mul_pd(e[h], inverse);
+            first[h] = _mm256_and_pd(_mm256_cmp_pd(nb, zero, _CMP_NEQ_OQ),
+                                     _mm256_mul_pd(nb, ratio));
+            second[h] = _mm256_and_pd(_mm256_cmp_pd(nb, zero, _CMP_NEQ_OQ), _mm256_mul_pd(
+                _mm256_mul_pd(nb, bk), _mm256_mul_pd(ratio, inverse)));
+        }
+        g0 = _mm256_add_pd(g0, _mm256_add_pd(first[0], first[2]));
+        g1 = _mm256_add_pd(g1, _mm256_add_pd(first[1], first[3]));
+        g2 = _mm256_add_pd(g2, _mm256_add_pd(first[0], first[1]));
+        h00 = _mm256_sub_pd(h00, _mm256_add_pd(second[0], second[2]));
+        h02 = _mm256_sub_pd(h02, second[0]);
+        h11 = _mm256_sub_pd(h11, _mm256_add_pd(second[1], second[3]));
+        h12 = _mm256_sub_pd(h12, second[1]);
+        h22 = _mm256_sub_pd(h22, _mm256_add_pd(second[0], second[1]));
+        /* equal: psi */
+        __m256d n = _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(terms->equal + 4 * i), zero,
+                                                _CMP_NEQ_OQ),
+                                  _mm256_loadu_pd(terms->equal + 4 * i));
+        __m256d uv = _mm256_mul_pd(one_u[i], one_v[i]);
+        __m256d hh = _mm256_sub_pd(one, uv);
+        __m256d by = _mm256_div_pd(_mm256_mul_pd(bk, y[i]), q[4][i]);
+        __m256d d0 = _mm256_mul_pd(by, _mm256_mul_pd(u[i], one_v[i]));
+        __m256d d1 = _mm256_mul_pd(by, _mm256_mul_pd(v[i], one_u[i]));
+        __m256d d2 = _mm256_mul_pd(by, hh);
+        __m256d b2y = _mm256_mul_pd(bk, by);
+        __m256d s00 = _mm256_mul_pd(b2y, _mm256_mul_pd(u[i], one_v[i]));  /* negated */
+        __m256d s11 = _mm256_mul_pd(b2y, _mm256_mul_pd(v[i], one_u[i]));  /* negated */
+        __m256d s01 = _mm256_mul_pd(b2y, _mm256_mul_pd(u[i], v[i]));
+        __m256d s22 = _mm256_mul_pd(b2y, hh);                              /* negated */
+        g0 = _mm256_add_pd(g0, _mm256_mul_pd(n, d0));
+        g1 = _mm256_add_pd(g1, _mm256_mul_pd(n, d1));
+        g2 = _mm256_add_pd(g2, _mm256_mul_pd(n, d2));
+        h00 = _mm256_sub_pd(h00, _mm256_mul_pd(n, _mm256_add_pd(s00, _mm256_mul_pd(d0, d0))));
+        h01 = _mm256_add_pd(h01, _mm256_mul_pd(n, _mm256_sub_pd(s01, _mm256_mul_pd(d0, d1))));
+        h02 = _mm256_sub_pd(h02, _mm256_mul_pd(n, _mm256_add_pd(s00, _mm256_mul_pd(d0, d2))));
+        h11 = _mm256_sub_pd(h11, _mm256_mul_pd(n, _mm256_add_pd(s11, _mm256_mul_pd(d1, d1))));
+        h12 = _mm256_sub_pd(h12, _mm256_mul_pd(n, _mm256_add_pd(s11, _mm256_mul_pd(d1, d2))));
+        h22 = _mm256_sub_pd(h22, _mm256_mul_pd(n, _mm256_add_pd(s22, _mm256_mul_pd(d2, d2))));
+    }
+    out->value = horizontal_sum(_mm256_add_pd(value[0], value[1])) -
+                 (rates[0] * terms->linear[0] + rates[1] * terms->linear[1] +
+                  rates[2] * terms->linear[2]);
+    out->grad[0] = horizontal_sum(g0) - terms->linear[0];
+    out->grad[1] = horizontal_sum(g1) - terms->linear[1];
+    out->grad[2] = horizontal_sum(g2) - terms->linear[2];
+    out->hess[0][0] = horizontal_sum(h00);
+    out->hess[1][1] = horizontal_sum(h11);
+    out->hess[2][2] = horizontal_sum(h22);
+    out->hess[0][1] = out->hess[1][0] = horizontal_sum(h01);
+    out->hess[0][2] = out->hess[2][0] = horizontal_sum(h02);
+    out->hess[1][2] = out->hess[2][1] = horizontal_sum(h12);
+}
+
+__attribute__((target("avx2")))
+static void mle_math_avx2(int kind, const double *x, double *out)
+{
+    __m256d v = _mm256_loadu_pd(x), result, ignored;
+    if (kind == 0)
+        result = exp_negative(v, &ignored);
+    else if (kind == 1)
+        exp_negative(v, &result);
+    else
+        result = log_positive(v);
+    _mm256_storeu_pd(out, result);
+}
+#endif
+
+static Evaluate evaluate = evaluate_scalar;
+
+/* ---------------------------------------------------------------------------------------- */
+/* The maximisation: kmerspec.golden.hll_joint.maximise, step for step.                     */
+
+/* matrix^-1 vector by Gaussian elimination with partial pivoting (golden _solve); 0 if
+ * singular. */
+static int solve(int n, double matrix[3][3], const double *vector, double *out)
+{
+    double rows[3][4];
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++)
+            rows[i][j] = matrix[i][j];
+        rows[i][n] = vector[i];
+    }
+    for (int c = 0; c < n; c++) {
+        int pivot = c;
+        for (int i = c + 1; i < n; i++)
+            if (fabs(rows[i][c]) > fabs(rows[pivot][c]))
+                pivot = i;
+        if (rows[pivot][c] == 0)
+            return 0;
+        if (pivot != c)
+            for (int j = 0; j <= n; j++) {
+                double swap = rows[c][j];
+                rows[c][j] = rows[pivot][j];
+                rows[pivot][j] = swap;
+            }
+        for (int i = c + 1; i < n; i++) {
+            double f = rows[i][c] / rows[c][c];
+            for (int j = c; j <= n; j++)
+                rows[i][j] -= f * rows[c][j];
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double sum = 0.0;
+        for (int j = i + 1; j < n; j++)
+            sum += rows[i][j] * out[j];
+        out[i] = (rows[i][n] - sum) / rows[i][i];
+    }
+    return 1;
+}
+
+/* Projected Newton ascent from `rates` (SPEC 3); returns L at the end point, left in rates. */
+static double maximise(const Terms *terms, double rates[3])
+{
+    Evaluation at, trial_at;
+    evaluate(terms, rates, &at);
+    for (int iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
+        int free[3], count = 0;
+        for (int i = 0; i < 3; i++)
+            if (!(rates[i] == 0 && at.grad[i] <= 0))
+                free[count++] = i;
+        if (count == 0)
+            break;
+        double damping = -at.hess[free[0]][free[0]];
+        for (int f = 1; f < count; f++)
+            if (-at.hess[free[f]][free[f]] > damping)
+                damping = -at.hess[free[f]][free[f]];
+        damping *= DAMPING;
+        double matrix[3][3], rhs[3], step[3];
+        for (int i = 0; i < count; i++) {
+            for (int j = 0; j < count; j++)
+                matrix[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
+            rhs[i] = at.grad[free[i]];
+        }
+        int solved = solve(count, matrix, rhs, step);
+        double gain = 0.0;
+        if (solved)
+            for (int i = 0; i < count; i++)
+                gain += step[i] * rhs[i];
+        if (!solved || gain <= 0) {
+            gain = 0.0;
+            for (int i = 0; i < count; i++) {
+                step[i] = rhs[i];
+                gain += step[i] * rhs[i];
+            }
+        }
+        if (gain <= GAIN_TOLERANCE)
+            break;
+        double direction[3] = {0.0, 0.0, 0.0};
+        for (int i = 0; i < count; i++)
+            direction[free[i]] = step[i];
+        double t = 1.0, trial[3];
+        int accepted = 0;
+        while (t >= SMALLEST_STEP) {
+            for (int i = 0; i < 3; i++) {
+                double moved = rates[i] + t * direction[i];
+                trial[i] = moved > 0.0 ? moved : 0.0;
+            }
+            evaluate(terms, trial, &trial_at);
+            if (trial_at.value >= at.value) {
+                accepted = 1;
+                break;
+            }
+            t *= 0.5;
+        }
+        if (!accepted)
+            break;
+        double moved = 0.0, largest = trial[0];
+        for (int i = 0; i < 3; i++) {
+            double d = fabs(trial[i] - rates[i]);
+            moved = d > moved ? d : moved;
+            largest = trial[i] > largest ? trial[i] : largest;
+            rates[i] = trial[i];
+        }
+        at = trial_at;
+        if (moved <= STEP_TOLERANCE * (1.0 + largest))
+            break;
+    }
+    return at.value;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* One pair.                                                                                */
+
+typedef struct {
+    double x_only, y_only, shared, likelihood_ratio;
+} PairEstimate;
+
+static void estimate_pair(const Prepared *prepared, const SketchView *x, const SketchView *y,
+                          const uint64_t *x_levels, const uint64_t *y_levels,
+                          double card_x, double card_y, double null_value,
+                          const Workspace *space, PairEstimate *out)
+{
+    unsigned r = prepared->r;
+    double m = prepared->m;
+    PairCounts counts;
+    pair_counts(prepared, x, y, x_levels, y_levels, space, &counts);
+    const double *linear = prepared->linear, *log_coefficient = prepared->log_coefficient;
+    /* the union's histogram (the start's |X u Y|) and the linear sums */
+    uint32_t union_hist[256];
+    memset(union_hist, 0, ((1u << prepared->w)) * sizeof *union_hist);
+    uint64_t at_least_one = 0;
+    double s_x = 0.0, s_y = 0.0, s_shared = 0.0;
+    Terms terms;
+    terms.count = 0;
+    for (unsigned k = 1; k <= r; k++) {
+        uint32_t smaller = counts.equal[k] + counts.x_below[k] + counts.y_below[k];
+        at_least_one += smaller;
+        union_hist[k] = x->hist[k] + y->hist[k] - smaller;
+        s_shared += smaller * linear[k];
+        uint32_t x_above = x->hist[k] - counts.x_below[k] - counts.equal[k];
+        uint32_t y_above = y->hist[k] - counts.y_below[k] - counts.equal[k];
+        if (counts.x_below[k] | counts.y_below[k] | counts.equal[k] | x_above | y_above) {
+            int t = terms.count++;
+            terms.b[t] = log_coefficient[k];
+            terms.x_below[t] = counts.x_below[k];
+            terms.y_below[t] = counts.y_below[k];
+            terms.x_above[t] = x_above;
+            terms.y_above[t] = y_above;
+            terms.equal[t] = counts.equal[k];
+        }
+    }
+    for (unsigned k = 0; k <= r; k++) {
+        s_x += x->hist[k] * linear[k];
+        s_y += y->hist[k] * linear[k];
+    }
+    /* registers where the smaller of the two is 0 */
+    uint64_t min_zero = (uint64_t)m - at_least_one;
+    s_shared += (double)min_zero * linear[0];
+    union_hist[0] = (uint32_t)(x->hist[0] + y->hist[0] - min_zero);
+    while (terms.count % 4) {
+        int t = terms.count++;
+        terms.b[t] = 1.0;
+        terms.x_below[t] = terms.y_below[t] = terms.x_above[t] = terms.y_above[t] =
+            terms.equal[t] = 0.0;
+    }
+    terms.linear[0] = s_x;
+    terms.linear[1] = s_y;
+    terms.linear[2] = s_shared;
+    list_nonzero(&terms);
+    double card_union = hll_estimate_of_histogram(union_hist, prepared->p, prepared->w);
+    double rates[3] = {
+        (card_union - card_y > 0 ? card_union - card_y : 0.0) / m + START_FLOOR,
+        (card_union - card_x > 0 ? card_union - card_x : 0.0) / m + START_FLOOR,
+        (card_x + card_y - card_union > 0 ? card_x + card_y - card_union : 0.0) / m + START_FLOOR};
+    double full = maximise(&terms, rates);
+    double ratio = 0.0;
+    if (rates[2] > 0) {
+        ratio = 2.0 * (full - null_value);
+        ratio = ratio > 0 ? ratio : 0.0;
+    }
+    *out = (PairEstimate){rates[0] * m, rates[1] * m, rates[2] * m, ratio};
+}
+
+static int workspace_init(Workspace *space, size_t words, unsigned r)
+{
+    size_t levels = r + 2;
+    space->words = words;
+    space->level_words = levels * words;
+    space->row_levels = calloc(levels * words, sizeof(uint64_t));
+    space->column_levels = calloc(COLUMN_CHUNK * levels * words, sizeof(uint64_t));
+    return space->row_levels && space->column_levels ? 0 : -1;
+}
+
+static void workspace_free(Workspace *space)
+{
+    free(space->row_levels);
+    free(space->column_levels);
+}
+
+/* mle_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R], stops i64[R],
+ *          order i64[M], out f64[4 * pairs], planes, hist, null):
+ * the joint MLE of (rows[t], order[u]) for u in [starts[t], stops[t]), four values each
+ * (|X only|, |Y only|, |X n Y|, LR) appended to out; planes, hist and null from
+ * mle_prepare. */
+static PyObject *mle_rows(PyObject *self, PyObject *args)
+{
+    PyObject *objects[7], *extra[3];
+    int w, p;
+    PairPlan plan;
+    Array a[3];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OiiOOOOOOOOO", &objects[0], &w, &p, &objects[1], &objects[2],
+                          &objects[3], &objects[4], &objects[5], &objects[6], &extra[0],
+                          &extra[1], &extra[2]))
+        return NULL;
+    int failed = get_pair_plan(objects, w, p, 4, &plan) < 0 ||
+                 get_typed_array(extra[0], &a[0], 8, KIND_UNSIGNED, 0, "planes") < 0 ||
+                 get_typed_array(extra[1], &a[1], 4, KIND_UNSIGNED, 0, "hist") < 0 ||
+                 get_typed_array(extra[2], &a[2], 8, KIND_FLOAT, 0, "null") < 0;
+    Py_ssize_t n = failed ? 0 : plan.arrays[0].count;
+    size_t words = ((size_t)1 << p) / 64;
+    if (!failed && ((size_t)a[0].count != (size_t)n * w * words ||
+                    a[1].count != n * HIST_SLOTS || a[2].count != n)) {
+        PyErr_SetString(PyExc_ValueError, "mle_rows: the prepared arrays do not match");
+        failed = 1;
+    }
+    Workspace space = {0};
+    if (!failed && workspace_init(&space, words, hll_top_rank((unsigned)p, (unsigned)w)) < 0) {
+        PyErr_NoMemory();
+        failed = 1;
+    }
+    if (!failed) {
+        Prepared prepared = {a[0].view.buf, a[1].view.buf, a[2].view.buf, words, (unsigned)p,
+                             (unsigned)w, hll_top_rank((unsigned)p, (unsigned)w),
+                             (double)((size_t)1 << p), {0}, {0}};
+        coefficients(prepared.r, prepared.linear, prepared.log_coefficient);
+        Py_ssize_t columns = plan.arrays[4].count;
+        /* each row's first value in out */
+        Py_ssize_t *offsets = malloc((plan.count + 1) * sizeof *offsets);
+        Py_BEGIN_ALLOW_THREADS
+        SketchView x_view, chunk_views[COLUMN_CHUNK];
+        if (offsets != NULL) {
+            offsets[0] = 0;
+            for (Py_ssize_t t = 0; t < plan.count; t++)
+                offsets[t + 1] = offsets[t] + plan.stops[t] - plan.starts[t];
+            /* the columns a chunk at a time, each column's planes made once per chunk, each
+             * row's once per chunk it meets */
+            for (Py_ssize_t first = 0; first < columns; first += COLUMN_CHUNK) {
+                Py_ssize_t last = first + COLUMN_CHUNK < columns ? first + COLUMN_CHUNK : columns;
+                int ready[COLUMN_CHUNK] = {0};
+                for (Py_ssize_t t = 0; t < plan.count; t++) {
+                    Py_ssize_t lo = plan.starts[t] > first ? plan.starts[t] : first;
+                    Py_ssize_t hi = plan.stops[t] < last ? plan.stops[t] : last;
+                    if (lo >= hi)
+                        continue;
+                    Py_ssize_t x = plan.rows[t];
+                    view_of(&prepared, x, &x_view);
+                    if (x_view.high > x_view.low)
+                        threshold_planes(x_view.planes, words, prepared.w, x_view.low + 1,
+                                         x_view.high, space.row_levels);
+                    for (Py_ssize_t u = lo; u < hi; u++) {
+                        int slot = (int)(u - first);
+                        uint64_t *y_levels = space.column_levels + slot * space.level_words;
+                        SketchView *y_view = &chunk_views[slot];
+                        if (!ready[slot]) {
+                            view_of(&prepared, plan.order[u], y_view);
+                            if (y_view->high > y_view->low)
+                                threshold_planes(y_view->planes, words, prepared.w,
+                                                 y_view->low + 1, y_view->high, y_levels);
+                            ready[slot] = 1;
+                        }
+                        Py_ssize_t y = plan.order[u];
+                        double null_value = prepared.null_value[x] + prepared.null_value[y];
+                        PairEstimate e;
+                        /* every pair in one orientation, so that (X, Y) and (Y, X) give the
+                         * same estimate bit for bit, seen from either end: the smaller
+                         * cardinality first, then the smaller registers */
+                        int swap = plan.cards[x] > plan.cards[y] ||
+                                   (plan.cards[x] == plan.cards[y] &&
+                                    memcmp(plan.sketches.packed + x * plan.sketches.row_bytes,
+                                           plan.sketches.packed + y * plan.sketches.row_bytes,
+                                           plan.sketches.row_bytes) > 0);
+                        if (swap)
+                            estimate_pair(&prepared, y_view, &x_view, y_levels, space.row_levels,
+                                          plan.cards[y], plan.cards[x], null_value, &space, &e);
+                        else
+                            estimate_pair(&prepared, &x_view, y_view, space.row_levels, y_levels,
+                                          plan.cards[x], plan.cards[y], null_value, &space, &e);
+                        double *out = plan.out + 4 * (offsets[t] + u - plan.starts[t]);
+                        out[0] = swap ? e.y_only : e.x_only;
+                        out[1] = swap ? e.x_only : e.y_only;
+                        out[2] = e.shared;
+                        out[3] = e.likelihood_ratio;
+                    }
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (offsets == NULL) {
+            PyErr_NoMemory();
+            failed = 1;
+        }
+        free(offsets);
+    }
+    workspace_free(&space);
+    release(a, 3);
+    return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, failed);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* The loops of `level` ("best": the widest this CPU has); 0, or -1 if not available. */
+int mle_use_simd_level(const char *level)
+{
+    int best = strcmp(level, "best") == 0;
+    if (best || strcmp(level, "scalar") == 0 || strcmp(level, "ssse3") == 0) {
+        evaluate = evaluate_scalar;
+        count_and = count_and_scalar;
+        threshold_planes = threshold_planes_scalar;
+#ifdef HAVE_X86_DISPATCH
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("popcnt") && strcmp(level, "scalar") != 0)
+            count_and = count_and_popcnt;
+#endif
+    }
+#ifdef HAVE_X86_DISPATCH
+    __builtin_cpu_init();
+    if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
+        evaluate = evaluate_avx2;
+        count_and = count_and_avx2;
+        threshold_planes = threshold_planes_avx2;
+        return 0;
+    }
+#endif
+    return best || strcmp(level, "scalar") == 0 || strcmp(level, "ssse3") == 0 ? 0 : -1;
+}
+
+/* mle_math(name, x f64[N], out f64[N]): the vector exp ("exp": e^x, x <= 0), 1 - e^x
+ * ("one_minus_exp") or log ("log") of the pair loop at the current SIMD level, for tests. */
+static PyObject *mle_math(PyObject *self, PyObject *args)
+{
+    const char *name;
+    PyObject *objects[2];
+    Array a[2];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "sOO", &name, &objects[0], &objects[1]))
+        return NULL;
+    if (get_typed_array(objects[0], &a[0], 8, KIND_FLOAT, 0, "x") < 0 ||
+        get_typed_array(objects[1], &a[1], 8, KIND_FLOAT, 1, "out") < 0)
+        goto fail;
+    if (a[0].count != a[1].count || a[0].count % 4) {
+        PyErr_SetString(PyExc_ValueError, "mle_math: x and out of one size, a multiple of 4");
+        goto fail;
+    }
+    const double *x = a[0].view.buf;
+    double *out = a[1].view.buf;
+    int kind = strcmp(name, "exp") == 0 ? 0 : strcmp(name, "one_minus_exp") == 0 ? 1
+               : strcmp(name, "log") == 0 ? 2 : -1;
+    if (kind < 0) {
+        PyErr_Format(PyExc_ValueError, "mle_math: no function %s", name);
+        goto fail;
+    }
+#ifdef HAVE_X86_DISPATCH
+    if (evaluate == evaluate_avx2) {
+        for (Py_ssize_t i = 0; i < a[0].count; i += 4)
+            mle_math_avx2(kind, x + i, out + i);
+        return release_and_return(a, 2, 0);
+    }
+#endif
+    for (Py_ssize_t i = 0; i < a[0].count; i++)
+        out[i] = kind == 0 ? exp(x[i]) : kind == 1 ? -expm1(x[i]) : log(x[i]);
+    return release_and_return(a, 2, 0);
+fail:
+    return release_and_return(a, 2, 1);
+}
+
+/* mle_likelihood(b f64[T], x_below, y_below, x_above, y_above, equal f64[T], linear f64[3],
+ *                rates f64[3], out f64[13]): the log-likelihood of SPEC 3 over the terms given
+ * (one per value k: its B_k and five counts), its gradient and Hessian (row by row) at the
+ * rates, by the evaluation the pair loop uses at the current SIMD level, for tests. */
+static PyObject *mle_likelihood(PyObject *self, PyObject *args)
+{
+    PyObject *objects[9];
+    Array a[9];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &objects[0], &objects[1], &objects[2], &objects[3],
+                          &objects[4], &objects[5], &objects[6], &objects[7], &objects[8]))
+        return NULL;
+    for (int i = 0; i < 9; i++)
+        if (get_typed_array(objects[i], &a[i], 8, KIND_FLOAT, i == 8, "terms") < 0)
+            goto fail;
+    Py_ssize_t count = a[0].count;
+    int bad = count > MAX_VALUES || a[6].count != 3 || a[7].count != 3 || a[8].count != 13;
+    for (int i = 1; i < 6; i++)
+        bad |= a[i].count != count;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "mle_likelihood: inconsistent array sizes");
+        goto fail;
+    }
+    Terms terms;
+    double *lists[6] = {terms.b, terms.x_below, terms.y_below, terms.x_above, terms.y_above,
+                        terms.equal};
+    terms.count = (int)count;
+    for (int i = 0; i < 6; i++)
+        memcpy(lists[i], a[i].view.buf, count * sizeof(double));
+    while (terms.count % 4) {
+        int t = terms.count++;
+        terms.b[t] = 1.0;
+        for (int i = 1; i < 6; i++)
+            lists[i][t] = 0.0;
+    }
+    memcpy(terms.linear, a[6].view.buf, 3 * sizeof(double));
+    list_nonzero(&terms);
+    Evaluation at;
+    evaluate(&terms, a[7].view.buf, &at);
+    double *out = a[8].view.buf;
+    out[0] = at.value;
+    for (int i = 0; i < 3; i++) {
+        out[1 + i] = at.grad[i];
+        for (int j = 0; j < 3; j++)
+            out[4 + 3 * i + j] = at.hess[i][j];
+    }
+    return release_and_return(a, 9, 0);
+fail:
+    return release_and_return(a, 9, 1);
+}
+
+PyMethodDef mle_methods[] = {
+    {"mle_likelihood", mle_likelihood, METH_VARARGS,
+     "mle_likelihood(b, x_below, y_below, x_above, y_above, equal, linear, rates, out): the "
+     "log-likelihood, gradient and Hessian the pair loop computes (tests)."},
+    {"mle_prepare", mle_prepare, METH_VARARGS,
+     "mle_prepare(packed, w, p, cards, planes, hist, null): per-sketch data of the joint MLE."},
+    {"mle_rows", mle_rows, METH_VARARGS,
+     "mle_rows(packed, w, p, cards, rows, starts, stops, order, out, planes, hist, null): "
+     "the joint MLE (x only, y only, shared, LR) of each pair, into out."},
+    {"mle_math", mle_math, METH_VARARGS,
+     "mle_math(name, x, out): the pair loop's exp, one_minus_exp or log (tests)."},
+    {NULL, NULL, 0, NULL},
+};
