@@ -202,8 +202,8 @@ class ProtocolRules:
         if self.slave_reset:
             found += [f"AXI4_ERRS_{channel}VALID_RESET (A3.1.2): {channel}VALID high while "
                       f"ARESETn is low" for channel in SLAVE_CHANNELS if valid[channel]]
-        found += [f"A3.1.2: a {channel} handshake while ARESETn is low (the master takes "
-                  f"nothing in reset)" for channel in SLAVE_CHANNELS
+        found += [f"A3.1.2: {'an' if channel == 'R' else 'a'} {channel} handshake while ARESETn "
+                  f"is low (the master takes nothing in reset)" for channel in SLAVE_CHANNELS
                   if valid[channel] and ready[channel]]
         if not self.slave_reset:
             # the slave still sends what it owes and waits for the W beats of its AW bursts
