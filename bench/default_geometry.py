@@ -76,7 +76,8 @@ def run_bench(args, geometry, module: str, parameters: dict):
 
 
 def memory_parameters(args) -> dict:
-    size = {"memory_bytes": args.memory_mib << 20}
+    # throughput: no random stalls and no random write-response latency (the benches' default)
+    size = {"memory_bytes": args.memory_mib << 20, "pause": 0.0, "response_latency": [0, 0]}
     if args.memory == "ideal":
         return {"memory": "ideal", **size}
     return {"memory": "ddr", "ddr": {"read_latency": args.latency,

@@ -50,7 +50,8 @@ def main() -> None:
         for m in (1, 2, 3):
             report = pathlib.Path(directory) / f"m{m}.json"
             run_kernel_bench(FILTERED, "sim.sketch.tb_sketch_kernel",
-                             {"genomes": genomes, "pause": 0.0, "seed": 1,
+                             {"genomes": genomes, "pause": 0.0, "response_latency": [0, 0],
+                              "seed": 1,
                               "max_chunk_bytes": 4096, "max_block_beats": 64,
                               "min_count": m, "report": str(report)})
             figures = json.loads(report.read_text())

@@ -43,7 +43,8 @@ def run_set(genomes, args, directory: pathlib.Path, name: str, chunk_bytes: int)
     started = time.time()
     run_kernel_bench(SMALL, "sim.sketch.tb_sketch_kernel", {
         "genomes_file": str(genomes_file), "seed": 5, "max_chunk_bytes": chunk_bytes,
-        "max_block_beats": args.block_beats, "report": str(report), **memory})
+        "max_block_beats": args.block_beats, "report": str(report),
+        "pause": 0.0, "response_latency": [0, 0], **memory})    # no random stalls: cycles
     result = json.loads(report.read_text())
     result["seconds"] = time.time() - started
     return result

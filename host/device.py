@@ -41,7 +41,8 @@ class SimDevice:
     """Kernels simulated from their generated Verilog (sim/tb_device.py does one run).
 
     ``pause`` is the probability of a stall cycle on every AXI channel of the memory models
-    (random backpressure); ``simulator`` is "verilator" (default) or "icarus"; ``memory`` is
+    (random backpressure; None: the benches' default, sim.tb_common.DEFAULT_PAUSE, with random
+    write-response latency); ``simulator`` is "verilator" (default) or "icarus"; ``memory`` is
     "ideal" (cocotbext-axi's AxiRam) or "ddr" (sim.ddr_memory's DDR-like model). ``geometry``
     is the kernel geometry the drivers (host.drivers) build: a mapping kernel name -> Params
     fields, or a name of host.drivers.SIM_GEOMETRIES ("small", the default, or "default": the
@@ -54,7 +55,7 @@ class SimDevice:
 
     name = "sim"
 
-    def __init__(self, simulator: str | None = None, pause: float = 0.0, seed: int = 1,
+    def __init__(self, simulator: str | None = None, pause: float | None = None, seed: int = 1,
                  timeout_cycles: int | None = None, geometry: str | dict | None = None,
                  memory: str = "ideal", built: dict | None = None):
         self.simulator = simulator
@@ -121,7 +122,8 @@ class SimDevice:
                                                  scalars(desc, arguments)))
             report = directory / "report.json"
             run_cocotb(kernel, "sim.tb_device", simulator=self.simulator,
-                       parameters={"calls": plans, "report": str(report), "pause": self.pause,
+                       parameters={"calls": plans, "report": str(report),
+                                   **({} if self.pause is None else {"pause": self.pause}),
                                    "seed": self.seed, "timeout_cycles": limits,
                                    "memory": self.memory,
                                    "status": {"identity_offsets": status.identity_offsets,

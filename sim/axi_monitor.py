@@ -1,25 +1,41 @@
 """A checker of one AXI4 port, attached to every m_axi port of every kernel bench
-(:func:`sim.tb_common.make_axi_ram` starts one beside each memory model).
+(:func:`sim.tb_common.make_axi_ram` starts one beside each memory model), and fed by the
+Amaranth-level slave models of the unit tests (tests/axi_slave.py).
 
-The rules (ARM IHI 0022, A3.2.1 and A3.4): once a source asserts VALID it holds VALID and the
-channel's payload unchanged until the cycle of READY, on every channel -- the master's AR, AW and
-W, and (checked as well, it costs nothing more) the slave's R and B; RLAST comes exactly on the
-last beat of each AR burst and WLAST on the last beat of each AW burst; no R beat, W beat or B
-response arrives that no burst owes; and the bursts the kernel issues are INCR of full-width
-beats, aligned, at most 256 beats and never across a 4 KiB boundary (the rules of
-:mod:`hw.axi.burst`). A broken handshake rule raises :class:`AxiProtocolError` at once in the
-monitor's task, which fails the cocotb test; every finding is also kept in ``errors`` (the burst
-rules are only collected there, for ``KernelBench.check_bursts``).
+The rules (ARM IHI 0022; each finding names its rule as ARM's AXI4 protocol assertions do,
+``AXI4_ERRM_*`` for the master, ``AXI4_ERRS_*`` for the slave, with the section of the
+specification; ``KERNEL_*`` are this project's stricter rules of :mod:`hw.axi.burst`):
+
+* handshakes (A3.2.1): once a source asserts VALID it holds VALID and the channel's payload
+  unchanged until the cycle of READY, on every channel: the master's AR, AW and W and the
+  slave's R and B;
+* reset (A3.1.2): while ARESETn is low the master drives ARVALID, AWVALID and WVALID low, and a
+  slave reset by the same signal RVALID and BVALID; no handshake happens in reset;
+* burst contents (A3.4.1): RLAST exactly on the last beat of each AR burst, and each AW burst
+  gets exactly AWLEN + 1 W beats with WLAST on the last, in either order (W beats may come
+  before their AW: they are matched to the AWs in order when these come); no R beat, and no B
+  response, that no burst owes (a B only after its AW and its last W beat, A3.3.1); W beats
+  that no AW ever claims (a surplus beat after a burst's WLAST) show in :meth:`owed` and fail
+  :meth:`settled`;
+* the bursts the kernels issue: INCR, SIZE = the bus width, aligned, never across a 4 KiB
+  boundary (AXI4_ERRM_AxADDR_BOUNDARY; the rest are the rules of :mod:`hw.axi.burst`).
+
+Every finding is fatal: it raises :class:`AxiProtocolError` at once (in a cocotb monitor's task
+this fails the test) and is kept in ``errors``.
 
 The rule checking is :class:`ProtocolRules` (plain Python, one call per clock cycle with the
-sampled values), so that it is tested without a simulator (tests/test_axi_monitor.py); the
-cocotb part only samples the signals after each rising edge.
+sampled values), so that it is tested without a simulator (tests/test_axi_monitor.py) and shared
+with the Amaranth simulations; the cocotb part only samples the signals after each rising edge.
 """
+
+from collections import deque
+from typing import NamedTuple
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-__all__ = ["AxiProtocolError", "ProtocolRules", "AxiProtocolMonitor", "PAYLOADS"]
+__all__ = ["AxiProtocolError", "ProtocolRules", "AxiProtocolMonitor", "Owed", "PAYLOADS",
+           "MASTER_CHANNELS", "SLAVE_CHANNELS"]
 
 ADDRESS_FIELDS = ("ADDR", "LEN", "SIZE", "BURST", "ID", "LOCK", "CACHE", "PROT", "QOS", "REGION")
 #: The payload each channel must hold while VALID waits for READY (fields the port lacks, e.g. a
@@ -32,13 +48,29 @@ PAYLOADS = {
     "B": ("RESP", "ID"),
 }
 CHANNELS = tuple(PAYLOADS)
+#: The channels whose VALID the master drives, and those the slave drives
+MASTER_CHANNELS = ("AR", "AW", "W")
+SLAVE_CHANNELS = ("R", "B")
 #: The fields a handshake needs (the accounting and the burst rules)
 HANDSHAKE_FIELDS = {"AR": ("ADDR", "LEN", "SIZE", "BURST"), "AW": ("ADDR", "LEN", "SIZE", "BURST"),
                     "W": ("LAST",), "R": ("LAST",), "B": ()}
 
 
+def _side(channel):
+    return "ERRM" if channel in MASTER_CHANNELS else "ERRS"
+
+
 class AxiProtocolError(AssertionError):
     pass
+
+
+class Owed(NamedTuple):
+    """What the bursts issued so far still owe, and W beats no AW has claimed yet."""
+
+    r_beats: int
+    w_beats: int
+    b_responses: int
+    unclaimed_w_beats: int = 0
 
 
 class ProtocolRules:
@@ -46,56 +78,146 @@ class ProtocolRules:
 
     ``step(valid, ready, payload)``: ``valid``/``ready`` map each channel to a bool, ``payload``
     maps a channel to a dict of its fields; it needs the payload of a channel in every cycle in
-    which VALID is high (the monitor reads it only then). Returns the findings of this cycle
-    (also appended to ``errors``); ``owed()`` is what the bursts issued so far still owe."""
+    which VALID is high (the monitor reads it only then). ``reset_cycle(valid, ready)`` instead
+    for a cycle in which ARESETn is low. Each raises :class:`AxiProtocolError` on a finding
+    (appended to ``errors`` too); ``owed()`` is what the bursts issued so far still owe.
 
-    def __init__(self, beat_bytes, name="axi"):
+    ``slave_reset``: the slave is reset by the same ARESETn (its RVALID/BVALID are checked in
+    reset and what it owes is forgotten there). Set it False where only the master is reset:
+    the slave then still owes what it owed, and the master must take none of it
+    (``stale``)."""
+
+    def __init__(self, beat_bytes, name="axi", slave_reset=True):
         self.beat_bytes, self.name = beat_bytes, name
+        self.slave_reset = slave_reset
         self.errors = []
         self.cycle = 0
         self._held = {}           # channel -> payload that must be offered again
         self._reads = []          # [beats left] of every accepted AR burst, oldest first
-        self._writes = []         # [beats left] of every accepted AW burst still owed W beats
-        self._early_w = 0         # W beats before their AW (legal AXI; counted, and owed AWs)
-        self._responses = 0       # B responses owed (bursts whose W beats all came)
+        self._writes = []         # [beats, beats left] of every accepted AW burst owed W beats
+        self._early_w = deque()   # WLAST of each W beat that came before its AW (legal AXI)
+        self._responses = 0       # B responses owed (bursts whose AW and W beats all came)
+        #: what the slave still owed when only the master was reset: (R beats, B responses, W
+        #: beats it waits for or holds without their AW)
+        self.stale = (0, 0, 0)
         self.handshakes = dict.fromkeys(CHANNELS, 0)    # per channel, since the start
 
-    def reset(self):
+    def reset(self, keep_stale=False):
+        """Forget every burst and offer (both sides were reset, unless ``keep_stale``)."""
         self._held.clear()
         self._reads.clear()
         self._writes.clear()
-        self._early_w = self._responses = 0
+        self._early_w.clear()
+        self._responses = 0
+        if not keep_stale:
+            self.stale = (0, 0, 0)
 
-    def owed(self):
-        """(R beats, W beats, B responses) still owed by the bursts issued so far."""
-        return (sum(left for left, in self._reads),
-                sum(left for left, in self._writes), self._responses)
+    def owed(self) -> Owed:
+        """(R beats, W beats, B responses) still owed by the bursts issued so far, and the W
+        beats that came before any AW claimed them."""
+        return Owed(sum(left for left, in self._reads),
+                    sum(left for _, left in self._writes), self._responses, len(self._early_w))
+
+    def settled(self, label=""):
+        """Raise unless nothing is owed: every burst complete, no W beat without its AW (a
+        surplus beat after WLAST shows here, as ARM's end-of-simulation checks do)."""
+        owed = self.owed()
+        found = []
+        if owed.unclaimed_w_beats:
+            beats = owed.unclaimed_w_beats
+            found.append(f"AXI4_ERRM_WDATA_NUM (A3.4.1): {beats} W beat{'s' * (beats > 1)} that "
+                         f"no AW burst claims (a surplus beat after WLAST)")
+        if owed.w_beats:
+            found.append(f"AXI4_ERRM_WDATA_NUM (A3.4.1): AW bursts still owed {owed.w_beats} "
+                         f"W beats")
+        if owed.r_beats:
+            found.append(f"AXI4_ERRS_RLAST_ALL_DONE_EOS: AR bursts still owed {owed.r_beats} "
+                         f"R beats")
+        if owed.b_responses:
+            found.append(f"AXI4_ERRS_BRESP_ALL_DONE_EOS: {owed.b_responses} write bursts "
+                         f"without their B response")
+        self._report(found, label)
+
+    def _report(self, found, label=""):
+        if not found:
+            return
+        where = f"{self.name} cycle {self.cycle}" + (f" ({label})" if label else "")
+        found = [f"{where}: {text}" for text in found]
+        self.errors += found
+        raise AxiProtocolError("; ".join(found))
 
     def _burst_rules(self, channel, fields):
         address, beats = fields["ADDR"], fields["LEN"] + 1
         found = []
         if fields["BURST"] != 1:
-            found.append(f"{channel} burst type {fields['BURST']}")
-        if 1 << fields["SIZE"] != self.beat_bytes:
-            found.append(f"{channel} size {fields['SIZE']}")
+            found.append(f"KERNEL_{channel}BURST (hw.axi.burst: INCR only): {channel} burst "
+                         f"type {fields['BURST']}")
+        if 1 << fields["SIZE"] > self.beat_bytes:
+            found.append(f"AXI4_ERRM_{channel}SIZE (A3.4.1): {channel}SIZE {fields['SIZE']} "
+                         f"wider than the {self.beat_bytes}-byte bus")
+        elif 1 << fields["SIZE"] != self.beat_bytes:
+            found.append(f"KERNEL_{channel}SIZE (hw.axi.burst: full-width beats): "
+                         f"{channel}SIZE {fields['SIZE']} on a {self.beat_bytes}-byte bus")
         if address % self.beat_bytes:
-            found.append(f"{channel} unaligned 0x{address:x}")
+            found.append(f"KERNEL_{channel}ADDR_ALIGN (hw.axi.burst: bus-aligned): {channel} "
+                         f"unaligned 0x{address:x}")
         if (address & 0xFFF) + beats * self.beat_bytes > 0x1000:
-            found.append(f"{channel} 0x{address:x} len {beats} crosses 4 KiB")
+            found.append(f"AXI4_ERRM_{channel}ADDR_BOUNDARY (A3.4.1): {channel} 0x{address:x} "
+                         f"len {beats} crosses 4 KiB")
         return found
 
-    def step(self, valid, ready, payload):
-        found, fatal = [], []
+    def _handshake_rules(self, valid, payload, found):
+        """A3.2.1: a VALID that waited for READY is offered again, with the same payload."""
         for channel in CHANNELS:
             held = self._held.pop(channel, None)
-            if held is not None:
-                if not valid[channel]:
-                    fatal.append(f"{channel}VALID fell before {channel}READY")
-                elif payload[channel] != held:
-                    changed = sorted(key for key in held if held[key] != payload[channel][key])
-                    fatal.append(f"{channel} payload changed before {channel}READY: "
-                                 + ", ".join(f"{key} 0x{held[key]:x} -> "
-                                             f"0x{payload[channel][key]:x}" for key in changed))
+            if held is None:
+                continue
+            rule = f"AXI4_{_side(channel)}_{channel}VALID_STABLE (A3.2.1)"
+            if not valid[channel]:
+                found.append(f"{rule}: {channel}VALID fell before {channel}READY")
+            elif payload[channel] != held:
+                changed = sorted(key for key in held if held[key] != payload[channel][key])
+                found.append(f"AXI4_{_side(channel)}_{channel}{changed[0]}_STABLE (A3.2.1): "
+                             f"{channel} payload changed before {channel}READY: "
+                             + ", ".join(f"{key} 0x{held[key]:x} -> 0x{payload[channel][key]:x}"
+                                         for key in changed))
+
+    def _w_beat(self, burst, last, found, early=False):
+        """One W beat of ``burst`` ([beats, left]); True if it completed the burst."""
+        beats, left = burst
+        if bool(last) != (left == 1):
+            found.append(f"AXI4_ERRM_WDATA_NUM (A3.4.1): WLAST={int(bool(last))} on beat "
+                         f"{beats - left + 1} of a {beats}-beat AW burst"
+                         + (" (a W beat that came before its AW)" if early else ""))
+        burst[1] -= 1
+        return burst[1] == 0
+
+    def reset_cycle(self, valid, ready=None):
+        """A cycle with ARESETn low (A3.1.2): the master's VALIDs low (and the slave's, when it
+        shares the reset), no handshake; then every offer and burst is forgotten (what the slave
+        still owes is kept as ``stale`` when it was not reset)."""
+        ready = ready or dict.fromkeys(CHANNELS, False)
+        found = [f"AXI4_ERRM_{channel}VALID_RESET (A3.1.2): {channel}VALID high while "
+                 f"ARESETn is low" for channel in MASTER_CHANNELS if valid[channel]]
+        if self.slave_reset:
+            found += [f"AXI4_ERRS_{channel}VALID_RESET (A3.1.2): {channel}VALID high while "
+                      f"ARESETn is low" for channel in SLAVE_CHANNELS if valid[channel]]
+        found += [f"A3.1.2: {'an' if channel == 'R' else 'a'} {channel} handshake while ARESETn "
+                  f"is low (the master takes nothing in reset)" for channel in SLAVE_CHANNELS
+                  if valid[channel] and ready[channel]]
+        if not self.slave_reset:
+            # the slave still sends what it owes and waits for the W beats of its AW bursts
+            owed = self.owed()
+            self.stale = (self.stale[0] + owed.r_beats, self.stale[1] + owed.b_responses,
+                          self.stale[2] + owed.w_beats + owed.unclaimed_w_beats)
+        self.reset(keep_stale=not self.slave_reset)
+        self._report(found)
+        self.cycle += 1
+
+    def step(self, valid, ready, payload):
+        found = []
+        self._handshake_rules(valid, payload, found)
+        for channel in CHANNELS:
             if valid[channel] and not ready[channel]:
                 self._held[channel] = payload[channel]
         fire = {channel: valid[channel] and ready[channel] for channel in CHANNELS}
@@ -106,54 +228,67 @@ class ProtocolRules:
             self._reads.append([payload["AR"]["LEN"] + 1])
         if fire["AW"]:
             found += self._burst_rules("AW", payload["AW"])
-            beats = payload["AW"]["LEN"] + 1
-            early = min(beats, self._early_w)
-            self._early_w -= early
-            if early == beats:
+            burst = [payload["AW"]["LEN"] + 1] * 2
+            complete = False
+            while self._early_w and not complete:
+                complete = self._w_beat(burst, self._early_w.popleft(), found, early=True)
+            if complete:
                 self._responses += 1
             else:
-                self._writes.append([beats - early])
+                self._writes.append(burst)
         if fire["R"]:
-            if not self._reads:
-                fatal.append("an R beat no AR burst owes")
+            if self.stale[0]:
+                found.append("A3.1.2: an R beat taken that the slave owed a burst issued "
+                             "before the master's reset (the interconnect was not reset)")
+            elif not self._reads:
+                found.append("AXI4_ERRS_RID (A5.3.1): an R beat no outstanding AR burst owes")
             else:
                 burst = self._reads[0]
                 if payload["R"]["LAST"] != (burst[0] == 1):
-                    fatal.append(f"RLAST={payload['R']['LAST']} with {burst[0]} beats of the "
-                                 f"burst left")
+                    found.append(f"AXI4_ERRS_RDATA_NUM (A3.4.1): RLAST={payload['R']['LAST']} "
+                                 f"with {burst[0]} beats of the burst left")
                 burst[0] -= 1
                 if not burst[0]:
                     self._reads.pop(0)
+        for channel in ("AW", "W"):
+            if fire[channel] and self.stale[2]:
+                found.append(f"A3.1.2: a {channel} handshake while the slave's write channels "
+                             f"are out of step by a burst of before the master's reset (the "
+                             f"interconnect was not reset)")
         if fire["W"]:
             if not self._writes:
-                self._early_w += 1
-            else:
-                burst = self._writes[0]
-                if payload["W"]["LAST"] != (burst[0] == 1):
-                    fatal.append(f"WLAST={payload['W']['LAST']} with {burst[0]} beats of the "
-                                 f"burst left")
-                burst[0] -= 1
-                if not burst[0]:
-                    self._writes.pop(0)
-                    self._responses += 1
+                self._early_w.append(payload["W"]["LAST"])
+            elif self._w_beat(self._writes[0], payload["W"]["LAST"], found):
+                self._writes.pop(0)
+                self._responses += 1
         if fire["B"]:
-            if not self._responses:
-                fatal.append("a B response no completed burst owes")
+            if self.stale[1]:
+                found.append("A3.1.2: a B response taken that the slave owed a burst issued "
+                             "before the master's reset (the interconnect was not reset)")
+            elif not self._responses:
+                found.append("AXI4_ERRS_BRESP_WLAST (A3.3.1): a B response before its burst's "
+                             "AW and last W beat (no completed burst owes one)")
             else:
                 self._responses -= 1
-        found = [f"{self.name} cycle {self.cycle}: {text}" for text in found + fatal]
-        self.errors += found
+        self._report(found)
         self.cycle += 1
-        if fatal:
-            raise AxiProtocolError("; ".join(found))
         return found
+
+    def slave_was_reset(self):
+        """The slave alone was reset (after a reset of the master alone): what it owed is gone,
+        and so is any offer it held."""
+        self.stale = (0, 0, 0)
+        for channel in SLAVE_CHANNELS:
+            self._held.pop(channel, None)
 
 
 class AxiProtocolMonitor:
     """Samples the AXI4 port ``prefix`` of ``dut`` after every rising edge of ``clk`` and feeds
-    :class:`ProtocolRules` (forgetting everything while ``rst_n`` is low). ``r_cycles`` and
-    ``w_cycles`` are the cycles of the R and W data handshakes (for the throughput figures),
-    ``errors`` every finding."""
+    :class:`ProtocolRules` (:meth:`ProtocolRules.reset_cycle` while ``rst_n`` is low: the
+    master's VALIDs must be low from the first cycle of a reset). ``r_cycles`` and ``w_cycles``
+    are the cycles of the R and W data handshakes (for the throughput figures), ``errors`` every
+    finding; :meth:`settled` raises unless every burst is complete (a bench calls it after every
+    ap_done)."""
 
     def __init__(self, dut, prefix, clk, data_width, rst_n=None):
         self.dut, self.prefix, self.clk, self.rst_n = dut, prefix, clk, rst_n
@@ -183,6 +318,18 @@ class AxiProtocolMonitor:
     def owed(self):
         return self.rules.owed()
 
+    def settled(self, label=""):
+        self.rules.settled(label)
+
+    @staticmethod
+    def _high(handle):
+        """A 1-bit signal's value; an unresolved one (X/Z) counts as high, so that it fails a
+        rule that wants it low."""
+        try:
+            return bool(int(handle.value))
+        except ValueError:
+            return True
+
     async def _run(self):
         rules = self.rules
         # before its first reset a master's outputs are undefined (a garbage start of
@@ -193,8 +340,9 @@ class AxiProtocolMonitor:
             await ReadOnly()
             if self.rst_n is not None and not int(self.rst_n.value):
                 reset_seen = True
-                rules.reset()
-                rules.cycle += 1
+                valid = {ch: self._high(handle) for ch, handle in self._valid.items()}
+                ready = {ch: valid[ch] and self._high(self._ready[ch]) for ch in CHANNELS}
+                rules.reset_cycle(valid, ready)
                 continue
             if not reset_seen:
                 rules.cycle += 1

@@ -376,7 +376,8 @@ def run_kernel_bench(kernel_params, test_module: str, parameters: dict | None = 
 
 
 def _tail(path, n=150):
-    """The failing tests' tracebacks and the summary table of a cocotb log."""
+    """The failing tests' tracebacks, the benches' AXI stall settings (with their seed) and the
+    summary table of a cocotb log."""
     try:
         lines = pathlib.Path(path).read_text(errors="replace").splitlines()
     except OSError:
@@ -385,7 +386,8 @@ def _tail(path, n=150):
     for line in lines:
         if "Traceback" in line or " failed" in line:
             grab = 40
-        if grab or "FAIL" in line or "PASS" in line:
+        # the random AXI stalls and their seed (sim.tb_common.make_axi_ram logs them): to rerun
+        if grab or "FAIL" in line or "PASS" in line or "AXI stalls:" in line:
             keep.append(line)
         grab = max(0, grab - 1)
     return "\n".join((keep or lines)[-n:])

@@ -4,14 +4,16 @@ Parameters (sim.runner.params): ``calls``, a list of {argument name: {"kind": "i
 ...}} run one after another in one simulation (the kernel keeps its state between calls, as a
 card does), ``report`` (a JSON file that receives the cycles of each call, from the ap_start write to the
 ap_done read), ``pause`` (stall
-probability on every AXI channel), ``seed``, ``timeout_cycles`` (one per call), ``memory``/``ddr``
+probability on every AXI channel), ``seed``, ``response_latency`` (random stalls and B latency by
+default: sim.tb_common.axi_settings), ``timeout_cycles`` (one per call), ``memory``/``ddr``
 (sim.tb_common.memory_timing), ``status`` ({"identity_offsets", "identity", "error_offset"}:
 the simulation reads the identity words before the first call and stops if they are not
 ``identity``, else writes 1 to ``fresh_offset`` (a clean first call, as
 host.xrt.XrtDevice does on a card); it reads the ERROR register after every ap_done
 and stops at the first non-zero one; the report gets every word it read, by offset, for
 host.control to judge, and ``timed_out`` when a call had no ap_done within its cycles). Each
-m_axi bundle gets its own AxiRam (or DdrAxiRam); the buffers of a bundle are placed one after
+m_axi bundle gets its own AxiRam (or DdrAxiRam), whose protocol monitor must be settled after
+every ap_done (no burst owes anything); the buffers of a bundle are placed one after
 another at 4 KiB-aligned addresses from
 0x1000 (0 stays unused so that a null pointer is never valid).
 """
@@ -24,8 +26,8 @@ from cocotb.utils import get_sim_time
 
 from sim.kernel_driver import KernelDriver, KernelTimeout
 from sim.runner import params
-from sim.tb_common import (CLOCK_PERIOD_NS, make_axi_ram, make_axil_master, memory_timing,
-                           quiet_axi_logs, start_clock_reset)
+from sim.tb_common import (CLOCK_PERIOD_NS, axi_settings, make_axi_ram, make_axil_master,
+                           memory_timing, quiet_axi_logs, start_clock_reset)
 
 P = params()
 PAGE = 4096
@@ -65,9 +67,10 @@ async def run_kernel(dut):
     calls = P["calls"]
     clk, rst_n = dut.ap_clk, dut.ap_rst_n
     placements, sizes = _place(calls)
-    rams = {bundle: make_axi_ram(dut, f"m_axi_{bundle}", clk, rst_n, size=size,
-                                 pause=float(P.get("pause", 0.0)),
-                                 seed=int(P.get("seed", 1)) + i, ddr=memory_timing(P))
+    pause, seed, response_latency = axi_settings({"seed": 1, **P})
+    rams = {bundle: make_axi_ram(dut, f"m_axi_{bundle}", clk, rst_n, size=size, pause=pause,
+                                 seed=seed + i, ddr=memory_timing(P),
+                                 response_latency=response_latency)
             for i, (bundle, size) in enumerate(sorted(sizes.items()))}
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n)
     quiet_axi_logs()
@@ -98,6 +101,8 @@ async def run_kernel(dut):
             break
         # From the ap_start write to the ap_done read, as the host sees a call.
         cycles.append(round((get_sim_time("ns") - started) / CLOCK_PERIOD_NS))
+        for ram in rams.values():
+            ram.monitor.settled(f"after call {index}")
         if "error_offset" in status:
             errors.append(await axil.read_dword(status["error_offset"]))
             if errors[-1]:

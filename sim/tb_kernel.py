@@ -3,8 +3,9 @@ example or the ``copy_<dw>`` harness), driven over s_axi_control like XRT does.
 
 Parameters: ``kernel`` ("checksum" | "copy"), ``data_width``, ``rd``/``wr`` (bundle names),
 ``cases`` = [[src_offset, dst_offset, n_bytes], ...], ``pause`` (probability of a stall on every
-AXI channel, memory and control), ``throughput`` = [n_bytes, min_efficiency] or null,
-``seed``.
+AXI channel, memory and control; random by default, sim.tb_common.axi_settings),
+``response_latency``, ``throughput`` = [n_bytes, min_efficiency] or null (measured without
+stalls), ``seed``. After every call both ports are settled (sim.axi_monitor).
 """
 
 import random
@@ -13,7 +14,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from sim.runner import params
-from sim.tb_common import make_axi_ram, make_axil_master, start_clock_reset
+from sim.tb_common import axi_settings, make_axi_ram, make_axil_master, start_clock_reset
 from sim.kernel_driver import KernelDriver
 from kmerspec.regmap import GIE, IER, ISR
 
@@ -22,8 +23,7 @@ KERNEL = P.get("kernel", "checksum")
 DW = int(P.get("data_width", 512))
 RD = P.get("rd", "gmem0")
 WR = P.get("wr", "gmem1")
-PAUSE = float(P.get("pause", 0.0))
-SEED = int(P.get("seed", 0))
+PAUSE, SEED, RESPONSE_LATENCY = axi_settings(P)
 MEM = 1 << 20
 SRC_BASE = 0x10000
 DST_BASE = 0x40000
@@ -41,8 +41,10 @@ def make_desc():
 
 async def setup(dut, pause):
     clk, rst_n = dut.ap_clk, dut.ap_rst_n
-    rd_ram = make_axi_ram(dut, f"m_axi_{RD}", clk, rst_n, size=MEM, pause=pause, seed=SEED)
-    wr_ram = make_axi_ram(dut, f"m_axi_{WR}", clk, rst_n, size=MEM, pause=pause, seed=SEED + 7)
+    rd_ram = make_axi_ram(dut, f"m_axi_{RD}", clk, rst_n, size=MEM, pause=pause, seed=SEED,
+                          response_latency=RESPONSE_LATENCY)
+    wr_ram = make_axi_ram(dut, f"m_axi_{WR}", clk, rst_n, size=MEM, pause=pause, seed=SEED + 7,
+                          response_latency=RESPONSE_LATENCY)
     axil = make_axil_master(dut, "s_axi_control", clk, rst_n, pause=pause, seed=SEED + 3)
     await start_clock_reset(clk, rst_n)
     mons = (rd_ram.monitor, wr_ram.monitor)     # the protocol monitors of both ports
@@ -61,6 +63,8 @@ async def one_case(dut, rd_ram, wr_ram, drv, src_off, dst_off, n, rng):
     if KERNEL == "checksum":
         args["res"] = RES_BASE
     await drv.run(timeout_cycles=50 * (n // (DW // 8) + 200), **args)
+    for ram in (rd_ram, wr_ram):
+        ram.monitor.settled(f"after the case {src_off}, {dst_off}, {n}")
     got = wr_ram.read(dst, n)
     assert got == data, f"copy mismatch n={n} src=0x{src:x}: first diff at " \
                         f"{next(i for i in range(n) if got[i] != data[i])}"
@@ -104,6 +108,8 @@ async def test_interrupt(dut):
         raise AssertionError("no interrupt")
     assert (await drv.read(ISR)) & 1
     await drv.wait_done()
+    for mon in mons:
+        mon.settled("after the call")
     await drv.write(ISR, 1)
     await ClockCycles(dut.ap_clk, 2)
     assert int(dut.interrupt.value) == 0

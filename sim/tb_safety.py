@@ -4,8 +4,13 @@ and clean state after an abort, after ap_rst_n in the middle of a call and after
 (docs/kernel_interface.md).
 
 Each refused or failed call must end with ap_done and its ERROR word within a bound stated
-here and asserted; after each, a run of whole genomes must give the golden records (the lane
-memories hold nothing of the cut-off genome: the core clears them after its reset).
+here and asserted, with no burst of either port owing anything; after each, a run of whole
+genomes must give the golden records (the lane memories hold nothing of the cut-off genome: the
+core clears them after its reset). Every call runs with the bench's random back-pressure on
+every channel and random write-response latency (sim.tb_common.axi_settings), heavier while
+calls are aborted. ap_rst_n in a call is given with the memories left out of the reset, so that
+what the kernel guarantees there is tested on its own (docs/kernel_interface.md, "ap_rst_n in
+a call").
 
 Parameters: ``params`` (``kmerspec.kernels.jacc_sketch.Params.to_dict()``), ``genomes`` (lists
 of files as latin-1 strings).
@@ -25,14 +30,16 @@ from kmerspec.regmap import (CTRL, CTRL_AP_DONE, CTRL_AP_IDLE, ERROR_ARGUMENT, E
                              ERROR_RECORDS_MISSING, ERROR_UNALIGNED_POINTER)
 from sim.runner import params
 from sim.sketch.golden import compare_records, expected_record
-from sim.tb_common import CLOCK_PERIOD_NS, FILL, GUARD_BYTES, PAGE, KernelBench
+from sim.tb_common import (CLOCK_PERIOD_NS, FILL, GUARD_BYTES, PAGE, KernelBench,
+                           set_axil_master_pauses)
 
 P = params()
 GEOMETRY = params_from_dict(P["params"])
 DESC = GEOMETRY.desc
 STATUS = DESC.status_map()
 INDEX = {arg.name: index for index, arg in enumerate(DESC.args)}
-#: A refused call: ap_done one cycle after the start, seen through the AXI-Lite polling
+#: A refused call: ap_done one cycle after the start, seen through the AXI-Lite polling (the
+#: AXI-Lite master without random stalls: the bound is the kernel's; the memories keep theirs)
 REFUSAL_BOUND = 64
 #: Everything after the failure is detected: the abort drains at most bursts in flight x 256
 #: beats on each port, the memory latency, and the writer's B responses
@@ -47,6 +54,13 @@ def word(code, argument=0):
     return code | argument << 8
 
 
+async def start_bench(dut):
+    """The KernelBench, its AXI-Lite master without random stalls (REFUSAL_BOUND)."""
+    bench = await KernelBench.start(dut, DESC)
+    set_axil_master_pauses(bench.driver.axil, 0.0)
+    return bench
+
+
 async def call(bench, *, timeout, **arguments) -> tuple[int, int]:
     """Start the kernel with ``arguments`` and wait for ap_done: (ERROR word, cycles)."""
     started = get_sim_time("ns")
@@ -54,6 +68,7 @@ async def call(bench, *, timeout, **arguments) -> tuple[int, int]:
     await bench.driver.start()
     await bench.driver.wait_done(timeout, poll_gap=2)
     cycles = round((get_sim_time("ns") - started) / CLOCK_PERIOD_NS)
+    bench.settled("after a call")
     ctrl = await bench.driver.read(CTRL)
     assert ctrl & CTRL_AP_IDLE and not ctrl & CTRL_AP_DONE, hex(ctrl)
     return await bench.driver.read(STATUS.error), cycles
@@ -140,16 +155,36 @@ def faulty_writes(ram, low, high, *, resp=None, bid=None):
 
 
 def assert_nothing_owed(bench, label):
-    """After ap_done no burst of the call still owes an R beat, a W beat or a B response (an
-    abort completed what it started: nothing of it stays in the interconnect)."""
-    for monitor in bench.monitors:
-        assert monitor.owed() == (0, 0, 0), \
-            f"{label}: {monitor.prefix} still owed (R beats, W beats, B) {monitor.owed()}"
+    """After ap_done no burst of the call still owes an R beat, a W beat or a B response, and
+    no W beat lacks its AW (an abort completed what it started: nothing of it stays in the
+    interconnect)."""
+    bench.settled(label)
+
+
+def leave_out_of_reset(ram):
+    """From now on the memory model ignores ap_rst_n, as an interconnect that is not reset with
+    the kernel (every part of a cocotbext-axi model follows the reset signal on its own: its
+    update is suspended). Returns the function that resets the model alone, as the platform's
+    reset of the interconnect would, and gives it back to ap_rst_n."""
+    parts = [ram.write_if, ram.write_if.aw_channel, ram.write_if.w_channel,
+             ram.write_if.b_channel, ram.read_if, ram.read_if.ar_channel, ram.read_if.r_channel]
+    for part in parts:
+        part._update_reset = lambda: None
+
+    def reset_alone():
+        for part in parts:
+            del part._update_reset
+            part._ext_reset = False
+        for part in parts:
+            part.assert_reset(True)
+        for part in parts:
+            part.assert_reset(False)
+    return reset_alone
 
 
 @cocotb.test()
 async def test_safety(dut):
-    bench = await KernelBench.start(dut, DESC)
+    bench = await start_bench(dut)
     genomes = [[text.encode("latin-1") for text in files] for files in P["genomes"]]
     log = dut._log
 
@@ -186,8 +221,9 @@ async def test_safety(dut):
     await golden_run(bench, genomes, "after refusals")
 
     # -- wrong n_records, both ways: aborted with ap_done -------------------------------------
-    # with READY (and R/B VALID) low at random on every channel, so that the abort finds
-    # addresses and W beats on offer: the protocol monitors check that they stay until READY
+    # with READY (and R/B VALID) low at random on every channel, more often than the bench's
+    # default, so that the abort finds addresses and W beats on offer: the protocol monitors
+    # check that they stay until READY
     bench.set_pause(ABORT_PAUSE, bench.seed + 11)
     chunk, tags = next((c, t) for c, t in chunks_of(genomes) if len(t) >= 2)
     normal_bound = 50 * len(chunk) // GEOMETRY.bus_bytes \
@@ -215,7 +251,7 @@ async def test_safety(dut):
         # the genomes cut off in the lanes are forgotten without a FRESH write
         await golden_run(bench, genomes, f"after {label}")
 
-    bench.set_pause(0.0, bench.seed)
+    bench.set_pause(bench.pause, bench.seed)
 
     # -- an abort while the memory holds ARREADY low: the AR on offer stays until ARREADY ------
     # The chunk's last beat lies past a 4 KiB boundary, so it is read by a second burst; ARREADY
@@ -240,7 +276,7 @@ async def test_safety(dut):
                                n_bytes=len(chunk), dst=dst, n_records=0)
     log.info("ABORTED with ARREADY held low for %d cycles: ERROR 0x%x after %d cycles",
              ARREADY_HOLD, error, cycles)
-    bench.set_pause(0.0, bench.seed)
+    bench.set_pause(bench.pause, bench.seed)
     assert error == word(ERROR_RECORDS_EXTRA, INDEX["n_records"]), hex(error)
     assert cycles > ARREADY_HOLD, "ap_done before the AR on offer was accepted"
     assert_nothing_owed(bench, "abort with ARREADY low")
@@ -287,20 +323,48 @@ async def test_safety(dut):
     await bench.driver.write(STATUS.fresh, 1)
     await golden_run(bench, genomes, "after FRESH in the middle of the genomes")
 
-    # -- ap_rst_n in the middle of a call ------------------------------------------------------
+    # -- ap_rst_n in the middle of a call, the memories not reset with the kernel -------------
+    # (docs/kernel_interface.md, "ap_rst_n in a call"): every VALID and READY low from the first
+    # reset cycle (the monitors check it; the memories go on offering what they owe), nothing
+    # issued or taken afterwards until the next start, though the read memory still owes R
+    # beats of the interrupted call; idle with FRESH set. Then the interconnect (the memory
+    # models alone) is reset, as the platform does before the next run, and the kernel gives
+    # the golden records.
     chunk, tags = chunks_of(genomes)[1]
     bench.new_call()
     src, dst = bench.input(chunk), bench.output(max(1, len(tags)) * GEOMETRY.record_bytes)
     await bench.driver.set_args(src=src, n_bytes=len(chunk), dst=dst, n_records=len(tags))
     await bench.driver.start()
-    # past the core's clear (2^(p-4) words) into the chunk
+    # past the core's clear (2^(p-4) words) into the chunk, in a cycle with R beats owed
     await ClockCycles(dut.ap_clk, len(chunk) // GEOMETRY.bus_bytes // 2
                       + (1 << (GEOMETRY.p - 4)) + 16)
+    for _ in range(10_000):
+        if bench.monitors[0].owed().r_beats:
+            break
+        await ClockCycles(dut.ap_clk, 1)
+    reset_memories = [leave_out_of_reset(ram) for ram in (bench.read_ram, bench.write_ram)]
+    for monitor in bench.monitors:
+        monitor.rules.slave_reset = False
     dut.ap_rst_n.value = 0
     await ClockCycles(dut.ap_clk, 8)
     dut.ap_rst_n.value = 1
+    stale = bench.monitors[0].rules.stale
+    assert stale[0] > 0, f"the read memory owed no R beat at the reset: {stale}"
+    handshakes = [dict(monitor.rules.handshakes) for monitor in bench.monitors]
     await ClockCycles(dut.ap_clk, 4)
     assert await bench.driver.read(STATUS.fresh) == 1, "reset must request a clean start"
+    assert await bench.driver.read(CTRL) & CTRL_AP_IDLE, "not idle after the reset"
+    await ClockCycles(dut.ap_clk, 400)      # the read memory offers its stale R beats meanwhile
+    for monitor, before in zip(bench.monitors, handshakes):
+        assert monitor.rules.handshakes == before, \
+            f"{monitor.prefix}: handshakes after the reset: {monitor.rules.handshakes} " \
+            f"(before {before})"
+    log.info("ap_rst_n in a call: the read memory still owed %d R beats, none taken; nothing "
+             "issued for 400 cycles", stale[0])
+    for reset_alone, monitor in zip(reset_memories, bench.monitors):
+        reset_alone()
+        monitor.rules.slave_was_reset()
+        monitor.rules.slave_reset = True
     await golden_run(bench, genomes, "after ap_rst_n in a call")
     bench.check_bursts()
 
@@ -309,7 +373,7 @@ async def test_safety(dut):
 async def test_pivot_refusals(dut):
     """The JSD similarity kernel (V = ``pivots``): n_pivots = V + 1 and 2V are refused with
     ERROR_ARGUMENT on n_pivots; n_pivots = V is accepted."""
-    bench = await KernelBench.start(dut, DESC)
+    bench = await start_bench(dut)
     words = [await bench.driver.read(offset) for offset in STATUS.identity_offsets]
     assert words == list(GEOMETRY.identity_words()), words
     pivots = GEOMETRY.pivots
@@ -333,7 +397,7 @@ async def test_pivot_group_refusals(dut):
     """The JACC similarity kernel (V / D pivot groups on chip): pivot_groups = 0 and V / D + 1
     are refused with ERROR_ARGUMENT on pivot_groups, nothing read or written; 1 and V / D are
     accepted and write their record blocks."""
-    bench = await KernelBench.start(dut, DESC)
+    bench = await start_bench(dut)
     words = [await bench.driver.read(offset) for offset in STATUS.identity_offsets]
     assert words == list(GEOMETRY.identity_words()), words
     most = GEOMETRY.pivot_groups

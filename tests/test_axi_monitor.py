@@ -1,5 +1,6 @@
-"""The rules of the cocotb AXI4 protocol monitor (sim/axi_monitor.py, on every m_axi port of every
-kernel bench) without a simulator: each broken rule is reported, a legal trace is not."""
+"""The rules of the AXI4 protocol monitor (sim/axi_monitor.py, on every m_axi port of every kernel
+bench, and behind the Amaranth slave models of tests/axi_slave.py) without a simulator: each
+broken rule is reported, naming it, a legal trace is not."""
 
 import pytest
 
@@ -33,23 +34,25 @@ def test_a_legal_trace_passes_and_its_bursts_are_accounted():
     cycle(rules, ["AR"], [], AR=address(length=1))          # stalled, then held
     cycle(rules, ["AR"], ["AR"], AR=address(length=1))
     cycle(rules, ["R"], [], R=r(last=0, data=7))            # RREADY low: the slave holds
-    assert rules.owed() == (2, 0, 0)
+    assert rules.owed() == (2, 0, 0, 0)
     cycle(rules, ["R"], ["R"], R=r(last=0, data=7))
     cycle(rules, ["R"], ["R"], R=r(last=1, data=8))
     cycle(rules, ["AW"], ["AW"], AW=address(length=1))
     cycle(rules, ["W"], [], W=w(1))
     cycle(rules, ["W"], ["W"], W=w(1))
     cycle(rules, ["W"], ["W"], W=w(2, 0x00FF, 1))
-    assert rules.owed() == (0, 0, 1)
+    assert rules.owed() == (0, 0, 1, 0)
     cycle(rules, ["B"], ["B"], B={"RESP": 0, "ID": 0})
-    assert rules.owed() == (0, 0, 0) and not rules.errors
+    assert rules.owed() == (0, 0, 0, 0) and not rules.errors
+    rules.settled()
 
 
 @pytest.mark.parametrize("channel", ["AR", "AW"])
 def test_an_address_valid_withdrawn_before_ready_fails(channel):
     rules = ProtocolRules(64)
     cycle(rules, [channel], [], **{channel: address()})
-    with pytest.raises(AxiProtocolError, match=f"{channel}VALID fell before {channel}READY"):
+    with pytest.raises(AxiProtocolError, match=f"AXI4_ERRM_{channel}VALID_STABLE \\(A3.2.1\\): "
+                                               f"{channel}VALID fell before {channel}READY"):
         cycle(rules, [], [])
 
 
@@ -57,7 +60,8 @@ def test_an_address_valid_withdrawn_before_ready_fails(channel):
 def test_an_address_changed_before_ready_fails(channel):
     rules = ProtocolRules(64)
     cycle(rules, [channel], [], **{channel: address(length=3)})
-    with pytest.raises(AxiProtocolError, match=f"{channel} payload changed .*LEN 0x3 -> 0x0"):
+    with pytest.raises(AxiProtocolError, match=f"AXI4_ERRM_{channel}LEN_STABLE .*{channel} "
+                                               f"payload changed .*LEN 0x3 -> 0x0"):
         cycle(rules, [channel], [channel], **{channel: address(length=0)})
 
 
@@ -83,29 +87,99 @@ def test_the_slave_side_is_held_too(channel, payload):
 def test_rlast_wlast_and_unowed_beats_fail():
     rules = ProtocolRules(64)
     cycle(rules, ["AR"], ["AR"], AR=address(length=1))
-    with pytest.raises(AxiProtocolError, match="RLAST=1 with 2 beats"):
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRS_RDATA_NUM .*RLAST=1 with 2 beats"):
         cycle(rules, ["R"], ["R"], R=r(last=1))
     rules = ProtocolRules(64)
-    with pytest.raises(AxiProtocolError, match="an R beat no AR burst owes"):
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRS_RID .*an R beat no outstanding AR"):
         cycle(rules, ["R"], ["R"], R=r(last=1))
     rules = ProtocolRules(64)
     cycle(rules, ["AW"], ["AW"], AW=address(length=0))
-    with pytest.raises(AxiProtocolError, match="WLAST=0 with 1 beats"):
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRM_WDATA_NUM .*WLAST=0 on beat 1 of a "
+                                               "1-beat AW burst"):
         cycle(rules, ["W"], ["W"], W=w(last=0))
     rules = ProtocolRules(64)
-    with pytest.raises(AxiProtocolError, match="a B response no completed burst owes"):
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRS_BRESP_WLAST .*a B response before"):
         cycle(rules, ["B"], ["B"], B={"RESP": 0, "ID": 0})
 
 
-def test_burst_rules_are_collected():
+def test_w_beats_before_their_aw_are_legal_and_checked_when_it_comes():
+    """A3.3.1: W may lead AW; the early beats are matched to the AWs in order."""
     rules = ProtocolRules(64)
-    cycle(rules, ["AR"], ["AR"], AR=address(addr=0x1FC0, length=1))
-    assert rules.errors == ["axi cycle 0: AR 0x1fc0 len 2 crosses 4 KiB"]
+    cycle(rules, ["W"], ["W"], W=w(1))
+    cycle(rules, ["W"], ["W"], W=w(2, last=1))
+    cycle(rules, ["W"], ["W"], W=w(3, last=1))             # a one-beat burst, AW to come
+    assert rules.owed() == (0, 0, 0, 3)
+    cycle(rules, ["AW"], ["AW"], AW=address(length=1))
+    assert rules.owed() == (0, 0, 1, 1)
+    cycle(rules, ["AW", "B"], ["AW", "B"], AW=address(0x2000, length=0), B={"RESP": 0, "ID": 0})
+    cycle(rules, ["B"], ["B"], B={"RESP": 0, "ID": 0})
+    rules.settled()
+
+
+def test_a_w_beat_before_its_aw_with_a_wrong_wlast_fails_when_the_aw_comes():
+    rules = ProtocolRules(64)
+    cycle(rules, ["W"], ["W"], W=w(1, last=1))             # WLAST on beat 1 of 2
+    with pytest.raises(AxiProtocolError, match="WLAST=1 on beat 1 of a 2-beat AW burst \\(a W "
+                                               "beat that came before its AW\\)"):
+        cycle(rules, ["AW"], ["AW"], AW=address(length=1))
+
+
+def test_a_surplus_w_beat_fails_the_settled_check():
+    """A W beat after a burst's WLAST with no AW to come is owed an AW forever."""
+    rules = ProtocolRules(64)
+    cycle(rules, ["AW"], ["AW"], AW=address(length=0))
+    cycle(rules, ["W"], ["W"], W=w(last=1))
+    cycle(rules, ["W"], ["W"], W=w(last=1))                # the surplus beat
+    cycle(rules, ["B"], ["B"], B={"RESP": 0, "ID": 0})
+    assert rules.owed() == (0, 0, 0, 1)
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRM_WDATA_NUM .*1 W beat that no AW burst "
+                                               "claims"):
+        rules.settled()
+
+
+@pytest.mark.parametrize("channel, fields, rule", [
+    ("AR", {"ADDR": 0x1FC0, "LEN": 1}, "AXI4_ERRM_ARADDR_BOUNDARY .*crosses 4 KiB"),
+    ("AW", {"ADDR": 0x1FC0, "LEN": 1}, "AXI4_ERRM_AWADDR_BOUNDARY .*crosses 4 KiB"),
+    ("AW", {"BURST": 2}, "KERNEL_AWBURST .*INCR"),
+    ("AR", {"SIZE": 5}, "KERNEL_ARSIZE .*full-width"),
+    ("AW", {"SIZE": 7}, "AXI4_ERRM_AWSIZE .*wider than the 64-byte bus"),
+    ("AR", {"ADDR": 0x1004}, "KERNEL_ARADDR_ALIGN .*unaligned 0x1004"),
+])
+def test_every_burst_rule_is_fatal(channel, fields, rule):
+    rules = ProtocolRules(64)
+    with pytest.raises(AxiProtocolError, match=rule):
+        cycle(rules, [channel], [channel], **{channel: {**address(), **fields}})
+    assert len(rules.errors) == 1
 
 
 def test_reset_forgets_a_stalled_offer():
     rules = ProtocolRules(64)
     cycle(rules, ["AR"], [], AR=address())
-    rules.reset()
+    rules.reset_cycle(dict(IDLE))
     cycle(rules, [], [])
-    assert not rules.errors and rules.owed() == (0, 0, 0)
+    assert not rules.errors and rules.owed() == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("channel", ["AR", "AW", "W", "R", "B"])
+def test_a_valid_high_in_reset_fails(channel):
+    """A3.1.2: from the first cycle ARESETn is low, the master's and (reset with it) the slave's
+    VALIDs are low."""
+    rules = ProtocolRules(64)
+    side = "ERRM" if channel in ("AR", "AW", "W") else "ERRS"
+    with pytest.raises(AxiProtocolError, match=f"AXI4_{side}_{channel}VALID_RESET \\(A3.1.2\\)"):
+        rules.reset_cycle({**IDLE, channel: True})
+
+
+def test_a_master_reset_alone_leaves_the_slave_owing():
+    """Only the master is reset (``slave_reset`` False): the slave's RVALID may stay high, but
+    the master takes none of what the slave owed from before the reset."""
+    rules = ProtocolRules(64, slave_reset=False)
+    cycle(rules, ["AR", "AW"], ["AR", "AW"], AR=address(length=3), AW=address(length=1))
+    cycle(rules, ["R", "W"], ["R", "W"], R=r(), W=w())
+    rules.reset_cycle({**IDLE, "R": True})
+    assert rules.stale == (3, 0, 1)
+    cycle(rules, ["R"], [], R=r())
+    with pytest.raises(AxiProtocolError, match="A3.1.2: an R beat taken that the slave owed"):
+        cycle(rules, ["R"], ["R"], R=r())
+    rules.slave_was_reset()
+    assert rules.stale == (0, 0, 0)

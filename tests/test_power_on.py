@@ -15,7 +15,9 @@ Garbage start: every kernel, started with every memory word and every register r
 zero memory initialisers and register init values, Verilator ``--x-initial unique`` and
 ``+verilator+rand+reset+2`` with a seed), must still give the golden records after the bench's
 reset. Each bench is the kernel's own regression (the same geometry and checks as its test file,
-fewer inputs), so what it compares is the kernel contract.
+fewer inputs), so what it compares is the kernel contract; each runs with the benches' default
+random back-pressure and write-response latency, and the AXI protocol monitor on every port
+(a VALID high in the reset, which a random start would show, fails it).
 
 Mutant tried: the JSD builder with today's ``dirty`` flags (reset_less, so a reset clears only the
 banks marked dirty; the first call after configuration clears nothing) fails
@@ -178,7 +180,7 @@ def test_builder_kernel_from_garbage():
     genomes = [[random_genome_bytes(rng, records=2, length=150, fastq=False).decode("latin-1")]
                for _ in range(4)]
     run_kernel_bench(BUILDER, "sim.jsd.tb_builder_kernel",
-                     {"genomes": genomes, "update": "cu", "pause": 0.0, "seed": 5,
+                     {"genomes": genomes, "update": "cu", "seed": 5,
                       "max_chunk_bytes": 384, "max_block_beats": 8},
                      garbage_start=GARBAGE_SEED)
 
@@ -189,7 +191,7 @@ def test_sketch_kernel_from_garbage():
     genomes = regression_genomes(seed=23, count=3, scale=300) + adversarial_genomes()[:1]
     run_kernel_bench(SKETCH, "sim.sketch.tb_sketch_kernel",
                      {"genomes": [[f.decode("latin-1") for f in files] for files in genomes],
-                      "pause": 0.0, "seed": 5, "max_chunk_bytes": 1024, "max_block_beats": 16,
+                      "seed": 5, "max_chunk_bytes": 1024, "max_block_beats": 16,
                       "min_count": 2},
                      garbage_start=GARBAGE_SEED)
 
@@ -198,7 +200,7 @@ def test_sketch_kernel_from_garbage():
 def test_motif_kernel_from_garbage():
     """Random Count-Min counters and store sets: every call clears them before counting."""
     run_kernel_bench(MotifParams(**MOTIF_GEOMETRY), "sim.motif.tb_motif_kernel",
-                     {"runs": motif_runs()[:2], "pause": 0.0, "seed": 3,
+                     {"runs": motif_runs()[:2], "seed": 3,
                       "max_overhead_cycles": 64},
                      garbage_start=GARBAGE_SEED)
 
@@ -209,7 +211,7 @@ def test_jsd_similarity_kernel_from_garbage():
     runs = [{"pivots": [0, 1, 6], "pqas": [0, 1, 2, 3, 4, 5, 6], "mode": "textbook"},
             {"pivots": [2, 3], "pqas": [5, 2, 6, 0], "mode": "counts"}]
     run_kernel_bench(SIMILARITY, "sim.jsd.tb_similarity_kernel",
-                     {"runs": runs, "records": 6, "pause": 0.0, "seed": 2},
+                     {"runs": runs, "records": 6, "seed": 2},
                      garbage_start=GARBAGE_SEED)
 
 

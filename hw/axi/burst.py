@@ -183,17 +183,19 @@ def drive_address_channel(m, axi, channel, burst, beat_bytes):
 class BurstProgress:
     """The bursts a :class:`BurstTransfer` issues and the place of its current data beat."""
 
-    #: the next burst (BurstLayout); a handshake with ``burst_ready`` is the address handshake
+    #: the next burst (BurstLayout); a handshake with ``burst_ready`` issues it: the reader's
+    #: address handshake, the writer's claim (its AW then goes through a queue of its own)
     burst: Value
     burst_valid: Value
     burst_ready: Signal
-    #: drive with the address channel's VALID as the subclass offers it (``burst_valid`` and
-    #: its own conditions): once high it is held until ``burst_ready``, abort or not
+    #: drive with the address channel's VALID where the subclass offers ``burst`` on the bus
+    #: (``burst_valid`` and its own conditions): once high it is held until ``burst_ready``,
+    #: abort or not; 0 where the burst is not on the bus (the writer's claim)
     address_valid: Signal
     #: some issued burst still has data beats to come: data may flow
     beat_due: Value
-    #: some issued burst still has data beats to come, including one whose address handshake
-    #: was in the cycle before (``beat_due`` shows it a cycle later)
+    #: some issued burst still has data beats to come, including one issued in the cycle
+    #: before (``beat_due`` shows it a cycle later)
     bursts_due: Value
     #: drive high when a data beat is transferred (only while ``beat_due``)
     beat: Signal
@@ -218,11 +220,11 @@ class BurstTransfer(wiring.Component):
 
     ``abort`` (level, a failed call) ends the transfer as AXI4 allows (ARM IHI 0022, A3.2.1: once
     VALID is asserted it stays, with its payload, until the handshake): a burst whose address is
-    on offer keeps it until READY, and no further burst is offered; the command being split is
-    forgotten; the data beats of every burst whose address handshake happened are still
-    transferred (the reader accepts and drops its R beats up to RLAST, the writer sends the W
-    beats it holds for them, see there). ``idle`` rises once all of that is done: within the
-    address handshake, ``bursts_in_flight`` x ``max_beats`` data beats, the memory's latency and
+    on offer keeps it until READY, and no further burst is issued; the command being split is
+    forgotten; the data beats of every issued burst are still transferred (the reader accepts
+    and drops its R beats up to RLAST; the writer sends the AW and the W beats of every burst it
+    claimed, see there). ``idle`` rises once all of that is done: within the address
+    handshakes, ``bursts_in_flight`` x ``max_beats`` data beats, the memory's latency and
     (writer) the B responses, however long the slave holds READY low. ``abort`` must stay high
     until ``idle``.
     """

@@ -7,6 +7,14 @@ Ports (all flat, names emitted verbatim by ``amaranth.back.verilog.convert``)::
     s_axi_control_{AW,W,B,AR,R}*   AXI4-Lite slave, 32-bit data, 12-bit address
     m_axi_<bundle>_{AW,W,B,AR,R}*  AXI4 master per bundle (64-bit address, LOCK 1 bit)
 
+Reset: the core's registers see ``~ap_rst_n`` through two register stages (ap_rst_n fans out to
+every register of the kernel; the stages let the tools replicate it), so the state they drive
+lags the input by two cycles. Every AXI VALID and READY the top drives (ARVALID, AWVALID,
+WVALID, RREADY, BREADY of each m_axi port; AWREADY, WREADY, BVALID, ARREADY, RVALID of
+s_axi_control) is therefore and-ed with the raw ``ap_rst_n`` at the port: all are low from the
+first cycle ap_rst_n is low (ARM IHI 0022, A3.1.2: VALIDs low during reset), and the kernel takes
+nothing in reset either (one LUT input on each of these outputs, no register path lengthened).
+
 The module name is the kernel name: ``verilog.convert(VitisKernel(core), name=desc.name)``
 (:func:`to_verilog` does this).
 """
@@ -19,7 +27,12 @@ from ..axi.lite_control import AxiLiteControl
 from ..axi.signature import AxiLiteSignature
 from .description import KernelDesc, bundle_signature
 
-__all__ = ["VitisKernel", "to_verilog", "top_port_names"]
+__all__ = ["VitisKernel", "to_verilog", "top_port_names", "HANDSHAKE_OUTPUTS"]
+
+#: The handshake members a master drives (m_axi) and a slave drives (s_axi_control): low
+#: while ap_rst_n is low
+HANDSHAKE_OUTPUTS = {"master": ("ARVALID", "AWVALID", "WVALID", "RREADY", "BREADY"),
+                     "slave": ("AWREADY", "WREADY", "BVALID", "ARREADY", "RVALID")}
 
 
 def _flat(prefix, sig, flip):
@@ -72,13 +85,17 @@ class VitisKernel(wiring.Component):
                                                          addr_width=desc.control_addr_width)
         m.submodules.core = core = self.core
 
+        def drive(top, inner, name, side):
+            quiet = name in HANDSHAKE_OUTPUTS[side]
+            m.d.comb += top.eq(inner & self.ap_rst_n if quiet else inner)
+
         for name, member in control.bus.signature.members.items():
             top = getattr(self, f"s_axi_control_{name}")
             inner = getattr(control.bus, name)
             if member.flow == In:         # into the control block (bus is a flipped port)
                 m.d.comb += inner.eq(top)
             else:
-                m.d.comb += top.eq(inner)
+                drive(top, inner, name, "slave")
         m.d.comb += self.interrupt.eq(control.interrupt)
 
         m.d.comb += [core.start.eq(control.start), control.done.eq(core.done),
@@ -92,7 +109,7 @@ class VitisKernel(wiring.Component):
                 top = getattr(self, f"{b.port}_{name}")
                 inner = getattr(port, name)
                 if member.flow == Out:
-                    m.d.comb += top.eq(inner)
+                    drive(top, inner, name, "master")
                 else:
                     m.d.comb += inner.eq(top)
 
