@@ -266,7 +266,8 @@ def test_native_refuses_a_register_above_the_top_rank():
 
 def test_vector_math_is_within_two_ulp_of_the_c_library(simd_level):
     """exp, 1 - exp and log of the AVX2 evaluation against math's (the scalar level is the C
-    library's own)."""
+    library's own); log within one ulp on (0, 1], where the likelihood takes it (the series
+    2 atanh((f - 1) / (f + 1)) added to k ln 2 as it stood reached 2 ulp on 0.5 .. 1)."""
     from host.fast.native import native
     rng = np.random.default_rng(12)
     x = -np.concatenate([10 ** rng.uniform(-12, 2.85, 4000), [0.0, 0.3465, 0.3467, 707.9]])
@@ -276,11 +277,12 @@ def test_vector_math_is_within_two_ulp_of_the_c_library(simd_level):
         native.mle_math(name, x, out)
         ulp = np.spacing(np.abs(reference(x)))
         assert np.all(np.abs(out - reference(x)) <= 2 * ulp), name
-    q = np.concatenate([10 ** rng.uniform(-300, 0, 4000), [1.0, 0.5, 0.7071, 0.7072]])
+    q = np.concatenate([10 ** rng.uniform(-300, 0, 4000), rng.uniform(0.5, 1, 4000),
+                        1 - 10 ** rng.uniform(-16, -1, 1000), [1.0, 0.5, 0.7071, 0.7072]])
     q = q[:q.size // 4 * 4]
     out = np.empty_like(q)
     native.mle_math("log", q, out)
-    assert np.all(np.abs(out - np.log(q)) <= 2 * np.spacing(np.abs(np.log(q)) + 1e-300))
+    assert np.all(np.abs(out - np.log(q)) <= np.spacing(np.abs(np.log(q)) + 1e-300))
 
 
 # -- detection ---------------------------------------------------------------------------------

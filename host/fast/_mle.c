@@ -25,11 +25,15 @@
  * - Maximisation. The projected Newton steps of SPEC 3, step for step as the golden model
  *   takes them (the same start, damping, halving and stopping rules: where the likelihood is
  *   flat along a direction the end point depends on the path, so the path is the golden
- *   model's). Each evaluation of the likelihood with its gradient and Hessian sums the terms
- *   of the values k present in the pair (about 10 to 15), four values at a time in AVX2 with
- *   exp, expm1 and log written here (within 2 ulp of the C library's, checked by the tests),
- *   or one at a time with the C library's where AVX2 is missing. A trial point's derivatives
- *   are computed with its value, so an accepted step costs one evaluation.
+ *   model's). An evaluation sums the terms of the values k present in the pair (about 10 to
+ *   15), four values at a time in AVX2 with exp, expm1 and log written here with fused
+ *   multiply-adds (within 2 ulp of the C library's, checked by the tests), or one at a time
+ *   with the C library's where AVX2 and FMA are missing. It is split in two: the value (the
+ *   exps and logs, most of the work) at every trial point, keeping what the derivatives are
+ *   made of; the gradient and Hessian (no exp, no log) only at a point the step is taken to
+ *   and from which another step follows. What does not change with the point (n B, n B^2 of
+ *   each count, which four-value blocks have a nonzero count and need their logs) is made
+ *   once per pair.
  *
  * Output per pair: |X only|, |Y only|, |X n Y| (m times the rates) and the likelihood ratio
  * LR of "shared = 0" (0 when the shared rate is 0), as kmerspec.golden.hll_joint.joint_mle.
@@ -481,43 +485,73 @@ static void pair_counts(const Prepared *prepared, const SketchView *x, const Ske
 /* The log-likelihood of SPEC 3 with its gradient and Hessian.                             */
 
 /* The terms of the values k present in a pair, in the order k = 1..R (padded with zero
- * counts to a multiple of 4). */
+ * counts to a multiple of 4), with what every evaluation of the likelihood at another point
+ * would otherwise recompute. */
+#define MAX_TERMS (MAX_VALUES + 4)
+#define MAX_VECTORS (MAX_TERMS / 4)
+
+/* The five histograms of a pair, in this order in Terms.counts. */
+enum { X_BELOW, Y_BELOW, X_ABOVE, Y_ABOVE, EQUAL, HISTOGRAMS };
+
 typedef struct {
     int count;
     double linear[3];  /* S_X, S_Y, S_shared */
-    double b[MAX_VALUES + 4], x_below[MAX_VALUES + 4], y_below[MAX_VALUES + 4],
-        x_above[MAX_VALUES + 4], y_above[MAX_VALUES + 4], equal[MAX_VALUES + 4];
-    /* the nonzero counts of the five histograms in one list (padded with 0 to a multiple of
-     * 4), and for each the place of its log's argument: histogram h, term t at 5 t + h
-     * (about a third of the (h, k) pairs are empty: their logs are not taken) */
-    int nonzero;
-    double nonzero_count[5 * (MAX_VALUES + 4)];
-    int nonzero_place[5 * (MAX_VALUES + 4)];
+    double b[MAX_TERMS];
+    double counts[HISTOGRAMS][MAX_TERMS];
+    /* n B and n B^2 (the derivatives' factors), and all bits set where n is nonzero */
+    double count_b[HISTOGRAMS][MAX_TERMS], count_bb[HISTOGRAMS][MAX_TERMS];
+    uint64_t used[HISTOGRAMS][MAX_TERMS];
+    /* the four-term blocks h * MAX_TERMS + 4 i of the histograms with a nonzero count: only
+     * their logs are taken (about a third of the (h, k) are empty) */
+    int logs, log_block[HISTOGRAMS * MAX_VECTORS];
 } Terms;
 
-static void list_nonzero(Terms *terms)
+/* Terms of `count` values (B_k, and the five counts filled in, count a multiple of 4). */
+static void finish_terms(Terms *terms)
 {
-    const double *counts[5] = {terms->x_below, terms->y_below, terms->x_above, terms->y_above,
-                               terms->equal};
-    int j = 0;
-    for (int t = 0; t < terms->count; t++)
-        for (int h = 0; h < 5; h++)
-            if (counts[h][t] != 0) {
-                terms->nonzero_count[j] = counts[h][t];
-                terms->nonzero_place[j++] = 5 * t + h;
-            }
-    while (j % 4) {
-        terms->nonzero_count[j] = 0.0;
-        terms->nonzero_place[j++] = -1;  /* log(1) = 0 */
+    terms->logs = 0;
+    for (int h = 0; h < HISTOGRAMS; h++)
+        for (int t = 0; t < terms->count; t++) {
+            double n = terms->counts[h][t], b = terms->b[t];
+            terms->count_b[h][t] = n * b;
+            terms->count_bb[h][t] = n * b * b;
+            terms->used[h][t] = n != 0 ? ~(uint64_t)0 : 0;
+            if (t % 4 == 0 && (n != 0 || terms->counts[h][t + 1] != 0 ||
+                               terms->counts[h][t + 2] != 0 || terms->counts[h][t + 3] != 0))
+                terms->log_block[terms->logs++] = h * MAX_TERMS + t;
+        }
+}
+
+/* Pad the terms with zero counts to a multiple of 4, then finish_terms. */
+static void pad_terms(Terms *terms)
+{
+    while (terms->count % 4) {
+        int t = terms->count++;
+        terms->b[t] = 1.0;
+        for (int h = 0; h < HISTOGRAMS; h++)
+            terms->counts[h][t] = 0.0;
     }
-    terms->nonzero = j;
+    finish_terms(terms);
 }
 
 typedef struct {
     double value, grad[3], hess[3][3];
 } Evaluation;
 
-typedef void (*Evaluate)(const Terms *terms, const double rates[3], Evaluation *out);
+/* A point the likelihood was evaluated at: its value and what its derivatives are made of
+ * (e^-aB, e^-bB, e^-xB and their complements, and the five log arguments per value k), so
+ * that a trial point's derivatives are computed only if the step is taken. */
+typedef struct {
+    double value;
+    double rates[3];
+    double u[MAX_TERMS], v[MAX_TERMS], y[MAX_TERMS];
+    double one_u[MAX_TERMS], one_v[MAX_TERMS], one_y[MAX_TERMS];
+    double q[HISTOGRAMS][MAX_TERMS];
+    Evaluation scalar;  /* the C library's level computes the derivatives with the value */
+} Point;
+
+typedef double (*EvaluateValue)(const Terms *terms, const double rates[3], Point *point);
+typedef void (*EvaluateDerivatives)(const Terms *terms, const Point *point, Evaluation *out);
 
 /* phi(s) = log(1 - e^-s) with e = e^-s, one = 1 - e given: n phi, n phi' = n e / one and
  * n phi'' = -n e / one^2, nothing for n = 0. */
@@ -532,7 +566,7 @@ static inline void add_single(double n, double bk, double e, double one, double 
     *second -= n * bk * bk * (ratio / one);
 }
 
-static void evaluate_scalar(const Terms *terms, const double rates[3], Evaluation *out)
+static double evaluate_value_scalar(const Terms *terms, const double rates[3], Point *point)
 {
     double a = rates[0], b = rates[1], x = rates[2];
     double value = -(a * terms->linear[0] + b * terms->linear[1] + x * terms->linear[2]);
@@ -545,21 +579,21 @@ static void evaluate_scalar(const Terms *terms, const double rates[3], Evaluatio
         double f1, f2;
         /* (a + x) B: X below Y */
         f1 = f2 = 0.0;
-        add_single(terms->x_below[t], bk, u * y, one_u + u * one_y, &value, &f1, &f2);
+        add_single(terms->counts[X_BELOW][t], bk, u * y, one_u + u * one_y, &value, &f1, &f2);
         grad[0] += f1, grad[2] += f1;
         hess[0][0] += f2, hess[0][2] += f2, hess[2][2] += f2;
         /* (b + x) B: Y below X */
         f1 = f2 = 0.0;
-        add_single(terms->y_below[t], bk, v * y, one_v + v * one_y, &value, &f1, &f2);
+        add_single(terms->counts[Y_BELOW][t], bk, v * y, one_v + v * one_y, &value, &f1, &f2);
         grad[1] += f1, grad[2] += f1;
         hess[1][1] += f2, hess[1][2] += f2, hess[2][2] += f2;
         f1 = f2 = 0.0;
-        add_single(terms->x_above[t], bk, u, one_u, &value, &f1, &f2);
+        add_single(terms->counts[X_ABOVE][t], bk, u, one_u, &value, &f1, &f2);
         grad[0] += f1, hess[0][0] += f2;
         f1 = f2 = 0.0;
-        add_single(terms->y_above[t], bk, v, one_v, &value, &f1, &f2);
+        add_single(terms->counts[Y_ABOVE][t], bk, v, one_v, &value, &f1, &f2);
         grad[1] += f1, hess[1][1] += f2;
-        double n = terms->equal[t];
+        double n = terms->counts[EQUAL][t];
         if (n == 0)
             continue;
         double h = 1.0 - one_u * one_v, g = one_y + y * one_u * one_v;
@@ -575,47 +609,57 @@ static void evaluate_scalar(const Terms *terms, const double rates[3], Evaluatio
                 hess[i][j] += n * (second[i][j] - d[i] * d[j]);
         }
     }
+    Evaluation *out = &point->scalar;
     out->value = value;
     for (int i = 0; i < 3; i++) {
         out->grad[i] = grad[i];
         for (int j = 0; j < 3; j++)
             out->hess[i][j] = i <= j ? hess[i][j] : hess[j][i];
     }
+    point->value = value;
+    return value;
+}
+
+static void evaluate_derivatives_scalar(const Terms *terms, const Point *point, Evaluation *out)
+{
+    *out = point->scalar;
 }
 
 #ifdef HAVE_X86_DISPATCH
 /*
  * exp, expm1 and log of four doubles. Cody and Waite's reduction x = n ln 2 + r, |r| <= ln 2 / 2,
  * then Taylor polynomials of degree 13 (|r|^14 / 14! < 2^-60 relative); log by the exponent and
- * 2 atanh((f - 1) / (f + 1)) for the mantissa f in [sqrt(1/2), sqrt(2)) (11 terms, relative
- * 2^-56). Only what the likelihood needs: exp of x <= 0 (0 below -708, where the terms are
- * below 1e-307), log of normal positive numbers and 0 (-inf).
+ * 2 atanh(r / (2 + r)) for the mantissa 1 + r in [sqrt(1/2), sqrt(2)) (log_positive). Only
+ * what the likelihood needs: exp of x <= 0 (0 below -708, where the terms are below 1e-307),
+ * log of normal positive numbers and 0 (-inf). exp within 2 ulp of the C library's, log
+ * within 1 on (0, 1] (tests/test_estimators.py).
  */
 #define LN2_HI 6.93147180369123816490e-01
 #define LN2_LO 1.90821492927058770002e-10
 #define INV_LN2 1.44269504088896338700e+00
 
-__attribute__((target("avx2")))
+__attribute__((target("avx2,fma")))
 static inline __m256d exp_reduced_polynomial(__m256d r)
 {
-    /* e^r - 1 = r (1/1! + r (1/2! + r (... + r / 13!))) */
+    /* e^r - 1 = r (1/1! + r (1/2! + r (... + r / 13!))), each step one fused multiply-add */
     static const double inverse_factorial[14] = {
         1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
         1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
     __m256d p = _mm256_set1_pd(inverse_factorial[13]);
     for (int i = 12; i >= 1; i--)
-        p = _mm256_add_pd(_mm256_set1_pd(inverse_factorial[i]), _mm256_mul_pd(r, p));
+        p = _mm256_fmadd_pd(r, p, _mm256_set1_pd(inverse_factorial[i]));
     return _mm256_mul_pd(r, p);
 }
 
 /* e^x for x <= 0; expm1 (as -(1 - e^x)) in *one_minus: 1 - e^x without cancellation. */
-__attribute__((target("avx2")))
+__attribute__((target("avx2,fma")))
 static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
 {
     __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(INV_LN2)),
                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_sub_pd(_mm256_sub_pd(x, _mm256_mul_pd(n, _mm256_set1_pd(LN2_HI))),
-                              _mm256_mul_pd(n, _mm256_set1_pd(LN2_LO)));
+    /* n LN2_HI is exact (LN2_HI has 32 bits, |n| < 2^11) */
+    __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(LN2_LO),
+                                 _mm256_fnmadd_pd(n, _mm256_set1_pd(LN2_HI), x));
     __m256d em1 = exp_reduced_polynomial(r);  /* e^r - 1 */
     __m256d low = _mm256_cmp_pd(x, _mm256_set1_pd(-708.0), _CMP_LT_OQ);
     /* 2^n by the exponent bits; n >= -1022 where x >= -708 */
@@ -625,7 +669,7 @@ static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
     __m256d scale = _mm256_castsi256_pd(
         _mm256_slli_epi64(_mm256_add_epi64(n64, _mm256_set1_epi64x(1023)), 52));
     __m256d one = _mm256_set1_pd(1.0);
-    __m256d e = _mm256_mul_pd(_mm256_add_pd(one, em1), scale);
+    __m256d e = _mm256_fmadd_pd(em1, scale, scale);  /* 2^n (1 + (e^r - 1)) */
     e = _mm256_andnot_pd(low, e);
     /* 1 - e^x: -(e^r - 1) where n = 0, else 1 - 2^n e^r (e^x <= 0.71: no cancellation) */
     __m256d at_zero = _mm256_cmp_pd(n, _mm256_setzero_pd(), _CMP_EQ_OQ);
@@ -634,39 +678,45 @@ static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
     return e;
 }
 
-__attribute__((target("avx2")))
+/* log x for x = 2^k (1 + r), 1 + r in [sqrt(1/2), sqrt(2)): k and 1 + r from the bits by
+ * integer operations (adding 1 - sqrt(1/2) in the bits' order carries into the exponent
+ * exactly where the mantissa is at least sqrt(2)'s), r exact. log(1 + r) = 2 atanh(s),
+ * s = r / (2 + r), |s| <= 0.1716, and 2 s = r - r^2/2 + s r^2/2, so that
+ * log(1 + r) = r - (r^2/2 - s (r^2/2 + R)), R = 2 s^2/3 + 2 s^4/5 + ... + 2 s^20/21 (the
+ * series' rest below 2^-60 relative): the exact r first, the rounded terms small beside it;
+ * k ln 2 in two parts (fdlibm's arrangement). */
+__attribute__((target("avx2,fma")))
 static inline __m256d log_positive(__m256d x)
 {
+    const __m256i cut = _mm256_set1_epi64x(0x3FE6A09E667F3BCDll);  /* sqrt(1/2) */
     const __m256i mantissa_mask = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll);
-    const __m256i one_bits = _mm256_set1_epi64x(0x3FF0000000000000ll);
-    __m256i bits = _mm256_castpd_si256(x);
-    /* the biased exponent as a double: its bits under 2^52's, minus 2^52 */
-    __m256i biased = _mm256_srli_epi64(bits, 52);
-    __m256d two52 = _mm256_set1_pd(4503599627370496.0);
-    __m256d exponent = _mm256_sub_pd(
-        _mm256_castsi256_pd(_mm256_or_si256(biased, _mm256_castpd_si256(two52))), two52);
-    exponent = _mm256_sub_pd(exponent, _mm256_set1_pd(1023.0));
-    __m256d f = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mantissa_mask),
-                                                    one_bits));
-    __m256d big = _mm256_cmp_pd(f, _mm256_set1_pd(1.4142135623730951), _CMP_GT_OQ);
-    f = _mm256_blendv_pd(f, _mm256_mul_pd(f, _mm256_set1_pd(0.5)), big);
-    exponent = _mm256_add_pd(exponent, _mm256_and_pd(big, _mm256_set1_pd(1.0)));
+    __m256i shifted = _mm256_add_epi64(_mm256_castpd_si256(x),
+                                       _mm256_set1_epi64x(0x3FF0000000000000ll - 0x3FE6A09E667F3BCDll));
+    /* k as a double: the biased exponent under 2^52's bits, minus 2^52 + 1023 */
+    __m256d k = _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(shifted, 52),
+                                            _mm256_set1_epi64x(0x4330000000000000ll))),
+        _mm256_set1_pd(4503599627370496.0 + 1023.0));
     __m256d one = _mm256_set1_pd(1.0);
-    __m256d t = _mm256_div_pd(_mm256_sub_pd(f, one), _mm256_add_pd(f, one));
-    __m256d t2 = _mm256_mul_pd(t, t);
-    /* atanh(t) / t = 1 + t^2/3 + t^4/5 + ... + t^22/23 */
-    __m256d p = _mm256_set1_pd(1.0 / 23);
-    for (int i = 21; i >= 1; i -= 2)
-        p = _mm256_add_pd(_mm256_set1_pd(1.0 / i), _mm256_mul_pd(t2, p));
-    __m256d log_f = _mm256_mul_pd(_mm256_add_pd(t, t), p);
-    __m256d result = _mm256_add_pd(_mm256_mul_pd(exponent, _mm256_set1_pd(LN2_HI)),
-                                   _mm256_add_pd(log_f, _mm256_mul_pd(exponent,
-                                                                      _mm256_set1_pd(LN2_LO))));
+    __m256d r = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(
+        _mm256_and_si256(shifted, mantissa_mask), cut)), one);
+    __m256d s = _mm256_div_pd(r, _mm256_add_pd(r, _mm256_set1_pd(2.0)));
+    __m256d z = _mm256_mul_pd(s, s);
+    __m256d p = _mm256_set1_pd(2.0 / 21);
+    for (int i = 19; i >= 3; i -= 2)
+        p = _mm256_fmadd_pd(z, p, _mm256_set1_pd(2.0 / i));
+    __m256d big_r = _mm256_mul_pd(z, p);
+    __m256d half_square = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(0.5), r), r);
+    /* k ln2_hi - ((r^2/2 - (s (r^2/2 + R) + k ln2_lo)) - r) */
+    __m256d small = _mm256_fmadd_pd(s, _mm256_add_pd(half_square, big_r),
+                                    _mm256_mul_pd(k, _mm256_set1_pd(LN2_LO)));
+    __m256d result = _mm256_fmsub_pd(k, _mm256_set1_pd(LN2_HI),
+                                     _mm256_sub_pd(_mm256_sub_pd(half_square, small), r));
     __m256d zero = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ);
     return _mm256_blendv_pd(result, _mm256_set1_pd(-INFINITY), zero);
 }
 
-__attribute__((target("avx2")))
+__attribute__((target("avx2,fma")))
 static inline double horizontal_sum(__m256d v)
 {
     double lanes[4];
@@ -674,116 +724,120 @@ static inline double horizontal_sum(__m256d v)
     return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
 }
 
-#define MAX_VECTORS ((MAX_VALUES + 4) / 4)
+/* The value at `rates`, four values k at a time: e^-aB, e^-bB, e^-xB and their complements
+ * for every vector of values first (the long dependency chains of different vectors
+ * overlap), then the five log arguments per k, 1 - e^-(a+x)B (X below Y), 1 - e^-(b+x)B,
+ * 1 - e^-aB (X above), 1 - e^-bB and psi's g (equal), 1 where the count is 0 (q may be 0
+ * there), then n log q over the blocks with a nonzero count. */
+__attribute__((target("avx2,fma")))
+static double evaluate_value_avx2(const Terms *terms, const double rates[3], Point *point)
+{
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd();
+    double *powers[3] = {point->u, point->v, point->y};
+    double *complements[3] = {point->one_u, point->one_v, point->one_y};
+    for (int i = 0; i < 3; i++) {
+        /* a rate at 0 (a boundary the maximisation often rests on): e^0 = 1, 1 - e^0 = 0, as
+         * exp_negative gives them */
+        if (rates[i] == 0) {
+            for (int t = 0; t < terms->count; t += 4) {
+                _mm256_storeu_pd(powers[i] + t, one);
+                _mm256_storeu_pd(complements[i] + t, zero);
+            }
+            continue;
+        }
+        const __m256d minus_rate = _mm256_set1_pd(-rates[i]);
+        for (int t = 0; t < terms->count; t += 4) {
+            __m256d complement;
+            _mm256_storeu_pd(powers[i] + t, exp_negative(
+                _mm256_mul_pd(minus_rate, _mm256_loadu_pd(terms->b + t)), &complement));
+            _mm256_storeu_pd(complements[i] + t, complement);
+        }
+    }
+    for (int t = 0; t < terms->count; t += 4) {
+        __m256d u = _mm256_loadu_pd(point->u + t), v = _mm256_loadu_pd(point->v + t),
+                y = _mm256_loadu_pd(point->y + t), one_u = _mm256_loadu_pd(point->one_u + t),
+                one_v = _mm256_loadu_pd(point->one_v + t),
+                one_y = _mm256_loadu_pd(point->one_y + t);
+        __m256d q[HISTOGRAMS] = {_mm256_fmadd_pd(u, one_y, one_u), _mm256_fmadd_pd(v, one_y, one_v),
+                                 one_u, one_v,
+                                 _mm256_fmadd_pd(y, _mm256_mul_pd(one_u, one_v), one_y)};
+        for (int h = 0; h < HISTOGRAMS; h++) {
+            __m256d used = _mm256_loadu_pd((const double *)terms->used[h] + t);
+            _mm256_storeu_pd(point->q[h] + t, _mm256_blendv_pd(one, q[h], used));
+        }
+    }
+    /* two sums, so that the additions of consecutive logs do not wait for each other */
+    __m256d even = zero, odd = zero;
+    const double *q = point->q[0], *counts = terms->counts[0];
+    const int *block = terms->log_block;
+    int j = 0;
+    for (; j + 1 < terms->logs; j += 2) {
+        even = _mm256_fmadd_pd(_mm256_loadu_pd(counts + block[j]),
+                               log_positive(_mm256_loadu_pd(q + block[j])), even);
+        odd = _mm256_fmadd_pd(_mm256_loadu_pd(counts + block[j + 1]),
+                              log_positive(_mm256_loadu_pd(q + block[j + 1])), odd);
+    }
+    if (j < terms->logs)
+        even = _mm256_fmadd_pd(_mm256_loadu_pd(counts + block[j]),
+                               log_positive(_mm256_loadu_pd(q + block[j])), even);
+    double value = horizontal_sum(_mm256_add_pd(even, odd)) -
+                   (rates[0] * terms->linear[0] + rates[1] * terms->linear[1] +
+                    rates[2] * terms->linear[2]);
+    point->value = value;
+    return value;
+}
 
-/* Four terms of one histogram at a time, in phases over every vector of values k so that the
- * long dependency chains of exp and log of different vectors overlap: (1) e^-aB, e^-bB,
- * e^-xB and their complements; (2) the five arguments of log per k, 1 - e^-(a+x)B (X below
- * Y), 1 - e^-(b+x)B, 1 - e^-aB (X above), 1 - e^-bB and psi's g (equal); (3) the logs, n log q
- * summed; (4) the derivatives. A lane whose count n is 0 adds nothing (its q may be 0). */
-__attribute__((target("avx2")))
-static void evaluate_avx2(const Terms *terms, const double rates[3], Evaluation *out)
+/* Gradient and Hessian at an evaluated point. phi' = e / q and phi'' = -e / q^2 for the four
+ * one-rate histograms (e = e^-s, q = 1 - e^-s); for the equal terms, with w = e^-xB / g,
+ * D = (w e^-aB (1 - e^-bB), w e^-bB (1 - e^-aB), w (1 - (1 - e^-aB)(1 - e^-bB))), psi's
+ * gradient is B D and its Hessian B^2 (-D_0 (1 + D_0), w e^-aB e^-bB - D_0 D_1,
+ * -D_0 (1 + D_2); -D_1 (1 + D_1), -D_1 (1 + D_2); -D_2 (1 + D_2)). */
+__attribute__((target("avx2,fma")))
+static void evaluate_derivatives_avx2(const Terms *terms, const Point *point, Evaluation *out)
 {
     const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
-    const __m256d a = _mm256_set1_pd(rates[0]), b = _mm256_set1_pd(rates[1]),
-                  x = _mm256_set1_pd(rates[2]);
-    int vectors = terms->count / 4;
-    __m256d u[MAX_VECTORS], v[MAX_VECTORS], y[MAX_VECTORS];
-    __m256d one_u[MAX_VECTORS], one_v[MAX_VECTORS], one_y[MAX_VECTORS];
-    __m256d q[5][MAX_VECTORS];
-    const double *counts[5] = {terms->x_below, terms->y_below, terms->x_above, terms->y_above,
-                               terms->equal};
-    for (int i = 0; i < vectors; i++) {
-        __m256d bk = _mm256_loadu_pd(terms->b + 4 * i);
-        u[i] = exp_negative(_mm256_sub_pd(zero, _mm256_mul_pd(a, bk)), &one_u[i]);
-        v[i] = exp_negative(_mm256_sub_pd(zero, _mm256_mul_pd(b, bk)), &one_v[i]);
-        y[i] = exp_negative(_mm256_sub_pd(zero, _mm256_mul_pd(x, bk)), &one_y[i]);
-    }
-    for (int i = 0; i < vectors; i++) {
-        q[0][i] = _mm256_add_pd(one_u[i], _mm256_mul_pd(u[i], one_y[i]));
-        q[1][i] = _mm256_add_pd(one_v[i], _mm256_mul_pd(v[i], one_y[i]));
-        q[2][i] = one_u[i];
-        q[3][i] = one_v[i];
-        __m256d g = _mm256_add_pd(one_y[i], _mm256_mul_pd(y[i], _mm256_mul_pd(one_u[i],
-                                                                              one_v[i])));
-        /* an unused lane may have g = 0: 1 there, so that its inverse below is finite */
-        __m256d used = _mm256_cmp_pd(_mm256_loadu_pd(terms->equal + 4 * i), zero, _CMP_NEQ_OQ);
-        q[4][i] = _mm256_blendv_pd(one, g, used);
-    }
-    /* the log arguments of the nonzero counts, gathered into one list (place -1: 1) */
-    double arguments[5 * (MAX_VALUES + 4) + 1];
-    double *by_place = arguments + 1;
-    arguments[0] = 1.0;
-    for (int i = 0; i < vectors; i++) {
-        double lanes[5][4];
-        for (int h = 0; h < 5; h++)
-            _mm256_storeu_pd(lanes[h], q[h][i]);
-        for (int lane = 0; lane < 4; lane++)
-            for (int h = 0; h < 5; h++)
-                by_place[5 * (4 * i + lane) + h] = lanes[h][lane];
-    }
-    __m256d value[2] = {zero, zero};
-    for (int j = 0; j < terms->nonzero; j += 4) {
-        const int *place = terms->nonzero_place + j;
-        __m256d argument = _mm256_setr_pd(by_place[place[0]], by_place[place[1]],
-                                          by_place[place[2]], by_place[place[3]]);
-        value[(j >> 2) & 1] = _mm256_add_pd(value[(j >> 2) & 1], _mm256_mul_pd(
-            _mm256_loadu_pd(terms->nonzero_count + j), log_positive(argument)));
-    }
     __m256d g0 = zero, g1 = zero, g2 = zero;
     __m256d h00 = zero, h01 = zero, h02 = zero, h11 = zero, h12 = zero, h22 = zero;
-    for (int i = 0; i < vectors; i++) {
-        __m256d bk = _mm256_loadu_pd(terms->b + 4 * i);
-        __m256d e[4] = {_mm256_mul_pd(u[i], y[i]), _mm256_mul_pd(v[i], y[i]), u[i], v[i]};
+    for (int t = 0; t < terms->count; t += 4) {
+        __m256d u = _mm256_loadu_pd(point->u + t), v = _mm256_loadu_pd(point->v + t),
+                y = _mm256_loadu_pd(point->y + t), one_u = _mm256_loadu_pd(point->one_u + t),
+                one_v = _mm256_loadu_pd(point->one_v + t);
+        __m256d e[4] = {_mm256_mul_pd(u, y), _mm256_mul_pd(v, y), u, v};
         __m256d first[4], second[4];
         for (int h = 0; h < 4; h++) {
-            /* n phi' = n B e / q, n phi'' = -n B^2 e / q^2 */
-            __m256d n = _mm256_loadu_pd(counts[h] + 4 * i);
-            __m256d nb = _mm256_and_pd(_mm256_cmp_pd(n, zero, _CMP_NEQ_OQ),
-                                       _mm256_mul_pd(n, bk));
-            __m256d inverse = _mm256_div_pd(one, q[h][i]);
+            __m256d inverse = _mm256_div_pd(one, _mm256_loadu_pd(point->q[h] + t));
             __m256d ratio = _mm256_mul_pd(e[h], inverse);
-            first[h] = _mm256_and_pd(_mm256_cmp_pd(nb, zero, _CMP_NEQ_OQ),
-                                     _mm256_mul_pd(nb, ratio));
-            second[h] = _mm256_and_pd(_mm256_cmp_pd(nb, zero, _CMP_NEQ_OQ), _mm256_mul_pd(
-                _mm256_mul_pd(nb, bk), _mm256_mul_pd(ratio, inverse)));
+            first[h] = _mm256_mul_pd(_mm256_loadu_pd(terms->count_b[h] + t), ratio);
+            second[h] = _mm256_mul_pd(_mm256_loadu_pd(terms->count_bb[h] + t),
+                                      _mm256_mul_pd(ratio, inverse));
         }
-        g0 = _mm256_add_pd(g0, _mm256_add_pd(first[0], first[2]));
-        g1 = _mm256_add_pd(g1, _mm256_add_pd(first[1], first[3]));
-        g2 = _mm256_add_pd(g2, _mm256_add_pd(first[0], first[1]));
-        h00 = _mm256_sub_pd(h00, _mm256_add_pd(second[0], second[2]));
-        h02 = _mm256_sub_pd(h02, second[0]);
-        h11 = _mm256_sub_pd(h11, _mm256_add_pd(second[1], second[3]));
-        h12 = _mm256_sub_pd(h12, second[1]);
-        h22 = _mm256_sub_pd(h22, _mm256_add_pd(second[0], second[1]));
+        g0 = _mm256_add_pd(g0, _mm256_add_pd(first[X_BELOW], first[X_ABOVE]));
+        g1 = _mm256_add_pd(g1, _mm256_add_pd(first[Y_BELOW], first[Y_ABOVE]));
+        g2 = _mm256_add_pd(g2, _mm256_add_pd(first[X_BELOW], first[Y_BELOW]));
+        h00 = _mm256_sub_pd(h00, _mm256_add_pd(second[X_BELOW], second[X_ABOVE]));
+        h02 = _mm256_sub_pd(h02, second[X_BELOW]);
+        h11 = _mm256_sub_pd(h11, _mm256_add_pd(second[Y_BELOW], second[Y_ABOVE]));
+        h12 = _mm256_sub_pd(h12, second[Y_BELOW]);
+        h22 = _mm256_sub_pd(h22, _mm256_add_pd(second[X_BELOW], second[Y_BELOW]));
         /* equal: psi */
-        __m256d n = _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(terms->equal + 4 * i), zero,
-                                                _CMP_NEQ_OQ),
-                                  _mm256_loadu_pd(terms->equal + 4 * i));
-        __m256d uv = _mm256_mul_pd(one_u[i], one_v[i]);
-        __m256d hh = _mm256_sub_pd(one, uv);
-        __m256d by = _mm256_div_pd(_mm256_mul_pd(bk, y[i]), q[4][i]);
-        __m256d d0 = _mm256_mul_pd(by, _mm256_mul_pd(u[i], one_v[i]));
-        __m256d d1 = _mm256_mul_pd(by, _mm256_mul_pd(v[i], one_u[i]));
-        __m256d d2 = _mm256_mul_pd(by, hh);
-        __m256d b2y = _mm256_mul_pd(bk, by);
-        __m256d s00 = _mm256_mul_pd(b2y, _mm256_mul_pd(u[i], one_v[i]));  /* negated */
-        __m256d s11 = _mm256_mul_pd(b2y, _mm256_mul_pd(v[i], one_u[i]));  /* negated */
-        __m256d s01 = _mm256_mul_pd(b2y, _mm256_mul_pd(u[i], v[i]));
-        __m256d s22 = _mm256_mul_pd(b2y, hh);                              /* negated */
-        g0 = _mm256_add_pd(g0, _mm256_mul_pd(n, d0));
-        g1 = _mm256_add_pd(g1, _mm256_mul_pd(n, d1));
-        g2 = _mm256_add_pd(g2, _mm256_mul_pd(n, d2));
-        h00 = _mm256_sub_pd(h00, _mm256_mul_pd(n, _mm256_add_pd(s00, _mm256_mul_pd(d0, d0))));
-        h01 = _mm256_add_pd(h01, _mm256_mul_pd(n, _mm256_sub_pd(s01, _mm256_mul_pd(d0, d1))));
-        h02 = _mm256_sub_pd(h02, _mm256_mul_pd(n, _mm256_add_pd(s00, _mm256_mul_pd(d0, d2))));
-        h11 = _mm256_sub_pd(h11, _mm256_mul_pd(n, _mm256_add_pd(s11, _mm256_mul_pd(d1, d1))));
-        h12 = _mm256_sub_pd(h12, _mm256_mul_pd(n, _mm256_add_pd(s11, _mm256_mul_pd(d1, d2))));
-        h22 = _mm256_sub_pd(h22, _mm256_mul_pd(n, _mm256_add_pd(s22, _mm256_mul_pd(d2, d2))));
+        __m256d nb = _mm256_loadu_pd(terms->count_b[EQUAL] + t);
+        __m256d nbb = _mm256_loadu_pd(terms->count_bb[EQUAL] + t);
+        __m256d w = _mm256_div_pd(y, _mm256_loadu_pd(point->q[EQUAL] + t));
+        __m256d d0 = _mm256_mul_pd(w, _mm256_mul_pd(u, one_v));
+        __m256d d1 = _mm256_mul_pd(w, _mm256_mul_pd(v, one_u));
+        __m256d d2 = _mm256_mul_pd(w, _mm256_fnmadd_pd(one_u, one_v, one));
+        __m256d cross = _mm256_fmsub_pd(w, _mm256_mul_pd(u, v), _mm256_mul_pd(d0, d1));
+        g0 = _mm256_fmadd_pd(nb, d0, g0);
+        g1 = _mm256_fmadd_pd(nb, d1, g1);
+        g2 = _mm256_fmadd_pd(nb, d2, g2);
+        h00 = _mm256_fnmadd_pd(nbb, _mm256_fmadd_pd(d0, d0, d0), h00);
+        h01 = _mm256_fmadd_pd(nbb, cross, h01);
+        h02 = _mm256_fnmadd_pd(nbb, _mm256_fmadd_pd(d0, d2, d0), h02);
+        h11 = _mm256_fnmadd_pd(nbb, _mm256_fmadd_pd(d1, d1, d1), h11);
+        h12 = _mm256_fnmadd_pd(nbb, _mm256_fmadd_pd(d1, d2, d1), h12);
+        h22 = _mm256_fnmadd_pd(nbb, _mm256_fmadd_pd(d2, d2, d2), h22);
     }
-    out->value = horizontal_sum(_mm256_add_pd(value[0], value[1])) -
-                 (rates[0] * terms->linear[0] + rates[1] * terms->linear[1] +
-                  rates[2] * terms->linear[2]);
+    out->value = point->value;
     out->grad[0] = horizontal_sum(g0) - terms->linear[0];
     out->grad[1] = horizontal_sum(g1) - terms->linear[1];
     out->grad[2] = horizontal_sum(g2) - terms->linear[2];
@@ -795,7 +849,7 @@ static void evaluate_avx2(const Terms *terms, const double rates[3], Evaluation 
     out->hess[1][2] = out->hess[2][1] = horizontal_sum(h12);
 }
 
-__attribute__((target("avx2")))
+__attribute__((target("avx2,fma")))
 static void mle_math_avx2(int kind, const double *x, double *out)
 {
     __m256d v = _mm256_loadu_pd(x), result, ignored;
@@ -809,7 +863,8 @@ static void mle_math_avx2(int kind, const double *x, double *out)
 }
 #endif
 
-static Evaluate evaluate = evaluate_scalar;
+static EvaluateValue evaluate_value = evaluate_value_scalar;
+static EvaluateDerivatives evaluate_derivatives = evaluate_derivatives_scalar;
 
 /* ---------------------------------------------------------------------------------------- */
 /* The maximisation: kmerspec.golden.hll_joint.maximise, step for step.                     */
@@ -852,11 +907,16 @@ static int solve(int n, double matrix[3][3], const double *vector, double *out)
     return 1;
 }
 
-/* Projected Newton ascent from `rates` (SPEC 3); returns L at the end point, left in rates. */
+/* Projected Newton ascent from `rates` (SPEC 3); returns L at the end point, left in rates.
+ * A trial point's value is computed first, its derivatives only once the step is taken and
+ * another one follows. */
 static double maximise(const Terms *terms, double rates[3])
 {
-    Evaluation at, trial_at;
-    evaluate(terms, rates, &at);
+    Point points[2];
+    int current = 0;
+    Evaluation at;
+    evaluate_value(terms, rates, &points[current]);
+    evaluate_derivatives(terms, &points[current], &at);
     for (int iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
         int free[3], count = 0;
         for (int i = 0; i < 3; i++)
@@ -899,8 +959,7 @@ static double maximise(const Terms *terms, double rates[3])
                 double moved = rates[i] + t * direction[i];
                 trial[i] = moved > 0.0 ? moved : 0.0;
             }
-            evaluate(terms, trial, &trial_at);
-            if (trial_at.value >= at.value) {
+            if (evaluate_value(terms, trial, &points[1 - current]) >= at.value) {
                 accepted = 1;
                 break;
             }
@@ -915,9 +974,11 @@ static double maximise(const Terms *terms, double rates[3])
             largest = trial[i] > largest ? trial[i] : largest;
             rates[i] = trial[i];
         }
-        at = trial_at;
+        current = 1 - current;
+        at.value = points[current].value;
         if (moved <= STEP_TOLERANCE * (1.0 + largest))
             break;
+        evaluate_derivatives(terms, &points[current], &at);
     }
     return at.value;
 }
@@ -929,10 +990,10 @@ typedef struct {
     double x_only, y_only, shared, likelihood_ratio;
 } PairEstimate;
 
-static void estimate_pair(const Prepared *prepared, const SketchView *x, const SketchView *y,
-                          const uint64_t *x_levels, const uint64_t *y_levels,
-                          double card_x, double card_y, double null_value,
-                          const Workspace *space, PairEstimate *out)
+/* A pair's terms of the likelihood and the start of its maximisation. */
+static void pair_terms(const Prepared *prepared, const SketchView *x, const SketchView *y,
+                       const uint64_t *x_levels, const uint64_t *y_levels, double card_x,
+                       double card_y, const Workspace *space, Terms *terms, double rates[3])
 {
     unsigned r = prepared->r;
     double m = prepared->m;
@@ -944,8 +1005,7 @@ static void estimate_pair(const Prepared *prepared, const SketchView *x, const S
     memset(union_hist, 0, ((1u << prepared->w)) * sizeof *union_hist);
     uint64_t at_least_one = 0;
     double s_x = 0.0, s_y = 0.0, s_shared = 0.0;
-    Terms terms;
-    terms.count = 0;
+    terms->count = 0;
     for (unsigned k = 1; k <= r; k++) {
         uint32_t smaller = counts.equal[k] + counts.x_below[k] + counts.y_below[k];
         at_least_one += smaller;
@@ -954,13 +1014,13 @@ static void estimate_pair(const Prepared *prepared, const SketchView *x, const S
         uint32_t x_above = x->hist[k] - counts.x_below[k] - counts.equal[k];
         uint32_t y_above = y->hist[k] - counts.y_below[k] - counts.equal[k];
         if (counts.x_below[k] | counts.y_below[k] | counts.equal[k] | x_above | y_above) {
-            int t = terms.count++;
-            terms.b[t] = log_coefficient[k];
-            terms.x_below[t] = counts.x_below[k];
-            terms.y_below[t] = counts.y_below[k];
-            terms.x_above[t] = x_above;
-            terms.y_above[t] = y_above;
-            terms.equal[t] = counts.equal[k];
+            int t = terms->count++;
+            terms->b[t] = log_coefficient[k];
+            terms->counts[X_BELOW][t] = counts.x_below[k];
+            terms->counts[Y_BELOW][t] = counts.y_below[k];
+            terms->counts[X_ABOVE][t] = x_above;
+            terms->counts[Y_ABOVE][t] = y_above;
+            terms->counts[EQUAL][t] = counts.equal[k];
         }
     }
     for (unsigned k = 0; k <= r; k++) {
@@ -971,21 +1031,25 @@ static void estimate_pair(const Prepared *prepared, const SketchView *x, const S
     uint64_t min_zero = (uint64_t)m - at_least_one;
     s_shared += (double)min_zero * linear[0];
     union_hist[0] = (uint32_t)(x->hist[0] + y->hist[0] - min_zero);
-    while (terms.count % 4) {
-        int t = terms.count++;
-        terms.b[t] = 1.0;
-        terms.x_below[t] = terms.y_below[t] = terms.x_above[t] = terms.y_above[t] =
-            terms.equal[t] = 0.0;
-    }
-    terms.linear[0] = s_x;
-    terms.linear[1] = s_y;
-    terms.linear[2] = s_shared;
-    list_nonzero(&terms);
+    pad_terms(terms);
+    terms->linear[0] = s_x;
+    terms->linear[1] = s_y;
+    terms->linear[2] = s_shared;
     double card_union = hll_estimate_of_histogram(union_hist, prepared->p, prepared->w);
-    double rates[3] = {
-        (card_union - card_y > 0 ? card_union - card_y : 0.0) / m + START_FLOOR,
-        (card_union - card_x > 0 ? card_union - card_x : 0.0) / m + START_FLOOR,
-        (card_x + card_y - card_union > 0 ? card_x + card_y - card_union : 0.0) / m + START_FLOOR};
+    rates[0] = (card_union - card_y > 0 ? card_union - card_y : 0.0) / m + START_FLOOR;
+    rates[1] = (card_union - card_x > 0 ? card_union - card_x : 0.0) / m + START_FLOOR;
+    rates[2] = (card_x + card_y - card_union > 0 ? card_x + card_y - card_union : 0.0) / m +
+               START_FLOOR;
+}
+
+static void estimate_pair(const Prepared *prepared, const SketchView *x, const SketchView *y,
+                          const uint64_t *x_levels, const uint64_t *y_levels,
+                          double card_x, double card_y, double null_value,
+                          const Workspace *space, PairEstimate *out)
+{
+    Terms terms;
+    double rates[3], m = prepared->m;
+    pair_terms(prepared, x, y, x_levels, y_levels, card_x, card_y, space, &terms, rates);
     double full = maximise(&terms, rates);
     double ratio = 0.0;
     if (rates[2] > 0) {
@@ -1128,7 +1192,8 @@ int mle_use_simd_level(const char *level)
 {
     int best = strcmp(level, "best") == 0;
     if (best || strcmp(level, "scalar") == 0 || strcmp(level, "ssse3") == 0) {
-        evaluate = evaluate_scalar;
+        evaluate_value = evaluate_value_scalar;
+        evaluate_derivatives = evaluate_derivatives_scalar;
         count_and = count_and_scalar;
         threshold_planes = threshold_planes_scalar;
 #ifdef HAVE_X86_DISPATCH
@@ -1140,7 +1205,12 @@ int mle_use_simd_level(const char *level)
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
     if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
-        evaluate = evaluate_avx2;
+        /* the likelihood's vector exp and log are written with fused multiply-adds (every
+         * AVX2 CPU but a few VIA ones has them; without, the C library's) */
+        if (__builtin_cpu_supports("fma")) {
+            evaluate_value = evaluate_value_avx2;
+            evaluate_derivatives = evaluate_derivatives_avx2;
+        }
         count_and = count_and_avx2;
         threshold_planes = threshold_planes_avx2;
         return 0;
@@ -1175,7 +1245,7 @@ static PyObject *mle_math(PyObject *self, PyObject *args)
         goto fail;
     }
 #ifdef HAVE_X86_DISPATCH
-    if (evaluate == evaluate_avx2) {
+    if (evaluate_value == evaluate_value_avx2) {
         for (Py_ssize_t i = 0; i < a[0].count; i += 4)
             mle_math_avx2(kind, x + i, out + i);
         return release_and_return(a, 2, 0);
@@ -1212,21 +1282,16 @@ static PyObject *mle_likelihood(PyObject *self, PyObject *args)
         goto fail;
     }
     Terms terms;
-    double *lists[6] = {terms.b, terms.x_below, terms.y_below, terms.x_above, terms.y_above,
-                        terms.equal};
     terms.count = (int)count;
-    for (int i = 0; i < 6; i++)
-        memcpy(lists[i], a[i].view.buf, count * sizeof(double));
-    while (terms.count % 4) {
-        int t = terms.count++;
-        terms.b[t] = 1.0;
-        for (int i = 1; i < 6; i++)
-            lists[i][t] = 0.0;
-    }
+    memcpy(terms.b, a[0].view.buf, count * sizeof(double));
+    for (int h = 0; h < HISTOGRAMS; h++)
+        memcpy(terms.counts[h], a[1 + h].view.buf, count * sizeof(double));
+    pad_terms(&terms);
     memcpy(terms.linear, a[6].view.buf, 3 * sizeof(double));
-    list_nonzero(&terms);
+    Point point;
     Evaluation at;
-    evaluate(&terms, a[7].view.buf, &at);
+    evaluate_value(&terms, a[7].view.buf, &point);
+    evaluate_derivatives(&terms, &point, &at);
     double *out = a[8].view.buf;
     out[0] = at.value;
     for (int i = 0; i < 3; i++) {
