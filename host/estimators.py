@@ -111,22 +111,9 @@ KERNEL_NOTE = ("note: --estimator mle: the pairs are estimated on the host from 
                "pairs the joint MLE needs")
 
 
-def _detection_z(text: str) -> float:
-    import argparse
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 100.0:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 100 standard deviations, not {text}")
-    return value
-
-
-_detection_z.__name__ = "number"
-
-
 def add_estimator_options(sub) -> None:
     """--estimator, --detection and --pvalue (SPEC 3) on a dist or search parser."""
+    from .commands.options import detection_z   # the parsers' module imports this one
     group = sub.add_argument_group("Estimator and detection (SPEC 3)")
     group.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
                        help="mle: Ertl's joint maximum-likelihood estimate of the shared k-mers "
@@ -136,7 +123,7 @@ def add_estimator_options(sub) -> None:
                             "similarity kernel computes; about 7x faster on the host, misses "
                             "overlaps below J = 0.0244 at p = 14). With --backend sim or xrt, "
                             "mle estimates the pairs on the host from the sketches")
-    group.add_argument("--detection", type=_detection_z, default=DEFAULT_DETECTION, metavar="Z",
+    group.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION, metavar="Z",
                        help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
                             "0) unless its shared k-mers are Z standard deviations above zero "
                             "(mle: likelihood ratio >= Z^2; hll: I >= Z 1.04/sqrt(2^p) "

@@ -169,6 +169,7 @@ def test_no_chance_hits_among_many_references():
     ("no reads", "no input given"),
     ("reads missing", "nothing.fq: no such file"),
     ("identity above 1", "must be from 0 to 1"),
+    ("detection above 100", "must be from 0 to 100 standard deviations"),
     ("reads sketch of other k", "sketched with k=31, but"),
 ])
 def test_mistakes_are_one_line(case, expected, sketches, tmp_path, capsys):
@@ -179,6 +180,7 @@ def test_mistakes_are_one_line(case, expected, sketches, tmp_path, capsys):
         "no reads": [refs],
         "reads missing": [refs, tmp_path / "nothing.fq"],
         "identity above 1": [refs, READS, "-i", "95"],
+        "detection above 100": [refs, READS, "--detection", "101"],
         "reads sketch of other k": [refs, tmp_path / "k31.sketch"],
     }[case]
     if case == "refs of pqa":

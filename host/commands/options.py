@@ -35,6 +35,24 @@ def ranged_int(low: int, high: int):
     return parse
 
 
+def ranged_float(low: float, high: float, unit: str = ""):
+    """An argparse type: a number from low to high; unit follows the bounds in the message."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}{unit}, not {text}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+# --detection of dist, search, cluster and screen
+detection_z = ranged_float(0.0, 100.0, " standard deviations")
+
+
 METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) in columns; "
                "ani: 100 (1 - Mash distance), percent; mash: Mash distance")
 

@@ -1,31 +1,15 @@
 """``screen``: which references of a sketch collection are in a read set, as ``mash screen``:
 each reference's k-mers found in the reads (C), its identity C^(1/k), best first."""
 
-import argparse
-
-# dist's and search's parser of --detection, the same option here
-from ..estimators import DEFAULT_DETECTION, _detection_z
+from ..estimators import DEFAULT_DETECTION
 from ..screen import screen
 from .collections import collection_options
 from .common import Session, parameter_header
 from .inputs import sketch_pool
-from .options import backend_options, min_count_options, new_command, output_option
+from .options import (backend_options, detection_z, min_count_options, new_command,
+                      output_option, ranged_float)
 from .search import read_references
 from kmerspec.golden.hll import HllParams
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1 (an identity, as mash screen "
-                                         f"-i), not {text}")
-    return value
-
-
-_fraction.__name__ = "number"
 
 
 def add_parser(commands) -> None:
@@ -53,10 +37,10 @@ def add_parser(commands) -> None:
                           "best of them only (the highest containment; ties in collection "
                           "order), as mash screen -w: a reference explained by a closer one "
                           "drops (default: every reference counts every k-mer it has)")
-    sub.add_argument("-i", "--min-identity", type=_fraction, default=0.0, metavar="I",
+    sub.add_argument("-i", "--min-identity", type=ranged_float(0.0, 1.0, " (an identity, as mash screen -i)"), default=0.0, metavar="I",
                      help="report references of identity I or more, 0..1 (default 0: every "
                           "reference detected)")
-    sub.add_argument("--detection", type=_detection_z, default=DEFAULT_DETECTION,
+    sub.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION,
                      metavar="Z",
                      help="leave out a reference unless its p-value is at most P(N(0,1) "
                           ">= Z) / n for n references (Z standard deviations, Bonferroni over "
