@@ -630,7 +630,7 @@ typedef struct {
 } Terms;
 
 /* Terms of `count` values (B_k, and the five counts filled in, count a multiple of 4). */
-static void finish_terms(Terms *terms)
+static void finish_terms_scalar(Terms *terms)
 {
     terms->logs = 0;
     for (int h = 0; h < HISTOGRAMS; h++)
@@ -644,6 +644,33 @@ static void finish_terms(Terms *terms)
                 terms->log_block[terms->logs++] = h * MAX_TERMS + t;
         }
 }
+
+#ifdef HAVE_X86_DISPATCH
+/* The same, four terms an instruction (the same products, (n B) B, in the same order): it
+ * is made once per pair, and done a term at a time it cost as much as a fifth of the
+ * likelihood's evaluations. */
+__attribute__((target("avx2")))
+static void finish_terms_avx2(Terms *terms)
+{
+    const __m256d zero = _mm256_setzero_pd();
+    terms->logs = 0;
+    for (int h = 0; h < HISTOGRAMS; h++)
+        for (int t = 0; t < terms->count; t += 4) {
+            __m256d n = _mm256_loadu_pd(terms->counts[h] + t);
+            __m256d nb = _mm256_mul_pd(n, _mm256_loadu_pd(terms->b + t));
+            _mm256_storeu_pd(terms->count_b[h] + t, nb);
+            _mm256_storeu_pd(terms->count_bb[h] + t,
+                             _mm256_mul_pd(nb, _mm256_loadu_pd(terms->b + t)));
+            __m256d used = _mm256_cmp_pd(n, zero, _CMP_NEQ_UQ);
+            _mm256_storeu_pd((double *)terms->used[h] + t, used);
+            if (_mm256_movemask_pd(used))
+                terms->log_block[terms->logs++] = h * MAX_TERMS + t;
+        }
+}
+#endif
+
+typedef void (*FinishTerms)(Terms *terms);
+static FinishTerms finish_terms = finish_terms_scalar;
 
 /* Pad the terms with zero counts to a multiple of 4, then finish_terms. */
 static void pad_terms(Terms *terms)
@@ -1328,6 +1355,7 @@ int mle_use_simd_level(const char *level)
     if (best || strcmp(level, "scalar") == 0 || strcmp(level, "ssse3") == 0) {
         evaluate_value = evaluate_value_scalar;
         evaluate_derivatives = evaluate_derivatives_scalar;
+        finish_terms = finish_terms_scalar;
         count_and = count_and_scalar;
         threshold_planes = threshold_planes_scalar;
 #ifdef HAVE_X86_DISPATCH
@@ -1347,6 +1375,7 @@ int mle_use_simd_level(const char *level)
         }
         count_and = count_and_avx2;
         threshold_planes = threshold_planes_avx2;
+        finish_terms = finish_terms_avx2;
         return 0;
     }
 #endif
