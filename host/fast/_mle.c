@@ -1019,16 +1019,11 @@ static EvaluateDerivatives evaluate_derivatives = evaluate_derivatives_scalar;
 /* ---------------------------------------------------------------------------------------- */
 /* The maximisation: kmerspec.golden.hll_joint.maximise, step for step.                     */
 
-/* matrix^-1 vector by Gaussian elimination with partial pivoting (golden _solve); 0 if
- * singular. */
-static int solve(int n, double matrix[3][3], const double *vector, double *out)
+/* matrix^-1 vector by Gaussian elimination with partial pivoting (golden _solve), rows the
+ * n x n matrix with the vector beside it in column n (made there by the caller, not copied:
+ * the copy cost a third of the solve); 0 if singular. */
+static int solve(int n, double rows[3][4], double *out)
 {
-    double rows[3][4];
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j < n; j++)
-            rows[i][j] = matrix[i][j];
-        rows[i][n] = vector[i];
-    }
     for (int c = 0; c < n; c++) {
         int pivot = c;
         for (int i = c + 1; i < n; i++)
@@ -1079,13 +1074,13 @@ static double maximise(const Terms *terms, double rates[3])
             if (-at.hess[free[f]][free[f]] > damping)
                 damping = -at.hess[free[f]][free[f]];
         damping *= DAMPING;
-        double matrix[3][3], rhs[3], step[3];
+        double rows[3][4], rhs[3], step[3];
         for (int i = 0; i < count; i++) {
             for (int j = 0; j < count; j++)
-                matrix[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
-            rhs[i] = at.grad[free[i]];
+                rows[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
+            rows[i][count] = rhs[i] = at.grad[free[i]];
         }
-        int solved = solve(count, matrix, rhs, step);
+        int solved = solve(count, rows, step);
         double gain = 0.0;
         if (solved)
             for (int i = 0; i < count; i++)
