@@ -567,12 +567,11 @@ static void pair_counts(const Prepared *prepared, const SketchView *x, const Ske
     /* the tails' counts, tallied when first asked for */
     uint32_t x_tail[3][MAX_VALUES + 2], y_tail[3][MAX_VALUES + 2];
     int x_tallied = 0, y_tallied = 0;
-    for (unsigned k = 0; k <= r + 1; k++) {
-        unsigned k1 = k + 1;
-        unsigned pairs[3][2] = {{k, k}, {k, k1}, {k1, k}};
-        for (int c = 0; c < 3; c++) {
-            unsigned i = pairs[c][0], j = pairs[c][1];
-            if (i > x->high || j > y->high || i > r || j > r)
+    /* k = 1 .. r: the three histograms need no other (high <= r: a count beyond it is 0) */
+    for (unsigned k = 1; k <= r; k++) {
+        for (unsigned c = 0; c < 3; c++) {
+            unsigned i = k + (c == 2), j = k + (c == 1);
+            if (i > x->high || j > y->high)
                 g[k][c] = 0;
             else if (i <= x->low)  /* X's plane is all ones */
                 g[k][c] = y->above[j];
