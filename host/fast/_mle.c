@@ -504,29 +504,42 @@ static void make_tail(SketchView *view, const uint64_t *levels, size_t words, un
 static void tail_counts(const SketchView *own, const SketchView *other, unsigned w,
                         unsigned r, uint32_t suffix[3][MAX_VALUES + 2])
 {
-    unsigned t = own->tail_level, width = r + 1;
-    uint32_t tally[MAX_VALUES * MAX_VALUES];
-    memset(tally, 0, (r - t + 1) * width * sizeof *tally);
+    unsigned t = own->tail_level, width = r + 1, cells = (r - t + 1) * width;
+    /* two tallies, even and odd entries: most registers of a tail fall in a few cells, and
+     * consecutive increments of one cell wait for each other through memory */
+    uint32_t tally[2 * MAX_VALUES * MAX_VALUES];
+    uint32_t *odd = tally + cells;
+    memset(tally, 0, 2 * cells * sizeof *tally);
     const uint8_t *row = other->row;
-    if (w == 4)
-        for (uint32_t e = 0; e < own->tail_count; e++) {
-            uint32_t entry = own->tail[e], i = entry >> 12;
-            tally[(entry & 0xFFF) + ((row[i >> 1] >> ((i & 1) << 2)) & 15)]++;
+    const uint32_t *entries = own->tail;
+    uint32_t e = 0, count = own->tail_count;
+    if (w == 4) {
+        for (; e + 2 <= count; e += 2) {
+            uint32_t a = entries[e] >> 12, b = entries[e + 1] >> 12;
+            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+            odd[(entries[e + 1] & 0xFFF) + ((row[b >> 1] >> ((b & 1) << 2)) & 15)]++;
         }
-    else
-        for (uint32_t e = 0; e < own->tail_count; e++) {
-            uint32_t entry = own->tail[e];
-            tally[(entry & 0xFFF) + row[entry >> 12]]++;
+        if (e < count) {
+            uint32_t a = entries[e] >> 12;
+            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
         }
+    } else {
+        for (; e + 2 <= count; e += 2) {
+            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
+            odd[(entries[e + 1] & 0xFFF) + row[entries[e + 1] >> 12]]++;
+        }
+        if (e < count)
+            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
+    }
     /* sum[j] = #{K_own >= i, K_other >= j} for the rows i = r down to t */
     uint32_t sum[MAX_VALUES + 2];
     for (unsigned j = t - 1; j <= r + 1; j++)
         sum[j] = 0;
     for (int i = (int)r; i >= (int)t; i--) {
-        const uint32_t *counts = tally + (i - t) * width;
+        const uint32_t *counts = tally + (i - t) * width, *odd_counts = counts + cells;
         uint32_t at_least = 0;
         for (int j = (int)r; j >= (int)t - 1; j--) {
-            at_least += counts[j];
+            at_least += counts[j] + odd_counts[j];
             sum[j] += at_least;
         }
         suffix[0][i] = sum[i - 1];
