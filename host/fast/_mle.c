@@ -17,7 +17,9 @@
  *   and G(i, j) is the popcount of the AND of two such planes: 256 registers per AVX2
  *   instruction. Levels where a sketch's plane is all ones (below its smallest register) or
  *   empty (above its largest) are not counted: G follows from the other sketch's histogram.
- *   A row sketch's planes are made once per row, a column's once per pair.
+ *   A row sketch's planes are made once per row, a column's once per pair. The sparse top
+ *   levels of a sketch (few registers at or above them) are counted from a list of those
+ *   registers instead ("The sparse top tail").
  * - Null fit. Under "nothing shared" (x = 0) the likelihood separates into one term per
  *   sketch, L_X(a) + L_Y(b) (the equal terms become phi(aB) + phi(bB)): its maximum, which the
  *   likelihood ratio needs, is the sum of two one-sketch maxima, computed once per sketch
@@ -427,13 +429,16 @@ typedef struct {
  * a small sketch: at p = 14 a sketch of 1e5 k-mers has about 190 registers >= 10 and 6 at
  * 15, yet each level costs three popcounts of all m registers), G(i, j) for i at or above
  * that level is counted from the list of those registers instead, reading the other sketch's
- * register at each: a few instructions a register against about 2.2 a word of the bit-plane
- * count. The level is the one that minimises the estimated cost of both (TALLY_COST per
- * listed register, three counts per level below it); the counts are the same integers
- * either way.
+ * register at each: about 13 instructions a register against about 2.2 a word of the
+ * bit-plane count. The level is the one that minimises the estimated cost of both
+ * (TALLY_COST per listed register, three counts per level below it; 20, not 13: the best of
+ * 9 .. 32 measured by callgrind on the bench's sketches, as a tail is also tallied for a pair
+ * where it saves only a few counts); the counts are the same integers either way. (The same
+ * for the bottom levels, "K >= i" nearly all ones, was tried: what it saved in counts the
+ * pair loop's extra branches cost back, 31.4k -> 31.6k instructions a pair.)
  */
 #define TAIL_LIMIT 512             /* registers listed at most */
-#define TALLY_COST 20.0             /* instructions per listed register (tail_counts) */
+#define TALLY_COST 20.0            /* see above */
 #define COUNT_COST(words) (2.2 * (double)(words) + 30.0)  /* per count_and call */
 
 /* The largest tail listed (TAIL_LIMIT; 0: none), and the tails tallied so far: set and read
