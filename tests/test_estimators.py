@@ -226,6 +226,39 @@ def test_thread_count_and_pair_grouping_do_not_change_estimates():
     assert np.array_equal(swapped.likelihood_ratio, one.likelihood_ratio)
 
 
+@pytest.mark.parametrize("p,w", [(12, 4), (12, 6), (14, 4)])
+def test_sparse_tails_count_what_the_bit_planes_count(simd_level, p, w):
+    """The pair loop counts the top levels of a sketch with few registers there from a list
+    of those registers (host/fast/_mle.c, "sparse top tail"): every ordered pair of small and
+    mid-sized sketches, unrelated and sharing sets near the detection boundary, gives the
+    same four values bit for bit with the tails as with every level counted by bit planes,
+    from the X end and from the Y end (w = 4: two registers a byte; w = 6: one)."""
+    from bench.containment_small import simulated_registers
+    from host.fast.native import native
+    params = HllParams(p, w)
+    rng = np.random.default_rng(p + w)
+    m = params.m
+    shared = simulated_registers(m // 8, params, rng)
+    sizes = [m // 20, m // 4, m, 4 * m, 30 * m, m // 2, 2 * m, 10 * m]
+    registers = np.array([np.maximum(simulated_registers(size, params, rng), shared)
+                          if t % 2 else simulated_registers(size, params, rng)
+                          for t, size in enumerate(sizes)])
+    n = len(registers)
+    left, right = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+    _, limit = native.mle_tails(0)
+    try:
+        planes = mle_pairs(registers, params, left, right, threads=1)
+        assert native.mle_tails(limit)[0] == 0
+        tails = mle_pairs(registers, params, left, right, threads=1)
+        assert native.mle_tails(-1)[0] >= n  # the tails were taken
+    finally:
+        native.mle_tails(limit)
+    detected = planes.detected(3.0)
+    assert detected.any() and not detected.all()
+    for name in ("x_only", "y_only", "shared", "likelihood_ratio"):
+        assert np.array_equal(getattr(tails, name), getattr(planes, name)), name
+
+
 @pytest.mark.parametrize("p,w", [(10, 4), (9, 5), (14, 4)])
 def test_native_likelihood_and_derivatives_equal_golden(simd_level, p, w):
     """The evaluation the pair loop takes its Newton steps with: value, gradient and Hessian

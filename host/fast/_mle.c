@@ -17,7 +17,9 @@
  *   and G(i, j) is the popcount of the AND of two such planes: 256 registers per AVX2
  *   instruction. Levels where a sketch's plane is all ones (below its smallest register) or
  *   empty (above its largest) are not counted: G follows from the other sketch's histogram.
- *   A row sketch's planes are made once per row, a column's once per pair.
+ *   A row sketch's planes are made once per row, a column's once per pair. The sparse top
+ *   levels of a sketch (few registers at or above them) are counted from a list of those
+ *   registers instead ("The sparse top tail").
  * - Null fit. Under "nothing shared" (x = 0) the likelihood separates into one term per
  *   sketch, L_X(a) + L_Y(b) (the equal terms become phi(aB) + phi(bB)): its maximum, which the
  *   likelihood ratio needs, is the sum of two one-sketch maxima, computed once per sketch
@@ -67,6 +69,8 @@ typedef struct {
     const uint64_t *planes;    /* n x w x words: bit b of register 64 q + t at word q, bit t */
     const uint32_t *hist;      /* n x HIST_SLOTS */
     const double *null_value;  /* n: max over a of L_X(a) */
+    const uint8_t *packed;     /* the packed registers (w = 4: two a byte), row_bytes a row */
+    size_t row_bytes;
     size_t words;              /* m / 64 */
     unsigned p, w, r;          /* r: the top value R */
     double m;
@@ -410,14 +414,43 @@ static uint64_t count_and_avx2(const uint64_t *a, const uint64_t *b, size_t word
 typedef struct {
     const uint64_t *planes;
     const uint32_t *hist;
+    const uint8_t *row;        /* its packed registers */
     unsigned low, high;
     uint32_t above[MAX_VALUES + 1];
+    /* the top tail: the registers >= tail_level (tail_level > high: none), position | value
+     * << 16 each, listed by make_tail */
+    unsigned tail_level;
+    uint32_t tail_count;
+    uint32_t *tail;
 } SketchView;
+
+/*
+ * The sparse top tail. Above a level where a sketch has few registers (the higher levels of
+ * a small sketch: at p = 14 a sketch of 1e5 k-mers has about 190 registers >= 10 and 6 at
+ * 15, yet each level costs three popcounts of all m registers), G(i, j) for i at or above
+ * that level is counted from the list of those registers instead, reading the other sketch's
+ * register at each: about 13 instructions a register against about 2.2 a word of the
+ * bit-plane count. The level is the one that minimises the estimated cost of both
+ * (TALLY_COST per listed register, three counts per level below it; 20, not 13: the best of
+ * 9 .. 32 measured by callgrind on the bench's sketches, as a tail is also tallied for a pair
+ * where it saves only a few counts); the counts are the same integers either way. (The same
+ * for the bottom levels, "K >= i" nearly all ones, was tried: what it saved in counts the
+ * pair loop's extra branches cost back, 31.4k -> 31.6k instructions a pair.)
+ */
+#define TAIL_LIMIT 512             /* registers listed at most */
+#define TALLY_COST 20.0            /* see above */
+#define COUNT_COST(words) (2.2 * (double)(words) + 30.0)  /* per count_and call */
+
+/* The largest tail listed (TAIL_LIMIT; 0: none), and the tails tallied so far: set and read
+ * by the tests through mle_tails. */
+static int tail_limit = TAIL_LIMIT;
+static uint64_t tails_tallied = 0;
 
 static void view_of(const Prepared *prepared, Py_ssize_t x, SketchView *view)
 {
     view->planes = prepared->planes + (size_t)x * prepared->w * prepared->words;
     view->hist = prepared->hist + (size_t)x * HIST_SLOTS;
+    view->row = prepared->packed + (size_t)x * prepared->row_bytes;
     unsigned r = prepared->r, low = 0, high = 0;
     while (low < r && view->hist[low] == 0)
         low++;
@@ -429,6 +462,95 @@ static void view_of(const Prepared *prepared, Py_ssize_t x, SketchView *view)
     view->above[r + 1] = 0;
     for (int k = (int)r; k >= 0; k--)
         view->above[k] = view->above[k + 1] + view->hist[k];
+    /* no tail: the levels low + 1 .. high counted by planes, three counts each */
+    double level_cost = 3.0 * COUNT_COST(prepared->words), best = level_cost * (high - low);
+    view->tail_level = high + 1;
+    view->tail_count = 0;
+    for (unsigned t = high; t > low; t--) {
+        if (view->above[t] > (uint32_t)tail_limit)
+            break;
+        double cost = TALLY_COST * view->above[t] + level_cost * (t - low - 1);
+        if (cost < best) {
+            best = cost;
+            view->tail_level = t;
+        }
+    }
+}
+
+static inline unsigned register_value(const uint8_t *row, unsigned w, uint32_t i)
+{
+    return w == 4 ? (row[i >> 1] >> ((i & 1) << 2)) & 15 : row[i];
+}
+
+/* List a view's tail from its plane "K >= tail_level" (made by threshold_planes) into
+ * buffer (TAIL_LIMIT entries): each register's position << 12 | (K - tail_level) (r + 1),
+ * its row in tail_counts' tally. */
+static void make_tail(SketchView *view, const uint64_t *levels, size_t words, unsigned w,
+                      unsigned r, uint32_t *buffer)
+{
+    view->tail = buffer;
+    view->tail_count = 0;
+    if (view->tail_level > view->high)
+        return;
+    const uint64_t *plane = levels + view->tail_level * words;
+    uint32_t count = 0;
+    for (size_t q = 0; q < words; q++)
+        for (uint64_t bits = plane[q]; bits; bits &= bits - 1) {
+            uint32_t i = (uint32_t)(q * 64 + __builtin_ctzll(bits));
+            buffer[count++] = i << 12 | (register_value(view->row, w, i) - view->tail_level) *
+                                        (r + 1);
+        }
+    view->tail_count = count;
+}
+
+/* From own's tail: suffix[d + 1][i] = #{K_own >= i, K_other >= i + d}, d = -1, 0, 1, for
+ * i >= own->tail_level (G(i, i + d) when own is X, G(i + d, i) when own is Y). The listed
+ * registers are tallied by (K_own, K_other), a load and an increment each, then summed. */
+static void tail_counts(const SketchView *own, const SketchView *other, unsigned w,
+                        unsigned r, uint32_t suffix[3][MAX_VALUES + 2])
+{
+    unsigned t = own->tail_level, width = r + 1, cells = (r - t + 1) * width;
+    /* two tallies, even and odd entries: most registers of a tail fall in a few cells, and
+     * consecutive increments of one cell wait for each other through memory */
+    uint32_t tally[2 * MAX_VALUES * MAX_VALUES];
+    uint32_t *odd = tally + cells;
+    memset(tally, 0, 2 * cells * sizeof *tally);
+    const uint8_t *row = other->row;
+    const uint32_t *entries = own->tail;
+    uint32_t e = 0, count = own->tail_count;
+    if (w == 4) {
+        for (; e + 2 <= count; e += 2) {
+            uint32_t a = entries[e] >> 12, b = entries[e + 1] >> 12;
+            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+            odd[(entries[e + 1] & 0xFFF) + ((row[b >> 1] >> ((b & 1) << 2)) & 15)]++;
+        }
+        if (e < count) {
+            uint32_t a = entries[e] >> 12;
+            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+        }
+    } else {
+        for (; e + 2 <= count; e += 2) {
+            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
+            odd[(entries[e + 1] & 0xFFF) + row[entries[e + 1] >> 12]]++;
+        }
+        if (e < count)
+            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
+    }
+    /* sum[j] = #{K_own >= i, K_other >= j} for the rows i = r down to t */
+    uint32_t sum[MAX_VALUES + 2];
+    for (unsigned j = t - 1; j <= r + 1; j++)
+        sum[j] = 0;
+    for (int i = (int)r; i >= (int)t; i--) {
+        const uint32_t *counts = tally + (i - t) * width, *odd_counts = counts + cells;
+        uint32_t at_least = 0;
+        for (int j = (int)r; j >= (int)t - 1; j--) {
+            at_least += counts[j] + odd_counts[j];
+            sum[j] += at_least;
+        }
+        suffix[0][i] = sum[i - 1];
+        suffix[1][i] = sum[i];
+        suffix[2][i] = sum[i + 1];
+    }
 }
 
 /* The pair statistic of SPEC 3 in the form the likelihood sums it. */
@@ -444,7 +566,9 @@ typedef struct {
  * empty). */
 typedef struct {
     uint64_t *row_levels, *column_levels;
+    uint32_t *row_tail, *column_tails;  /* TAIL_LIMIT entries each */
     size_t words, level_words;
+    uint64_t tallies;                   /* tail_counts calls */
 } Workspace;
 
 static CountAnd count_and = count_and_scalar;
@@ -452,24 +576,40 @@ static CountAnd count_and = count_and_scalar;
 /* G(i, j) = #{K_X >= i, K_Y >= j} for |i - j| <= 1, then the three histograms. */
 static void pair_counts(const Prepared *prepared, const SketchView *x, const SketchView *y,
                         const uint64_t *x_levels, const uint64_t *y_levels,
-                        const Workspace *space, PairCounts *out)
+                        Workspace *space, PairCounts *out)
 {
     unsigned r = prepared->r;
     size_t words = space->words;
     /* g[k][0] = G(k, k), g[k][1] = G(k, k + 1), g[k][2] = G(k + 1, k) */
     uint64_t g[MAX_VALUES + 2][3];
-    for (unsigned k = 0; k <= r + 1; k++) {
-        unsigned k1 = k + 1;
-        unsigned pairs[3][2] = {{k, k}, {k, k1}, {k1, k}};
-        for (int c = 0; c < 3; c++) {
-            unsigned i = pairs[c][0], j = pairs[c][1];
-            if (i > x->high || j > y->high || i > r || j > r)
+    /* the tails' counts, tallied when first asked for */
+    uint32_t x_tail[3][MAX_VALUES + 2], y_tail[3][MAX_VALUES + 2];
+    int x_tallied = 0, y_tallied = 0;
+    /* k = 1 .. r: the three histograms need no other (high <= r: a count beyond it is 0) */
+    for (unsigned k = 1; k <= r; k++) {
+        for (unsigned c = 0; c < 3; c++) {
+            unsigned i = k + (c == 2), j = k + (c == 1);
+            if (i > x->high || j > y->high)
                 g[k][c] = 0;
             else if (i <= x->low)  /* X's plane is all ones */
                 g[k][c] = y->above[j];
             else if (j <= y->low)
                 g[k][c] = x->above[i];
-            else
+            else if (i >= x->tail_level) {
+                if (!x_tallied) {
+                    tail_counts(x, y, prepared->w, r, x_tail);
+                    x_tallied = 1;
+                    space->tallies++;
+                }
+                g[k][c] = x_tail[(int)j - (int)i + 1][i];
+            } else if (j >= y->tail_level) {
+                if (!y_tallied) {
+                    tail_counts(y, x, prepared->w, r, y_tail);
+                    y_tallied = 1;
+                    space->tallies++;
+                }
+                g[k][c] = y_tail[(int)i - (int)j + 1][j];
+            } else
                 g[k][c] = count_and(x_levels + i * words, y_levels + j * words, words);
         }
     }
@@ -507,7 +647,7 @@ typedef struct {
 } Terms;
 
 /* Terms of `count` values (B_k, and the five counts filled in, count a multiple of 4). */
-static void finish_terms(Terms *terms)
+static void finish_terms_scalar(Terms *terms)
 {
     terms->logs = 0;
     for (int h = 0; h < HISTOGRAMS; h++)
@@ -521,6 +661,33 @@ static void finish_terms(Terms *terms)
                 terms->log_block[terms->logs++] = h * MAX_TERMS + t;
         }
 }
+
+#ifdef HAVE_X86_DISPATCH
+/* The same, four terms an instruction (the same products, (n B) B, in the same order): it
+ * is made once per pair, and done a term at a time it cost as much as a fifth of the
+ * likelihood's evaluations. */
+__attribute__((target("avx2")))
+static void finish_terms_avx2(Terms *terms)
+{
+    const __m256d zero = _mm256_setzero_pd();
+    terms->logs = 0;
+    for (int h = 0; h < HISTOGRAMS; h++)
+        for (int t = 0; t < terms->count; t += 4) {
+            __m256d n = _mm256_loadu_pd(terms->counts[h] + t);
+            __m256d nb = _mm256_mul_pd(n, _mm256_loadu_pd(terms->b + t));
+            _mm256_storeu_pd(terms->count_b[h] + t, nb);
+            _mm256_storeu_pd(terms->count_bb[h] + t,
+                             _mm256_mul_pd(nb, _mm256_loadu_pd(terms->b + t)));
+            __m256d used = _mm256_cmp_pd(n, zero, _CMP_NEQ_UQ);
+            _mm256_storeu_pd((double *)terms->used[h] + t, used);
+            if (_mm256_movemask_pd(used))
+                terms->log_block[terms->logs++] = h * MAX_TERMS + t;
+        }
+}
+#endif
+
+typedef void (*FinishTerms)(Terms *terms);
+static FinishTerms finish_terms = finish_terms_scalar;
 
 /* Pad the terms with zero counts to a multiple of 4, then finish_terms. */
 static void pad_terms(Terms *terms)
@@ -869,16 +1036,11 @@ static EvaluateDerivatives evaluate_derivatives = evaluate_derivatives_scalar;
 /* ---------------------------------------------------------------------------------------- */
 /* The maximisation: kmerspec.golden.hll_joint.maximise, step for step.                     */
 
-/* matrix^-1 vector by Gaussian elimination with partial pivoting (golden _solve); 0 if
- * singular. */
-static int solve(int n, double matrix[3][3], const double *vector, double *out)
+/* matrix^-1 vector by Gaussian elimination with partial pivoting (golden _solve), rows the
+ * n x n matrix with the vector beside it in column n (made there by the caller, not copied:
+ * the copy cost a third of the solve); 0 if singular. */
+static int solve(int n, double rows[3][4], double *out)
 {
-    double rows[3][4];
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j < n; j++)
-            rows[i][j] = matrix[i][j];
-        rows[i][n] = vector[i];
-    }
     for (int c = 0; c < n; c++) {
         int pivot = c;
         for (int i = c + 1; i < n; i++)
@@ -929,13 +1091,13 @@ static double maximise(const Terms *terms, double rates[3])
             if (-at.hess[free[f]][free[f]] > damping)
                 damping = -at.hess[free[f]][free[f]];
         damping *= DAMPING;
-        double matrix[3][3], rhs[3], step[3];
+        double rows[3][4], rhs[3], step[3];
         for (int i = 0; i < count; i++) {
             for (int j = 0; j < count; j++)
-                matrix[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
-            rhs[i] = at.grad[free[i]];
+                rows[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
+            rows[i][count] = rhs[i] = at.grad[free[i]];
         }
-        int solved = solve(count, matrix, rhs, step);
+        int solved = solve(count, rows, step);
         double gain = 0.0;
         if (solved)
             for (int i = 0; i < count; i++)
@@ -993,7 +1155,7 @@ typedef struct {
 /* A pair's terms of the likelihood and the start of its maximisation. */
 static void pair_terms(const Prepared *prepared, const SketchView *x, const SketchView *y,
                        const uint64_t *x_levels, const uint64_t *y_levels, double card_x,
-                       double card_y, const Workspace *space, Terms *terms, double rates[3])
+                       double card_y, Workspace *space, Terms *terms, double rates[3])
 {
     unsigned r = prepared->r;
     double m = prepared->m;
@@ -1045,7 +1207,7 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
 static void estimate_pair(const Prepared *prepared, const SketchView *x, const SketchView *y,
                           const uint64_t *x_levels, const uint64_t *y_levels,
                           double card_x, double card_y, double null_value,
-                          const Workspace *space, PairEstimate *out)
+                          Workspace *space, PairEstimate *out)
 {
     Terms terms;
     double rates[3], m = prepared->m;
@@ -1066,13 +1228,18 @@ static int workspace_init(Workspace *space, size_t words, unsigned r)
     space->level_words = levels * words;
     space->row_levels = calloc(levels * words, sizeof(uint64_t));
     space->column_levels = calloc(COLUMN_CHUNK * levels * words, sizeof(uint64_t));
-    return space->row_levels && space->column_levels ? 0 : -1;
+    space->row_tail = malloc(TAIL_LIMIT * sizeof(uint32_t));
+    space->column_tails = malloc(COLUMN_CHUNK * TAIL_LIMIT * sizeof(uint32_t));
+    return space->row_levels && space->column_levels && space->row_tail && space->column_tails
+               ? 0 : -1;
 }
 
 static void workspace_free(Workspace *space)
 {
     free(space->row_levels);
     free(space->column_levels);
+    free(space->row_tail);
+    free(space->column_tails);
 }
 
 /* mle_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R], stops i64[R],
@@ -1108,7 +1275,8 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
         failed = 1;
     }
     if (!failed) {
-        Prepared prepared = {a[0].view.buf, a[1].view.buf, a[2].view.buf, words, (unsigned)p,
+        Prepared prepared = {a[0].view.buf, a[1].view.buf, a[2].view.buf,
+                             plan.sketches.packed, plan.sketches.row_bytes, words, (unsigned)p,
                              (unsigned)w, hll_top_rank((unsigned)p, (unsigned)w),
                              (double)((size_t)1 << p), {0}, {0}};
         coefficients(prepared.r, prepared.linear, prepared.log_coefficient);
@@ -1136,6 +1304,8 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
                     if (x_view.high > x_view.low)
                         threshold_planes(x_view.planes, words, prepared.w, x_view.low + 1,
                                          x_view.high, space.row_levels);
+                    make_tail(&x_view, space.row_levels, words, prepared.w, prepared.r,
+                              space.row_tail);
                     for (Py_ssize_t u = lo; u < hi; u++) {
                         int slot = (int)(u - first);
                         uint64_t *y_levels = space.column_levels + slot * space.level_words;
@@ -1145,6 +1315,8 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
                             if (y_view->high > y_view->low)
                                 threshold_planes(y_view->planes, words, prepared.w,
                                                  y_view->low + 1, y_view->high, y_levels);
+                            make_tail(y_view, y_levels, words, prepared.w, prepared.r,
+                                      space.column_tails + slot * TAIL_LIMIT);
                             ready[slot] = 1;
                         }
                         Py_ssize_t y = plan.order[u];
@@ -1180,6 +1352,7 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
         }
         free(offsets);
     }
+    __atomic_fetch_add(&tails_tallied, space.tallies, __ATOMIC_RELAXED);
     workspace_free(&space);
     release(a, 3);
     return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, failed);
@@ -1194,6 +1367,7 @@ int mle_use_simd_level(const char *level)
     if (best || strcmp(level, "scalar") == 0 || strcmp(level, "ssse3") == 0) {
         evaluate_value = evaluate_value_scalar;
         evaluate_derivatives = evaluate_derivatives_scalar;
+        finish_terms = finish_terms_scalar;
         count_and = count_and_scalar;
         threshold_planes = threshold_planes_scalar;
 #ifdef HAVE_X86_DISPATCH
@@ -1213,6 +1387,7 @@ int mle_use_simd_level(const char *level)
         }
         count_and = count_and_avx2;
         threshold_planes = threshold_planes_avx2;
+        finish_terms = finish_terms_avx2;
         return 0;
     }
 #endif
@@ -1304,7 +1479,30 @@ fail:
     return release_and_return(a, 9, 1);
 }
 
+/* mle_tails(limit): the largest top tail the pair loop lists from now on (0: none, at most
+ * TAIL_LIMIT; -1: unchanged); returns (the tails tallied since the last call, the limit
+ * before) (tests). */
+static PyObject *mle_tails(PyObject *self, PyObject *args)
+{
+    int limit;
+    if (!PyArg_ParseTuple(args, "i", &limit))
+        return NULL;
+    if (limit > TAIL_LIMIT) {
+        PyErr_Format(PyExc_ValueError, "mle_tails: at most %d", TAIL_LIMIT);
+        return NULL;
+    }
+    int before = tail_limit;
+    if (limit >= 0)
+        tail_limit = limit;
+    return Py_BuildValue("Ki", (unsigned long long)__atomic_exchange_n(&tails_tallied, 0,
+                                                                       __ATOMIC_RELAXED),
+                         before);
+}
+
 PyMethodDef mle_methods[] = {
+    {"mle_tails", mle_tails, METH_VARARGS,
+     "mle_tails(limit): the largest sparse top tail listed (0: none; -1: unchanged); returns "
+     "(tails tallied since the last call, the limit before) (tests)."},
     {"mle_likelihood", mle_likelihood, METH_VARARGS,
      "mle_likelihood(b, x_below, y_below, x_above, y_above, equal, linear, rates, out): the "
      "log-likelihood, gradient and Hessian the pair loop computes (tests)."},
