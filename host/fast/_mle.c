@@ -17,9 +17,9 @@
  *   and G(i, j) is the popcount of the AND of two such planes: 256 registers per AVX2
  *   instruction. Levels where a sketch's plane is all ones (below its smallest register) or
  *   empty (above its largest) are not counted: G follows from the other sketch's histogram.
- *   A row sketch's planes are made once per row, a column's once per pair. The sparse top
- *   levels of a sketch (few registers at or above them) are counted from a list of those
- *   registers instead ("The sparse top tail").
+ *   The columns are taken COLUMN_CHUNK at a time: a column's planes are made once per chunk,
+ *   a row's once per chunk it meets. The sparse top levels of a sketch (few registers at or
+ *   above them) are counted from a list of those registers instead ("The sparse top tail").
  * - Null fit. Under "nothing shared" (x = 0) the likelihood separates into one term per
  *   sketch, L_X(a) + L_Y(b) (the equal terms become phi(aB) + phi(bB)): its maximum, which the
  *   likelihood ratio needs, is the sum of two one-sketch maxima, computed once per sketch
