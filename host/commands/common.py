@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..backends import get_backend
+from ..backends import STAND_IN_ENV, get_backend
 from ..scheduler import make_executor
 from ..io import InputError, name_problem
 from ..outputs import Outputs, writes_in_place
@@ -209,8 +209,10 @@ def check_backend(args) -> None:
 
 
 def pyxrt_stand_in() -> bool:
-    """``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the pyxrt stand-in (host.device)."""
-    return os.environ.get("KMER_SKETCH_PYXRT") == "sim"
+    """``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
+    reached through host.backends.xrt_stand_in) instead of XRT's library; --xclbin then names
+    a ``python -m hw.build`` output directory."""
+    return os.environ.get(STAND_IN_ENV) == "sim"
 
 
 def backend_of(args, session: Session):
