@@ -134,6 +134,7 @@ class _PendingOutput:
         self.binary = binary
         self.descriptor: int | None = None
         self._temporary: Path | None = None
+        self.identity: tuple[int, int] | None = None   # (st_dev, st_ino) of a regular file
         if shown == "":
             raise InputError("'': an empty output file name (give -o FILE, or -o - for "
                              "standard output)")
@@ -154,6 +155,9 @@ class _PendingOutput:
             if binary and terminal:
                 raise InputError(f"{shown}: this output is binary; refusing to write it to a "
                                  f"terminal (redirect standard output, or give -o FILE)")
+            status = os.fstat(descriptor)
+            if stat.S_ISREG(status.st_mode):
+                self.identity = (status.st_dev, status.st_ino)
             self._raw = tempfile.TemporaryFile()
         else:
             self.target = Path(os.path.realpath(shown))
@@ -179,6 +183,7 @@ class _PendingOutput:
                 raise InputError(f"{shown}: is also an input{also}; refusing to overwrite it "
                                  f"(give another output file)")
             refuse_unwritable(target, shown)
+            self.identity = (status.st_dev, status.st_ino)
         if status is not None and (stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode)
                                    or stat.S_ISSOCK(status.st_mode)):
             if not os.access(target, os.W_OK):
@@ -450,9 +455,12 @@ class Outputs:
         shown = os.fspath(path)
         pending = _PendingOutput(shown, binary, self._inputs)
         for other in self._pending:
+            # one file by two names (a hard link, a descriptor open on it): the rename of one
+            # would throw the other's content away
             same = ((pending.kind == other.kind == "stdout"
                      and pending.descriptor == other.descriptor)
-                    or (pending.target is not None and pending.target == other.target))
+                    or (pending.target is not None and pending.target == other.target)
+                    or (pending.identity is not None and pending.identity == other.identity))
             if same:
                 pending.discard()
                 raise InputError(f"{shown}: given for two outputs ({other.shown} is the other)")

@@ -180,6 +180,28 @@ def test_two_outputs_on_one_path_are_refused(tmp_path, genomes, capsys):
     assert not out.exists()
 
 
+def test_two_outputs_on_one_file_by_two_names_are_refused(tmp_path, genomes, capsys):
+    """A hard link, or a descriptor open on the other output: one file either way."""
+    (tmp_path / "out").mkdir()
+    table, image = tmp_path / "out" / "table.tsv", tmp_path / "out" / "image.png"
+    table.write_text("kept\n")
+    os.link(table, image)
+    assert run("dist", *genomes, "-o", table, "--plot", image) == 2
+    assert "given for two outputs" in one_error_line(capsys)
+    assert table.read_text() == "kept\n" and os.path.samefile(table, image)
+    alone = tmp_path / "out" / "alone.png"
+    alone.write_text("kept\n")
+    descriptor = os.open(alone, os.O_WRONLY | os.O_APPEND)
+    try:
+        assert run("dist", *genomes, "-o", f"/dev/fd/{descriptor}", "--plot", alone) == 2
+        assert "given for two outputs" in one_error_line(capsys)
+    finally:
+        os.close(descriptor)
+    assert alone.read_text() == "kept\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["alone.png", "image.png",
+                                                                     "table.tsv"]
+
+
 # -- one-line errors -------------------------------------------------------------------------
 
 def test_missing_xrt_with_a_missing_binary_names_the_binary(tmp_path, genomes, capsys):
