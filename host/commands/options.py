@@ -22,31 +22,30 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {one_line(message)} (see {self.prog} --help)\n")
 
 
-def ranged_int(low: int, high: int):
-    def parse(text: str) -> int:
+def _bounded(convert, kind: str, low, high, unit: str, shown):
+    """An argparse type: ``convert(text)`` within [low, high], else a message naming the kind
+    of value wanted and the bounds, each value as ``shown`` prints it."""
+    def parse(text: str):
         try:
-            value = int(text, 0)
+            value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {value}")
+            raise argparse.ArgumentTypeError(f"must be from {shown(low)} to {shown(high)}{unit}, "
+                                             f"not {shown(value)}")
         return value
-    parse.__name__ = "integer"
+    parse.__name__ = kind.split()[-1]
     return parse
+
+
+def ranged_int(low: int, high: int):
+    """An integer (decimal, or 0x.., 0o.., 0b..) from low to high."""
+    return _bounded(lambda text: int(text, 0), "an integer", low, high, "", str)
 
 
 def ranged_float(low: float, high: float, unit: str = ""):
-    """An argparse type: a number from low to high; unit follows the bounds in the message."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}{unit}, not {text}")
-        return value
-    parse.__name__ = "number"
-    return parse
+    """A number from low to high; unit follows the bounds in the message."""
+    return _bounded(float, "a number", low, high, unit, lambda value: f"{value:g}")
 
 
 # --detection of dist, search, cluster and screen
