@@ -120,7 +120,7 @@ def add_estimator_options(sub) -> None:
                             "from the two sketches' registers (default; finds a piece of 0.1 %% "
                             "of a genome's size inside it, and is a calibrated test); hll: "
                             "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
-                            "similarity kernel computes; about 7x faster on the host, misses "
+                            "similarity kernel computes; about 6x faster on the host, misses "
                             "overlaps below J = 0.0244 at p = 14). With --backend sim or xrt, "
                             "mle estimates the pairs on the host from the sketches")
     group.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION, metavar="Z",
