@@ -21,7 +21,8 @@ from kmerspec.golden.parse import remove_trailing_whitespace
 
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
            "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem",
-           "phylip_name", "decompressed_head", "compressed_sketch_problem", "few_kmers_cause"]
+           "phylip_name", "decompressed_head", "compressed_sketch_problem", "few_kmers_cause",
+           "ZIP_MAGIC"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
@@ -36,7 +37,8 @@ _COMPRESSIONS = [
 ]
 # what a sketch file (a .npz zip archive) holds near its start, whatever its first bytes
 _SKETCH_MEMBER = b"header.npy"
-_ZIP_MAGIC = b"PK\x03\x04"
+# a zip archive's first bytes: a sketch file is one (.npz)
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 class InputError(Exception):
@@ -103,11 +105,11 @@ def _check_format(path: Path, data: bytes, compression: str | None = None) -> No
     if first not in (b">", b"@") and looks_like_damaged_sketch(head):
         if compression in _DECOMPRESS:
             raise InputError(compressed_sketch_problem(path, compression))
-        if head.startswith(_ZIP_MAGIC):  # a whole sketch file under another name (x.fa)
+        if head.startswith(ZIP_MAGIC):  # a whole sketch file under another name (x.fa)
             raise InputError(f"{path}: a sketch file, not a FASTA/FASTQ file (sketch reads "
                              f"sequence files; dist, search and jsd read sketch files too)")
         raise InputError(f"{path}: not a sketch file (bad magic {head[:4]!r}, expected "
-                         f"{_ZIP_MAGIC!r}), nor a FASTA/FASTQ file: a damaged sketch file?")
+                         f"{ZIP_MAGIC!r}), nor a FASTA/FASTQ file: a damaged sketch file?")
     nul = head.find(b"\x00")
     if nul >= 0:
         raise InputError(f"{path}: not a FASTA/FASTQ file (binary content: NUL byte at offset "

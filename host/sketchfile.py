@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .io import (InputError, compressed_sketch_problem, compression_of, decompressed_head,
-                 looks_like_damaged_sketch, read_input)
+from .io import (ZIP_MAGIC, InputError, compressed_sketch_problem, compression_of,
+                 decompressed_head, looks_like_damaged_sketch, read_input)
 from .outputs import atomic_output
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
@@ -47,7 +47,6 @@ FORMAT = "kmer-sketch-accel"
 FORMAT_VERSION = 1
 _ARRAYS_OF_KIND = {"hll": ("registers",), "pqa": ("tags", "values")}
 _HASH_OF_KIND = {"hll": "fmix64", "pqa": "murmur3_32"}
-_ZIP_MAGIC = b"PK\x03\x04"
 _SEQUENCE_STARTS = (b">", b"@", b"\x1f\x8b")  # FASTA, FASTQ, gzip
 
 
@@ -190,7 +189,7 @@ def _first_bytes(path) -> bytes:
 def is_sketch_file(path) -> bool:
     """True if ``path`` starts like a sketch file (a zip archive), so it is not sequence."""
     try:
-        return _first_bytes(Path(path)) == _ZIP_MAGIC
+        return _first_bytes(Path(path)) == ZIP_MAGIC
     except InputError:
         return False
 
@@ -243,21 +242,21 @@ def _expected_shape(kind: str, params: dict) -> tuple[tuple[int, ...], np.dtype]
 def read_sketches(path) -> SketchSet:
     path = Path(path)
     start = _first_bytes(path)
-    if start != _ZIP_MAGIC:
+    if start != ZIP_MAGIC:
         if not start:
             raise InputError(f"{path}: empty file, not a sketch file")
         head = read_input(path, "a sketch file", 1 << 20)  # bzip2 needs a whole block
         compression = compression_of(head[:8])
         if compression is not None:
             inner = decompressed_head(head)
-            if inner.startswith(_ZIP_MAGIC) or looks_like_damaged_sketch(inner):
+            if inner.startswith(ZIP_MAGIC) or looks_like_damaged_sketch(inner):
                 raise InputError(compressed_sketch_problem(path, compression))
         if start.startswith(_SEQUENCE_STARTS):
             raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
                              f"python -m host sketch)")
         if looks_like_damaged_sketch(read_input(path, "a sketch file", 128)):
             raise InputError(f"{path}: not a sketch file (bad magic {start!r}, expected "
-                             f"{_ZIP_MAGIC!r}): a damaged sketch file?")
+                             f"{ZIP_MAGIC!r}): a damaged sketch file?")
         raise InputError(f"{path}: not a sketch file (it does not start like one)")
     try:
         with np.load(path, allow_pickle=False) as archive:

@@ -23,7 +23,7 @@ with no files of the kind.
 import os
 import sys
 
-from ..io import InputError, compression_of
+from ..io import ZIP_MAGIC, InputError, compression_of
 
 __all__ = ["SEQUENCE_SUFFIXES", "COMPRESSION_SUFFIXES", "collection_options",
            "expand_collections", "read_list", "directory_files"]
@@ -143,7 +143,7 @@ def read_list(list_path: str, kind: str = "sequences") -> list[str]:
 def _check_list_content(shown: str, data: bytes) -> None:
     """A sequence, sketch or compressed file given to -l by mistake is named as such."""
     compression = compression_of(data)
-    if compression is not None or data.startswith(b"PK\x03\x04"):
+    if compression is not None or data.startswith(ZIP_MAGIC):
         what = f"a {compression}-compressed file" if compression else "a zip archive (a sketch?)"
         raise InputError(f"{shown}: {what}, not a list of paths (-l FILE names a text file "
                          f"listing one path per line)")
