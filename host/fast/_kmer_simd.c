@@ -15,7 +15,8 @@
  *          reversed, fwd[p] = (fwd[p-8] << 16 | G[p]) & mask and
  *          rev[p] = rev[p-8] >> 16 | H[p] << (2k - 16), so lane l carries positions l, l+8,
  *          l+16... with no dependency between lanes (hence k >= 8); canonical = min(fwd, rev);
- *   hll    fmix64 of every word, and whether its rank (leading zeros of the low 64-p bits,
+ *   hll    (fused with words at AVX-512, which hashes each step's words in the registers
+ *          that made them) fmix64 of every word, and whether its rank (leading zeros of the low 64-p bits,
  *          + 1, at most max_rank) exceeds the floor, a value no register is below: only such
  *          a hash can raise its register (top p bits), and the update is scalar (lanes may hit
  *          one register). Once a genome has a few k-mers a register, the floor is a few
@@ -191,6 +192,16 @@ static void hll_words_avx2(const uint64_t *words, size_t n, uint8_t *registers, 
         update_register(registers, kept[i], p, max_rank);
 }
 
+/* The k-mers of a run into the registers: its words, then their hashes. */
+__attribute__((target("avx2")))
+static void hll_codes_avx2(const uint8_t *codes, size_t n, unsigned k, int canonical,
+                           uint8_t *registers, unsigned p, unsigned max_rank, unsigned floor)
+{
+    uint64_t words[KMER_RUN_WORDS];
+    kmer_words_avx2(codes, n, k, canonical, words);
+    hll_words_avx2(words + k - 1, n - k + 1, registers, p, max_rank, floor);
+}
+
 /* -- AVX-512 (F, BW, DQ, CD, VL) ------------------------------------------------------------ */
 
 #define AVX512 "avx512f,avx512bw,avx512dq,avx512cd,avx512vl,popcnt"
@@ -253,20 +264,40 @@ static void kmer_words_avx512(const uint8_t *codes, size_t n, unsigned k, int ca
     }
 }
 
+/* The k-mers of a run into the registers in one pass: each step's eight words (as
+ * kmer_words_avx512 makes them) are hashed where they are; the (index << 8 | rank) of those
+ * whose rank exceeds the floor (see hll_words_avx2) are appended, compressed, for the scalar
+ * register update. */
 __attribute__((target(AVX512)))
-static void hll_words_avx512(const uint64_t *words, size_t n, uint8_t *registers, unsigned p,
-                             unsigned max_rank, unsigned floor)
+static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int canonical,
+                             uint8_t *registers, unsigned p, unsigned max_rank, unsigned floor)
 {
+    uint16_t forward_codes[KMER_RUN_WORDS], reverse_codes[KMER_RUN_WORDS];
+    uint32_t kept[KMER_RUN_WORDS + 8];
+    packed_codes_avx512(codes, n, forward_codes, reverse_codes);
+    const __m512i mask = _mm512_set1_epi64((long long)(k == 32 ? ~0ull : (1ull << 2 * k) - 1));
+    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
     const __m512i c1 = _mm512_set1_epi64((long long)FMIX_C1);
     const __m512i c2 = _mm512_set1_epi64((long long)FMIX_C2);
     const __m512i below = _mm512_set1_epi64((long long)(1ull << (p - 1)));
+    const __m512i one = _mm512_set1_epi64(1), top = _mm512_set1_epi64(max_rank);
     const __m128i low_shift = _mm_cvtsi32_si128((int)p);
     const __m128i floor_shift = _mm_cvtsi32_si128((int)(64 - floor));
-    uint64_t kept[KMER_RUN_WORDS + 8];
+    const __m128i index_shift = _mm_cvtsi32_si128((int)(64 - p));
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i first = _mm512_set1_epi64(k - 1), end = _mm512_set1_epi64((long long)n);
+    __m512i forward = _mm512_setzero_si512(), reverse = _mm512_setzero_si512();
     size_t count = 0;
-    for (size_t j = 0; j < n; j += 8) {
-        __mmask8 live = n - j >= 8 ? 0xFF : (__mmask8)((1u << (n - j)) - 1);
-        __m512i x = _mm512_maskz_loadu_epi64(live, words + j);
+    for (size_t at = 0; at < n; at += 8) {
+        __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
+        __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
+        forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
+        reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
+        /* the positions with k bases of the run, inside it */
+        __m512i position = _mm512_add_epi64(_mm512_set1_epi64((long long)at), lane);
+        __mmask8 live = _mm512_cmpge_epu64_mask(position, first)
+                      & _mm512_cmplt_epu64_mask(position, end);
+        __m512i x = canonical ? _mm512_min_epu64(forward, reverse) : forward;
         x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
         x = _mm512_mullo_epi64(x, c1);
         x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
@@ -275,12 +306,19 @@ static void hll_words_avx512(const uint64_t *words, size_t n, uint8_t *registers
         __m512i low = _mm512_or_si512(_mm512_sll_epi64(x, low_shift), below);
         __mmask8 above = _mm512_mask_testn_epi64_mask(live, _mm512_srl_epi64(low, floor_shift),
                                                       _mm512_set1_epi64(-1));
-        /* the kept hashes appended without a branch: which lanes pass is random */
-        _mm512_storeu_si512(kept + count, _mm512_maskz_compress_epi64(above, x));
+        __m512i rank = _mm512_min_epu64(_mm512_add_epi64(_mm512_lzcnt_epi64(low), one), top);
+        __m512i index_rank = _mm512_or_si512(
+            _mm512_slli_epi64(_mm512_srl_epi64(x, index_shift), 8), rank);
+        /* the kept ones appended without a branch: which lanes pass is random */
+        _mm256_storeu_si256((__m256i *)(kept + count),
+                            _mm256_maskz_compress_epi32(above, _mm512_cvtepi64_epi32(index_rank)));
         count += (size_t)__builtin_popcount(above);
     }
-    for (size_t i = 0; i < count; i++)
-        update_register(registers, kept[i], p, max_rank);
+    for (size_t i = 0; i < count; i++) {
+        uint8_t *reg = &registers[kept[i] >> 8];
+        uint8_t rank = (uint8_t)kept[i];
+        *reg = *reg > rank ? *reg : rank;
+    }
 }
 
 #endif  /* HAVE_X86_DISPATCH */
@@ -301,11 +339,11 @@ int kmer_use_simd_level(const char *level)
               && __builtin_cpu_supports("avx512vl");
     if ((best || strcmp(level, "avx512") == 0) && avx512) {
         kmer_kernels = (KmerKernels){"avx512", scan_bases_avx512, kmer_words_avx512,
-                                     hll_words_avx512};
+                                     hll_codes_avx512};
         return 0;
     }
     if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
-        kmer_kernels = (KmerKernels){"avx2", scan_bases_avx2, kmer_words_avx2, hll_words_avx2};
+        kmer_kernels = (KmerKernels){"avx2", scan_bases_avx2, kmer_words_avx2, hll_codes_avx2};
         return 0;
     }
 #endif

@@ -109,8 +109,10 @@ static void refuse_in_sequence(KmerStream *s, unsigned c, int byte, unsigned lon
 }
 
 typedef void (*Emit)(void *context, uint64_t word);
-/* The batched form of an Emit: n k-mer words at once, in stream order. */
-typedef void (*Consume)(void *context, const uint64_t *words, size_t n);
+/* The batched form of an Emit: the k-mers of positions k - 1 to n - 1 of a run of n codes,
+ * in stream order (words: room for the kernels' words of the run). */
+typedef void (*Consume)(void *context, const uint8_t *codes, size_t n, unsigned k,
+                        int canonical, uint64_t *words);
 
 static inline void emit_nothing(void *context, uint64_t word)
 {
@@ -141,10 +143,8 @@ flush_run(RunBatch *batch, uint64_t *forward, uint64_t *reverse, unsigned *run, 
     for (unsigned j = 0; j < before; j++)
         start[j] = (uint8_t)(*forward >> 2 * (before - 1 - j)) & 3;
     size_t n = before + waiting;
-    if (n >= k) {
-        kmer_kernels.words(start, n, k, canonical, batch->words);
-        consume(context, batch->words + k - 1, n - k + 1);
-    }
+    if (n >= k)
+        consume(context, start, n, k, canonical, batch->words);
     /* the words after the last base: its last k bases rolled in */
     uint64_t f = *forward, r = *reverse;
     const unsigned reverse_shift = 2 * (k - 1);
@@ -235,6 +235,14 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
                     }
                     state = state == IN_FASTQ_SEQ ? LS_FASTQ_SEP : LS_SEQUENCE;
                     NEW_LINE();
+                    if (batch != NULL && state == LS_SEQUENCE && i + 1 < n
+                            && byte_class[data[i + 1]] < 4) {
+                        /* a FASTA line starting with a base: what the line start below does
+                         * with it (no leading space can be pending in a sequence line), but
+                         * without the round trip, once a line */
+                        state = IN_SEQUENCE;
+                        continue;
+                    }
                     i++;
                     break;
                 } else if (c != CLASS_CR) {
@@ -545,7 +553,8 @@ static inline void emit_sampled(void *context, uint64_t word)
         sink->out[sink->count++] = word;
 }
 
-static inline void consume_hll(void *context, const uint64_t *words, size_t n)
+static inline void consume_hll(void *context, const uint8_t *codes, size_t n, unsigned k,
+                               int canonical, uint64_t *words)
 {
     HllSink *sink = context;
     size_t m = (size_t)1 << sink->p;
@@ -557,21 +566,34 @@ static inline void consume_hll(void *context, const uint64_t *words, size_t n)
         sink->since = 0;
     }
     if (sink->floor < sink->max_rank)
-        kmer_kernels.hll(words, n, sink->registers, sink->p, sink->max_rank, sink->floor);
-    sink->since += n;
+        kmer_kernels.hll(codes, n, k, canonical, sink->registers, sink->p, sink->max_rank,
+                         sink->floor);
+    sink->since += n - k + 1;
 }
 
-static inline void consume_words(void *context, const uint64_t *words, size_t n)
+/* The words of a run (its k-mers from words[k - 1] on) for the consumers of single words. */
+static inline const uint64_t *run_words(const uint8_t *codes, size_t n, unsigned k,
+                                        int canonical, uint64_t *words)
+{
+    kmer_kernels.words(codes, n, k, canonical, words);
+    return words + k - 1;
+}
+
+static inline void consume_words(void *context, const uint8_t *codes, size_t n, unsigned k,
+                                 int canonical, uint64_t *words)
 {
     WordSink *sink = context;
-    memcpy(sink->out + sink->count, words, n * sizeof *words);
-    sink->count += n;
+    memcpy(sink->out + sink->count, run_words(codes, n, k, canonical, words),
+           (n - k + 1) * sizeof *words);
+    sink->count += n - k + 1;
 }
 
-static inline void consume_sampled(void *context, const uint64_t *words, size_t n)
+static inline void consume_sampled(void *context, const uint8_t *codes, size_t n, unsigned k,
+                                   int canonical, uint64_t *words)
 {
-    for (size_t j = 0; j < n; j++)
-        emit_sampled(context, words[j]);
+    const uint64_t *kmers = run_words(codes, n, k, canonical, words);
+    for (size_t j = 0; j < n - k + 1; j++)
+        emit_sampled(context, kmers[j]);
 }
 
 /* Whether this stream's k-mers go through the SIMD kernels (a batch), or the scalar loop. */
@@ -629,10 +651,12 @@ static inline void emit_min_count(void *context, uint64_t word)
         emit_hll(&sink->hll, word);
 }
 
-static inline void consume_min_count(void *context, const uint64_t *words, size_t n)
+static inline void consume_min_count(void *context, const uint8_t *codes, size_t n,
+                                     unsigned k, int canonical, uint64_t *words)
 {
-    for (size_t j = 0; j < n; j++)
-        emit_min_count(context, words[j]);
+    const uint64_t *kmers = run_words(codes, n, k, canonical, words);
+    for (size_t j = 0; j < n - k + 1; j++)
+        emit_min_count(context, kmers[j]);
 }
 
 static PyObject *stream_hll(KmerStream *self, PyObject *args)

@@ -90,16 +90,17 @@ const char *native_simd_level(void);
  *   words(codes, n, k, canonical, out): the word of every position p < n of codes (k >= 8), the
  *       k-mer ending there, at out[p] (valid from p = k - 1; out has room for n + 8); codes[-8..-1]
  *       are read and must be codes;
- *   hll(words, n, registers, p, max_rank, floor): the n words into HLL registers (SPEC 3),
- *       no register being below floor. */
+ *   hll(codes, n, k, canonical, registers, p, max_rank, floor): the words of positions
+ *       k - 1 to n - 1 of codes (as words makes them) into HLL registers (SPEC 3), no register
+ *       being below floor. */
 #define KMER_RUN_CHUNK 2048
 #define KMER_RUN_WORDS (KMER_RUN_CHUNK + 96)
 typedef struct {
     const char *name;
     size_t (*scan)(const uint8_t *data, size_t n, uint8_t *codes);
     void (*words)(const uint8_t *codes, size_t n, unsigned k, int canonical, uint64_t *out);
-    void (*hll)(const uint64_t *words, size_t n, uint8_t *registers, unsigned p,
-                unsigned max_rank, unsigned floor);
+    void (*hll)(const uint8_t *codes, size_t n, unsigned k, int canonical, uint8_t *registers,
+                unsigned p, unsigned max_rank, unsigned floor);
 } KmerKernels;
 extern KmerKernels kmer_kernels;
 /* Use the kernels of `level` (scalar, avx2, avx512; "best": the widest this CPU has); 0, or -1
