@@ -32,7 +32,11 @@ average (CPU seconds are what a loaded machine distorts least). Python tools run
 
 "exact" J is |A n B| / |A u B| over the full sets of canonical k-mers (bench/near_zero.py's
 exact_intersections; the parser of SPEC 1). The error column is max |J - exact| over the 190
-pairs. Asserts nothing; --record writes bench/results/peers.json for bench/benchmarks_doc.py.
+pairs. Then where this project's sketch CPU seconds go: the interpreter's start and the
+command line's imports (whole processes), decompression and the k-mer pipeline at each SIMD
+level (in this process, on the same 64 KiB blocks), the rest being the command's own Python;
+with --callgrind, the instructions of the start-up (valgrind). Asserts nothing; --record
+writes bench/results/peers.json for bench/benchmarks_doc.py.
 """
 
 import argparse
@@ -266,6 +270,67 @@ def reorder(matrix: np.ndarray, names: list[str], wanted: list[str]) -> np.ndarr
     return matrix[np.ix_(place, place)]
 
 
+def our_parts(paths: list[Path], repeats: int, env: dict) -> dict:
+    """Where this project's sketch CPU seconds go (medians over repeats): the interpreter's
+    start, the command line's imports (each a whole process), decompression (the reader's
+    64 KiB blocks) and the k-mer pipeline over the same blocks at each SIMD level this CPU has
+    (both in this process, process time)."""
+    from host.fast.kmers import BLOCK_BYTES
+    from host.fast.native import native
+    from host.reader import sequence_blocks
+    python = [sys.executable, "-c"]
+    start = statistics.median(run_measured(python + ["pass"], env=env).cpu_s
+                              for _ in range(repeats))
+    imports = statistics.median(run_measured(python + ["import host.cli"], env=env).cpu_s
+                                for _ in range(repeats)) - start
+    gunzip = []
+    for _ in range(repeats):  # each block dropped when read, as the sketching loop does
+        began = time.process_time()
+        for path in paths:
+            for _ in sequence_blocks(path, BLOCK_BYTES):
+                pass
+        gunzip.append(time.process_time() - began)
+    blocks = [list(sequence_blocks(path, BLOCK_BYTES)) for path in paths]
+    levels = {}
+    chosen = native.kmer_simd_level()
+    for level in ("scalar", "avx2", "avx512"):
+        try:
+            native.set_kmer_simd_level(level)
+        except ValueError:
+            continue
+        times = []
+        for _ in range(repeats):
+            began = time.process_time()
+            for genome in blocks:
+                registers = np.zeros(1 << 14, dtype=np.uint8)
+                stream = native.KmerStream(31, True, check=True)
+                for block in genome:
+                    stream.hll(block, registers, 14, 4)
+                stream.finish()
+            times.append(time.process_time() - began)
+        levels[level] = round(statistics.median(times), 3)
+    native.set_kmer_simd_level(chosen)
+    return {"interpreter_s": round(start, 3), "imports_s": round(imports, 3),
+            "gunzip_s": round(statistics.median(gunzip), 3), "kmers_s": levels,
+            "level": chosen}
+
+
+def instructions(env: dict) -> dict | None:
+    """Instructions (callgrind) of the interpreter's start, of importing numpy and of
+    importing the command line; None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    counts = {}
+    for name, code in (("interpreter", "pass"), ("numpy", "import numpy"),
+                       ("host.cli", "import host.cli")):
+        result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                 sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True)
+        found = re.search(r"Collected : (\d+)", result.stderr)
+        counts[name] = int(found.group(1)) if found else None
+    return counts
+
+
 def machine() -> str:
     model = "unknown CPU"
     try:
@@ -286,6 +351,8 @@ def main() -> None:
     parser.add_argument("--mash-size", type=int, default=10000)
     parser.add_argument("--scaled", type=int, default=1000)
     parser.add_argument("--dashing2", help="the dashing2 binary (default: dashing2 on PATH)")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count the start-up's instructions with valgrind's callgrind")
     parser.add_argument("--record", action="store_true",
                         help="write bench/results/peers.json for bench/benchmarks_doc.py")
     args = parser.parse_args()
@@ -329,6 +396,10 @@ def main() -> None:
         errors = {tool.name: np.abs(tool.jaccard(work, paths) - exact)[upper]
                   for tool in tools}
 
+    parts = our_parts(paths, args.repeats, env)
+    parts["whole_s"] = round(statistics.median(r.cpu_s for r in tools[0].runs["sketch"]), 3)
+    counts = instructions(env) if args.callgrind else None
+
     rows = []
     for tool in tools:
         sketch_cpu = statistics.median(r.cpu_s for r in tool.runs["sketch"])
@@ -364,6 +435,17 @@ def main() -> None:
               f"{row['sketch_peak_mb']:.0f} | {row.get('compare_cpu_s', '-')} | "
               f"{row.get('compare_peak_mb', '-')} | {row['max_abs_error']:.4f} | "
               f"{row['mean_abs_error']:.5f} |")
+    level = parts["level"]
+    rest = parts["whole_s"] - parts["interpreter_s"] - parts["imports_s"] - parts["gunzip_s"] \
+        - parts["kmers_s"][level]
+    print(f"this project's {parts['whole_s']:.3f} CPU-s: interpreter {parts['interpreter_s']:.3f}, "
+          f"imports {parts['imports_s']:.3f}, gunzip {parts['gunzip_s']:.3f}, k-mer pipeline "
+          f"{parts['kmers_s'][level]:.3f} ({level}; "
+          + ", ".join(f"{name} {value:.3f}" for name, value in parts["kmers_s"].items())
+          + f"), the rest {rest:.3f}")
+    if counts:
+        print("instructions (callgrind): " + ", ".join(f"{name} {value / 1e6:.0f} M"
+                                                       for name, value in counts.items()))
     if args.record:
         from bench.record import write
         write("peers", {
@@ -375,7 +457,9 @@ def main() -> None:
                      f"{bases / 1e6:.1f} Mbases",
             "geometry": f"k={args.k}; this project p={args.p}, w=4; Mash s={args.mash_size}; "
                         f"sourmash scaled={args.scaled}; Dashing2 {1 << args.p} registers",
-            "repeats": args.repeats, "rows": rows, "skipped": skipped})
+            "mbases": round(bases / 1e6, 2), "repeats": args.repeats, "rows": rows,
+            "skipped": skipped,
+            "parts": {**parts, "rest_s": round(rest, 3)}, "instructions": counts})
 
 
 if __name__ == "__main__":
