@@ -293,10 +293,13 @@ static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int can
         __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
         forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
         reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
-        /* the positions with k bases of the run, inside it */
-        __m512i position = _mm512_add_epi64(_mm512_set1_epi64((long long)at), lane);
-        __mmask8 live = _mm512_cmpge_epu64_mask(position, first)
-                      & _mm512_cmplt_epu64_mask(position, end);
+        /* the positions with k bases of the run, inside it: all eight but at the ends */
+        __mmask8 live = 0xFF;
+        if (at < k - 1 || at + 8 > n) {
+            __m512i position = _mm512_add_epi64(_mm512_set1_epi64((long long)at), lane);
+            live = _mm512_cmpge_epu64_mask(position, first)
+                 & _mm512_cmplt_epu64_mask(position, end);
+        }
         __m512i x = canonical ? _mm512_min_epu64(forward, reverse) : forward;
         x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
         x = _mm512_mullo_epi64(x, c1);

@@ -160,8 +160,8 @@ flush_run(RunBatch *batch, uint64_t *forward, uint64_t *reverse, unsigned *run, 
 }
 
 /* One block through the line machine; emit(context, word) for every k-mer, in stream order.
- * With a batch (a SIMD level, k >= 8), the bases of sequence lines go through the kernels
- * and consume(context, words, n) takes the k-mers instead. */
+ * With a batch (a SIMD level, k >= 8), the bases of sequence lines wait as codes and
+ * consume() takes the k-mers of each run through the kernels instead. */
 static inline __attribute__((always_inline)) void
 parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *context,
             RunBatch *batch, Consume consume)
