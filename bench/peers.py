@@ -32,9 +32,10 @@ average (CPU seconds are what a loaded machine distorts least). Python tools run
 
 "exact" J is |A n B| / |A u B| over the full sets of canonical k-mers (bench/near_zero.py's
 exact_intersections; the parser of SPEC 1). The error column is max |J - exact| over the 190
-pairs. Then where this project's sketch CPU seconds go: the interpreter's start and the
-command line's imports (whole processes), decompression and the k-mer pipeline at each SIMD
-level (in this process, on the same 64 KiB blocks), the rest being the command's own Python;
+pairs. Then where this project's sketch CPU seconds go, measured in each repeat beside the
+tools: the interpreter's start and the command line's imports (whole processes), decompression
+and the k-mer pipeline at each SIMD level (in this process, on the same 64 KiB blocks), the
+rest (by difference) being the command's own Python;
 with --callgrind, the instructions of the start-up (valgrind). Asserts nothing; --record
 writes bench/results/peers.json for bench/benchmarks_doc.py.
 """
@@ -270,49 +271,61 @@ def reorder(matrix: np.ndarray, names: list[str], wanted: list[str]) -> np.ndarr
     return matrix[np.ix_(place, place)]
 
 
-def our_parts(paths: list[Path], repeats: int, env: dict) -> dict:
-    """Where this project's sketch CPU seconds go (medians over repeats): the interpreter's
-    start, the command line's imports (each a whole process), decompression (the reader's
-    64 KiB blocks) and the k-mer pipeline over the same blocks at each SIMD level this CPU has
-    (both in this process, process time)."""
-    from host.fast.kmers import BLOCK_BYTES
-    from host.fast.native import native
-    from host.reader import sequence_blocks
-    python = [sys.executable, "-c"]
-    start = statistics.median(run_measured(python + ["pass"], env=env).cpu_s
-                              for _ in range(repeats))
-    imports = statistics.median(run_measured(python + ["import host.cli"], env=env).cpu_s
-                                for _ in range(repeats)) - start
-    gunzip = []
-    for _ in range(repeats):  # each block dropped when read, as the sketching loop does
-        began = time.process_time()
-        for path in paths:
-            for _ in sequence_blocks(path, BLOCK_BYTES):
+class OurParts:
+    """Where this project's sketch CPU seconds go, measured in the same repeats as the tools
+    (so under the same load): the interpreter's start and the command line's imports (each a
+    whole process), decompression (the reader's 64 KiB blocks, each dropped when read, as the
+    sketching loop does) and the k-mer pipeline over the same blocks at each SIMD level this
+    CPU has (both in this process, process time)."""
+
+    def __init__(self, paths: list[Path], env: dict):
+        from host.fast.kmers import BLOCK_BYTES
+        from host.fast.native import native
+        from host.reader import sequence_blocks
+        self.paths, self.env, self.native = paths, env, native
+        self.read = lambda path: sequence_blocks(path, BLOCK_BYTES)
+        self.blocks = [list(self.read(path)) for path in paths]
+        self.level = native.kmer_simd_level()
+        self.levels = []
+        for level in ("scalar", "avx2", "avx512"):
+            try:
+                native.set_kmer_simd_level(level)
+                self.levels.append(level)
+            except ValueError:
                 pass
-        gunzip.append(time.process_time() - began)
-    blocks = [list(sequence_blocks(path, BLOCK_BYTES)) for path in paths]
-    levels = {}
-    chosen = native.kmer_simd_level()
-    for level in ("scalar", "avx2", "avx512"):
-        try:
-            native.set_kmer_simd_level(level)
-        except ValueError:
-            continue
-        times = []
-        for _ in range(repeats):
+        native.set_kmer_simd_level(self.level)
+        self.times = {"interpreter_s": [], "imports_s": [], "gunzip_s": [],
+                      **{level: [] for level in self.levels}}
+
+    def measure(self) -> None:
+        python = [sys.executable, "-c"]
+        start = run_measured(python + ["pass"], env=self.env).cpu_s
+        self.times["interpreter_s"].append(start)
+        self.times["imports_s"].append(
+            run_measured(python + ["import host.cli"], env=self.env).cpu_s - start)
+        began = time.process_time()
+        for path in self.paths:
+            for _ in self.read(path):
+                pass
+        self.times["gunzip_s"].append(time.process_time() - began)
+        for level in self.levels:
+            self.native.set_kmer_simd_level(level)
             began = time.process_time()
-            for genome in blocks:
+            for genome in self.blocks:
                 registers = np.zeros(1 << 14, dtype=np.uint8)
-                stream = native.KmerStream(31, True, check=True)
+                stream = self.native.KmerStream(31, True, check=True)
                 for block in genome:
                     stream.hll(block, registers, 14, 4)
                 stream.finish()
-            times.append(time.process_time() - began)
-        levels[level] = round(statistics.median(times), 3)
-    native.set_kmer_simd_level(chosen)
-    return {"interpreter_s": round(start, 3), "imports_s": round(imports, 3),
-            "gunzip_s": round(statistics.median(gunzip), 3), "kmers_s": levels,
-            "level": chosen}
+            self.times[level].append(time.process_time() - began)
+        self.native.set_kmer_simd_level(self.level)
+
+    def medians(self) -> dict:
+        median = {name: round(statistics.median(values), 3)
+                  for name, values in self.times.items()}
+        return {"interpreter_s": median["interpreter_s"], "imports_s": median["imports_s"],
+                "gunzip_s": median["gunzip_s"],
+                "kmers_s": {level: median[level] for level in self.levels}, "level": self.level}
 
 
 def instructions(env: dict) -> dict | None:
@@ -368,6 +381,7 @@ def main() -> None:
         print(f"skipped {name}: {reason}")
 
     env = python_env()
+    parts = OurParts(paths, env)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="peers-") as directory:
         work = Path(directory)
@@ -381,6 +395,8 @@ def main() -> None:
                     tool.runs["sketch"].append(sketched)
                     if compared is not None:
                         tool.runs["compare"].append(compared)
+            if repeat >= 0:
+                parts.measure()
         load_after = os.getloadavg()
         # the exact sets after the timed runs, whose processes are not to share this
         # process's memory
@@ -396,7 +412,7 @@ def main() -> None:
         errors = {tool.name: np.abs(tool.jaccard(work, paths) - exact)[upper]
                   for tool in tools}
 
-    parts = our_parts(paths, args.repeats, env)
+    parts = parts.medians()
     parts["whole_s"] = round(statistics.median(r.cpu_s for r in tools[0].runs["sketch"]), 3)
     counts = instructions(env) if args.callgrind else None
 
