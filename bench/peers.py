@@ -280,19 +280,13 @@ class OurParts:
 
     def __init__(self, paths: list[Path], env: dict):
         from host.fast.kmers import BLOCK_BYTES
-        from host.fast.native import native
+        from host.fast.native import available_levels, native
         from host.reader import sequence_blocks
         self.paths, self.env, self.native = paths, env, native
         self.read = lambda path: sequence_blocks(path, BLOCK_BYTES)
         self.blocks = [list(self.read(path)) for path in paths]
         self.level = native.kmer_simd_level()
-        self.levels = []
-        for level in ("scalar", "avx2", "avx512"):
-            try:
-                native.set_kmer_simd_level(level)
-                self.levels.append(level)
-            except ValueError:
-                pass
+        self.levels = available_levels(native.set_kmer_simd_level, ("scalar", "avx2", "avx512"))
         native.set_kmer_simd_level(self.level)
         self.times = {"interpreter_s": [], "imports_s": [], "gunzip_s": [],
                       **{level: [] for level in self.levels}}

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from host.fast.native import native
+from host.fast.native import available_levels, native
 from tests.genomes import random_genome_bytes, random_sequence, random_text
 
 LEVELS = ("scalar", "avx2", "avx512")
@@ -23,19 +23,11 @@ KS = (8, 9, 15, 16, 17, 21, 31, 32)
 RAGOUT = "/usr/share/doc/ragout/examples"
 
 
-def available_levels() -> list[str]:
-    levels = []
-    for level in LEVELS:
-        try:
-            native.set_kmer_simd_level(level)
-            levels.append(level)
-        except ValueError:
-            pass
-    native.set_kmer_simd_level("best")
-    return levels
+def kmer_levels() -> list[str]:
+    return available_levels(native.set_kmer_simd_level, LEVELS)
 
 
-SIMD_LEVELS = [level for level in available_levels() if level != "scalar"]
+SIMD_LEVELS = [level for level in kmer_levels() if level != "scalar"]
 needs_simd = pytest.mark.skipif(not SIMD_LEVELS, reason="this CPU has neither AVX2 nor AVX-512")
 
 
@@ -150,7 +142,7 @@ def test_best_is_the_widest_level_and_short_k_stays_scalar():
     """The default is the widest level this CPU has; k < 8 (the lanes step 8 bases) keeps the
     scalar loop at every level, with the same k-mers."""
     native.set_kmer_simd_level("best")
-    assert native.kmer_simd_level() == available_levels()[-1]
+    assert native.kmer_simd_level() == kmer_levels()[-1]
     text = random_genome_bytes(random.Random(3), records=3, length=500)
     for level in SIMD_LEVELS:
         for k in (1, 5, 7):
@@ -170,7 +162,7 @@ def level_in_a_process(value: str) -> subprocess.CompletedProcess:
 def test_the_environment_forces_a_level():
     """KSA_KMER_SIMD=level forces a level for a whole process (benches, the command line); a
     level this CPU lacks is refused at import, naming the variable."""
-    for level in available_levels():
+    for level in kmer_levels():
         result = level_in_a_process(level)
         assert result.returncode == 0 and result.stdout.strip() == level, result.stderr
     result = level_in_a_process("sse9")

@@ -911,15 +911,7 @@ static PyObject *kmer_simd_level(PyObject *module, PyObject *unused)
 
 static PyObject *set_kmer_simd_level(PyObject *module, PyObject *args)
 {
-    const char *level;
-    if (!PyArg_ParseTuple(args, "s", &level))
-        return NULL;
-    if (kmer_use_simd_level(level) < 0) {
-        PyErr_Format(PyExc_ValueError, "k-mer SIMD level %s is not available on this CPU "
-                     "(scalar, avx2, avx512 or best)", level);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    return set_level_from(args, kmer_use_simd_level, "scalar, avx2, avx512");
 }
 
 static PyMethodDef kmer_level_methods[] = {

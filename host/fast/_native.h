@@ -50,6 +50,10 @@ static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ss
 }
 
 
+/* The body of a set_*_simd_level(level) method: use_level(level), or ValueError naming the
+ * levels there are. */
+PyObject *set_level_from(PyObject *args, int (*use_level)(const char *), const char *levels);
+
 /* Packed HLL sketches (host/fast/_allpairs.c): w = 4 registers two to a byte, wider ones a
  * byte each. */
 typedef struct {

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["native"]
+__all__ = ["native", "available_levels"]
 
 _REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -51,6 +51,20 @@ def _build_in_place() -> None:
 if _is_stale():
     _build_in_place()
 from . import _native as native  # noqa: E402
+
+def available_levels(set_level, levels) -> list[str]:
+    """The instruction-set levels among ``levels`` that ``set_level`` (native.set_simd_level
+    or native.set_kmer_simd_level) accepts on this CPU; the best level is set again after."""
+    accepted = []
+    for level in levels:
+        try:
+            set_level(level)
+            accepted.append(level)
+        except ValueError:
+            pass
+    set_level("best")
+    return accepted
+
 
 SIMD_LEVEL_ENV = "KSA_KMER_SIMD"
 if os.environ.get(SIMD_LEVEL_ENV):
