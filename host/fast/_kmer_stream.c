@@ -129,11 +129,13 @@ typedef struct {
 } RunBatch;
 
 /* The waiting bases' k-mers to consume(), in order; forward, reverse and run then include
- * them. The kernels start from the last min(run, k - 1) bases of the run before, taken from
- * the forward word, and yield the k-mers of the positions that have k bases of the run. */
+ * them, unless the run `ends` here (a break sets run to 0, and no k-mer is made of the words
+ * before k more bases have pushed them out). The kernels start from the last min(run, k - 1)
+ * bases of the run before, taken from the forward word, and yield the k-mers of the positions
+ * that have k bases of the run. */
 static inline __attribute__((always_inline)) void
 flush_run(RunBatch *batch, uint64_t *forward, uint64_t *reverse, unsigned *run, unsigned k,
-          uint64_t mask, int canonical, Consume consume, void *context)
+          uint64_t mask, int canonical, Consume consume, void *context, int ends)
 {
     size_t waiting = batch->waiting;
     if (waiting == 0)
@@ -145,6 +147,9 @@ flush_run(RunBatch *batch, uint64_t *forward, uint64_t *reverse, unsigned *run, 
     size_t n = before + waiting;
     if (n >= k)
         consume(context, start, n, k, canonical, batch->words);
+    batch->waiting = 0;
+    if (ends)
+        return;
     /* the words after the last base: its last k bases rolled in */
     uint64_t f = *forward, r = *reverse;
     const unsigned reverse_shift = 2 * (k - 1);
@@ -156,7 +161,6 @@ flush_run(RunBatch *batch, uint64_t *forward, uint64_t *reverse, unsigned *run, 
     *forward = f;
     *reverse = r;
     *run = *run + waiting < k ? *run + (unsigned)waiting : k;
-    batch->waiting = 0;
 }
 
 /* One block through the line machine; emit(context, word) for every k-mer, in stream order.
@@ -185,14 +189,15 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
 #define COLUMN (fed + i - s->line_start + 1)
 /* data[i] is a line feed */
 #define NEW_LINE() (s->lines++, s->line_start = fed + i + 1)
-/* the waiting bases become k-mers (batched parse) */
-#define FLUSH() do { \
+/* the waiting bases become k-mers (batched parse), the run going on or ending there */
+#define FLUSH_RUN(ends) do { \
         if (batch != NULL) \
             flush_run(batch, &forward, &reverse, &run, k, mask, stream->canonical, consume, \
-                      context); \
+                      context, ends); \
     } while (0)
+#define FLUSH() FLUSH_RUN(0)
 /* a byte that is no base breaks the run */
-#define BREAK_RUN() do { FLUSH(); run = 0; } while (0)
+#define BREAK_RUN() do { FLUSH_RUN(1); run = 0; } while (0)
     while (i < n) {
         if (state == IN_SEQUENCE || state == IN_FASTQ_SEQ) {
             for (; i < n; i++) {
@@ -285,7 +290,16 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             continue;
         }
         if (state == IN_FASTQ_QUAL && check) {
-            /* its length without CR and trailing spaces must be the sequence's */
+            /* its length without CR and trailing spaces must be the sequence's; a stretch up
+             * to the line's end without CR, space or tab (a quality line, nearly always)
+             * counts whole, found by memchr, not byte by byte */
+            const uint8_t *line_end = memchr(data + i, '\n', n - i);
+            size_t stretch = (size_t)((line_end != NULL ? line_end : data + n) - (data + i));
+            if (s->quality_spaces == 0 && !memchr(data + i, '\r', stretch)
+                    && !memchr(data + i, ' ', stretch) && !memchr(data + i, '\t', stretch)) {
+                s->quality_length += stretch;
+                i += stretch;
+            }
             for (; i < n; i++) {
                 unsigned c = byte_class[data[i]];
                 if (c == CLASS_CR)
@@ -410,6 +424,7 @@ stop:
     FLUSH();
 #undef COLUMN
 #undef NEW_LINE
+#undef FLUSH_RUN
 #undef FLUSH
 #undef BREAK_RUN
     stream->fed = fed + n;
