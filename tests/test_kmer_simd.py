@@ -108,12 +108,19 @@ def test_registers_already_raised_equal_scalar(p):
 
 @needs_simd
 def test_checked_streams_equal_scalar():
-    """The input check (check=True) in the same pass: trailing spaces skipped, the same k-mers."""
+    """The input check (check=True) in the same pass: trailing spaces skipped, FASTQ quality
+    lengths counted (CR and trailing spaces left out), the same k-mers."""
     rng = random.Random(5)
     text = b"".join(b">r%d\n%s  \t\n%s\n" % (i, random_sequence(rng, 90, b"ACGTacgtN"),
                                             random_sequence(rng, 60, b"ACGT")) for i in range(50))
+    reads = b"".join(b"@q%d\n%s\n+\n%s%s\n" % (i, sequence, b"I" * len(sequence),
+                                                  b" \r" if i % 3 else b"")
+                     for i, sequence in enumerate(random_sequence(rng, rng.randint(0, 200),
+                                                                  b"ACGTacgtN")
+                                                  for _ in range(60)))
     for k in (8, 31):
         assert_levels_equal(text, k, check=True, cuts=(777,))
+        assert_levels_equal(reads, k, check=True, cuts=(1000, 1001, 5003))
 
 
 @needs_simd
