@@ -199,7 +199,10 @@ def peers_section() -> list[str]:
              (f"k-mer pipeline: parse, canonical k-mers, fmix64, registers ({level})",
               parts["kmers_s"][level]),
              ("the rest", parts["rest_s"])]
-    out += [f"| {name} | {value:.3f} | {100 * value / whole:.0f} % |" for name, value in shown]
+    # the parts are medians of their own; a rest within 0.01 s of nothing is shown as that
+    out += [f"| {name} | {value:.3f} | {100 * value / whole:.0f} % |" if abs(value) >= 0.01
+            else f"| {name} | within 0.01 of nothing ({value:+.3f}: the parts are medians "
+                 "of their own) | - |" for name, value in shown]
     levels = parts["kmers_s"]
     out += ["", "The k-mer pipeline at each SIMD level of this CPU (host/fast/_kmer_simd.c; the "
             "same registers at every level): " + ", ".join(
