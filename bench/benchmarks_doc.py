@@ -60,7 +60,8 @@ def headlines() -> list[tuple[str, str, str]]:
     rows = [
         ("Sketching, software (1 thread, k=31, p=14; whole processes, 20 gzip genomes)",
          f"{mine['mbases_per_cpu_s']} Mbases per CPU-s, {theirs['sketch_cpu_vs_this']:.1f}x "
-         f"less CPU than `mash sketch -p 1` ({theirs['mbases_per_cpu_s']}) in one run",
+         f"less CPU than `mash sketch -p 1` ({theirs['mbases_per_cpu_s']}) in one "
+         "interleaved run",
          f"{bench}, `python bench/peers.py`"),
         ("All-pairs matrix, software (1 thread, p=14)",
          f"{thousands(pairs['mle', 1])} pairs/s by the default (joint MLE); "
