@@ -4,8 +4,10 @@
 host.fast.native also builds it in place on first import when it is missing.
 
 The flags are portable: no -march, so the binary runs on any CPU of its architecture; the
-all-pairs loop picks AVX2/SSSE3 code at run time (host/fast/_allpairs.c). Floating-point
-contraction is off so that estimates round exactly as Python's do.
+all-pairs loop picks AVX2/SSSE3 code at run time (host/fast/_allpairs.c), the k-mer stream
+AVX-512/AVX2 code (host/fast/_kmer_simd.c), each such function compiled for its instruction
+set by a target attribute. Floating-point contraction is off so that estimates round exactly
+as Python's do.
 """
 
 import sys
@@ -19,6 +21,7 @@ setup(
     ext_modules=[
         Extension("host.fast._native",
                   sources=["host/fast/_native.c", "host/fast/_kmer_stream.c",
+                           "host/fast/_kmer_simd.c",
                            "host/fast/_allpairs.c", "host/fast/_mle.c", "host/fast/_jsd.c"],
                   depends=["host/fast/_native.h"],
                   extra_compile_args=_COMPILE_ARGS if sys.platform != "win32" else [],

@@ -44,16 +44,9 @@ def kernel_rows(name: str) -> dict:
     return {row["kernel"]: row for row in load(name)["rows"]}
 
 
-def sketch_speeds() -> dict:
-    """Mbases/s per (tool, input) of the sw-vs-Mash run."""
-    return {(row["tool"], row["input"]): row["mbases_s"] for row in load("sw_backend")["sketch"]}
-
-
 def headlines() -> list[tuple[str, str, str]]:
     """(capability, figure, where: doc link and the command that measures it), at most ten."""
     sw = load("sw_backend")
-    speed = sketch_speeds()
-    ours, mash = speed["python -m host sketch --threads 1", "plain"], speed["mash sketch -p 1", "plain"]
     pairs = {(row.get("estimator", "hll"), row["threads"]): row["pairs_s"]
              for row in sw["all_pairs"]}
     geometry = kernel_rows("default_geometry")
@@ -61,10 +54,15 @@ def headlines() -> list[tuple[str, str, str]]:
     model = load("jacc_similarity_model")
     near_zero = load("near_zero")
     bench = "[benchmarks](docs/benchmarks.md)"
+    peers = load("peers")
+    mine, theirs = (next(row for row in peers["rows"] if row["tool"] == tool)
+                    for tool in ("kmer-sketch-accel", "Mash"))
     rows = [
-        ("Sketching, software (1 thread, k=31, p=14)",
-         f"{ours} Mbases/s, {ours / mash:.1f}x `mash sketch -p 1` ({mash})",
-         f"{bench}, `python bench/sw_backend.py`"),
+        ("Sketching, software (1 thread, k=31, p=14; whole processes, 20 gzip genomes)",
+         f"{mine['mbases_per_cpu_s']} Mbases per CPU-s, {theirs['sketch_cpu_vs_this']:.1f}x "
+         f"less CPU than `mash sketch -p 1` ({theirs['mbases_per_cpu_s']}) in one "
+         "interleaved run",
+         f"{bench}, `python bench/peers.py`"),
         ("All-pairs matrix, software (1 thread, p=14)",
          f"{thousands(pairs['mle', 1])} pairs/s by the default (joint MLE); "
          f"{pairs['hll', 1] / 1e6:.2f} M pairs/s by `--estimator hll`",
@@ -162,6 +160,63 @@ def sw_section() -> list[str]:
             f"{thousands(r['pairs_s'])} |" for r in sw["jsd_matrix"]]
     out += ["", "| one thread | Mbases/s |", "| --- | --- |"]
     out += [f"| {name} | {value} |" for name, value in sw["one_thread_mbases_s"].items()]
+    return out + [""]
+
+
+def peers_section() -> list[str]:
+    peers = load("peers")
+    load_average = peers["load_average"]
+    out = ["## This project beside Mash, sourmash and Dashing2", "",
+           f"`{peers['command']}`, {peers['date']}, commit {peers['commit']}, {peers['machine']}, "
+           f"load average {load_average[0]} at the start, {load_average[1]} at the end (a "
+           f"shared machine: CPU seconds are the figure to read). Input: {peers['input']}. "
+           f"Geometry: {peers['geometry']}. Each tool sketches the 20 files in one process on "
+           f"one thread, then compares all pairs in one process on one thread; median of "
+           f"{peers['repeats']} repeats in which the tools take turns. CPU seconds (user + "
+           "system) and peak resident memory of each whole process, start-up included; "
+           "\"x this\": the tool's sketch CPU seconds over this project's. J error over the 190 "
+           "pairs against the exact Jaccard of the full canonical k-mer sets.", "",
+           "| tool | version | sketch | CPU-s | x this | Mbases per CPU-s | wall s | peak MB | "
+           "all pairs | CPU-s | peak MB | max abs J error | mean |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out += [f"| {r['tool']} | {r['version']} | `{r['sketch']}` | {r['sketch_cpu_s']:.3f} | "
+            f"{r['sketch_cpu_vs_this']:.2f} | {r['mbases_per_cpu_s']} | {r['sketch_wall_s']:.2f} | "
+            f"{r['sketch_peak_mb']:.0f} | `{r['compare']}` | {r.get('compare_cpu_s', '-')} | "
+            f"{r.get('compare_peak_mb', '-')} | {r['max_abs_error']:.4f} | "
+            f"{r['mean_abs_error']:.5f} |" for r in peers["rows"]]
+    out += [f"Skipped: {name}, {reason}." for name, reason in peers["skipped"].items()]
+    parts = peers["parts"]
+    level = parts["level"]
+    whole = parts["whole_s"]
+    out += ["", f"Where this project's {whole:.3f} sketch CPU-s go (the same run; the "
+            "interpreter's start and the imports of `python -m host` as whole processes, "
+            "decompression and the k-mer pipeline in the bench's process on the reader's "
+            "64 KiB blocks; the rest, by difference, is the command's own Python: arguments, "
+            "the streaming loop, the sketch file):", "",
+            "| part | CPU-s | share |", "| --- | --- | --- |"]
+    shown = [("Python interpreter start", parts["interpreter_s"]),
+             ("imports of the command line (numpy among them)", parts["imports_s"]),
+             ("gzip decompression (ISA-L)", parts["gunzip_s"]),
+             (f"k-mer pipeline: parse, canonical k-mers, fmix64, registers ({level})",
+              parts["kmers_s"][level]),
+             ("the rest", parts["rest_s"])]
+    # the parts are medians of their own; a rest within 0.01 s of nothing is shown as that
+    out += [f"| {name} | {value:.3f} | {100 * value / whole:.0f} % |" if abs(value) >= 0.01
+            else f"| {name} | within 0.01 of nothing ({value:+.3f}: the parts are medians "
+                 "of their own) | - |" for name, value in shown]
+    levels = parts["kmers_s"]
+    out += ["", "The k-mer pipeline at each SIMD level of this CPU (host/fast/_kmer_simd.c; the "
+            "same registers at every level): " + ", ".join(
+                f"{name} {value:.3f} CPU-s ({peers['mbases'] / value:.0f} Mbases/s)"
+                for name, value in levels.items()) + "."]
+    counts = peers.get("instructions")
+    if counts:
+        out += ["", f"Start-up in instructions (valgrind's callgrind, `--callgrind`): the "
+                f"interpreter {counts['interpreter'] / 1e6:.0f} M, with `import numpy` "
+                f"{counts['numpy'] / 1e6:.0f} M, with `import host.cli` "
+                f"{counts['host.cli'] / 1e6:.0f} M: numpy is "
+                f"{100 * (counts['numpy'] - counts['interpreter']) / (counts['host.cli'] - counts['interpreter']):.0f} % "
+                "of what the command line's imports add."]
     return out + [""]
 
 
@@ -293,7 +348,7 @@ def document() -> str:
              "Every figure names its input, geometry and memory model; a model is called a "
              "model. The README's headline table comes from the same records.", "",
              "## Headline figures", "", headline_table(), ""]
-    lines += (sw_section() + geometry_section() + resources_section() + ecp5_section()
+    lines += (peers_section() + sw_section() + geometry_section() + resources_section() + ecp5_section()
               + accuracy_section() + clustering_section())
     return "\n".join(lines).rstrip() + "\n"
 

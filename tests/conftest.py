@@ -82,16 +82,8 @@ def xrt_stand_in(monkeypatch):
 
 def simd_levels() -> list[str]:
     """The instruction sets host/fast/_allpairs.c and _mle.c can run at on this CPU."""
-    from host.fast.native import native
-    levels = ["scalar"]
-    for level in ("ssse3", "avx2"):
-        try:
-            native.set_simd_level(level)
-            levels.append(level)
-        except ValueError:
-            pass
-    native.set_simd_level("best")
-    return levels
+    from host.fast.native import available_levels, native
+    return available_levels(native.set_simd_level, ("scalar", "ssse3", "avx2"))
 
 
 @pytest.fixture(params=simd_levels())

@@ -501,16 +501,15 @@ static PyObject *simd_level(PyObject *self, PyObject *unused)
     return PyUnicode_FromString(loops4.name);
 }
 
+/* The level of both pair loops (the union loop here, the MLE's in _mle.c). */
+static int use_pair_simd_level(const char *level)
+{
+    return use_simd_level(level) < 0 || mle_use_simd_level(level) < 0 ? -1 : 0;
+}
+
 static PyObject *set_simd_level(PyObject *self, PyObject *args)
 {
-    const char *level;
-    if (!PyArg_ParseTuple(args, "s", &level))
-        return NULL;
-    if (use_simd_level(level) < 0 || mle_use_simd_level(level) < 0) {
-        PyErr_Format(PyExc_ValueError, "SIMD level %s is not available here", level);
-        return NULL;
-    }
-    Py_RETURN_NONE;
+    return set_level_from(args, use_pair_simd_level, "scalar, ssse3, avx2");
 }
 
 void init_allpairs(void)

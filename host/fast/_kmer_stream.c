@@ -11,6 +11,13 @@
  * Consumers of the k-mers (HLL registers, murmur3 sampling, plain k-mer words) are small inline
  * functions passed to one always-inlined parse loop, so each gets its own specialised loop.
  *
+ * Two ways through a sequence line, one result. The scalar loop rolls the words base by base
+ * and hands each k-mer over at once. The batched one (a SIMD level of host/fast/_kmer_simd.c,
+ * k >= 8) gathers the bases of the current run as codes and hands them to the SIMD kernels
+ * when the run breaks, when KMER_RUN_CHUNK of them wait, and at the end of a block
+ * (flush_run); between two flushes the stream's words and run length are those before the
+ * waiting bases, so every other part of the line machine reads the state it always did.
+ *
  * With check=True the stream also applies the host's input check (SPEC 1.1,
  * kmerspec.golden.parse.check_input) in the same pass, and parses what that check returns:
  * trailing spaces and tabs of a line are skipped instead of breaking the window, and the first
@@ -102,6 +109,10 @@ static void refuse_in_sequence(KmerStream *s, unsigned c, int byte, unsigned lon
 }
 
 typedef void (*Emit)(void *context, uint64_t word);
+/* The batched form of an Emit: the k-mers of positions k - 1 to n - 1 of a run of n codes,
+ * in stream order (words: room for the kernels' words of the run). */
+typedef void (*Consume)(void *context, const uint8_t *codes, size_t n, unsigned k,
+                        int canonical, uint64_t *words);
 
 static inline void emit_nothing(void *context, uint64_t word)
 {
@@ -109,9 +120,55 @@ static inline void emit_nothing(void *context, uint64_t word)
     (void)word;
 }
 
-/* One block through the line machine; emit(context, word) for every k-mer, in stream order. */
+/* The bases of the current run not yet made into k-mers (the batched parse). */
+#define RUN_BEFORE 64  /* room for the run's last bases before them, and the 8 the kernels read */
+typedef struct {
+    uint8_t codes[RUN_BEFORE + KMER_RUN_CHUNK + 64];  /* the waiting ones from RUN_BEFORE on */
+    size_t waiting;
+    uint64_t words[KMER_RUN_WORDS];
+} RunBatch;
+
+/* The waiting bases' k-mers to consume(), in order; forward, reverse and run then include
+ * them, unless the run `ends` here (a break sets run to 0, and no k-mer is made of the words
+ * before k more bases have pushed them out). The kernels start from the last min(run, k - 1)
+ * bases of the run before, taken from the forward word, and yield the k-mers of the positions
+ * that have k bases of the run. */
 static inline __attribute__((always_inline)) void
-parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *context)
+flush_run(RunBatch *batch, uint64_t *forward, uint64_t *reverse, unsigned *run, unsigned k,
+          uint64_t mask, int canonical, Consume consume, void *context, int ends)
+{
+    size_t waiting = batch->waiting;
+    if (waiting == 0)
+        return;
+    unsigned before = *run < k - 1 ? *run : k - 1;
+    uint8_t *start = batch->codes + RUN_BEFORE - before;
+    for (unsigned j = 0; j < before; j++)
+        start[j] = (uint8_t)(*forward >> 2 * (before - 1 - j)) & 3;
+    size_t n = before + waiting;
+    if (n >= k)
+        consume(context, start, n, k, canonical, batch->words);
+    batch->waiting = 0;
+    if (ends)
+        return;
+    /* the words after the last base: its last k bases rolled in */
+    uint64_t f = *forward, r = *reverse;
+    const unsigned reverse_shift = 2 * (k - 1);
+    for (size_t j = waiting > k ? waiting - k : 0; j < waiting; j++) {
+        uint64_t c = batch->codes[RUN_BEFORE + j];
+        f = ((f << 2) | c) & mask;
+        r = (r >> 2) | ((3 - c) << reverse_shift);
+    }
+    *forward = f;
+    *reverse = r;
+    *run = *run + waiting < k ? *run + (unsigned)waiting : k;
+}
+
+/* One block through the line machine; emit(context, word) for every k-mer, in stream order.
+ * With a batch (a SIMD level, k >= 8), the bases of sequence lines wait as codes and
+ * consume() takes the k-mers of each run through the kernels instead. */
+static inline __attribute__((always_inline)) void
+parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *context,
+            RunBatch *batch, Consume consume)
 {
     int state = stream->state;
     unsigned run = stream->run;
@@ -132,9 +189,37 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
 #define COLUMN (fed + i - s->line_start + 1)
 /* data[i] is a line feed */
 #define NEW_LINE() (s->lines++, s->line_start = fed + i + 1)
+/* the waiting bases become k-mers (batched parse), the run going on or ending there */
+#define FLUSH_RUN(ends) do { \
+        if (batch != NULL) \
+            flush_run(batch, &forward, &reverse, &run, k, mask, stream->canonical, consume, \
+                      context, ends); \
+    } while (0)
+#define FLUSH() FLUSH_RUN(0)
+/* a byte that is no base breaks the run */
+#define BREAK_RUN() do { FLUSH_RUN(1); run = 0; } while (0)
     while (i < n) {
         if (state == IN_SEQUENCE || state == IN_FASTQ_SEQ) {
             for (; i < n; i++) {
+                if (batch != NULL) {
+                    /* the bases from here on wait as codes; the byte after them, if any,
+                     * goes through the line machine below */
+                    for (;;) {
+                        if (batch->waiting == KMER_RUN_CHUNK)
+                            FLUSH();
+                        size_t room = KMER_RUN_CHUNK - batch->waiting;
+                        size_t want = n - i < room ? n - i : room;
+                        size_t bases = kmer_kernels.scan(
+                            data + i, want, batch->codes + RUN_BEFORE + batch->waiting);
+                        batch->waiting += bases;
+                        sequence_bytes += bases;
+                        i += bases;
+                        if (bases < want || i == n)
+                            break;
+                    }
+                    if (i == n)
+                        break;
+                }
                 unsigned c = byte_class[data[i]];
                 sequence_bytes += c != CLASS_LF && c != CLASS_CR;
                 if (c < 4) {
@@ -150,11 +235,19 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
                 } else if (c == CLASS_LF) {
                     /* a FASTA sequence line continues on the next line; a FASTQ one ends */
                     if (state == IN_FASTQ_SEQ) {
-                        run = 0;
+                        BREAK_RUN();
                         s->sequence_length = sequence_bytes - s->sequence_mark;
                     }
                     state = state == IN_FASTQ_SEQ ? LS_FASTQ_SEP : LS_SEQUENCE;
                     NEW_LINE();
+                    if (batch != NULL && state == LS_SEQUENCE && i + 1 < n
+                            && byte_class[data[i + 1]] < 4) {
+                        /* a FASTA line starting with a base: what the line start below does
+                         * with it (no leading space can be pending in a sequence line), but
+                         * without the round trip, once a line */
+                        state = IN_SEQUENCE;
+                        continue;
+                    }
                     i++;
                     break;
                 } else if (c != CLASS_CR) {
@@ -171,7 +264,7 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
                         i++;
                         break;
                     }
-                    run = 0;
+                    BREAK_RUN();
                 }
             }
             continue;
@@ -186,7 +279,7 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
                     goto stop;
                 }
                 if (state == IN_FASTQ_SEQ_TAIL) {
-                    run = 0;
+                    BREAK_RUN();
                     s->sequence_length = sequence_bytes - s->sequence_mark;
                 }
                 state = state == IN_FASTQ_SEQ_TAIL ? LS_FASTQ_SEP : LS_SEQUENCE;
@@ -197,7 +290,16 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             continue;
         }
         if (state == IN_FASTQ_QUAL && check) {
-            /* its length without CR and trailing spaces must be the sequence's */
+            /* its length without CR and trailing spaces must be the sequence's; a stretch up
+             * to the line's end without CR, space or tab (a quality line, nearly always)
+             * counts whole, found by memchr, not byte by byte */
+            const uint8_t *line_end = memchr(data + i, '\n', n - i);
+            size_t stretch = (size_t)((line_end != NULL ? line_end : data + n) - (data + i));
+            if (s->quality_spaces == 0 && !memchr(data + i, '\r', stretch)
+                    && !memchr(data + i, ' ', stretch) && !memchr(data + i, '\t', stretch)) {
+                s->quality_length += stretch;
+                i += stretch;
+            }
             for (; i < n; i++) {
                 unsigned c = byte_class[data[i]];
                 if (c == CLASS_CR)
@@ -248,7 +350,7 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             s->trimmed_lines += s->leading_spaces != 0;
             s->leading_spaces = 0;
             if (state >= LS_FASTQ_SEQ) {  /* an empty line inside a FASTQ record counts */
-                run = 0;
+                BREAK_RUN();
                 if (check && state == LS_FASTQ_SEP) {
                     refuse(s, BAD_SEPARATOR, s->lines + 1, 0, 0);
                     goto stop;
@@ -276,7 +378,7 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             goto stop;
         } else if (state == LS_RECORD || state == LS_SEQUENCE) {
             if (c == CLASS_GT || (c == CLASS_AT && state == LS_RECORD)) {
-                run = 0;
+                BREAK_RUN();
                 state = c == CLASS_GT ? IN_HEADER : IN_FASTQ_HEADER;
                 if (check) {
                     int kind = c == CLASS_GT ? '>' : '@';
@@ -303,11 +405,11 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
                 refuse(s, BAD_SEPARATOR, s->lines + 1, 0, 0);
                 goto stop;
             }
-            run = 0;
+            BREAK_RUN();
             state = IN_FASTQ_SEP;
             i++;
         } else {
-            run = 0;
+            BREAK_RUN();
             state = IN_FASTQ_QUAL;
             if (check) {  /* read again by the quality check, after the leading spaces */
                 s->quality_length = s->leading_spaces;
@@ -319,8 +421,12 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
         }
     }
 stop:
+    FLUSH();
 #undef COLUMN
 #undef NEW_LINE
+#undef FLUSH_RUN
+#undef FLUSH
+#undef BREAK_RUN
     stream->fed = fed + n;
     stream->state = state;
     stream->sequence_bytes = sequence_bytes;
@@ -425,6 +531,10 @@ static inline uint32_t murmur3_32(uint64_t word, uint32_t seed)
 typedef struct {
     uint8_t *registers;
     unsigned p, max_rank;
+    /* the batched parse: no register is below floor, the minimum found when `since` was 0;
+     * found again after 2^p / 4 words (registers only grow, so an old floor still holds) */
+    unsigned floor;
+    size_t since;
 } HllSink;
 
 static inline void emit_hll(void *context, uint64_t word)
@@ -458,6 +568,73 @@ static inline void emit_sampled(void *context, uint64_t word)
         sink->out[sink->count++] = word;
 }
 
+static inline void consume_hll(void *context, const uint8_t *codes, size_t n, unsigned k,
+                               int canonical, uint64_t *words)
+{
+    HllSink *sink = context;
+    size_t m = (size_t)1 << sink->p;
+    if (sink->since == 0 || sink->since >= m / 4) {
+        uint8_t floor = sink->registers[0];
+        for (size_t j = 1; j < m; j++)
+            floor = sink->registers[j] < floor ? sink->registers[j] : floor;
+        sink->floor = floor;
+        sink->since = 0;
+    }
+    if (sink->floor < sink->max_rank)
+        kmer_kernels.hll(codes, n, k, canonical, sink->registers, sink->p, sink->max_rank,
+                         sink->floor);
+    sink->since += n - k + 1;
+}
+
+/* The words of a run (its k-mers from words[k - 1] on) for the consumers of single words. */
+static inline const uint64_t *run_words(const uint8_t *codes, size_t n, unsigned k,
+                                        int canonical, uint64_t *words)
+{
+    kmer_kernels.words(codes, n, k, canonical, words);
+    return words + k - 1;
+}
+
+static inline void consume_words(void *context, const uint8_t *codes, size_t n, unsigned k,
+                                 int canonical, uint64_t *words)
+{
+    WordSink *sink = context;
+    memcpy(sink->out + sink->count, run_words(codes, n, k, canonical, words),
+           (n - k + 1) * sizeof *words);
+    sink->count += n - k + 1;
+}
+
+static inline void consume_sampled(void *context, const uint8_t *codes, size_t n, unsigned k,
+                                   int canonical, uint64_t *words)
+{
+    const uint64_t *kmers = run_words(codes, n, k, canonical, words);
+    for (size_t j = 0; j < n - k + 1; j++)
+        emit_sampled(context, kmers[j]);
+}
+
+/* Whether this stream's k-mers go through the SIMD kernels (a batch), or the scalar loop. */
+static int batched(const KmerStream *stream)
+{
+    return kmer_kernels.scan != NULL && stream->k >= 8;
+}
+
+static void start_batch(RunBatch *batch)
+{
+    memset(batch->codes, 0, sizeof batch->codes);  /* what the kernels read before a run */
+    batch->waiting = 0;
+}
+
+/* One block through the line machine with emit, through the kernels when the stream is
+ * batched (consume then takes the k-mers). */
+#define PARSE(stream, data, n, emit, consume, context) do { \
+        if (batched(stream)) { \
+            RunBatch batch; \
+            start_batch(&batch); \
+            parse_block(stream, data, n, emit, context, &batch, consume); \
+        } else { \
+            parse_block(stream, data, n, emit, context, NULL, NULL); \
+        } \
+    } while (0)
+
 /* Borrow the stream for a GIL-free call; 0 with RuntimeError if another thread has it. */
 static int acquire(KmerStream *self)
 {
@@ -487,6 +664,14 @@ static inline void emit_min_count(void *context, uint64_t word)
     if (countmin_step(sink->counters, sink->width, sink->depth, row_index, sink->limit, 1)
             >= sink->min_count)
         emit_hll(&sink->hll, word);
+}
+
+static inline void consume_min_count(void *context, const uint8_t *codes, size_t n,
+                                     unsigned k, int canonical, uint64_t *words)
+{
+    const uint64_t *kmers = run_words(codes, n, k, canonical, words);
+    for (size_t j = 0; j < n - k + 1; j++)
+        emit_min_count(context, kmers[j]);
 }
 
 static PyObject *stream_hll(KmerStream *self, PyObject *args)
@@ -524,15 +709,15 @@ static PyObject *stream_hll(KmerStream *self, PyObject *args)
     }
     if (acquire(self) < 0)
         goto fail;
-    HllSink hll = {registers.view.buf, (unsigned)p, (1u << w) - 1};
+    HllSink hll = {registers.view.buf, (unsigned)p, (1u << w) - 1, 0, 0};
     MinCountSink filter = {hll, counters.view.buf, width, counters.count / width,
                            (uint32_t)seed, (uint32_t)(width - 1), (uint32_t)max_count,
                            (uint32_t)min_count};
     Py_BEGIN_ALLOW_THREADS
     if (counters_object != NULL)
-        parse_block(self, data.buf, (size_t)data.len, emit_min_count, &filter);
+        PARSE(self, data.buf, (size_t)data.len, emit_min_count, consume_min_count, &filter);
     else
-        parse_block(self, data.buf, (size_t)data.len, emit_hll, &hll);
+        PARSE(self, data.buf, (size_t)data.len, emit_hll, consume_hll, &hll);
     Py_END_ALLOW_THREADS
     self->busy = 0;
     if (raise_problem(self) < 0)
@@ -576,9 +761,9 @@ static PyObject *stream_words(KmerStream *self, PyObject *args, int sampled)
                      s == 32 ? 0xFFFFFFFFu : (uint32_t)((1ull << s) - 1)};
     Py_BEGIN_ALLOW_THREADS
     if (sampled && s > 0)
-        parse_block(self, data.buf, (size_t)data.len, emit_sampled, &sink);
+        PARSE(self, data.buf, (size_t)data.len, emit_sampled, consume_sampled, &sink);
     else
-        parse_block(self, data.buf, (size_t)data.len, emit_word, &sink);
+        PARSE(self, data.buf, (size_t)data.len, emit_word, consume_words, &sink);
     Py_END_ALLOW_THREADS
     self->busy = 0;
     if (raise_problem(self) < 0)
@@ -633,7 +818,7 @@ static PyObject *stream_check(KmerStream *self, PyObject *args)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    parse_block(self, data.buf, (size_t)data.len, emit_nothing, NULL);
+    parse_block(self, data.buf, (size_t)data.len, emit_nothing, NULL, NULL, NULL);
     Py_END_ALLOW_THREADS
     self->busy = 0;
     PyBuffer_Release(&data);
@@ -651,7 +836,7 @@ static PyObject *stream_finish(KmerStream *self, PyObject *unused)
     if (acquire(self) < 0)
         return NULL;
     if (self->fed > self->line_start)
-        parse_block(self, (const uint8_t *)"\n", 1, emit_nothing, NULL);
+        parse_block(self, (const uint8_t *)"\n", 1, emit_nothing, NULL, NULL, NULL);
     if (!self->problem && self->state != LS_RECORD && self->state != LS_SEQUENCE)
         refuse(self, BAD_END, 0, 0, 0);
     self->busy = 0;
@@ -734,9 +919,31 @@ static PyTypeObject KmerStreamType = {
     .tp_members = stream_members,
 };
 
+static PyObject *kmer_simd_level(PyObject *module, PyObject *unused)
+{
+    return PyUnicode_FromString(kmer_kernels.name);
+}
+
+static PyObject *set_kmer_simd_level(PyObject *module, PyObject *args)
+{
+    return set_level_from(args, kmer_use_simd_level, "scalar, avx2, avx512");
+}
+
+static PyMethodDef kmer_level_methods[] = {
+    {"kmer_simd_level", kmer_simd_level, METH_NOARGS,
+     "The instruction set KmerStream sketches with (k >= 8): avx512, avx2 or scalar."},
+    {"set_kmer_simd_level", set_kmer_simd_level, METH_VARARGS,
+     "set_kmer_simd_level(level): use scalar, avx2 or avx512 (ValueError if this CPU has not "
+     "got it), or 'best'; for all streams, from their next block on."},
+    {NULL, NULL, 0, NULL},
+};
+
 int add_kmer_stream_type(PyObject *module)
 {
     init_byte_class();
+    kmer_use_simd_level("best");
+    if (PyModule_AddFunctions(module, kmer_level_methods) < 0)
+        return -1;
     if (PyType_Ready(&KmerStreamType) < 0)
         return -1;
     InputFormatError = PyErr_NewExceptionWithDoc(

@@ -55,6 +55,19 @@ PyObject *release_and_return(Array *arrays, int n, int failed)
     Py_RETURN_NONE;
 }
 
+PyObject *set_level_from(PyObject *args, int (*use_level)(const char *), const char *levels)
+{
+    const char *level;
+    if (!PyArg_ParseTuple(args, "s", &level))
+        return NULL;
+    if (use_level(level) < 0) {
+        PyErr_Format(PyExc_ValueError, "SIMD level %s is not available on this CPU (%s or "
+                     "best)", level, levels);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* cm_insert(counters u32[d*width], width, indices u32[N*d], estimates u32[N], max_count,
  *           conservative): insert N keys in order; estimates[i] = estimate of insertion i. */
 static PyObject *cm_insert(PyObject *self, PyObject *args)

@@ -50,6 +50,10 @@ static inline uint32_t countmin_step(uint32_t *counters, Py_ssize_t width, Py_ss
 }
 
 
+/* The body of a set_*_simd_level(level) method: use_level(level), or ValueError naming the
+ * levels there are. */
+PyObject *set_level_from(PyObject *args, int (*use_level)(const char *), const char *levels);
+
 /* Packed HLL sketches (host/fast/_allpairs.c): w = 4 registers two to a byte, wider ones a
  * byte each. */
 typedef struct {
@@ -82,6 +86,30 @@ int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_pe
 unsigned hll_top_rank(unsigned p, unsigned w);
 double hll_estimate_of_histogram(const uint32_t *hist, unsigned p, unsigned w);
 const char *native_simd_level(void);
+
+/* The k-mer kernels of one instruction set (host/fast/_kmer_simd.c), over runs of up to
+ * KMER_RUN_CHUNK new bases after at most 31 of the run before them; none (NULL) at "scalar".
+ *   scan(data, n, codes): how many leading bytes of data[0, n) are ACGTacgt, their codes (0..3)
+ *       into codes (which has room for n + 64);
+ *   words(codes, n, k, canonical, out): the word of every position p < n of codes (k >= 8), the
+ *       k-mer ending there, at out[p] (valid from p = k - 1; out has room for n + 8); codes[-8..-1]
+ *       are read and must be codes;
+ *   hll(codes, n, k, canonical, registers, p, max_rank, floor): the words of positions
+ *       k - 1 to n - 1 of codes (as words makes them) into HLL registers (SPEC 3), no register
+ *       being below floor. */
+#define KMER_RUN_CHUNK 2048
+#define KMER_RUN_WORDS (KMER_RUN_CHUNK + 96)
+typedef struct {
+    const char *name;
+    size_t (*scan)(const uint8_t *data, size_t n, uint8_t *codes);
+    void (*words)(const uint8_t *codes, size_t n, unsigned k, int canonical, uint64_t *out);
+    void (*hll)(const uint8_t *codes, size_t n, unsigned k, int canonical, uint8_t *registers,
+                unsigned p, unsigned max_rank, unsigned floor);
+} KmerKernels;
+extern KmerKernels kmer_kernels;
+/* Use the kernels of `level` (scalar, avx2, avx512; "best": the widest this CPU has); 0, or -1
+ * if this CPU does not have it. */
+int kmer_use_simd_level(const char *level);
 
 extern PyMethodDef allpairs_methods[];
 extern PyMethodDef mle_methods[];

@@ -4,15 +4,20 @@ A checkout gets them with ``pip install -e .`` or ``python setup.py build_ext --
 when neither was run, or the C sources of a checkout are newer than the built module (a pull
 or merge changed them), the first import runs the latter (under a file lock, so parallel test
 processes build once) and fails loudly if the build fails.
+
+The k-mer stream sketches with the widest SIMD level the CPU has (host/fast/_kmer_simd.c);
+the environment variable ``KSA_KMER_SIMD`` (``scalar``, ``avx2``, ``avx512``) forces one for
+the whole process, for benches and comparisons; a level the CPU lacks fails the import.
 """
 
 import fcntl
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["native"]
+__all__ = ["native", "available_levels"]
 
 _REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -46,3 +51,24 @@ def _build_in_place() -> None:
 if _is_stale():
     _build_in_place()
 from . import _native as native  # noqa: E402
+
+def available_levels(set_level, levels) -> list[str]:
+    """The instruction-set levels among ``levels`` that ``set_level`` (native.set_simd_level
+    or native.set_kmer_simd_level) accepts on this CPU; the best level is set again after."""
+    accepted = []
+    for level in levels:
+        try:
+            set_level(level)
+            accepted.append(level)
+        except ValueError:
+            pass
+    set_level("best")
+    return accepted
+
+
+SIMD_LEVEL_ENV = "KSA_KMER_SIMD"
+if os.environ.get(SIMD_LEVEL_ENV):
+    try:
+        native.set_kmer_simd_level(os.environ[SIMD_LEVEL_ENV])
+    except ValueError as error:
+        raise ImportError(f"{SIMD_LEVEL_ENV}={os.environ[SIMD_LEVEL_ENV]}: {error}") from None
