@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .io import InputError
+from .io import InputError, descriptor_of
 
 __all__ = ["STDOUT", "Outputs", "writes_in_place", "output_transaction", "atomic_output",
            "input_identities", "ReaderGone", "open_closed_standard_streams",
@@ -83,31 +83,6 @@ def _current_umask() -> int:
 
 def _strerror(error: OSError) -> str:
     return error.strerror or str(error)
-
-
-_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)")
-_STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
-
-
-def descriptor_of(path: str) -> int | None:
-    """The file descriptor ``path`` names, through any symlinks: ``/dev/stdout``,
-    ``/dev/fd/N``, ``/proc/self/fd/N``, ``/proc/<this process>/fd/N``; None for other paths.
-
-    Such a path is written through the descriptor itself, so its open mode holds (``>> f``
-    appends) and what it leads to (a pipe, a socket, a file) is never replaced."""
-    own = re.compile(rf"/proc/{os.getpid()}/fd/(\d+)")
-    current = os.path.abspath(path)
-    for _ in range(40):  # the kernel's own limit on a chain of symlinks
-        if current in _STANDARD_STREAMS:
-            return _STANDARD_STREAMS[current]
-        match = _FD_PATH.fullmatch(current) or own.fullmatch(current)
-        if match:
-            return int(match.group(1))
-        if not os.path.islink(current):
-            return None
-        current = os.path.normpath(os.path.join(os.path.dirname(current),
-                                                os.readlink(current)))
-    return None
 
 
 class _PendingOutput:

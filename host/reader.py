@@ -29,7 +29,7 @@ from kmerspec.golden.mincount import MinCountParams
 
 from .io import (_SNIFF_BYTES, BZIP2_XZ_ERRORS, InputError, _check_format,
                  _refuse_compression, bzip2_xz_problem, compression_of, gzip_problem,
-                 read_sequence_file)
+                 open_input, read_sequence_file, with_head)
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES",
            "ReadsMinCount", "read_file_groups", "is_read_file"]
@@ -49,30 +49,22 @@ def _gzip_reader() -> tuple[type, tuple]:
         return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
 
 
-def _raise_open_error(path: Path, error: OSError):
-    """The messages of host.io.read_sequence_file."""
-    if isinstance(error, FileNotFoundError):
-        raise InputError(f"{path}: no such file") from None
-    if isinstance(error, IsADirectoryError):
-        raise InputError(f"{path}: is a directory, expected a FASTA/FASTQ file") from None
-    if isinstance(error, PermissionError):
-        raise InputError(f"{path}: permission denied") from None
-    raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-
-
 def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
     """The decompressed content of a FASTA/FASTQ file (plain, gzip, bzip2, xz) in blocks of
     ``block_bytes``; their concatenation is ``host.io.read_sequence_file(path)``, and a bad
-    file raises the same one-line InputError (when the block that shows the problem is read)."""
+    file raises the same one-line InputError (when the block that shows the problem is read).
+    The file is opened by host.io.open_input (a pipe on standard input is read through
+    descriptor 0, a stream host.streams opened is taken from there)."""
     path = Path(path)
-    file = None
+    file = open_input(path, "a FASTA/FASTQ file")
     try:
-        file = open(path, "rb")
-        head = file.peek(8)[:8]
+        if file.seekable():
+            head = file.peek(8)[:8]
+        else:  # a pipe may give its first bytes in pieces
+            head, file = with_head(file, 8)
     except OSError as error:
-        if file is not None:
-            file.close()
-        _raise_open_error(path, error)
+        file.close()
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
     with file:
         _refuse_compression(path, head)
         compression = compression_of(head)
@@ -95,11 +87,17 @@ def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
             try:
                 block = stream.read(block_bytes)
             except (EOFError, *corrupt) as error:
-                if compression == "gzip":  # name the problem as host.io.read_sequence_file does
+                if compression == "gzip" and file.seekable():
+                    # name the problem as host.io.read_sequence_file does
                     raise InputError(gzip_problem(path, file)) from None
+                if compression == "gzip":  # a pipe cannot be walked again for the cause
+                    cause = ("truncated gzip stream (ends before the end of the compressed "
+                             "stream)" if isinstance(error, EOFError)
+                             else f"corrupt gzip stream ({error})")
+                    raise InputError(f"{path}: {cause}") from None
                 raise InputError(bzip2_xz_problem(path, compression, error)) from None
             except OSError as error:
-                _raise_open_error(path, error)
+                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
             if first:
                 _check_format(path, block, compression)
                 first = False
