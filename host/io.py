@@ -9,6 +9,7 @@ CLI prints it and exits with status 2 (host.outputs, which writes the results, r
 """
 
 import bz2
+import functools
 import gzip
 import io
 import lzma
@@ -24,7 +25,8 @@ __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "
            "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem",
            "phylip_name", "decompressed_head", "compressed_sketch_problem", "few_kmers_cause",
            "ZIP_MAGIC", "descriptor_of", "open_input", "is_stream", "StreamInput",
-           "stream_input", "stream_key", "STREAMS", "with_head"]
+           "stream_input", "stream_key", "STREAMS", "with_head", "bounded_lines",
+           "LINE_LIMIT", "decompressed_blocks"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
@@ -164,8 +166,10 @@ class StreamInput:
     temporary file it was spooled into; a sequence stream is read as it arrives by the one
     reader that takes it (:meth:`take`)."""
 
-    def __init__(self, shown: str, kind: str, head: bytes, file):
+    def __init__(self, shown: str, kind: str, head: bytes, file, ended: bool = False):
         self.shown, self.kind, self.head, self.file = shown, kind, head, file
+        #: the stream ended within ``head``: it is all there is
+        self.ended = ended
         self.taken = False
 
     def take(self):
@@ -319,13 +323,39 @@ def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
     A stream opened for the command gives its first bytes without losing them, when they were
     read to tell its kind."""
     registered = stream_input(path)
-    if registered is not None and 0 <= size <= len(registered.head):
+    if registered is not None and 0 <= size and (size <= len(registered.head)
+                                                 or registered.ended):
         return registered.head[:size]
     with open_input(path, expected) as file:
         try:
             return file.read(size)
         except OSError as error:
             raise _open_error(path, expected, error) from None
+
+
+#: the longest line a list of paths or of genome names may hold (Linux's PATH_MAX is 4,096)
+LINE_LIMIT = 1 << 16
+
+
+def bounded_lines(file, shown: str, what: str, limit: int = LINE_LIMIT):
+    """(line number, line without its end) of the binary ``file``, read a line at a time: a
+    line longer than ``limit`` bytes (``/dev/zero`` has no line end at all) or one holding a NUL
+    byte is refused at that point, as not ``what``, so that neither memory nor time goes into
+    a file that is no text list."""
+    number = offset = 0
+    while True:
+        line = file.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        nul = line.find(b"\x00")
+        if nul >= 0:
+            raise InputError(f"{shown}: binary content (NUL byte at offset {offset + nul}), "
+                             f"not {what}")
+        if len(line) > limit:
+            raise InputError(f"{shown}: line {number}: longer than {limit:,} bytes, not {what}")
+        offset += len(line)
+        yield number, line.rstrip(b"\n")
 
 
 def gzip_problem(path: Path, file) -> str:
@@ -407,6 +437,74 @@ def bzip2_xz_problem(path: Path, name: str, error: Exception) -> str:
     return f"{path}: corrupt {name} file ({error})"
 
 
+@functools.cache
+def _gzip_reader() -> tuple[type, tuple]:
+    """(GzipFile class, the exceptions of a corrupt stream): ISA-L's where installed, else
+    zlib's. Imported with the first gzip file, so that a run over plain files does without."""
+    try:
+        from isal.igzip import GzipFile
+        from isal.isal_zlib import error
+        return GzipFile, (gzip.BadGzipFile, zlib.error, error)
+    except ImportError:  # no wheel for this platform: zlib
+        return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
+
+
+def decompressed_blocks(path: str | os.PathLike, block_bytes: int = 1 << 22):
+    """The decompressed content of the FASTA/FASTQ file ``path`` (opened by
+    :func:`open_input`) in blocks of ``block_bytes`` (at least the 64 KiB the format check
+    looks at), its format checked on the first block; each problem one InputError naming the
+    file when the block that shows it is read. host.reader.sequence_blocks is this."""
+    path = Path(path)
+    file = open_input(path, "a FASTA/FASTQ file")
+    try:
+        if file.seekable():
+            head = file.peek(8)[:8]
+        else:  # a pipe may give its first bytes in pieces
+            head, file = with_head(file, 8)
+    except OSError as error:
+        file.close()
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    with file:
+        _refuse_compression(path, head)
+        compression = compression_of(head)
+        if compression == "gzip":
+            gzip_file, corrupt = _gzip_reader()
+            stream = gzip_file(fileobj=file)
+        elif compression is not None:
+            stream = (bz2.BZ2File if compression == "bzip2" else lzma.LZMAFile)(file)
+            corrupt = BZIP2_XZ_ERRORS
+        else:
+            stream, corrupt = file, ()
+        yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
+
+
+def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
+            block_bytes: int):
+    with stream:
+        first = True
+        while True:
+            try:
+                block = stream.read(block_bytes)
+            except (EOFError, *corrupt) as error:
+                if compression == "gzip" and file.seekable():
+                    # name the problem as read_sequence_file does
+                    raise InputError(gzip_problem(path, file)) from None
+                if compression == "gzip":  # a pipe cannot be walked again for the cause
+                    cause = ("truncated gzip stream (ends before the end of the compressed "
+                             "stream)" if isinstance(error, EOFError)
+                             else f"corrupt gzip stream ({error})")
+                    raise InputError(f"{path}: {cause}") from None
+                raise InputError(bzip2_xz_problem(path, compression, error)) from None
+            except OSError as error:
+                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+            if first:
+                _check_format(path, block, compression)
+                first = False
+            if not block:
+                return
+            yield block
+
+
 def read_sequence_file(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a FASTA/FASTQ file, plain, gzip, bzip2 or xz (detected by its
     magic), checked and with trailing whitespace removed by :func:`check_sequence`. A regular
@@ -414,8 +512,7 @@ def read_sequence_file(path: str | os.PathLike) -> bytes:
     first block, so that /dev/zero or a binary stream is refused at once."""
     path = Path(path)
     if stream_input(path) is not None or is_stream(path):
-        from .reader import sequence_blocks  # here: host.reader reads through this module
-        return check_sequence(path, b"".join(sequence_blocks(path)))
+        return check_sequence(path, b"".join(decompressed_blocks(path)))
     raw = read_input(path, "a FASTA/FASTQ file")
     compression = compression_of(raw[:8])
     raw = _decompress(path, raw)

@@ -10,43 +10,23 @@ the genome's size. gzip is decompressed by ISA-L (python-isal, about three times
 where it is installed, else by zlib; bzip2 and xz by Python's bz2 and lzma.
 """
 
-import bz2
 import contextlib
-import functools
-import gzip
-import lzma
 import os
 import stat
 import sys
 import time
-import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 from kmerspec.golden.mincount import MinCountParams
 
-from .io import (_SNIFF_BYTES, BZIP2_XZ_ERRORS, InputError, _check_format,
-                 _refuse_compression, bzip2_xz_problem, compression_of, gzip_problem,
-                 open_input, read_sequence_file, with_head)
+from .io import _SNIFF_BYTES, InputError, decompressed_blocks, read_sequence_file
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES",
            "ReadsMinCount", "read_file_groups", "is_read_file"]
 
 BLOCK_BYTES = 1 << 22  # at least the 64 KiB the format check looks at
-
-
-@functools.cache
-def _gzip_reader() -> tuple[type, tuple]:
-    """(GzipFile class, the exceptions of a corrupt stream): ISA-L's where installed, else
-    zlib's. Imported with the first gzip file, so that a run over plain files does without."""
-    try:
-        from isal.igzip import GzipFile
-        from isal.isal_zlib import error
-        return GzipFile, (gzip.BadGzipFile, zlib.error, error)
-    except ImportError:  # no wheel for this platform: zlib
-        return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
 
 
 def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
@@ -55,55 +35,7 @@ def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> 
     file raises the same one-line InputError (when the block that shows the problem is read).
     The file is opened by host.io.open_input (a pipe on standard input is read through
     descriptor 0, a stream host.streams opened is taken from there)."""
-    path = Path(path)
-    file = open_input(path, "a FASTA/FASTQ file")
-    try:
-        if file.seekable():
-            head = file.peek(8)[:8]
-        else:  # a pipe may give its first bytes in pieces
-            head, file = with_head(file, 8)
-    except OSError as error:
-        file.close()
-        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    with file:
-        _refuse_compression(path, head)
-        compression = compression_of(head)
-        if compression == "gzip":
-            gzip_file, corrupt = _gzip_reader()
-            stream = gzip_file(fileobj=file)
-        elif compression is not None:
-            stream = (bz2.BZ2File if compression == "bzip2" else lzma.LZMAFile)(file)
-            corrupt = BZIP2_XZ_ERRORS
-        else:
-            stream, corrupt = file, ()
-        yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
-
-
-def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
-            block_bytes: int) -> Iterator[bytes]:
-    with stream:
-        first = True
-        while True:
-            try:
-                block = stream.read(block_bytes)
-            except (EOFError, *corrupt) as error:
-                if compression == "gzip" and file.seekable():
-                    # name the problem as host.io.read_sequence_file does
-                    raise InputError(gzip_problem(path, file)) from None
-                if compression == "gzip":  # a pipe cannot be walked again for the cause
-                    cause = ("truncated gzip stream (ends before the end of the compressed "
-                             "stream)" if isinstance(error, EOFError)
-                             else f"corrupt gzip stream ({error})")
-                    raise InputError(f"{path}: {cause}") from None
-                raise InputError(bzip2_xz_problem(path, compression, error)) from None
-            except OSError as error:
-                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-            if first:
-                _check_format(path, block, compression)
-                first = False
-            if not block:
-                return
-            yield block
+    return decompressed_blocks(path, block_bytes)
 
 
 class SequenceFile:
@@ -192,7 +124,8 @@ def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int
         return
     from concurrent.futures import ThreadPoolExecutor
     threads = threads or min(4, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="reader") as pool:
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="reader")
+    try:
         pending: deque = deque()
         upcoming = iter(paths)
         for path in upcoming:
@@ -210,6 +143,14 @@ def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int
             yield path, data
         if progress is not None:
             progress.close()
+    except KeyboardInterrupt:
+        # a signal ends the command (host.interrupts): a read under way is not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 # -- which files --min-count filters ---------------------------------------------------------

@@ -37,7 +37,8 @@ import numpy as np
 from . import __version__
 from . import sketch_archive as archive
 from .io import (ZIP_MAGIC, InputError, compressed_sketch_problem, compression_of,
-                 decompressed_head, looks_like_damaged_sketch, open_input, read_input)
+                 decompressed_head, looks_like_damaged_sketch, open_input, read_input,
+                 stream_input)
 from .outputs import atomic_output
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
@@ -190,6 +191,9 @@ def _first_bytes(path) -> bytes:
 
 def is_sketch_file(path) -> bool:
     """True if ``path`` starts like a sketch file (a zip archive), so it is not sequence."""
+    registered = stream_input(path)
+    if registered is not None:
+        return registered.kind == "sketch"
     try:
         return _first_bytes(Path(path)) == ZIP_MAGIC
     except InputError:

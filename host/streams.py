@@ -41,7 +41,7 @@ def _open(path: str) -> StreamInput:
         source.close()
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
     if head != ZIP_MAGIC:
-        return StreamInput(path, "sequence", head, reader)
+        return StreamInput(path, "sequence", head, reader, ended=len(head) < len(ZIP_MAGIC))
     from .sketchfile import spool_sketch  # here: a sequence stream needs no sketch reader
     spool = tempfile.TemporaryFile()
     try:

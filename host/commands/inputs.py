@@ -5,13 +5,12 @@ import os
 import sys
 from collections import deque
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from ..backends import get_backend
 from ..scheduler import LocalExecutor
-from ..io import InputError, few_kmers_cause, is_stream, read_sequence_file
+from ..io import InputError, descriptor_of, few_kmers_cause, is_stream, read_sequence_file
 from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_file_groups, read_genomes
 from ..streams import opened_streams, refuse_streams_for_workers
@@ -196,12 +195,35 @@ def disambiguate(sets: list[SketchSet]) -> list[SketchSet]:
     """
     sources: dict[str, set] = {}
     for sketches in sets:
-        for name, files in zip(sketches.names, sketches.files):
-            sources.setdefault(name, set()).add(",".join(files))
+        for index, (name, files) in enumerate(zip(sketches.names, sketches.files)):
+            sources.setdefault(name, set()).add(_source_of(sketches, index))
     for sketches in sets:
-        sketches.names = [",".join(files) if len(sources[name]) > 1 else name
-                          for name, files in zip(sketches.names, sketches.files)]
+        sketches.names = [_distinct_name(sketches, index) if len(sources[name]) > 1 else name
+                          for index, name in enumerate(sketches.names)]
     return sets
+
+
+def _from_a_descriptor(files: list[str]) -> bool:
+    """A genome read from standard input or another descriptor (``sketch -``): its recorded
+    path names no file, so two such genomes of different sketch files are two genomes."""
+    return bool(files) and all(descriptor_of(file) is not None for file in files)
+
+
+def _source_of(sketches: SketchSet, index: int):
+    files = sketches.files[index]
+    if _from_a_descriptor(files) and not sketches.from_sequences:
+        return (sketches.origin, index)
+    return ",".join(files)
+
+
+def _distinct_name(sketches: SketchSet, index: int) -> str:
+    """The name of a genome whose name another source's genome has: its source files, or, read
+    from standard input (whose path tells nothing), its sketch file and name
+    (``a.sketch:stdin``), which merge --rename can then name."""
+    files = sketches.files[index]
+    if _from_a_descriptor(files) and not sketches.from_sequences:
+        return f"{sketches.origin}:{sketches.names[index]}"
+    return ",".join(files)
 
 
 def _streams_of(paths: Sequence[str]):
