@@ -95,6 +95,9 @@ def _simulator_log(args):
             else:
                 log_path.unlink(missing_ok=True)
             raise
+        except BaseException:       # a signal: the one line says what happened
+            log_path.unlink(missing_ok=True)
+            raise
         else:
             log_path.unlink(missing_ok=True)
         finally:

@@ -115,7 +115,14 @@ def _default_action_and_kill(signum: int) -> None:
 
 def die_by(signum: int) -> None:
     """The process ends by ``signum`` with its default action (in the main thread, after the
-    cleanup): the shell sees a process killed by the signal."""
+    cleanup): the shell sees a process killed by the signal. The exit functions a normal exit
+    would run (atexit: temporary directories of finalizers, child processes of
+    multiprocessing) run first, for at most :data:`GRACE_SECONDS`."""
+    import atexit
+    finishing = threading.Thread(target=atexit._run_exitfuncs, name="exit-functions",
+                                 daemon=True)
+    finishing.start()
+    finishing.join(GRACE_SECONDS)
     signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
     os.kill(os.getpid(), signum)

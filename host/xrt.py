@@ -274,13 +274,14 @@ class XrtDevice:
             request_clean_start(kernel, unit.write_register)
             unit.needs_clean_start = False
         limit = timeout_ms(kernel, buffer_sizes(arguments), scalars(desc, arguments))
-        with uninterrupted():   # the run is in in_flight from the moment it exists
-            run = self.call("xrtRunOpen", unit.handle)
-            if not run:
-                raise DeviceError(f"{unit.name}: cannot open a run ({self.reason()})")
-            call = _Call(kernel, arguments, unit, run, limit)
-            self.in_flight.append(call)
+        call = None
         try:
+            with uninterrupted():   # the run is in in_flight from the moment it exists
+                run = self.call("xrtRunOpen", unit.handle)
+                if not run:
+                    raise DeviceError(f"{unit.name}: cannot open a run ({self.reason()})")
+                call = _Call(kernel, arguments, unit, run, limit)
+                self.in_flight.append(call)
             self._set_arguments(call)
             with uninterrupted():
                 if self.call("xrtRunStart", run):
@@ -289,7 +290,8 @@ class XrtDevice:
         except BaseException:
             # a failure, or an interrupt at any point, even as xrtRunStart returns: the run's
             # own state says whether the unit may be running (the call is then abandoned)
-            self._settle(call)
+            if call is not None:
+                self._settle(call)
             raise
         return call
 

@@ -69,6 +69,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 import weakref
 from multiprocessing.connection import Connection
 
@@ -93,6 +94,9 @@ BANNER = ("XRT build version: the XRT stand-in (sim/xrt_sim.py)\nBuild hash: \nB
           "Git branch: \nPID: {pid}\nUID: {uid}\n[stand-in]\nHOST: \nEXE: \n")
 #: the variable naming the file the stand-in logs its calls to (:meth:`XrtStandIn._log_call`)
 CALL_LOG_ENV = "KMER_SKETCH_XRT_SIM_LOG"
+#: the variable giving the seconds every wait for a started run lasts at least: a compute unit
+#: that takes long, for the tests of an interrupted card run (tests/test_cli_card_interrupt.py)
+SLOW_WAIT_ENV = "KMER_SKETCH_XRT_SIM_SLOW_WAIT"
 #: the simulation of a run waited for with timeout 0 advances this many cycles at a time
 _WAIT_STEP_CYCLES = 50_000_000
 
@@ -344,7 +348,11 @@ class XrtStandIn:
                 if not isinstance(value, (int, ctypes._SimpleCData)):
                     raise ctypes.ArgumentError(f"argument {index}: TypeError: Don't know how to "
                                                f"convert parameter {index}")
-            result = implementation(*args)
+            try:
+                result = implementation(*args)
+            except BaseException:
+                self._log_call(name, args, "interrupted")
+                raise
             self._log_call(name, args, result)
             return result
         call.__name__ = name
@@ -704,6 +712,9 @@ class XrtStandIn:
             return self._no_handle(ABORT)
         if target.state != SUBMITTED:
             return target.state
+        slow = os.environ.get(SLOW_WAIT_ENV)
+        if slow:    # a unit that takes long: the wait lasts at least this (wall-clock) time
+            time.sleep(float(slow))
         context = target.kernel.contexts[0]
         while True:
             budget = timeout_ms * (KERNEL_CLOCK_HZ // 1000) if timeout_ms else _WAIT_STEP_CYCLES

@@ -151,8 +151,12 @@ def test_every_point_of_a_call(checksum_dir, monkeypatch):
             proxy.arm(at)
             with pytest.raises(KeyboardInterrupt):
                 device.run(ChecksumParams(), checksum_call(DATA))
-            device.close()
             running = start <= at - 1 < completed       # started, not yet seen to end
+            # settled at once, closed or not (a library's caller may go on without close):
+            # nothing left in flight, the device refused if the unit may still run
+            assert device.in_flight == []
+            assert device.still_running == (["checksum:checksum_1"] if running else [])
+            device.close()
             check_closed(api, device, running, list(xrt._ABANDONED))
             seen.append((sequence[at - 1] if at > 0 else "(first)", running))
             drain(api)
