@@ -7,9 +7,12 @@ command succeeds (host.outputs.Outputs): ``-o -`` is standard output, a FIFO or 
 written in place, ``/dev/stdout`` and ``/dev/fd/N`` through the descriptor, a symlink is followed,
 and an input file is never overwritten, whatever path or descriptor names it; a closed standard
 descriptor is opened on /dev/null first, so no message lands in an output, and ``-`` on a closed
-one is an error. SIGTERM, SIGHUP and SIGINT remove what is not committed;
-a closed pipe ends the command quietly. Warnings (inputs without k-mers) are gathered into one
-line printed at the end of a successful run. docs/cli.md lists these behaviours and their tests.
+one is an error; standard error open on an input file is pointed at /dev/null before the first
+message, so no message lands in an input. SIGTERM, SIGHUP and SIGINT, unless ignored when the
+command starts, remove what is not committed and end the process by the signal itself
+(host.interrupts); a closed pipe, standard output or standard error, ends the command quietly
+(status 141). Warnings (inputs without k-mers) are gathered into one line printed at the end of
+a successful run. docs/cli.md lists these behaviours and their tests.
 
 Each command is a module of host.commands; this module builds the parser from them and runs
 one, turning its failures into the one-line messages.

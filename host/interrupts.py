@@ -117,8 +117,13 @@ def die_by(signum: int) -> None:
     """The process ends by ``signum`` with its default action (in the main thread, after the
     cleanup): the shell sees a process killed by the signal. The exit functions a normal exit
     would run (atexit: temporary directories of finalizers, child processes of
-    multiprocessing) run first, for at most :data:`GRACE_SECONDS`."""
+    multiprocessing) run first, for at most :data:`GRACE_SECONDS`, their messages (a Dask
+    cluster closed twice) to /dev/null: the command has said its one line."""
     import atexit
+    with contextlib.suppress(OSError):      # the command's line is said: nothing after it
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
     finishing = threading.Thread(target=atexit._run_exitfuncs, name="exit-functions",
                                  daemon=True)
     finishing.start()

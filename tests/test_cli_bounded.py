@@ -498,3 +498,67 @@ def test_a_replaced_output_keeps_owner_and_acl_and_names_its_hard_links(tmp_path
     if acl is not None:
         assert os.getxattr(out, "system.posix_acl_access") == acl
     assert other.read_text() == old and out.read_text() != old
+
+
+def test_an_interrupted_local_cluster_says_one_line(tmp_path, genomes):
+    """``--workers 2`` interrupted: before, multiprocessing's resource_tracker warned of leaked
+    semaphores after the line; now the tasks are cancelled and the cluster closed first."""
+    pytest.importorskip("distributed")
+    import numpy as np
+    rng = np.random.default_rng(51)
+    big = tmp_path / "big.fa"
+    with open(big, "wb") as out:
+        out.write(b">big\n")
+        for _ in range(40):
+            out.write(np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1_000_000)].tobytes()
+                      + b"\n")
+    process = subprocess.Popen([sys.executable, "-m", "host", "dist", str(big), *map(str, genomes),
+                                "--workers", "2", "-o", str(tmp_path / "d.tsv")], env=ENV,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        def workers_started():
+            children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
+                                      text=True).stdout.split()
+            return len(children) >= 2
+        wait_for(workers_started, process)
+        time.sleep(2)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == -signal.SIGINT, err
+    lines = [line for line in err.splitlines() if "Port 8787 is already in use" not in line
+             and "Perhaps you already have a cluster running" not in line
+             and "Hosting the HTTP server" not in line and "warnings.warn(" not in line]
+    assert lines == ["error: interrupted (SIGINT)"]
+    assert not (tmp_path / "d.tsv").exists()
+
+
+def test_motifs_memory_is_bounded_by_its_budget_not_by_the_input(tmp_path, genomes):
+    """``motifs`` on a 20 MB FASTA (k = 10, 11) in a child process: its peak resident memory
+    stays within host.fast.motif.memory_budget (80.5 MiB here;
+    measured 54 MB on 40 MB), which does not grow with the input. Before, the file was held
+    whole and its k-mers of length kmin as an array (8 bytes a base): 702 MB on 40 MB."""
+    import numpy as np
+    from host.fast.motif import memory_budget
+    from kmerspec.golden.motif import MotifParams
+    rng = np.random.default_rng(7)
+    test = tmp_path / "test.fa"
+    with open(test, "wb") as out:
+        for record in range(4):
+            out.write(f">r{record}\n".encode())
+            out.write(np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 5_000_000)].tobytes()
+                      + b"\n")
+    # measured from a small Python of its own that forks and runs the command: wait4's peak
+    # of that child is the command's (a child forked from pytest would start at pytest's size)
+    measure = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.executable, "
+               "[sys.executable, '-m', 'host', *sys.argv[1:]])\n_, status, usage = "
+               "os.wait4(pid, 0)\nprint(usage.ru_maxrss)\n"
+               "sys.exit(os.waitstatus_to_exitcode(status))")
+    result = subprocess.run([sys.executable, "-c", measure, "motifs", "--test", str(test),
+                             "--control", str(genomes[0]), "--kmin", "10", "--kmax", "11",
+                             "-o", str(tmp_path / "m.tsv")], env=ENV, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    peak = int(result.stdout) * 1024          # kilobytes on Linux
+    assert peak <= memory_budget(MotifParams(kmin=10, kmax=11)), peak

@@ -9,8 +9,8 @@ Each file is read once, whatever the number of values of k: every block goes to 
 each k (a k-mer stream of its own per k), the engines working on it in parallel threads, so a
 pipe is read as it arrives and memory is bounded by the block, not by the file: at most
 :data:`MOTIF_BLOCK_BYTES` of text and, per k, its k-mer words (8 bytes a base: 11 values of k
-at 1 MiB hold 88 MiB), besides the engines' Count-Min and store (docs/cli.md, "Memory of
-motifs", measures it on a 200 MB FASTA).
+at 1 MiB hold 88 MiB), besides the engines' Count-Min and store: :func:`memory_budget`
+(docs/cli.md, "Memory of motifs", measures it on a 200 MB FASTA).
 """
 
 import contextlib
@@ -26,7 +26,7 @@ from .kmers import file_blocks, file_stream, naming_file, record_bases
 from .native import native
 from .threads import thread_count
 
-__all__ = ["run_engine_fast", "find_motifs_fast"]
+__all__ = ["run_engine_fast", "find_motifs_fast", "memory_budget", "MOTIF_BLOCK_BYTES"]
 
 
 
@@ -97,6 +97,20 @@ class _SketchArrays:
 
 #: the text each file is read in, per step of every engine
 MOTIF_BLOCK_BYTES = 1 << 20
+#: the interpreter, numpy and the native module, as ``python -m host motifs`` holds them
+#: (48 MB measured on a 20 kB input)
+MOTIF_BASE_BYTES = 64 << 20
+
+
+def memory_budget(params: MotifParams) -> int:
+    """The most memory ``motifs`` on the sw backend takes, whatever its inputs' size: the base,
+    and per value of k one block's k-mer words (8 bytes a base), its Count-Min (d x 2^cw 32-bit
+    counters) and its store (k-mer, value, valid, control count a way). With the defaults (11
+    values of k, d = 4, cw = 14, 64 x 4 store): 64 MiB + 11 x 8.3 MiB = 155 MiB; measured
+    127 MiB on a 202.5 MB FASTA (docs/cli.md, "Memory of motifs")."""
+    per_k = (8 * MOTIF_BLOCK_BYTES + params.d * (4 << params.cw)
+             + params.store_sets * params.store_ways * 17)
+    return MOTIF_BASE_BYTES + len(params.ks) * per_k
 
 
 def _feed(file, engines: list[_SketchArrays], step: Callable, pool) -> int:
