@@ -21,21 +21,9 @@ import pytest
 
 from host.sketchfile import read_sketches
 from tests.cli_helpers import ENV, one_error_line, run
-from tests.genomes import write_related_genomes
+from tests.test_cli_safety import genomes, refs  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def genomes(tmp_path):
-    return write_related_genomes(tmp_path, count=3, length=6000, step=0.03, seed=51)
-
-
-@pytest.fixture
-def refs(tmp_path, genomes):
-    path = tmp_path / "refs.sketch"
-    assert run("sketch", *genomes, "-o", path) == 0
-    return path
 
 
 @pytest.fixture
@@ -384,20 +372,10 @@ def test_a_full_plot_disk_names_the_plot(tmp_path, genomes, monkeypatch, capsys)
     """Before: the message named the table (or every output), whose disk was not full."""
     pytest.importorskip("matplotlib")
     pytest.importorskip("scipy")
-    import errno
     import host.outputs
+    from tests.cli_helpers import FullDisk
     real_fdopen = host.outputs.os.fdopen
     plot = tmp_path / "p.png"
-
-    class FullDisk:
-        def __init__(self, raw):
-            self.raw = raw
-
-        def write(self, data):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        def __getattr__(self, name):
-            return getattr(self.raw, name)
 
     def fdopen(handle, *args, **kwargs):
         raw = real_fdopen(handle, *args, **kwargs)

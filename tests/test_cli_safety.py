@@ -248,21 +248,10 @@ def test_sketch_dash_reads_standard_input(tmp_path, genomes):
 def test_full_disk_names_the_output(tmp_path, genomes, capsys, monkeypatch):
     """A write into the hidden .partial file fails as on a full file system (ENOSPC carries no
     file name): the message names the output, nothing is left behind."""
-    import errno
     import host.outputs
+    from tests.cli_helpers import FullDisk
 
     real_fdopen = host.outputs.os.fdopen
-
-    class FullDisk:
-        def __init__(self, raw):
-            self.raw = raw
-
-        def write(self, data):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        def __getattr__(self, name):
-            return getattr(self.raw, name)
-
     monkeypatch.setattr(host.outputs.os, "fdopen", lambda *a, **k: FullDisk(real_fdopen(*a, **k)))
     out = tmp_path / "d.sketch"
     assert run("sketch", *genomes, "-o", out) == 2

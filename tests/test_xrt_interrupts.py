@@ -88,6 +88,20 @@ def python_s_sigint_handler():
     signal.signal(signal.SIGINT, previous)
 
 
+@pytest.fixture
+def slow(monkeypatch):
+    """(a fresh stand-in, the Interrupting proxy of it): the stand-in's kernel clock slowed to
+    64 cycles a millisecond and the driver's wait sliced by the millisecond, so that a run
+    spans several slices; host.xrt's abandoned calls kept apart for the test."""
+    from host import xrt
+    monkeypatch.setattr(xrt, "_ABANDONED", [])
+    monkeypatch.setattr(xrt_sim, "KERNEL_CLOCK_HZ", 64_000)
+    monkeypatch.setattr(xrt, "WAIT_SLICE_MS", 1)
+    api = xrt_sim.XrtStandIn()
+    yield api, Interrupting(api)
+    api.release()
+
+
 def live(api, kind) -> list:
     return [handle for handle, thing in api._handles.items() if isinstance(thing, kind)]
 
@@ -119,100 +133,80 @@ def check_closed(api, device, started_and_running: bool, abandoned: list) -> Non
         assert abandoned == [] and device.still_running == []
 
 
-def test_every_point_of_a_call(checksum_dir, monkeypatch):
+def test_every_point_of_a_call(checksum_dir, slow, monkeypatch):
     """One run on a device whose unit is open and checked; its C calls recorded, then the run
     interrupted before the first and after each of them in turn. The kernel clock of the
     stand-in is slowed and the wait sliced finely, so that the first slice of the wait returns
     TIMEOUT with the run still going: the interrupt as a wait returns TIMEOUT is one of the
     points."""
     from host import xrt
-    monkeypatch.setattr(xrt_sim, "KERNEL_CLOCK_HZ", 64_000)     # 64 cycles a millisecond
-    monkeypatch.setattr(xrt, "WAIT_SLICE_MS", 1)
-    api = xrt_sim.XrtStandIn()
-    proxy = Interrupting(api)
-    try:
-        first = XrtDevice(str(checksum_dir), api=proxy)
-        assert first.run(ChecksumParams(), checksum_call(DATA)).outputs["res"] == \
-            checksum_model(DATA)            # the unit's simulation runs, its identity checked
-        proxy.arm(None)
-        first.run(ChecksumParams(), checksum_call(DATA))
-        sequence = list(proxy.calls)
-        assert "xrtRunStart" in sequence and sequence.count("xrtRunWaitFor") > 1
-        start = sequence.index("xrtRunStart")
-        completed = len(sequence) - 1 - sequence[::-1].index("xrtRunWaitFor")
-        first.close()
-        seen = []
-        for at in [-1, *range(1, len(sequence) + 1)]:
-            monkeypatch.setattr(xrt, "_ABANDONED", [])
-            device = XrtDevice(str(checksum_dir), api=proxy)
-            device.compute_units(ChecksumParams())
-            device.compute_units(ChecksumParams())[0].checked.add(ChecksumParams())
-            device.compute_units(ChecksumParams())[0].needs_clean_start = False
-            proxy.arm(at)
-            with pytest.raises(KeyboardInterrupt):
-                device.run(ChecksumParams(), checksum_call(DATA))
-            running = start <= at - 1 < completed       # started, not yet seen to end
-            # settled at once, closed or not (a library's caller may go on without close):
-            # nothing left in flight, the device refused if the unit may still run
-            assert device.in_flight == []
-            assert device.still_running == (["checksum:checksum_1"] if running else [])
-            device.close()
-            check_closed(api, device, running, list(xrt._ABANDONED))
-            seen.append((sequence[at - 1] if at > 0 else "(first)", running))
-            drain(api)
-        # the windows of the issue are among the points: just after xrtRunStart returned, and
-        # as a wait returned TIMEOUT
-        assert ("xrtRunStart", True) in seen and ("xrtRunWaitFor", True) in seen
-    finally:
-        api.release()
+    api, proxy = slow
+    first = XrtDevice(str(checksum_dir), api=proxy)
+    assert first.run(ChecksumParams(), checksum_call(DATA)).outputs["res"] == \
+        checksum_model(DATA)            # the unit's simulation runs, its identity checked
+    proxy.arm(None)
+    first.run(ChecksumParams(), checksum_call(DATA))
+    sequence = list(proxy.calls)
+    assert "xrtRunStart" in sequence and sequence.count("xrtRunWaitFor") > 1
+    start = sequence.index("xrtRunStart")
+    completed = len(sequence) - 1 - sequence[::-1].index("xrtRunWaitFor")
+    first.close()
+    seen = []
+    for at in [-1, *range(1, len(sequence) + 1)]:
+        monkeypatch.setattr(xrt, "_ABANDONED", [])
+        device = XrtDevice(str(checksum_dir), api=proxy)
+        unit, = device.compute_units(ChecksumParams())     # opened, checked: as `first`'s
+        unit.checked.add(ChecksumParams())
+        unit.needs_clean_start = False
+        proxy.arm(at)
+        with pytest.raises(KeyboardInterrupt):
+            device.run(ChecksumParams(), checksum_call(DATA))
+        running = start <= at - 1 < completed       # started, not yet seen to end
+        # settled at once, closed or not (a library's caller may go on without close):
+        # nothing left in flight, the device refused if the unit may still run
+        assert device.in_flight == []
+        assert device.still_running == (["checksum:checksum_1"] if running else [])
+        device.close()
+        check_closed(api, device, running, list(xrt._ABANDONED))
+        seen.append((sequence[at - 1] if at > 0 else "(first)", running))
+        drain(api)
+    # the windows of the issue are among the points: just after xrtRunStart returned, and
+    # as a wait returned TIMEOUT
+    assert ("xrtRunStart", True) in seen and ("xrtRunWaitFor", True) in seen
 
 
-def test_an_interrupted_stream_settles_every_call_in_flight(two_unit_dir, monkeypatch):
+def test_an_interrupted_stream_settles_every_call_in_flight(two_unit_dir, slow, monkeypatch):
     """Two units, a call running on each: an interrupt in the wait for the first abandons both
     at once (the stream does not wait for the other), and the command line's close keeps
     exactly their runs and buffers."""
     from host import xrt
-    monkeypatch.setattr(xrt, "_ABANDONED", [])
-    monkeypatch.setattr(xrt_sim, "KERNEL_CLOCK_HZ", 64_000)
-    monkeypatch.setattr(xrt, "WAIT_SLICE_MS", 1)
-    api = xrt_sim.XrtStandIn()
-    proxy = Interrupting(api)
-    try:
-        device = XrtDevice(str(two_unit_dir), api=proxy)
-        stream = device.run_stream(ChecksumParams(), (checksum_call(DATA) for _ in range(4)))
+    api, proxy = slow
+    device = XrtDevice(str(two_unit_dir), api=proxy)
+    stream = device.run_stream(ChecksumParams(), (checksum_call(DATA) for _ in range(4)))
 
-        def interrupted_wait(run, timeout):
-            signal.raise_signal(signal.SIGINT)
-        monkeypatch.setattr(proxy, "xrtRunWaitFor", interrupted_wait, raising=False)
-        with pytest.raises(KeyboardInterrupt):
-            next(stream)
-        device.close()
-        abandoned = list(xrt._ABANDONED)
-        assert sorted(device.still_running) == ["checksum:checksum_1", "checksum:checksum_2"]
-        assert api.freed_while_running == []
-        assert sorted(live(api, xrt_sim._Run)) == sorted(call.run for call in abandoned)
-        assert len(live(api, xrt_sim._Buffer)) == 6 and live(api, xrt_sim._Kernel) == []
-        drain(api)
-    finally:
-        api.release()
+    def interrupted_wait(run, timeout):
+        signal.raise_signal(signal.SIGINT)
+    monkeypatch.setattr(proxy, "xrtRunWaitFor", interrupted_wait, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        next(stream)
+    device.close()
+    abandoned = list(xrt._ABANDONED)
+    assert sorted(device.still_running) == ["checksum:checksum_1", "checksum:checksum_2"]
+    assert api.freed_while_running == []
+    assert sorted(live(api, xrt_sim._Run)) == sorted(call.run for call in abandoned)
+    assert len(live(api, xrt_sim._Buffer)) == 6 and live(api, xrt_sim._Kernel) == []
+    drain(api)
 
 
-def test_the_wait_is_sliced_and_a_slow_run_still_completes(checksum_dir, monkeypatch):
+def test_the_wait_is_sliced_and_a_slow_run_still_completes(checksum_dir, slow):
     """Waiting in slices changes nothing for a run that completes in its time limit: the result
     is the kernel's, after several TIMEOUT slices."""
-    from host import xrt
-    monkeypatch.setattr(xrt_sim, "KERNEL_CLOCK_HZ", 64_000)
-    monkeypatch.setattr(xrt, "WAIT_SLICE_MS", 1)
-    api = xrt_sim.XrtStandIn()
-    proxy = Interrupting(api)
-    try:
-        device = XrtDevice(str(checksum_dir), api=proxy)
-        proxy.arm(None)
-        data = os.urandom(3000)
-        assert device.run(ChecksumParams(), checksum_call(data)).outputs["res"] == \
-            checksum_model(data)
-        assert proxy.calls.count("xrtRunWaitFor") > 1
-        device.close()
-        assert live(api, xrt_sim._Run) == [] and live(api, xrt_sim._Buffer) == []
-    finally:
-        api.release()
+    api, proxy = slow
+    device = XrtDevice(str(checksum_dir), api=proxy)
+    proxy.arm(None)
+    data = os.urandom(3000)
+    assert device.run(ChecksumParams(), checksum_call(data)).outputs["res"] == \
+        checksum_model(data)
+    assert proxy.calls.count("xrtRunWaitFor") > 1
+    device.close()
+    assert live(api, xrt_sim._Run) == [] and live(api, xrt_sim._Buffer) == []
