@@ -112,13 +112,14 @@ def _end_records(file, size: int) -> tuple[int, int, int]:
     if disk or directory_disk or disk_entries != entries:
         raise Damaged("a multi-disk zip archive")
     directory_end = end_at
-    if _ZIP64_MARK in (directory_size, directory_offset) or entries == 0xFFFF:
-        locator_at = end_at - _LOCATOR64.size
-        if locator_at < 0:
-            raise Damaged("zip64 end record locator missing")
-        magic, disk, end64_at, disks = _LOCATOR64.unpack(
-            _read_at(file, locator_at, _LOCATOR64.size, "zip64 locator"))
-        if magic != _LOCATOR64_MAGIC or disk or disks != 1:
+    locator_at = end_at - _LOCATOR64.size
+    locator = (_read_at(file, locator_at, _LOCATOR64.size, "zip64 locator")
+               if locator_at >= 0 else b"")
+    # zipfile writes the zip64 records once an offset, a size or the count passes its limit,
+    # and marks the end record's fields only where they do not fit there
+    if locator.startswith(_LOCATOR64_MAGIC):
+        magic, disk, end64_at, disks = _LOCATOR64.unpack(locator)
+        if disk or disks != 1:
             raise Damaged("zip64 end record locator damaged")
         if end64_at != locator_at - _END64.size:
             raise Damaged(f"zip64 end record at byte {end64_at}, expected "
@@ -131,6 +132,8 @@ def _end_records(file, size: int) -> tuple[int, int, int]:
         if disk or directory_disk or disk_entries != entries or needed > _MAX_VERSION_NEEDED:
             raise Damaged("zip64 end record damaged")
         directory_end = end64_at
+    elif _ZIP64_MARK in (directory_size, directory_offset) or entries == 0xFFFF:
+        raise Damaged("zip64 end record locator missing")
     if not 1 <= entries <= MAX_MEMBERS:
         raise Damaged(f"{entries} members, a sketch file has 1 to {MAX_MEMBERS}")
     if directory_offset + directory_size != directory_end:

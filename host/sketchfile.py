@@ -21,7 +21,11 @@ Two sketch sets can be compared or merged only when kind and params are equal; t
 the parameter and both files. The minimum-count filter is per genome and need not agree (reads
 sketched with m = 2 against a reference sketched with m = 1). A genome name may occur once in a merged set; the error names both
 sources. Reading checks everything a later step relies on (parameters, array types and shapes),
-so a damaged or foreign file is refused with one line naming it, never half-used.
+so a damaged or foreign file is refused with one line naming it, never half-used: the archive
+is read by host.sketch_archive, which accepts only what ``numpy.savez`` writes and checks every
+size against the file and the header's own parameters before it allocates anything, so any
+damage is ``FILE: damaged sketch file (CAUSE)``. How a format version stores its arrays is its
+:class:`FormatLayout` in :data:`_LAYOUTS`; a file of a newer version is named as such.
 """
 
 import json
