@@ -26,7 +26,15 @@ source of each are in docs/kernel_interface.md ("The stand-in's rules") and test
 xrt_rules.json, each with a test in tests/test_xrt_standin.py, several of them run against XRT's
 own noop device too. What the stand-in does not model (buffer flags, a run on a kernel handle
 of several units, ...) raises :class:`StandInLimitation`, a Python exception and never an
-XRT-like failure, so no test passes by the stand-in answering as XRT would not.
+XRT-like failure, so no test passes by the stand-in answering as XRT would not. Like XRT, it
+reads xrt.ini once (host.xrt_binding.xrt_settings): ``Runtime.runtime_log`` sends its messages
+to a file, the system log or nowhere, ``Runtime.rw_shared`` allows register access on a unit
+opened shared (``xrtPLKernelOpen``).
+
+For the tests of interrupted commands: ``KMER_SKETCH_XRT_SIM_LOG=FILE`` logs every call (its
+handles and result) to FILE, ``KMER_SKETCH_XRT_SIM_SLOW_WAIT=SECONDS`` makes every wait for a
+started run last that long (a unit that takes long), and ``freed_while_running`` lists the
+buffers freed under a started run.
 
 The binary: ``xrtDeviceLoadXclbinFile`` takes a ``python -m hw.build`` output directory (or one
 kernel's directory ``DIR/kernels/<name>``), read as sim.xclbin.BuildImage: each kernel's

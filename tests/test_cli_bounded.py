@@ -8,6 +8,7 @@ that "nothing left in TMPDIR" is checked, not assumed.
 """
 
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -314,6 +315,7 @@ def test_standard_input_is_read_through_its_descriptor(tmp_path, genomes):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="handing a pipe to another user needs root")
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="no setpriv (util-linux)")
 def test_a_pipe_of_another_user_is_read(tmp_path, genomes):
     """``cat x.fa | sudo -u other ks dist -``: the pipe belongs to its writer; reopening
     /dev/stdin by its /proc path was refused ("/dev/stdin: permission denied")."""
@@ -482,6 +484,8 @@ def test_an_interrupted_local_cluster_says_one_line(tmp_path, genomes):
     """``--workers 2`` interrupted: before, multiprocessing's resource_tracker warned of leaked
     semaphores after the line; now the tasks are cancelled and the cluster closed first."""
     pytest.importorskip("distributed")
+    if shutil.which("pgrep") is None:
+        pytest.skip("no pgrep (procps) to see the workers start")
     import numpy as np
     rng = np.random.default_rng(51)
     big = tmp_path / "big.fa"
