@@ -244,9 +244,10 @@ class _PositionalReader(io.RawIOBase):
 class _Prefixed(io.RawIOBase):
     """Bytes already read from a stream (``head``), then the rest of it."""
 
-    def __init__(self, head: bytes, rest):
+    def __init__(self, head: bytes, rest, close_rest: bool = True):
         self._head = memoryview(head)
         self._rest = rest
+        self._close_rest = close_rest
 
     def readable(self) -> bool:
         return True
@@ -260,22 +261,23 @@ class _Prefixed(io.RawIOBase):
         return self._rest.readinto(buffer)
 
     def close(self) -> None:
-        if not self.closed:
+        if not self.closed and self._close_rest:
             self._rest.close()
         super().close()
 
 
-def with_head(file, size: int):
+def with_head(file, size: int, close_file: bool = True):
     """(the first ``size`` bytes of the binary ``file``, fewer only at its end; a file that
-    reads from its first byte again): a pipe may deliver its first bytes in pieces, which
-    ``peek`` would not wait for."""
+    reads from its first byte again, closing ``file`` when it is closed unless not
+    ``close_file``): a pipe may deliver its first bytes in pieces, which ``peek`` would not wait
+    for."""
     head = b""
     while len(head) < size:
         more = file.read(size - len(head))
         if not more:
             break
         head += more
-    return head, io.BufferedReader(_Prefixed(head, file), 1 << 16)
+    return head, io.BufferedReader(_Prefixed(head, file, close_file), 1 << 16)
 
 
 def _open_error(path, expected: str, error: OSError) -> InputError:

@@ -13,9 +13,12 @@ that the unit may still be running.
 
 import json
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -47,13 +50,22 @@ def handles_at_the_end(calls: list[dict]) -> dict[int, str]:
     return live
 
 
-def test_sigint_during_a_card_run_closes_what_it_may_and_says_so(tmp_path_factory):
+@pytest.fixture
+def short_tmpdir():
+    """A short TMPDIR of the test's own: the stand-in's Unix sockets live there (their paths may
+    hold 108 bytes)."""
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="ks51-"))
+    yield scratch
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_sigint_during_a_card_run_closes_what_it_may_and_says_so(tmp_path_factory,
+                                                                  short_tmpdir):
     tmp_path = tmp_path_factory.mktemp("card")
     build = hw_build(tmp_path / "hw", kernels=("jacc_sketch",), build=SKETCH)
     genome = tmp_path / "g.fa"
     genome.write_text(">g\n" + "ACGTTGCAAGGCTTAACCGGATCGATCGGCTA" * 200 + "\n")
-    log, scratch = tmp_path / "calls.jsonl", tmp_path / "tmpdir"
-    scratch.mkdir()
+    log, scratch = tmp_path / "calls.jsonl", short_tmpdir
     # the Verilator builds stay where every test finds them (sim.runner.build_root)
     (scratch / "kmer-sketch-sim").symlink_to(build_root())
     env = {**ENV, "KMER_SKETCH_PYXRT": "sim", CALL_LOG_ENV: str(log), SLOW_WAIT_ENV: "120",

@@ -20,8 +20,10 @@ list that names no file, a listed path that does not exist (with its line number
 with no files of the kind.
 """
 
+import contextlib
 import os
 import stat
+import sys
 
 from ..io import (LINE_LIMIT, ZIP_MAGIC, InputError, bounded_lines, compression_of, open_input,
                   with_head)
@@ -114,7 +116,9 @@ def read_list(list_path: str, kind: str = "sequences") -> list[str]:
     more than the distinct files listed."""
     shown = "standard input (-l -)" if list_path == "-" else list_path
     try:
-        source = open_input("/dev/stdin" if list_path == "-" else list_path, "a list file")
+        # standard input is Python's reader of descriptor 0, left open
+        source = (contextlib.nullcontext(sys.stdin.buffer) if list_path == "-"
+                  else open_input(list_path, "a list file"))
     except InputError as error:
         if str(error).endswith(": no such file"):
             raise InputError(f"{list_path}: no such list file (-l)") from None
@@ -127,9 +131,9 @@ def read_list(list_path: str, kind: str = "sequences") -> list[str]:
     paths = []
     seen: dict[tuple[int, int], int] = {}
     what = "a list of paths (-l FILE names a text file listing one path per line)"
-    with source:
+    with source as opened:
         try:
-            head, file = with_head(source, 1 << 16)
+            head, file = with_head(opened, 1 << 16, close_file=list_path != "-")
             _check_list_content(shown, head)
             for number, raw in bounded_lines(file, shown, what, LINE_LIMIT):
                 line = raw.strip(b" \t\r")

@@ -116,12 +116,11 @@ def memory_budget(params: MotifParams) -> int:
 def _feed(file, engines: list[_SketchArrays], step: Callable, pool) -> int:
     """Every block of ``file`` to every engine (``step(engine, words)``), in order per engine,
     the engines of a block in parallel; returns the k-mers of the first engine (its smallest
-    k). A file that asks for the input check (host.reader.SequenceFile) has it in the first
-    engine's stream only: one check of its text is enough."""
+    k). A file that asks for the input check (host.reader.SequenceFile) has it in every
+    engine's stream: the check also drops the spaces at line ends (SPEC 1.1), which each
+    stream's parse needs."""
     canonical = engines[0].params.canonical
-    streams = [file_stream(file, engine.k, canonical) if index == 0
-               else native.KmerStream(engine.k, canonical, check=False)
-               for index, engine in enumerate(engines)]
+    streams = [file_stream(file, engine.k, canonical) for engine in engines]
     outputs = [np.empty(0, dtype=np.uint64) for _ in engines]
     first_kmers = 0
 
