@@ -107,7 +107,7 @@ def memory_budget(params: MotifParams) -> int:
     and per value of k one block's k-mer words (8 bytes a base), its Count-Min (d x 2^cw 32-bit
     counters) and its store (k-mer, value, valid, control count a way). With the defaults (11
     values of k, d = 4, cw = 14, 64 x 4 store): 64 MiB + 11 x 8.3 MiB = 155 MiB; measured
-    127 MiB on a 202.5 MB FASTA (docs/cli.md, "Memory of motifs")."""
+    127 MiB (130,164 KB) on a 202.5 MB FASTA (docs/cli.md, "Memory of motifs")."""
     per_k = (8 * MOTIF_BLOCK_BYTES + params.d * (4 << params.cw)
              + params.store_sets * params.store_ways * 17)
     return MOTIF_BASE_BYTES + len(params.ks) * per_k
