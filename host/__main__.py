@@ -1,6 +1,7 @@
 """``python -m host`` (and the ``kmer-sketch`` script): the command line of host.cli."""
 
 import os
+import signal
 import sys
 
 
@@ -9,13 +10,15 @@ def run() -> int:
     # imported, and each spins for about a tenth of a second on a core that the sketch threads
     # need. A user's own setting is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    signum = None
     try:
-        from .cli import main
-        status = main()
+        from . import cli
+        status = cli.main()
+        signum = cli.ended_by_signal
     except KeyboardInterrupt:
         # Ctrl-C while the modules load (main handles it once the command runs): one line, no
         # traceback; nothing has been written yet
-        status = 130
+        status, signum = 128 + signal.SIGINT, signal.SIGINT
         print("error: interrupted (SIGINT)", file=sys.stderr)
     if status > 128:
         # Ended by a signal (its outputs already removed) or by a closed pipe: exit now instead
@@ -26,6 +29,10 @@ def run() -> int:
                 stream.flush()
             except (OSError, ValueError, AttributeError):
                 pass
+        if signum is not None:
+            # as Unix tools do: die of the signal, so that a shell loop ends on Ctrl-C
+            from .interrupts import die_by
+            die_by(signum)
         os._exit(status)
     return status
 

@@ -42,9 +42,9 @@ class SoftwareBackend:
         return build_pqas(genomes, params, threads)
 
     def find_motifs(self, test_files: list, control_files: list, params,
-                    threads: int | None = None):
+                    threads: int | None = None, kmers_of_files: list | None = None):
         from .fast.motif import find_motifs_fast
-        return find_motifs_fast(test_files, control_files, params, threads)
+        return find_motifs_fast(test_files, control_files, params, threads, kmers_of_files)
 
 
 class GoldenBackend:

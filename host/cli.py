@@ -7,9 +7,12 @@ command succeeds (host.outputs.Outputs): ``-o -`` is standard output, a FIFO or 
 written in place, ``/dev/stdout`` and ``/dev/fd/N`` through the descriptor, a symlink is followed,
 and an input file is never overwritten, whatever path or descriptor names it; a closed standard
 descriptor is opened on /dev/null first, so no message lands in an output, and ``-`` on a closed
-one is an error. SIGTERM, SIGHUP and SIGINT remove what is not committed;
-a closed pipe ends the command quietly. Warnings (inputs without k-mers) are gathered into one
-line printed at the end of a successful run. docs/cli.md lists these behaviours and their tests.
+one is an error; standard error open on an input file is pointed at /dev/null before the first
+message, so no message lands in an input. SIGTERM, SIGHUP and SIGINT, unless ignored when the
+command starts, remove what is not committed and end the process by the signal itself
+(host.interrupts); a closed pipe, standard output or standard error, ends the command quietly
+(status 141). Warnings (inputs without k-mers) are gathered into one line printed at the end of
+a successful run. docs/cli.md lists these behaviours and their tests.
 
 Each command is a module of host.commands; this module builds the parser from them and runs
 one, turning its failures into the one-line messages.
@@ -18,12 +21,12 @@ one, turning its failures into the one-line messages.
 import argparse
 import contextlib
 import errno
-import fcntl
+import io
 import os
 import signal
+import stat
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,9 +36,10 @@ from .commands.collections import expand_collections
 from .commands.common import Session, check_backend, genome_names, one_line, pyxrt_stand_in
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
-from .io import InputError
-from .outputs import (ReaderGone, closed_at_start, descriptor_of, open_closed_standard_streams,
-                      output_transaction)
+from .interrupts import ending_signals, interrupted_line
+from .io import InputError, descriptor_of
+from .outputs import (ReaderGone, closed_at_start, input_identities, move_off_input,
+                      open_closed_standard_streams, output_transaction)
 
 __all__ = ["main", "build_parser", "genome_names"]
 
@@ -94,6 +98,9 @@ def _simulator_log(args):
             else:
                 log_path.unlink(missing_ok=True)
             raise
+        except BaseException:       # a signal: the one line says what happened
+            log_path.unlink(missing_ok=True)
+            raise
         else:
             log_path.unlink(missing_ok=True)
         finally:
@@ -108,6 +115,14 @@ def _simulator_log(args):
 def _simulator_failure(error: BaseException) -> bool:
     runner = sys.modules.get("sim.runner")
     return runner is not None and isinstance(error, runner.CocotbFailure)
+
+
+def _working_directory_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _error_message(error: BaseException) -> tuple[str, int]:
@@ -126,6 +141,9 @@ def _error_message(error: BaseException) -> tuple[str, int]:
         return (f"{message} (simulator output in {log})" if log else message), 2
     if isinstance(error, MemoryError):
         return "out of memory (inputs or parameters too large for this machine)", 2
+    if isinstance(error, FileNotFoundError) and not error.filename and _working_directory_gone():
+        return ("the current directory no longer exists (deleted), so relative paths name "
+                "nothing; cd to an existing directory, or give absolute paths"), 2
     if isinstance(error, OSError):
         where = f"{error.filename}: " if error.filename else ""
         return f"{where}{error.strerror or one_line(error)}", 2
@@ -133,93 +151,11 @@ def _error_message(error: BaseException) -> tuple[str, int]:
             f"for the traceback and report it"), 1
 
 
-#: the signals that end a command with its outputs cleaned up
-CLEANUP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-
-
-def _above_standard_streams(fd: int) -> int:
-    """``fd`` moved to 3 or above: with standard output closed, a pipe made now would take
-    descriptor 1 and hide that."""
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    os.close(fd)
-    return moved
-
-
-def _forget_wakeup_in_child() -> None:
-    """A forked child (multiprocessing with fork) shares the wakeup pipe: a signal it takes
-    must not end the parent, so the child drops the pipe and gets the default handlers back
-    (a no-op SIGTERM handler would make it unkillable by terminate())."""
-    with contextlib.suppress(ValueError, OSError):
-        for number in CLEANUP_SIGNALS:
-            if signal.getsignal(number) is _note_signal:
-                signal.signal(number, signal.default_int_handler if number == signal.SIGINT
-                              else signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
-
-
-os.register_at_fork(after_in_child=_forget_wakeup_in_child)
-
-
-def _note_signal(signum, frame):
-    """Python's handler does nothing: the watcher thread of _cleanup_on_signals acts."""
-
-
-@contextlib.contextmanager
-def _cleanup_on_signals(outputs_of):
-    """SIGTERM, SIGHUP and SIGINT end the command at once: the outputs not yet committed
-    (hidden ``.partial`` files) are removed, one line names the signal, and the process exits
-    with 128 + its number.
-
-    A signal goes to whichever thread the kernel picks, and a Python handler runs only when the
-    main thread runs Python code, which a main thread waiting for a worker (blocked on a lock,
-    the worker on a pipe) never does. So Python's handlers are no-ops and its wakeup file
-    descriptor, which the interpreter writes each signal's number to from whatever thread
-    takes it, is read by a watching thread that does the cleanup. The signal mask is left
-    alone (child processes inherit it). Only in the main thread (set_wakeup_fd needs it)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    read_end, write_end = (_above_standard_streams(fd) for fd in os.pipe())
-    os.set_blocking(write_end, False)
-    previous_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-    previous = {number: signal.signal(number, _note_signal) for number in CLEANUP_SIGNALS}
-    stop = threading.Event()
-
-    def watch():
-        while True:
-            data = os.read(read_end, 64)
-            if stop.is_set() or not data:
-                return
-            for signum in data:
-                if signum not in CLEANUP_SIGNALS:
-                    continue
-                outputs = outputs_of()
-                if outputs is not None:
-                    outputs.discard()
-                with contextlib.suppress(OSError, ValueError, AttributeError):
-                    sys.stderr.write(f"error: interrupted ({signal.Signals(signum).name})\n")
-                    sys.stderr.flush()
-                os._exit(128 + signum)
-
-    watcher = threading.Thread(target=watch, name="signal-cleanup", daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        os.write(write_end, b"\0")  # wakes the watcher, which sees stop
-        watcher.join()
-        signal.set_wakeup_fd(previous_fd)
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        os.close(read_end)
-        os.close(write_end)
-
-
 def input_paths(args) -> list[str]:
     """Every input file of the command (list files too), which no output may overwrite."""
     paths = []
-    for name in ("files", "inputs", "queries", "db", "reads", "test", "control", "lists"):
+    for name in ("files", "inputs", "queries", "db", "references", "reads", "test", "control",
+                 "lists"):
         value = getattr(args, name, None)
         if isinstance(value, str):
             paths.append(value)
@@ -236,11 +172,14 @@ def _stdin_for_dash(args) -> None:
     """``-`` among the input files is standard input, once; refused when standard input was
     closed (``<&-``), which would otherwise read as an empty genome."""
     dashes = 0
-    for name in ("files", "inputs", "queries", "reads", "test", "control"):
+    for name in ("files", "inputs", "queries", "reads", "test", "control", "db", "references"):
         value = getattr(args, name, None)
         if isinstance(value, list):
             dashes += value.count("-")
             setattr(args, name, [STDIN if path == "-" else path for path in value])
+        elif value == "-":     # search --db -, screen - READS...
+            dashes += 1
+            setattr(args, name, STDIN)
     if dashes > 1:
         raise InputError("-: standard input given twice as input; it can be read once (give "
                          "each genome once)")
@@ -261,15 +200,92 @@ def _close_backend(session: Session) -> None:
         close()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    open_closed_standard_streams()  # first: no file or message may take descriptor 0, 1 or 2
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    session = None
+#: the signal that ended the last command of this process (host.__main__ then dies by it)
+ended_by_signal: int | None = None
+
+
+class _Messages:
+    """Standard error for the command's messages: off (on /dev/null) when it is an input
+    (``2>> input.fa``), found before the first message and whenever more inputs are known;
+    ``gone`` once a write found it a closed pipe (the command then ends quietly, status 141)."""
+
+    def __init__(self):
+        self.gone = False
+
+    def guard(self, paths) -> None:
+        """Descriptor 2 on /dev/null if it is one of the regular files ``paths`` names."""
+        try:
+            status = os.fstat(2)
+        except OSError:
+            return
+        if not stat.S_ISREG(status.st_mode):
+            return
+        same = input_identities(paths).get((status.st_dev, status.st_ino))
+        if same is not None:
+            move_off_input(2, same)
+
+    def say(self, line: str) -> None:
+        if self.gone:
+            return
+        try:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        except BrokenPipeError:
+            self.closed_pipe()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def closed_pipe(self) -> None:
+        """Standard error is a pipe whose reader has gone: nothing more is written to it."""
+        self.gone = True
+        _point_at_devnull(2)
+
+
+def _point_at_devnull(descriptor: int) -> None:
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, descriptor)
+        os.close(null)
+
+
+def _parse(parser, argv, messages: _Messages):
+    """``parser.parse_args(argv)``, its usage errors held back until standard error is known not
+    to be an input (the inputs are then the arguments naming regular files)."""
+    held = io.StringIO()
+    real, sys.stderr = sys.stderr, held
     try:
-        with _cleanup_on_signals(lambda: session and session.outputs):
+        return parser.parse_args(argv)
+    except SystemExit:
+        sys.stderr = real
+        messages.guard([a for a in (sys.argv[1:] if argv is None else argv)
+                        if isinstance(a, str) and not a.startswith("-")])
+        if held.getvalue():
+            messages.say(held.getvalue().rstrip("\n"))
+        raise
+    finally:
+        sys.stderr = real
+
+
+def _still_running(session) -> list[str]:
+    """The compute units a card run may still use after the command ended (host.xrt)."""
+    device = getattr(getattr(session, "backend", None), "device", None)
+    return list(getattr(device, "still_running", ()))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    global ended_by_signal
+    open_closed_standard_streams()  # first: no file or message may take descriptor 0, 1 or 2
+    messages = _Messages()
+    parser = build_parser()
+    args = _parse(parser, argv, messages)
+    messages.guard(input_paths(args))
+    session = None
+    ended_by_signal = None
+    try:
+        with ending_signals(lambda: session and session.outputs.discard()):
             _stdin_for_dash(args)
             expand_collections(args)  # -l lists and directories, before any input is read
+            messages.guard(input_paths(args))
             check_backend(args)
             with output_transaction(input_paths(args)) as outputs:
                 with _simulator_log(args) as terminal:
@@ -278,14 +294,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                         args.run(args, session)
                     finally:
                         _close_backend(session)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if args.debug:
             raise
-        print("error: interrupted (SIGINT)", file=sys.stderr)
-        return 130
+        signum = getattr(interrupt, "signum", signal.SIGINT)
+        running = _still_running(session)
+        messages.guard(input_paths(args))
+        messages.say(interrupted_line(signum) + (
+            f"; {', '.join(running)} may still be running: reset the card (xbutil reset) "
+            f"before using it again" if running else ""))
+        ended_by_signal = signum
+        return 128 + signum
     except ReaderGone:
         # the reader of standard output (a pipe) has gone, as with | head: stop quietly, with
         # the status of a process ended by SIGPIPE, as other Unix tools do
+        return 128 + signal.SIGPIPE
+    except BrokenPipeError:
+        # standard error is a pipe whose reader has gone (2>&1 | head -0): as above
+        messages.closed_pipe()
         return 128 + signal.SIGPIPE
     except Exception as error:
         if args.debug:
@@ -295,12 +321,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             # a write into an output's file (its hidden .partial) failed: name the outputs
             error.filename = ", ".join(session.outputs.names()) or None
         message, status = _error_message(error)
-        print(f"error: {message}", file=sys.stderr)
-        return status
+        messages.guard(input_paths(args))
+        messages.say(f"error: {message}")
+        return 128 + signal.SIGPIPE if messages.gone else status
     if len(session.warnings) == 1:
-        print(f"warning: {one_line(session.warnings[0])}", file=sys.stderr)
+        messages.say(f"warning: {one_line(session.warnings[0])}")
     elif session.warnings:
         almost = " or almost no" if any("almost no k-mers" in w for w in session.warnings) else ""
-        print(f"warning: {len(session.warnings)} inputs have no{almost} k-mers: "
-              f"{one_line('; '.join(session.warnings))}", file=sys.stderr)
-    return 0
+        messages.say(f"warning: {len(session.warnings)} inputs have no{almost} k-mers: "
+                     f"{one_line('; '.join(session.warnings))}")
+    for note in session.outputs.notes:     # a replaced output's links or owner not kept
+        messages.say(f"warning: {one_line(note)}")
+    return 128 + signal.SIGPIPE if messages.gone else 0

@@ -9,10 +9,12 @@ CLI prints it and exits with status 2 (host.outputs, which writes the results, r
 """
 
 import bz2
+import functools
 import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import zlib
 from pathlib import Path
@@ -22,7 +24,9 @@ from kmerspec.golden.parse import remove_trailing_whitespace
 __all__ = ["InputError", "read_input", "read_sequence_file", "check_sequence", "compression_of",
            "looks_like_damaged_sketch", "gzip_problem", "genome_name", "name_problem",
            "phylip_name", "decompressed_head", "compressed_sketch_problem", "few_kmers_cause",
-           "ZIP_MAGIC"]
+           "ZIP_MAGIC", "descriptor_of", "open_input", "is_stream", "StreamInput",
+           "stream_input", "stream_key", "STREAMS", "with_head", "bounded_lines",
+           "LINE_LIMIT", "decompressed_blocks"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 1 << 16
@@ -119,19 +123,241 @@ def _check_format(path: Path, data: bytes, compression: str | None = None) -> No
                          f"expected '>' or '@')")
 
 
-def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
-    """The first ``size`` bytes of an input file (all by default); failures name the file."""
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)")
+_STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def descriptor_of(path: str) -> int | None:
+    """The file descriptor ``path`` names, through any symlinks: ``/dev/stdout``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``, ``/proc/<this process>/fd/N``; None for other paths.
+
+    Such a path is read or written through the descriptor itself: its open mode holds (``>> f``
+    appends), what it leads to (a pipe, a socket, a file) is never replaced, and a pipe that
+    another user made, or a socket, which could not be opened again by name, is read."""
+    own = re.compile(rf"/proc/{os.getpid()}/fd/(\d+)")
+    current = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on a chain of symlinks
+        if current in _STANDARD_STREAMS:
+            return _STANDARD_STREAMS[current]
+        match = _FD_PATH.fullmatch(current) or own.fullmatch(current)
+        if match:
+            return int(match.group(1))
+        if not os.path.islink(current):
+            return None
+        current = os.path.normpath(os.path.join(os.path.dirname(current),
+                                                os.readlink(current)))
+    return None
+
+
+def is_stream(path) -> bool:
+    """A pipe, FIFO, character device or socket (``<(cat x.fa)``, ``/dev/stdin`` on a pipe):
+    content that can be read once only."""
     try:
-        with open(path, "rb") as file:
-            return file.read(size)
-    except FileNotFoundError:
+        descriptor = descriptor_of(os.fspath(path))
+        mode = (os.fstat(descriptor) if descriptor is not None else os.stat(path)).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+class StreamInput:
+    """An input that can be read once (host.streams opens it for a command): its first bytes
+    (``head``), its kind (``"sketch"`` or ``"sequence"``) and, for a sketch file, the anonymous
+    temporary file it was spooled into; a sequence stream is read as it arrives by the one
+    reader that takes it (:meth:`take`)."""
+
+    def __init__(self, shown: str, kind: str, head: bytes, file, ended: bool = False):
+        self.shown, self.kind, self.head, self.file = shown, kind, head, file
+        #: the stream ended within ``head``: it is all there is
+        self.ended = ended
+        self.taken = False
+
+    def take(self):
+        """The open stream, from its first byte: a sequence stream once, a spooled sketch file
+        as a new handle each time."""
+        if self.kind == "sketch":
+            return os.fdopen(os.dup(self.file.fileno()), "rb")
+        if self.taken:
+            raise RuntimeError(f"{self.shown}: a stream read twice (it can be read once)")
+        self.taken = True
+        return self.file
+
+    def close(self) -> None:
+        self.file.close()
+
+
+#: the inputs host.streams has opened for the running command, by the path as given
+STREAMS: dict[str, StreamInput] = {}
+
+
+def stream_input(path) -> StreamInput | None:
+    """The opened stream ``path`` names in this command, if host.streams opened it."""
+    try:
+        return STREAMS.get(stream_key(path))
+    except TypeError:
+        return None
+
+
+def stream_key(path) -> str:
+    """The key of ``path`` among STREAMS: the path as pathlib writes it (``./x`` is ``x``)."""
+    return os.fspath(Path(path))
+
+
+class _PositionalReader(io.RawIOBase):
+    """A regular file read through a descriptor by position (pread): the descriptor's own
+    offset, which the shell's other commands share, is left where it is."""
+
+    def __init__(self, descriptor: int):
+        self._descriptor = descriptor
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = os.pread(self._descriptor, len(buffer), self._position)
+        buffer[:len(data)] = data
+        self._position += len(data)
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position,
+                io.SEEK_END: os.fstat(self._descriptor).st_size}[whence]
+        self._position = max(0, base + offset)
+        return self._position
+
+    def tell(self) -> int:
+        return self._position
+
+    def fileno(self) -> int:
+        return self._descriptor
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._descriptor)
+        super().close()
+
+
+class _Prefixed(io.RawIOBase):
+    """Bytes already read from a stream (``head``), then the rest of it."""
+
+    def __init__(self, head: bytes, rest, close_rest: bool = True):
+        self._head = memoryview(head)
+        self._rest = rest
+        self._close_rest = close_rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            count = min(len(buffer), len(self._head))
+            buffer[:count] = self._head[:count]
+            self._head = self._head[count:]
+            return count
+        return self._rest.readinto(buffer)
+
+    def close(self) -> None:
+        if not self.closed and self._close_rest:
+            self._rest.close()
+        super().close()
+
+
+def with_head(file, size: int, close_file: bool = True):
+    """(the first ``size`` bytes of the binary ``file``, fewer only at its end; a file that
+    reads from its first byte again, closing ``file`` when it is closed unless not
+    ``close_file``): a pipe may deliver its first bytes in pieces, which ``peek`` would not wait
+    for."""
+    head = b""
+    while len(head) < size:
+        more = file.read(size - len(head))
+        if not more:
+            break
+        head += more
+    return head, io.BufferedReader(_Prefixed(head, file, close_file), 1 << 16)
+
+
+def _open_error(path, expected: str, error: OSError) -> InputError:
+    if isinstance(error, FileNotFoundError):
+        return InputError(f"{path}: no such file")
+    if isinstance(error, IsADirectoryError):
+        return InputError(f"{path}: is a directory, expected {expected}")
+    if isinstance(error, PermissionError):
+        return InputError(f"{path}: permission denied")
+    return InputError(f"{path}: cannot read ({error.strerror or error})")
+
+
+def open_input(path: str | os.PathLike, expected: str):
+    """``path`` open for reading in binary, failures as one-line InputErrors naming it
+    (``expected`` says what the file should have been, for a directory). A stream host.streams
+    opened for the command is that stream (:meth:`StreamInput.take`). A path naming a
+    descriptor (``-`` is ``/dev/stdin``, ``/dev/fd/N``) whose file is a pipe, socket or device
+    is read through the descriptor itself, not opened again by name: Linux refuses to open a
+    pipe of another user again (EACCES) and any socket (ENXIO) by its /proc path; a regular
+    file there is opened again by name, so that its offset is its own, or read by position
+    through the descriptor when its permissions refuse that."""
+    registered = stream_input(path)
+    if registered is not None:
+        return registered.take()
+    try:
+        descriptor = descriptor_of(os.fspath(path))
+    except ValueError:  # a NUL byte in the path
         raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected {expected}") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
+    try:
+        if descriptor is not None:
+            status = os.fstat(descriptor)
+            if not stat.S_ISREG(status.st_mode):
+                return os.fdopen(os.dup(descriptor), "rb")
+            try:
+                return open(path, "rb")
+            except PermissionError:
+                return io.BufferedReader(_PositionalReader(os.dup(descriptor)))
+        return open(path, "rb")
     except OSError as error:
-        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+        raise _open_error(path, expected, error) from None
+
+
+def read_input(path: str | os.PathLike, expected: str, size: int = -1) -> bytes:
+    """The first ``size`` bytes of an input file (all by default); failures name the file.
+    A stream opened for the command gives its first bytes without losing them, when they were
+    read to tell its kind."""
+    registered = stream_input(path)
+    if registered is not None and 0 <= size and (size <= len(registered.head)
+                                                 or registered.ended):
+        return registered.head[:size]
+    with open_input(path, expected) as file:
+        try:
+            return file.read(size)
+        except OSError as error:
+            raise _open_error(path, expected, error) from None
+
+
+#: the longest line a list of paths or of genome names may hold (Linux's PATH_MAX is 4,096)
+LINE_LIMIT = 1 << 16
+
+
+def bounded_lines(file, shown: str, what: str, limit: int = LINE_LIMIT):
+    """(line number, line without its end) of the binary ``file``, read a line at a time: a
+    line longer than ``limit`` bytes (``/dev/zero`` has no line end at all) or one holding a NUL
+    byte is refused at that point, as not ``what``, so that neither memory nor time goes into
+    a file that is no text list."""
+    number = offset = 0
+    while True:
+        line = file.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        nul = line.find(b"\x00")
+        if nul >= 0:
+            raise InputError(f"{shown}: binary content (NUL byte at offset {offset + nul}), "
+                             f"not {what}")
+        if len(line) > limit:
+            raise InputError(f"{shown}: line {number}: longer than {limit:,} bytes, not {what}")
+        offset += len(line)
+        yield number, line.rstrip(b"\n")
 
 
 def gzip_problem(path: Path, file) -> str:
@@ -213,16 +439,87 @@ def bzip2_xz_problem(path: Path, name: str, error: Exception) -> str:
     return f"{path}: corrupt {name} file ({error})"
 
 
+@functools.cache
+def _gzip_reader() -> tuple[type, tuple]:
+    """(GzipFile class, the exceptions of a corrupt stream): ISA-L's where installed, else
+    zlib's. Imported with the first gzip file, so that a run over plain files does without."""
+    try:
+        from isal.igzip import GzipFile
+        from isal.isal_zlib import error
+        return GzipFile, (gzip.BadGzipFile, zlib.error, error)
+    except ImportError:  # no wheel for this platform: zlib
+        return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
+
+
+def decompressed_blocks(path: str | os.PathLike, block_bytes: int = 1 << 22):
+    """The decompressed content of the FASTA/FASTQ file ``path`` (opened by
+    :func:`open_input`) in blocks of ``block_bytes`` (at least the 64 KiB the format check
+    looks at), its format checked on the first block; each problem one InputError naming the
+    file when the block that shows it is read. host.reader.sequence_blocks is this."""
+    path = Path(path)
+    file = open_input(path, "a FASTA/FASTQ file")
+    try:
+        if file.seekable():
+            head = file.peek(8)[:8]
+        else:  # a pipe may give its first bytes in pieces
+            head, file = with_head(file, 8)
+    except OSError as error:
+        file.close()
+        raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+    with file:
+        _refuse_compression(path, head)
+        compression = compression_of(head)
+        if compression == "gzip":
+            gzip_file, corrupt = _gzip_reader()
+            stream = gzip_file(fileobj=file)
+        elif compression is not None:
+            stream = (bz2.BZ2File if compression == "bzip2" else lzma.LZMAFile)(file)
+            corrupt = BZIP2_XZ_ERRORS
+        else:
+            stream, corrupt = file, ()
+        yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
+
+
+def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
+            block_bytes: int):
+    with stream:
+        first = True
+        while True:
+            try:
+                block = stream.read(block_bytes)
+            except (EOFError, *corrupt) as error:
+                if compression == "gzip" and file.seekable():
+                    # name the problem as read_sequence_file does
+                    raise InputError(gzip_problem(path, file)) from None
+                if compression == "gzip":  # a pipe cannot be walked again for the cause
+                    cause = ("truncated gzip stream (ends before the end of the compressed "
+                             "stream)" if isinstance(error, EOFError)
+                             else f"corrupt gzip stream ({error})")
+                    raise InputError(f"{path}: {cause}") from None
+                raise InputError(bzip2_xz_problem(path, compression, error)) from None
+            except OSError as error:
+                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
+            if first:
+                _check_format(path, block, compression)
+                first = False
+            if not block:
+                return
+            yield block
+
+
 def read_sequence_file(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a FASTA/FASTQ file, plain, gzip, bzip2 or xz (detected by its
-    magic), checked and with trailing whitespace removed by :func:`check_sequence`."""
+    magic), checked and with trailing whitespace removed by :func:`check_sequence`. A regular
+    file is read whole; a stream (a pipe, a device) block by block, its format checked on the
+    first block, so that /dev/zero or a binary stream is refused at once."""
     path = Path(path)
+    if stream_input(path) is not None or is_stream(path):
+        return check_sequence(path, b"".join(decompressed_blocks(path)))
     raw = read_input(path, "a FASTA/FASTQ file")
     compression = compression_of(raw[:8])
     raw = _decompress(path, raw)
     _check_format(path, raw, compression)
     return check_sequence(path, raw)
-
 
 
 def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:

@@ -29,11 +29,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .io import InputError
+from .io import InputError, descriptor_of
 
 __all__ = ["STDOUT", "Outputs", "writes_in_place", "output_transaction", "atomic_output",
            "input_identities", "ReaderGone", "open_closed_standard_streams",
-           "closed_at_start", "descriptor_of", "refuse_unwritable"]
+           "closed_at_start", "descriptor_of", "refuse_unwritable", "move_off_input"]
 
 STDOUT = "-"
 
@@ -75,6 +75,20 @@ def closed_at_start(descriptor: int) -> bool:
     return descriptor in _CLOSED_AT_START
 
 
+#: standard descriptors that were open on an input file and now stand on /dev/null
+#: (host.cli: messages must not be written into an input through ``2>> input``): descriptor ->
+#: the input; an output naming such a descriptor is refused as one open on the input would be
+_MOVED_OFF_INPUTS: dict[int, str] = {}
+
+
+def move_off_input(descriptor: int, input_path: str) -> None:
+    """Point ``descriptor`` at /dev/null because it is open on the input ``input_path``."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
+    _MOVED_OFF_INPUTS[descriptor] = input_path
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -83,31 +97,6 @@ def _current_umask() -> int:
 
 def _strerror(error: OSError) -> str:
     return error.strerror or str(error)
-
-
-_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)")
-_STANDARD_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
-
-
-def descriptor_of(path: str) -> int | None:
-    """The file descriptor ``path`` names, through any symlinks: ``/dev/stdout``,
-    ``/dev/fd/N``, ``/proc/self/fd/N``, ``/proc/<this process>/fd/N``; None for other paths.
-
-    Such a path is written through the descriptor itself, so its open mode holds (``>> f``
-    appends) and what it leads to (a pipe, a socket, a file) is never replaced."""
-    own = re.compile(rf"/proc/{os.getpid()}/fd/(\d+)")
-    current = os.path.abspath(path)
-    for _ in range(40):  # the kernel's own limit on a chain of symlinks
-        if current in _STANDARD_STREAMS:
-            return _STANDARD_STREAMS[current]
-        match = _FD_PATH.fullmatch(current) or own.fullmatch(current)
-        if match:
-            return int(match.group(1))
-        if not os.path.islink(current):
-            return None
-        current = os.path.normpath(os.path.join(os.path.dirname(current),
-                                                os.readlink(current)))
-    return None
 
 
 class _PendingOutput:
@@ -138,6 +127,13 @@ class _PendingOutput:
         if shown == "":
             raise InputError("'': an empty output file name (give -o FILE, or -o - for "
                              "standard output)")
+        if shown.endswith("/") or os.path.basename(shown) in (".", ".."):
+            # as coreutils: ``cp x keep.txt/`` is "Not a directory", never keep.txt replaced
+            # (Python's path functions would drop the slash)
+            if os.path.isdir(shown):
+                raise InputError(f"{shown}: is a directory, expected an output file name")
+            raise InputError(f"{shown}: not a directory, and an output file name cannot end in "
+                             f"'/', '.' or '..'")
         descriptor = 1 if shown == STDOUT else descriptor_of(shown)
         if descriptor is not None:
             self.kind, self.target, self.descriptor = "stdout", None, descriptor
@@ -148,7 +144,7 @@ class _PendingOutput:
             what = "standard output" if descriptor == 1 else f"file descriptor {descriptor}"
             if not _descriptor_open(descriptor) or closed_at_start(descriptor):
                 raise InputError(f"{shown}: {what} is closed; nowhere to write")
-            same = _input_behind(descriptor, inputs or {})
+            same = _input_behind(descriptor, inputs or {}) or _MOVED_OFF_INPUTS.get(descriptor)
             if same is not None:
                 raise InputError(f"{shown}: {what} is also an input ({same}); refusing to "
                                  f"write into it (send the output elsewhere)")
@@ -162,9 +158,10 @@ class _PendingOutput:
         else:
             self.target = Path(os.path.realpath(shown))
             self._raw = self._open_beside_target(inputs or {})
-        self.file = (self._raw if binary else
-                     io.TextIOWrapper(self._raw, encoding="utf-8", errors="surrogateescape",
-                                      newline="\n"))
+        self.file = _Attributed(self._raw if binary else
+                                io.TextIOWrapper(self._raw, encoding="utf-8",
+                                                 errors="surrogateescape", newline="\n"),
+                                shown)
 
     def _open_beside_target(self, inputs: dict):
         target, shown = self.target, self.shown
@@ -214,11 +211,14 @@ class _PendingOutput:
         _LIVE_PARTIALS.add(self._temporary)
         return os.fdopen(handle, "w+b")
 
-    def commit(self) -> None:
+    def commit(self) -> list[str]:
+        """Write the output where it goes; returns what the user should know of it (a
+        replaced file's attributes that could not be kept)."""
         self.file.flush()
+        notes: list[str] = []
         if self.kind == "file":
             try:
-                os.fchmod(self._raw.fileno(), self._mode)  # it was made private (0600)
+                notes = self._keep_attributes()
                 # renamed while still open, so its lock holds until it is no .partial file
                 os.replace(self._temporary, self.target)
             except OSError as error:
@@ -227,7 +227,7 @@ class _PendingOutput:
                 self.file.close()
             _LIVE_PARTIALS.discard(self._temporary)
             self._temporary = None
-            return
+            return notes
         self._raw.seek(0)
         try:
             if self.kind == "stdout" and self.descriptor == 1 and sys.stdout is not None:
@@ -251,6 +251,43 @@ class _PendingOutput:
             raise InputError(f"{self.shown}: cannot write ({_strerror(error)})") from None
         finally:
             self.file.close()
+        return notes
+
+    def _keep_attributes(self) -> list[str]:
+        """The new file gets the replaced one's mode, owner, group and ACL (as ``sed -i`` keeps
+        them); what cannot be kept, and the replaced file's other hard links, which keep its
+        old content, are said."""
+        handle = self._raw.fileno()
+        try:
+            old = os.stat(self.target)
+        except FileNotFoundError:
+            old = None
+        notes = []
+        if old is not None and (old.st_dev, old.st_ino) == self.identity:
+            new = os.fstat(handle)
+            if (old.st_uid, old.st_gid) != (new.st_uid, new.st_gid):
+                try:
+                    os.fchown(handle, old.st_uid, old.st_gid)
+                except PermissionError:
+                    notes.append(f"{self.shown}: replaced by a new file of owner "
+                                 f"{new.st_uid}:{new.st_gid}; it was {old.st_uid}:{old.st_gid}, "
+                                 f"which only root can give")
+            os.fchmod(handle, self._mode)
+            acl = _acl_of(self.target)
+            if acl is not None:
+                try:
+                    os.setxattr(handle, _ACL, acl)
+                except OSError as error:
+                    notes.append(f"{self.shown}: replaced by a new file without its ACL "
+                                 f"({_strerror(error)})")
+            if old.st_nlink > 1:
+                others = old.st_nlink - 1
+                notes.append(f"{self.shown}: replaced by a new file; its {others} other hard "
+                             f"link{'s' if others > 1 else ''} keep{'' if others > 1 else 's'} "
+                             f"the old content")
+        else:
+            os.fchmod(handle, self._mode)   # it was made private (0600)
+        return notes
 
     def discard(self) -> None:
         if self._temporary is not None:  # removed before it is closed, so while still locked
@@ -260,6 +297,60 @@ class _PendingOutput:
             self._temporary = None
         with contextlib.suppress(OSError, ValueError):
             self.file.close()
+
+
+class _Attributed:
+    """An output's file, whose failed writes name the output: a full file system's ENOSPC
+    carries no file name, and a command writing several outputs (a table and its ``--plot``)
+    must name the one that failed. It has no ``fileno``, so that writers which would write to
+    the descriptor themselves (PIL, for a PNG plot) write through it."""
+
+    def __init__(self, file, shown: str):
+        self._file = file
+        self._shown = shown
+
+    def _named(self, action, *args):
+        try:
+            return action(*args)
+        except OSError as error:
+            if not error.filename:
+                error.filename = self._shown
+            raise
+
+    def write(self, data):
+        return self._named(self._file.write, data)
+
+    def writelines(self, lines):
+        return self._named(self._file.writelines, lines)
+
+    def flush(self):
+        return self._named(self._file.flush)
+
+    def close(self):
+        return self._named(self._file.close)
+
+    def fileno(self):
+        raise io.UnsupportedOperation("fileno")
+
+    def __getattr__(self, name):
+        return getattr(self._file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+#: the extended attribute of a file's POSIX ACL
+_ACL = "system.posix_acl_access"
+
+
+def _acl_of(path) -> bytes | None:
+    try:
+        return os.getxattr(path, _ACL)
+    except OSError:     # none, or no ACLs on this file system
+        return None
 
 
 def _input_behind(descriptor: int, inputs: dict) -> str | None:
@@ -449,6 +540,8 @@ class Outputs:
     def __init__(self, inputs=()):
         self._pending: list[_PendingOutput] = []
         self._opened: list[str] = []
+        #: what the user should know of the outputs written (host.cli prints them as warnings)
+        self.notes: list[str] = []
         self._inputs = input_identities(inputs)
 
     def open(self, path: str | os.PathLike, binary: bool = False):
@@ -477,7 +570,7 @@ class Outputs:
         pending = sorted(self._pending, key=lambda p: p.kind == "file")
         try:
             for output in pending:
-                output.commit()
+                self.notes += output.commit()
         finally:
             self.discard()
 

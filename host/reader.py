@@ -10,26 +10,18 @@ the genome's size. gzip is decompressed by ISA-L (python-isal, about three times
 where it is installed, else by zlib; bzip2 and xz by Python's bz2 and lzma.
 """
 
-import bz2
 import contextlib
-import functools
-import gzip
-import lzma
 import os
 import stat
 import sys
 import time
-import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 from kmerspec.golden.mincount import MinCountParams
 
-from .io import (_SNIFF_BYTES, BZIP2_XZ_ERRORS, InputError, _check_format,
-                 _refuse_compression, bzip2_xz_problem, compression_of, gzip_problem,
-                 read_sequence_file)
+from .io import _SNIFF_BYTES, InputError, decompressed_blocks, read_sequence_file
 
 __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK_BYTES",
            "ReadsMinCount", "read_file_groups", "is_read_file"]
@@ -37,75 +29,13 @@ __all__ = ["Progress", "read_genomes", "SequenceFile", "sequence_blocks", "BLOCK
 BLOCK_BYTES = 1 << 22  # at least the 64 KiB the format check looks at
 
 
-@functools.cache
-def _gzip_reader() -> tuple[type, tuple]:
-    """(GzipFile class, the exceptions of a corrupt stream): ISA-L's where installed, else
-    zlib's. Imported with the first gzip file, so that a run over plain files does without."""
-    try:
-        from isal.igzip import GzipFile
-        from isal.isal_zlib import error
-        return GzipFile, (gzip.BadGzipFile, zlib.error, error)
-    except ImportError:  # no wheel for this platform: zlib
-        return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
-
-
-def _raise_open_error(path: Path, error: OSError):
-    """The messages of host.io.read_sequence_file."""
-    if isinstance(error, FileNotFoundError):
-        raise InputError(f"{path}: no such file") from None
-    if isinstance(error, IsADirectoryError):
-        raise InputError(f"{path}: is a directory, expected a FASTA/FASTQ file") from None
-    if isinstance(error, PermissionError):
-        raise InputError(f"{path}: permission denied") from None
-    raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-
-
 def sequence_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
     """The decompressed content of a FASTA/FASTQ file (plain, gzip, bzip2, xz) in blocks of
     ``block_bytes``; their concatenation is ``host.io.read_sequence_file(path)``, and a bad
-    file raises the same one-line InputError (when the block that shows the problem is read)."""
-    path = Path(path)
-    file = None
-    try:
-        file = open(path, "rb")
-        head = file.peek(8)[:8]
-    except OSError as error:
-        if file is not None:
-            file.close()
-        _raise_open_error(path, error)
-    with file:
-        _refuse_compression(path, head)
-        compression = compression_of(head)
-        if compression == "gzip":
-            gzip_file, corrupt = _gzip_reader()
-            stream = gzip_file(fileobj=file)
-        elif compression is not None:
-            stream = (bz2.BZ2File if compression == "bzip2" else lzma.LZMAFile)(file)
-            corrupt = BZIP2_XZ_ERRORS
-        else:
-            stream, corrupt = file, ()
-        yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
-
-
-def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
-            block_bytes: int) -> Iterator[bytes]:
-    with stream:
-        first = True
-        while True:
-            try:
-                block = stream.read(block_bytes)
-            except (EOFError, *corrupt) as error:
-                if compression == "gzip":  # name the problem as host.io.read_sequence_file does
-                    raise InputError(gzip_problem(path, file)) from None
-                raise InputError(bzip2_xz_problem(path, compression, error)) from None
-            except OSError as error:
-                _raise_open_error(path, error)
-            if first:
-                _check_format(path, block, compression)
-                first = False
-            if not block:
-                return
-            yield block
+    file raises the same one-line InputError (when the block that shows the problem is read).
+    The file is opened by host.io.open_input (a pipe on standard input is read through
+    descriptor 0, a stream host.streams opened is taken from there)."""
+    return decompressed_blocks(path, block_bytes)
 
 
 class SequenceFile:
@@ -194,7 +124,8 @@ def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int
         return
     from concurrent.futures import ThreadPoolExecutor
     threads = threads or min(4, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="reader") as pool:
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="reader")
+    try:
         pending: deque = deque()
         upcoming = iter(paths)
         for path in upcoming:
@@ -212,6 +143,14 @@ def read_genomes(paths: Sequence[str], threads: int | None = None, prefetch: int
             yield path, data
         if progress is not None:
             progress.close()
+    except KeyboardInterrupt:
+        # a signal ends the command (host.interrupts): a read under way is not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 # -- which files --min-count filters ---------------------------------------------------------

@@ -14,6 +14,7 @@ held (shared values are replicated to every worker), and the client writes each 
 when its turn comes.
 """
 
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
@@ -50,8 +51,12 @@ class DaskExecutor:
         if address is not None:
             self.client = Client(address)
         else:
+            # the workers' own log lines at warning level (a task cancelled when the command
+            # is interrupted: "Async instruction ... ended with CancelledError") are not the
+            # command's; errors still show
             self._cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
-                                         processes=True, dashboard_address=None)
+                                         processes=True, dashboard_address=None,
+                                         silence_logs=logging.ERROR)
             self.client = Client(self._cluster)
         self.workers = max(1, len(self.client.scheduler_info()["workers"]))
 
@@ -62,12 +67,18 @@ class DaskExecutor:
                     window: int | None = None) -> Iterator:
         window = window or 4 * self.workers
         in_flight: deque = deque()
-        for item in items:
-            in_flight.append(self.client.submit(function, item, *arguments, pure=False))
-            if len(in_flight) >= window:
+        try:
+            for item in items:
+                in_flight.append(self.client.submit(function, item, *arguments, pure=False))
+                if len(in_flight) >= window:
+                    yield in_flight.popleft().result()
+            while in_flight:
                 yield in_flight.popleft().result()
-        while in_flight:
-            yield in_flight.popleft().result()
+        except KeyboardInterrupt:
+            # a signal ends the command (host.interrupts): the tasks stop before the cluster
+            # closes, so no worker is left computing for a scheduler that has gone
+            self.client.cancel(list(in_flight))
+            raise
 
     def close(self) -> None:
         self.client.close()

@@ -21,21 +21,28 @@ Two sketch sets can be compared or merged only when kind and params are equal; t
 the parameter and both files. The minimum-count filter is per genome and need not agree (reads
 sketched with m = 2 against a reference sketched with m = 1). A genome name may occur once in a merged set; the error names both
 sources. Reading checks everything a later step relies on (parameters, array types and shapes),
-so a damaged or foreign file is refused with one line naming it, never half-used.
+so a damaged or foreign file is refused with one line naming it, never half-used: the archive
+is read by host.sketch_archive, which accepts only what ``numpy.savez`` writes and checks every
+size against the file and the header's own parameters before it allocates anything, so any
+damage is ``FILE: damaged sketch file (CAUSE)``. How a format version stores its arrays is its
+:class:`FormatLayout` in :data:`_LAYOUTS`; a file of a newer version is named as such.
 """
 
 import json
+import math
 import os
-import zipfile
-import zlib
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
+from . import sketch_archive as archive
 from .io import (ZIP_MAGIC, InputError, compressed_sketch_problem, compression_of,
-                 decompressed_head, looks_like_damaged_sketch, read_input)
+                 decompressed_head, looks_like_damaged_sketch, open_input, read_input,
+                 stream_input)
 from .outputs import atomic_output
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
@@ -188,6 +195,9 @@ def _first_bytes(path) -> bytes:
 
 def is_sketch_file(path) -> bool:
     """True if ``path`` starts like a sketch file (a zip archive), so it is not sequence."""
+    registered = stream_input(path)
+    if registered is not None:
+        return registered.kind == "sketch"
     try:
         return _first_bytes(Path(path)) == ZIP_MAGIC
     except InputError:
@@ -198,94 +208,236 @@ def _is_list_of(value, kind) -> bool:
     return isinstance(value, list) and all(isinstance(item, kind) for item in value)
 
 
+# -- reading: every size bounded before it is allocated -------------------------------------
+
+@dataclass(frozen=True)
+class FormatLayout:
+    """How one format version stores a kind's arrays: ``members`` gives each array's member
+    name and its dtype and shape as stored, from the header's own parameters and genome count
+    (the reader compares them with the archive before allocating); ``decode`` turns the stored
+    arrays into the SketchSet's (identity for version 1). A new version (registers packed, say)
+    adds its entry to :data:`_LAYOUTS`; the versions before it keep reading."""
+
+    version: int
+    members: Callable[[str, dict, int], dict[str, tuple[np.dtype, tuple[int, ...]]]]
+    decode: Callable[[str, dict, dict[str, np.ndarray]], dict[str, np.ndarray]]
+
+
+def _members_v1(kind: str, params: dict, genomes: int) -> dict:
+    if kind == "hll":
+        return {"registers": (np.dtype(np.uint8), (genomes, 1 << params["p"]))}
+    queues = (genomes, 1 << params["R"], params["n"])
+    return {"tags": (np.dtype(np.uint32), queues), "values": (np.dtype(np.uint32), queues)}
+
+
+_LAYOUTS: dict[int, FormatLayout] = {
+    1: FormatLayout(1, _members_v1, lambda kind, params, arrays: arrays),
+}
+
+#: a sketch header is an object of lists of objects (genomes, their files, min_count): 4
+#: levels; a header nested deeper is refused before the JSON parser recurses into it
+_HEADER_DEPTH = 8
+#: the largest header a pipe may bring before its arrays (host.streams spools a pipe within
+#: the size its header states); about 4 million genomes' names and paths
+PIPE_HEADER_LIMIT = 1 << 30
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _damaged(path, cause: str) -> InputError:
+    return InputError(f"{path}: damaged sketch file ({cause})")
+
+
+_NESTING = np.zeros(256, dtype=np.int8)
+_NESTING[[ord("["), ord("{")]] = 1
+_NESTING[[ord("]"), ord("}")]] = -1
+
+
+def _json_depth(data: bytes) -> int:
+    """How deep the arrays and objects of the JSON text ``data`` nest (strings skipped)."""
+    steps = _NESTING[np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)]
+    return int(np.cumsum(steps, dtype=np.int64).max()) if steps.size else 0
+
+
+def parse_header(path, data: bytes) -> dict:
+    """The header object of the bytes of ``header.npy``'s array (UTF-8 JSON)."""
+    depth = _json_depth(data)
+    if depth > _HEADER_DEPTH:
+        raise _damaged(path, f"header: JSON nested {depth} deep; a sketch header nests 4")
+    try:
+        return json.loads(data.decode())
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise _damaged(path, f"header: {_one_line(error)}") from None
+
+
+def _check_format_version(path, header) -> FormatLayout:
+    if not isinstance(header, dict):
+        raise _damaged(path, "header: not a JSON object")
+    if header.get("format") != FORMAT:
+        raise _damaged(path, f"header: format {header.get('format')!r}, not {FORMAT!r}")
+    version = header.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _damaged(path, f"header: format version {version!r}")
+    if version not in _LAYOUTS:
+        made_by = header.get("tool_version")
+        by = f" {made_by}" if isinstance(made_by, str) and len(made_by) < 40 else ""
+        raise InputError(f"{path}: made by a newer version of kmer-sketch-accel{by} (sketch "
+                         f"format version {version}; this version, {__version__}, reads "
+                         f"versions 1 to {max(_LAYOUTS)}): upgrade kmer-sketch-accel to read it")
+    return _LAYOUTS[version]
+
+
 def _min_count_record(path: Path, genome: dict) -> dict:
     record = genome.get("min_count", {})
     try:
         if not isinstance(record, dict) or record != MinCountParams.from_record(record).record():
             raise ValueError(f"not a filter record: {record!r}")
     except (KeyError, TypeError, ValueError) as error:
-        raise InputError(f"{path}: damaged sketch header (min_count of genome "
-                         f"{genome['name']!r}: {_one_line(error)})") from None
+        raise _damaged(path, f"header: min_count of genome {genome['name']!r}: "
+                             f"{_one_line(error)}") from None
     return record
 
 
-def _check_header(path: Path, header) -> tuple[str, dict, list[str], list[list[str]], list]:
-    if not isinstance(header, dict):
-        raise InputError(f"{path}: damaged sketch header (not a JSON object)")
-    if header.get("format") != FORMAT or header.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"{path}: unsupported sketch format {header.get('format')!r} "
-                         f"version {header.get('format_version')!r}")
+def check_header(path, header) -> tuple:
+    """(layout, kind, params, names, files, min_counts) of a header object, every field
+    checked; :class:`host.io.InputError` naming ``path`` otherwise."""
+    layout = _check_format_version(path, header)
     kind, params, genomes = header.get("kind"), header.get("params"), header.get("genomes")
     if kind not in _ARRAYS_OF_KIND:
-        raise InputError(f"{path}: unknown sketch kind {kind!r}")
+        raise _damaged(path, f"header: unknown sketch kind {kind!r}")
     if not isinstance(params, dict) or params.get("hash") != _HASH_OF_KIND[kind]:
-        raise InputError(f"{path}: damaged sketch header (parameters {params!r})")
+        raise _damaged(path, f"header: parameters {params!r}")
     try:
         engine_params(kind, params)
     except (KeyError, TypeError, ValueError) as error:
-        raise InputError(f"{path}: damaged sketch header (parameters: {error})") from None
+        raise _damaged(path, f"header: parameters: {_one_line(error)}") from None
     if not (isinstance(genomes, list) and all(
             isinstance(g, dict) and isinstance(g.get("name"), str)
             and _is_list_of(g.get("files"), str) for g in genomes)):
-        raise InputError(f"{path}: damaged sketch header (genome list)")
+        raise _damaged(path, "header: genome list")
+    for index, genome in enumerate(genomes):
+        if not genome["name"]:
+            raise _damaged(path, f"header: genome {index + 1} has an empty name")
     min_counts = [_min_count_record(path, g) for g in genomes]
-    return (kind, params, [g["name"] for g in genomes], [g["files"] for g in genomes],
+    return (layout, kind, params, [g["name"] for g in genomes], [g["files"] for g in genomes],
             min_counts if any(min_counts) else [])
 
 
-def _expected_shape(kind: str, params: dict) -> tuple[tuple[int, ...], np.dtype]:
-    if kind == "hll":
-        return (1 << params["p"],), np.dtype(np.uint8)
-    return (1 << params["R"], params["n"]), np.dtype(np.uint32)
+def archive_bound(path, header_end: int, header: dict) -> int:
+    """At most the bytes a sketch file whose header member ends at ``header_end`` and holds
+    ``header`` (checked) can have: its arrays as the header's parameters size them, their
+    headers, and the central directory (host.streams spools a pipe within this)."""
+    layout, kind, params, names, *_ = check_header(path, header)
+    arrays = layout.members(kind, params, len(names))
+    return header_end + archive.ARCHIVE_TAIL_BOUND + sum(
+        archive.member_bound(f"{name}.npy", dtype.itemsize * math.prod(shape))
+        for name, (dtype, shape) in arrays.items())
+
+
+def _refuse_what_is_no_sketch(path: Path, start: bytes) -> None:
+    """The one-line message of a file that does not start as a sketch file does."""
+    if not start:
+        raise InputError(f"{path}: empty file, not a sketch file")
+    if ZIP_MAGIC.startswith(start):
+        raise _damaged(path, f"cut short at byte {len(start)}")
+    head = read_input(path, "a sketch file", 1 << 20)  # bzip2 needs a whole block
+    compression = compression_of(head[:8])
+    if compression is not None:
+        inner = decompressed_head(head)
+        if inner.startswith(ZIP_MAGIC) or looks_like_damaged_sketch(inner):
+            raise InputError(compressed_sketch_problem(path, compression))
+    if start.startswith(_SEQUENCE_STARTS):
+        raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
+                         f"python -m host sketch)")
+    if looks_like_damaged_sketch(head[:128]):
+        raise _damaged(path, f"bad magic {start!r}, expected {ZIP_MAGIC!r}")
+    raise InputError(f"{path}: not a sketch file (it does not start like one)")
 
 
 def read_sketches(path) -> SketchSet:
+    """The sketch file ``path`` (a stream host.streams spooled for the command too): every
+    structure, size and parameter checked before its arrays are allocated (host.sketch_archive);
+    any damage is the one line ``PATH: damaged sketch file (CAUSE)``."""
     path = Path(path)
     start = _first_bytes(path)
     if start != ZIP_MAGIC:
-        if not start:
-            raise InputError(f"{path}: empty file, not a sketch file")
-        head = read_input(path, "a sketch file", 1 << 20)  # bzip2 needs a whole block
-        compression = compression_of(head[:8])
-        if compression is not None:
-            inner = decompressed_head(head)
-            if inner.startswith(ZIP_MAGIC) or looks_like_damaged_sketch(inner):
-                raise InputError(compressed_sketch_problem(path, compression))
-        if start.startswith(_SEQUENCE_STARTS):
-            raise InputError(f"{path}: a FASTA/FASTQ file, not a sketch file (make one with "
-                             f"python -m host sketch)")
-        if looks_like_damaged_sketch(read_input(path, "a sketch file", 128)):
-            raise InputError(f"{path}: not a sketch file (bad magic {start!r}, expected "
-                             f"{ZIP_MAGIC!r}): a damaged sketch file?")
-        raise InputError(f"{path}: not a sketch file (it does not start like one)")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            if "header" not in archive.files:
-                raise InputError(f"{path}: not a sketch file (no header)")
-            try:
-                header = json.loads(archive["header"].tobytes().decode())
-            except (ValueError, UnicodeDecodeError) as error:
-                raise InputError(f"{path}: damaged sketch header ({error})") from None
-            kind, params, names, files, min_counts = _check_header(path, header)
-            shape, dtype = _expected_shape(kind, params)
-            arrays = {}
-            for key in _ARRAYS_OF_KIND[kind]:
-                if key not in archive.files:
-                    raise InputError(f"{path}: damaged sketch file (no {key!r} array)")
-                array = archive[key]
-                if array.dtype != dtype or array.shape != (len(names), *shape):
-                    raise InputError(f"{path}: damaged sketch file ({key!r} is {array.dtype} "
-                                     f"{list(array.shape)}, expected {dtype} "
-                                     f"{[len(names), *shape]})")
-                arrays[key] = array
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, KeyError, OSError) as error:
-        raise InputError(f"{path}: damaged sketch file (cut short or corrupt: "
-                         f"{_one_line(error)})") from None
+        _refuse_what_is_no_sketch(path, start)
+    with open_input(path, "a sketch file") as file:
+        try:
+            size = file.seek(0, os.SEEK_END)
+            members = archive.read_directory(file, size)
+            if "header.npy" not in members:
+                raise InputError(f"{path}: not a sketch file (a zip archive without a sketch "
+                                 f"header)")
+            header_member = members["header.npy"]
+            header = parse_header(path, archive.read_member(
+                file, header_member, archive.check_member(file, header_member)).tobytes())
+            layout, kind, params, names, files, min_counts = check_header(path, header)
+            expected = layout.members(kind, params, len(names))
+            stored = {f"{name}.npy" for name in expected} | {"header.npy"}
+            if set(members) != stored:
+                raise archive.Damaged(f"members {sorted(members)}, expected {sorted(stored)}")
+            checked = {name: archive.check_member(file, members[f"{name}.npy"], dtype, shape)
+                       for name, (dtype, shape) in expected.items()}
+            arrays = layout.decode(kind, params, {
+                name: archive.read_member(file, members[f"{name}.npy"], npy_header)
+                for name, npy_header in checked.items()})
+        except archive.Damaged as error:
+            raise _damaged(path, str(error)) from None
+        except OSError as error:
+            raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
     if kind == "hll" and arrays["registers"].size and \
             int(arrays["registers"].max()) > HllParams(params["p"], params["w"]).max_rank:
-        raise InputError(f"{path}: damaged sketch file (a register exceeds 2^w - 1)")
+        raise _damaged(path, "a register exceeds 2^w - 1")
     return SketchSet(kind=kind, params=params, names=names, files=files, arrays=arrays,
                      origin=os.fspath(path), min_counts=min_counts)
+
+
+def spool_sketch(source, path, spool) -> None:
+    """Copy the sketch file arriving on the stream ``source`` (read from its first byte) into
+    the seekable ``spool``, within the size its own header states (:func:`archive_bound`):
+    the first member must be the header (the writer writes it first), of at most
+    :data:`PIPE_HEADER_LIMIT` bytes; a stream that goes on past the bound is damaged, and so is
+    anything the header's checks refuse. Nothing more than the header is held in memory."""
+    prefix = b""
+    local = None
+    while local is None:
+        more = source.read(4096)
+        if not more:
+            raise _damaged(path, f"cut short at byte {len(prefix)}")
+        prefix += more
+        try:
+            local = archive.read_local_header(prefix)
+        except archive.Damaged as error:
+            raise _damaged(path, str(error)) from None
+    if local.name != "header.npy" or local.size is None:
+        raise _damaged(path, f"first member {local.name!r}, expected the header")
+    header_end = local.data_offset + local.size
+    if header_end > PIPE_HEADER_LIMIT:
+        raise InputError(f"{path}: a sketch header of {local.size:,} bytes through a pipe, "
+                         f"more than the {PIPE_HEADER_LIMIT:,} read from one; give the sketch "
+                         f"file by name")
+    while len(prefix) < header_end:
+        more = source.read(min(1 << 20, header_end - len(prefix)))
+        if not more:
+            raise _damaged(path, f"cut short at byte {len(prefix)}")
+        prefix += more
+    try:
+        npy = archive.parse_npy_header(prefix[local.data_offset:header_end], "header.npy")
+        if npy.descr != "|u1" or len(npy.shape) != 1 or \
+                npy.length + npy.shape[0] != local.size:
+            raise archive.Damaged(f"header.npy: {npy.descr} {list(npy.shape)}")
+    except archive.Damaged as error:
+        raise _damaged(path, str(error)) from None
+    bound = archive_bound(path, header_end, parse_header(
+        path, prefix[local.data_offset + npy.length:header_end]))
+    spool.write(prefix)
+    written = len(prefix)
+    while chunk := source.read(1 << 20):
+        written += len(chunk)
+        if written > bound:
+            raise _damaged(path, f"goes on past the {bound:,} bytes its header allows")
+        spool.write(chunk)
+    spool.flush()
 
 
 def _one_line(error: BaseException) -> str:

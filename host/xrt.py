@@ -32,8 +32,9 @@ from ctypes import c_ubyte, c_uint32, c_void_p
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
                     check_arguments, scalars)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
+from .interrupts import uninterrupted
 from .xclbin import read_units
-from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, SYNC_FROM_DEVICE,
+from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, NEW, SYNC_FROM_DEVICE,
                           SYNC_TO_DEVICE, TIMEOUT, XrtConsole, device_problem, load_library)
 
 __all__ = ["XrtDevice", "unit_open_name"]
@@ -42,6 +43,8 @@ _reported: set = set()
 #: calls whose run did not complete: their run handles and buffer objects are never closed or
 #: freed in this process, since the compute unit may still write into them
 _ABANDONED: list = []
+#: xrtRunWaitFor waits this long at a time (a signal ends a wait within one slice)
+WAIT_SLICE_MS = 200
 
 
 def unit_open_name(kernel: str, unit: str) -> str:
@@ -80,15 +83,13 @@ def _run_fields(kernel: str) -> tuple:
 
 
 class _Buffer:
-    """One buffer object; freed (xrtBOFree) by :meth:`free` or when dropped."""
+    """One buffer object of a call; freed (xrtBOFree) only by the driver, when the call's run is
+    known not to run (never by the garbage collector: a running unit may still write it)."""
 
-    def __init__(self, device: "XrtDevice", size: int, group: int, what: str):
+    def __init__(self, device: "XrtDevice", handle: int):
         self._device = device
-        self.handle = device.call("xrtBOAlloc", device.device, size, BO_FLAGS_NONE, group)
-        if not self.handle:
-            raise DeviceError(f"{what}: cannot allocate {size} bytes in memory group {group} "
-                              f"({device.reason()})")
-        self.address = device.call("xrtBOAddress", self.handle)
+        self.handle = handle
+        self.address = None
 
     def write(self, data: bytes, what: str):
         device = self._device
@@ -107,12 +108,9 @@ class _Buffer:
         return target.raw
 
     def free(self):
-        handle, self.handle = self.handle, None
+        handle, self.handle = self.handle, None     # first: freed at most once
         if handle:
             self._device.call("xrtBOFree", handle)
-
-    def __del__(self):
-        self.free()
 
 
 class _ComputeUnit:
@@ -144,11 +142,18 @@ class _ComputeUnit:
 
 
 class _Call:
-    """A started call: its unit, run handle and buffers, all alive until :meth:`finish`."""
+    """A call: its unit, run handle and buffers. It is in its device's ``in_flight`` list from
+    the moment its run is opened until the run is known not to run (never started, or
+    completed) and its run is closed and its buffers freed, or until it is abandoned (a run that
+    may still run keeps its run and buffers for the life of the process)."""
 
-    def __init__(self, kernel, arguments, unit, run, buffers, outputs, values, limit_ms):
+    def __init__(self, kernel, arguments, unit, run, limit_ms):
         self.kernel, self.arguments, self.unit, self.run = kernel, arguments, unit, run
-        self.buffers, self.outputs, self.values, self.limit_ms = buffers, outputs, values, limit_ms
+        self.buffers: list[_Buffer] = []
+        self.outputs: dict = {}
+        self.values: dict = {}
+        self.limit_ms = limit_ms
+        self.abandoned = False
 
 
 class XrtDevice:
@@ -171,6 +176,10 @@ class XrtDevice:
         self._turns: dict[str, Iterator[int]] = {}
         self._unusable: str | None = None
         self._console = XrtConsole()
+        #: the calls whose run is open and not known to be done with (:class:`_Call`)
+        self.in_flight: list[_Call] = []
+        #: the compute units a run abandoned by this device may still be running on
+        self.still_running: list[str] = []
         if api is None:
             if not path.is_file():
                 raise DeviceError(f"{path}: no such xclbin (build one with python -m hw.build "
@@ -264,65 +273,95 @@ class XrtDevice:
         if unit.needs_clean_start:
             request_clean_start(kernel, unit.write_register)
             unit.needs_clean_start = False
-        run = self.call("xrtRunOpen", unit.handle)
-        if not run:
-            raise DeviceError(f"{unit.name}: cannot open a run ({self.reason()})")
-        buffers, outputs, values = [], {}, {}
-        try:
-            for index, arg in enumerate(desc.args):
-                value = arguments[arg.name]
-                if arg.kind == "scalar":
-                    if not 0 <= int(value) < 1 << 32:
-                        raise DeviceError(f"kernel {desc.name}: scalar {arg.name}={value} does "
-                                          "not fit in 32 bits")
-                    status = self.call("xrtRunSetArg", run, index, c_uint32(int(value)))
-                else:
-                    size = value.size if isinstance(value, Output) else len(as_bytes(value))
-                    group = self.call("xrtKernelArgGroupId", unit.handle, index)
-                    if group < 0:
-                        raise DeviceError(f"{unit.name}: no memory group for argument {index} "
-                                          f"({arg.name}) ({self.reason()})")
-                    buffer = _Buffer(self, max(size, 4096), group, f"{unit.name} {arg.name}")
-                    buffers.append(buffer)
-                    if isinstance(value, Output):
-                        outputs[arg.name] = (buffer, size)
-                    elif size:
-                        buffer.write(as_bytes(value), f"{unit.name} {arg.name}")
-                    values[arg.name] = buffer.address
-                    status = self.call("xrtRunSetArg", run, index, c_void_p(buffer.handle))
-                if status:
-                    raise DeviceError(f"{unit.name}: cannot set argument {index} ({arg.name}) "
-                                      f"({self.reason()})")
-            if self.call("xrtRunStart", run):
-                raise DeviceError(f"{unit.name}: cannot start ({self.reason()})")
-        except BaseException:
-            self.call("xrtRunClose", run)
-            for buffer in buffers:
-                buffer.free()
-            raise
-        unit.calls += 1
         limit = timeout_ms(kernel, buffer_sizes(arguments), scalars(desc, arguments))
-        return _Call(kernel, arguments, unit, run, buffers, outputs, values, limit)
+        call = None
+        try:
+            with uninterrupted():   # the run is in in_flight from the moment it exists
+                run = self.call("xrtRunOpen", unit.handle)
+                if not run:
+                    raise DeviceError(f"{unit.name}: cannot open a run ({self.reason()})")
+                call = _Call(kernel, arguments, unit, run, limit)
+                self.in_flight.append(call)
+            self._set_arguments(call)
+            with uninterrupted():
+                if self.call("xrtRunStart", run):
+                    raise DeviceError(f"{unit.name}: cannot start ({self.reason()})")
+                unit.calls += 1
+        except BaseException:
+            # a failure, or an interrupt at any point, even as xrtRunStart returns: the run's
+            # own state says whether the unit may be running (the call is then abandoned)
+            if call is not None:
+                self._settle(call)
+            raise
+        return call
+
+    def _set_arguments(self, call: _Call) -> None:
+        unit, desc, run = call.unit, call.kernel.desc, call.run
+        for index, arg in enumerate(desc.args):
+            value = call.arguments[arg.name]
+            if arg.kind == "scalar":
+                if not 0 <= int(value) < 1 << 32:
+                    raise DeviceError(f"kernel {desc.name}: scalar {arg.name}={value} does "
+                                      "not fit in 32 bits")
+                status = self.call("xrtRunSetArg", run, index, c_uint32(int(value)))
+            else:
+                size = value.size if isinstance(value, Output) else len(as_bytes(value))
+                group = self.call("xrtKernelArgGroupId", unit.handle, index)
+                if group < 0:
+                    raise DeviceError(f"{unit.name}: no memory group for argument {index} "
+                                      f"({arg.name}) ({self.reason()})")
+                buffer = self._allocate(call, max(size, 4096), group, f"{unit.name} {arg.name}")
+                if isinstance(value, Output):
+                    call.outputs[arg.name] = (buffer, size)
+                elif size:
+                    buffer.write(as_bytes(value), f"{unit.name} {arg.name}")
+                call.values[arg.name] = buffer.address
+                status = self.call("xrtRunSetArg", run, index, c_void_p(buffer.handle))
+            if status:
+                raise DeviceError(f"{unit.name}: cannot set argument {index} ({arg.name}) "
+                                  f"({self.reason()})")
+
+    def _allocate(self, call: _Call, size: int, group: int, what: str) -> _Buffer:
+        """A buffer object of ``call``, in its list from the moment it exists."""
+        with uninterrupted():
+            handle = self.call("xrtBOAlloc", self.device, size, BO_FLAGS_NONE, group)
+            if not handle:
+                raise DeviceError(f"{what}: cannot allocate {size} bytes in memory group "
+                                  f"{group} ({self.reason()})")
+            buffer = _Buffer(self, handle)
+            call.buffers.append(buffer)
+        buffer.address = self.call("xrtBOAddress", handle)
+        return buffer
+
+    def _wait(self, call: _Call) -> int:
+        """The run's state after waiting for it at most its time limit, in slices of
+        :data:`WAIT_SLICE_MS` (xrtRunWaitFor returns TIMEOUT for a slice and may be called
+        again; xrt_kernel.cpp, ``run_impl::wait``): between them, Python code runs, so a signal
+        ends the wait within a slice. Not under XrtConsole: what is written to standard error
+        meanwhile must not wait."""
+        waited = 0
+        while True:
+            step = max(1, min(WAIT_SLICE_MS, call.limit_ms - waited))
+            state = self._api.xrtRunWaitFor(call.run, step)
+            waited += step
+            if state != TIMEOUT or waited >= call.limit_ms:
+                return state
 
     def _finish(self, call: _Call) -> RunResult:
         """Wait for ``call``, check its state and ERROR word, read its outputs; free it."""
         unit, desc = call.unit, call.kernel.desc
-        # not under XrtConsole: the wait lasts as long as the kernel runs, and what is written
-        # to standard error meanwhile (a line saying the command was interrupted) must not wait
-        state = self._api.xrtRunWaitFor(call.run, call.limit_ms)
+        try:
+            state = self._wait(call)
+        except BaseException:
+            self._settle(call)      # interrupted while waiting: abandoned if it still runs
+            raise
         if state != COMPLETED:
             # XRT's C API has no abort: the unit may still write into these buffers, so they
             # stay allocated, and nothing more runs on this device in this process
-            _ABANDONED.append(call)
-            unit.needs_clean_start = True
+            with uninterrupted():
+                self._abandon(call, state)
             if state == TIMEOUT:
-                self._unusable = (f"{desc.name}: no ap_done within {call.limit_ms} ms on "
-                                  f"{unit.name}; the compute unit may still be running: reset "
-                                  f"the card (xbutil reset) before using it again")
                 raise KernelError(self._unusable)
-            self._unusable = (f"{desc.name}: the run on {unit.name} ended in state "
-                              f"{ERT_CMD_STATE.get(state, state)}; the compute unit may still "
-                              f"be running: reset the card (xbutil reset) before using it again")
             raise DeviceError(self._unusable)
         try:
             try:
@@ -334,9 +373,49 @@ class XrtDevice:
             return RunResult({name: buffer.read(size, f"{unit.name} {name}")
                               for name, (buffer, size) in call.outputs.items()})
         finally:
-            self.call("xrtRunClose", call.run)
-            for buffer in call.buffers:
-                buffer.free()
+            self._settle(call)
+
+    def _settle(self, call: _Call) -> None:
+        """``call`` will not be waited for: released (its run closed, its buffers freed) if its
+        run never started or has completed, as XRT reports the run's state, else abandoned.
+        Idempotent, and not split by a signal."""
+        with uninterrupted():
+            if call not in self.in_flight:
+                return
+            if call.abandoned:
+                self.in_flight.remove(call)
+                return
+            state = self.call("xrtRunState", call.run) if call.run else COMPLETED
+            if state in (NEW, COMPLETED):
+                self._release(call)
+            else:
+                self._abandon(call, state)
+
+    def _release(self, call: _Call) -> None:
+        run, call.run = call.run, None
+        if run:
+            self.call("xrtRunClose", run)
+        for buffer in call.buffers:
+            buffer.free()
+        self.in_flight.remove(call)
+
+    def _abandon(self, call: _Call, state: int) -> None:
+        """Keep the run and buffers of ``call`` for the life of the process (the unit may still
+        write into them) and make the device unusable, saying to reset the card."""
+        call.abandoned = True
+        _ABANDONED.append(call)
+        if call in self.in_flight:
+            self.in_flight.remove(call)
+        unit, desc = call.unit, call.kernel.desc
+        unit.needs_clean_start = True
+        if unit.name not in self.still_running:
+            self.still_running.append(unit.name)
+        if self._unusable is None:
+            what = (f"no ap_done within {call.limit_ms} ms on {unit.name}" if state == TIMEOUT
+                    else f"the run on {unit.name} ended in state "
+                         f"{ERT_CMD_STATE.get(state, state)}")
+            self._unusable = (f"{desc.name}: {what}; the compute unit may still be running: "
+                              f"reset the card (xbutil reset) before using it again")
 
     def run(self, kernel, arguments: dict) -> RunResult:
         return self._finish(self._start(kernel, arguments))
@@ -347,36 +426,51 @@ class XrtDevice:
     def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
         """Each call as it comes, one in flight per compute unit, results in order. While a call
         runs, xrtRunWaitFor holds no GIL (ctypes releases it), so host.drivers.prefetched packs
-        the next chunk meanwhile."""
+        the next chunk meanwhile. When the stream ends early, the calls still in flight are
+        waited for (a failure of one call, or the consumer stopping), or, on an interrupt,
+        settled at once: those whose unit may still run are abandoned."""
         pending: deque = deque()
         try:
             for arguments in calls:
                 if len(pending) >= len(self.compute_units(kernel)):
-                    yield self._finish(pending.popleft())
+                    result = self._finish(pending[0])
+                    pending.popleft()
+                    yield result
                 pending.append(self._start(kernel, arguments))
             while pending:
-                yield self._finish(pending.popleft())
-        finally:
-            # a failed or abandoned stream: the calls still in flight end before their buffers
-            # are freed
-            while pending:
-                try:
-                    self._finish(pending.popleft())
-                except DeviceError:
-                    pass
+                result = self._finish(pending[0])
+                pending.popleft()
+                yield result
+        except BaseException as error:
+            interrupted = isinstance(error, KeyboardInterrupt)
+            for call in pending:
+                if call not in self.in_flight:
+                    continue
+                if interrupted:
+                    self._settle(call)
+                else:
+                    try:
+                        self._finish(call)
+                    except Exception:
+                        pass    # settled by _finish; the first failure is the one raised
+            raise
 
     def close(self):
-        """Close every compute unit, then the device: XRT holds a unit opened exclusively until
-        its handle is closed. Calls abandoned by a run that did not complete keep their run and
-        buffers (a run keeps its unit's context open in XRT)."""
-        for units in self._units.values():
-            for unit in units:
-                unit.close()
-        self._units.clear()
-        self._turns.clear()
-        device, self.device = self.device, None
-        if device:
-            self.call("xrtDeviceClose", device)
+        """Settle the calls still in flight (an interrupted command's), then close every compute
+        unit and the device: XRT holds a unit opened exclusively until its handle is closed.
+        Calls abandoned by a run that did not complete keep their run and buffers (a run keeps
+        its unit's context open in XRT); ``still_running`` names their units."""
+        for call in list(self.in_flight):
+            self._settle(call)
+        with uninterrupted():
+            for units in self._units.values():
+                for unit in units:
+                    unit.close()
+            self._units.clear()
+            self._turns.clear()
+            device, self.device = self.device, None
+            if device:
+                self.call("xrtDeviceClose", device)
 
     def __enter__(self):
         return self

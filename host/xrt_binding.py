@@ -41,8 +41,10 @@ from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32
 from typing import NamedTuple
 
 from .calls import DeviceError
+from .interrupts import uninterrupted
 
 __all__ = ["PROTOTYPES", "Prototype", "CApi", "LIBRARY", "ERT_CMD_STATE", "load_library",
+           "xrt_ini_path", "xrt_settings", "message_route",
            "library_candidates", "device_problem", "XrtConsole", "xrt_messages"]
 
 LIBRARY = "libxrt_coreutil.so.2"
@@ -56,14 +58,19 @@ class Prototype(NamedTuple):
 
 #: ``xuid_t`` (``unsigned char[16]``) as a parameter: a pointer to its first byte
 UUID = POINTER(c_ubyte)
-#: The C functions the driver calls (xrt/xrt_device.h, xrt_kernel.h, xrt_bo.h). Handles are
-#: ``void *``; enums (ert_cmd_state, xclBOSyncDirection) are C ``int``.
+#: The C functions the driver calls (xrt/xrt_device.h, xrt_kernel.h, xrt_bo.h), and one it must
+#: not (xrtPLKernelOpen). Handles are ``void *``; enums (ert_cmd_state, xclBOSyncDirection) are
+#: C ``int``.
 PROTOTYPES = {
     "xrtDeviceOpen": Prototype(c_void_p, (c_uint,)),
     "xrtDeviceClose": Prototype(c_int, (c_void_p,)),
     "xrtDeviceLoadXclbinFile": Prototype(c_int, (c_void_p, c_char_p)),
     "xrtDeviceGetXclbinUUID": Prototype(c_int, (c_void_p, UUID)),
     "xrtPLKernelOpenExclusive": Prototype(c_void_p, (c_void_p, UUID, c_char_p)),
+    # not called by the driver: a shared handle has no register access unless xrt.ini sets
+    # Runtime.rw_shared (xrt_kernel.cpp, get_cuidx_or_error); declared so that the stand-in
+    # holds that rule and a driver changed to open units shared fails there as on a card
+    "xrtPLKernelOpen": Prototype(c_void_p, (c_void_p, UUID, c_char_p)),
     "xrtKernelClose": Prototype(c_int, (c_void_p,)),
     "xrtKernelArgGroupId": Prototype(c_int, (c_void_p, c_int)),
     "xrtKernelReadRegister": Prototype(c_int, (c_void_p, c_uint32, POINTER(c_uint32))),
@@ -85,7 +92,7 @@ PROTOTYPES = {
 #: xrt/ert.h ``enum ert_cmd_state``
 ERT_CMD_STATE = {1: "NEW", 2: "QUEUED", 3: "RUNNING", 4: "COMPLETED", 5: "ERROR", 6: "ABORT",
                  7: "SUBMITTED", 8: "TIMEOUT", 9: "NORESPONSE", 10: "SKERROR", 11: "SKCRASHED"}
-COMPLETED, TIMEOUT = 4, 8
+NEW, COMPLETED, TIMEOUT = 1, 4, 8
 #: xrt.h ``enum xclBOSyncDirection``
 SYNC_TO_DEVICE, SYNC_FROM_DEVICE = 0, 1
 #: xrt/xrt_bo.h: XRT_BO_FLAGS_NONE (a normal buffer: host and device memory)
@@ -196,6 +203,81 @@ def device_problem(library: str, index: int) -> str | None:
         (f"; XRT: {said}" if said else "") + ")"
 
 
+# -- xrt.ini: where XRT's messages go, and the settings the stand-in follows -------------------
+
+def xrt_ini_path() -> pathlib.Path | None:
+    """The xrt.ini XRT reads (src/runtime_src/core/common/config_reader.cpp, ``get_ini_path``):
+    $XRT_INI_PATH, else $SDACCEL_INI_PATH, if the file exists; else xrt.ini (or sdaccel.ini) in
+    the directory of the executable (here Python's), else in the current directory."""
+    for variable in ("XRT_INI_PATH", "SDACCEL_INI_PATH"):
+        value = os.environ.get(variable)
+        if value and os.path.exists(value):
+            return pathlib.Path(value)
+    try:
+        directories = [pathlib.Path(os.path.realpath("/proc/self/exe")).parent,
+                       pathlib.Path.cwd()]
+    except OSError:
+        directories = []
+    for directory in directories:
+        for name in ("xrt.ini", "sdaccel.ini"):
+            if (directory / name).is_file():
+                return directory / name
+    return None
+
+
+def xrt_settings() -> dict[str, str]:
+    """``{"Section.key": value}`` of that xrt.ini, as boost's INI reader takes it (``[Section]``
+    lines, ``key = value`` lines, ``;`` and ``#`` comment lines, spaces trimmed); {} without
+    one, or for one that cannot be read."""
+    path = xrt_ini_path()
+    settings: dict[str, str] = {}
+    if path is None:
+        return settings
+    section = ""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return settings
+    for line in lines:
+        line = line.strip()
+        if not line or line[0] in ";#":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif "=" in line:
+            key, _, value = line.partition("=")
+            settings[f"{section}.{key.strip()}"] = value.strip()
+    return settings
+
+
+def _unquoted(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
+
+
+def message_route(settings: dict[str, str] | None = None) -> str | None:
+    """None when XRT prints its error messages on standard error, as by default; else where
+    they go instead, for an error line: XRT's ``Runtime.runtime_log`` (default "console") picks
+    the console, "syslog", a file, or nothing ("null", ""), and ``Runtime.verbosity`` (default
+    4, warning) below 3 (error) drops them (config_reader.h, ``get_logging``/``get_verbosity``;
+    message.cpp, ``make_dispatcher``/``send``)."""
+    settings = xrt_settings() if settings is None else settings
+    ini = xrt_ini_path()
+    try:
+        verbosity = int(settings.get("Runtime.verbosity", "4"))
+    except ValueError:
+        verbosity = 4   # XRT eats the parse error and keeps its default
+    if verbosity < 3:
+        return f"nowhere (Runtime.verbosity = {verbosity} in {ini} drops errors)"
+    log = _unquoted(settings.get("Runtime.runtime_log", "console"))
+    if log == "console":
+        return None
+    if log in ("", "null"):
+        return f"nowhere (Runtime.runtime_log = {log or chr(34) * 2} in {ini})"
+    if log == "syslog":
+        return f"the system log (Runtime.runtime_log = syslog in {ini})"
+    return f"{log} (Runtime.runtime_log in {ini})"
+
+
 #: a console message of XRT (message.cpp: ``"[" << tag << "] " << severity << msg << std::endl``)
 _MESSAGE = re.compile(rb"\[([^\]\n]+)\] (EMERGENCY|ALERT|CRITICAL|ERROR|WARNING|NOTICE|INFO|DEBUG): "
                       rb"([^\n]*)(?:\n|$)")
@@ -233,7 +315,9 @@ class XrtConsole:
         self.said: list[str] = []
 
     def call(self, function, *args):
-        with _CONSOLE_LOCK:
+        # not split by a signal (host.interrupts.uninterrupted): an interrupt between taking
+        # standard error and giving it back would leave every later message in the sink
+        with _CONSOLE_LOCK, uninterrupted():
             try:
                 sys.stderr.flush()
                 saved = os.dup(2)
@@ -257,5 +341,9 @@ class XrtConsole:
                         os.write(2, rest)
 
     def reason(self) -> str:
-        """What XRT said about the last call, for an error line."""
-        return "XRT: " + "; ".join(self.said) if self.said else "XRT printed no message"
+        """What XRT said about the last call, for an error line; where XRT's messages went
+        when xrt.ini sends them elsewhere (:func:`message_route`)."""
+        if self.said:
+            return "XRT: " + "; ".join(self.said)
+        route = message_route()
+        return f"XRT's messages go to {route}" if route else "XRT printed no message"

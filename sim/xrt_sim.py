@@ -26,7 +26,15 @@ source of each are in docs/kernel_interface.md ("The stand-in's rules") and test
 xrt_rules.json, each with a test in tests/test_xrt_standin.py, several of them run against XRT's
 own noop device too. What the stand-in does not model (buffer flags, a run on a kernel handle
 of several units, ...) raises :class:`StandInLimitation`, a Python exception and never an
-XRT-like failure, so no test passes by the stand-in answering as XRT would not.
+XRT-like failure, so no test passes by the stand-in answering as XRT would not. Like XRT, it
+reads xrt.ini once (host.xrt_binding.xrt_settings): ``Runtime.runtime_log`` sends its messages
+to a file, the system log or nowhere, ``Runtime.rw_shared`` allows register access on a unit
+opened shared (``xrtPLKernelOpen``).
+
+For the tests of interrupted commands: ``KMER_SKETCH_XRT_SIM_LOG=FILE`` logs every call (its
+handles and result) to FILE, ``KMER_SKETCH_XRT_SIM_SLOW_WAIT=SECONDS`` makes every wait for a
+started run last that long (a unit that takes long), and ``freed_while_running`` lists the
+buffers freed under a started run.
 
 The binary: ``xrtDeviceLoadXclbinFile`` takes a ``python -m hw.build`` output directory (or one
 kernel's directory ``DIR/kernels/<name>``), read as sim.xclbin.BuildImage: each kernel's
@@ -60,6 +68,7 @@ import collections
 import ctypes
 import errno
 import itertools
+import json
 import mmap
 import os
 import pathlib
@@ -68,6 +77,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import time
 import weakref
 from multiprocessing.connection import Connection
 
@@ -90,6 +100,11 @@ NEW, COMPLETED, ABORT, SUBMITTED, TIMEOUT = 1, 4, 6, 7, 8
 #: what XRT's console dispatch prints before its first message (message.cpp)
 BANNER = ("XRT build version: the XRT stand-in (sim/xrt_sim.py)\nBuild hash: \nBuild date: \n"
           "Git branch: \nPID: {pid}\nUID: {uid}\n[stand-in]\nHOST: \nEXE: \n")
+#: the variable naming the file the stand-in logs its calls to (:meth:`XrtStandIn._log_call`)
+CALL_LOG_ENV = "KMER_SKETCH_XRT_SIM_LOG"
+#: the variable giving the seconds every wait for a started run lasts at least: a compute unit
+#: that takes long, for the tests of an interrupted card run (tests/test_cli_card_interrupt.py)
+SLOW_WAIT_ENV = "KMER_SKETCH_XRT_SIM_SLOW_WAIT"
 #: the simulation of a run waited for with timeout 0 advances this many cycles at a time
 _WAIT_STEP_CYCLES = 50_000_000
 
@@ -162,7 +177,10 @@ class _Device:
         self.contexts: dict[str, "_Context"] = {}
         self.buffers = 0
 
-    def load(self, image: BuildImage):
+    def load(self, image: BuildImage, keep_banks: bool = False):
+        if keep_banks:      # the same memory topology, kept with its buffers
+            self.image = image
+            return
         self.release()
         self.image = image
         self.directory = pathlib.Path(tempfile.mkdtemp(prefix="xrt-sim-"))
@@ -184,12 +202,13 @@ class _Device:
 
 
 class _Context:
-    """A compute unit opened exclusively in this process: every kernel handle and run that uses
-    it holds a reference (XRT shares one context per unit within a process: xrt_kernel.cpp,
-    ``ip_context::open``); its simulation starts when first needed."""
+    """A compute unit opened in this process, exclusively or shared (``exclusive``): every
+    kernel handle and run that uses it holds a reference (XRT shares one context per unit within
+    a process: xrt_kernel.cpp, ``ip_context::open``); its simulation starts when first
+    needed."""
 
-    def __init__(self, device: _Device, unit: Unit):
-        self.device, self.unit = device, unit
+    def __init__(self, device: _Device, unit: Unit, exclusive: bool = True):
+        self.device, self.unit, self.exclusive = device, unit, exclusive
         self.references = 0
         self._simulation: "_Simulation | None" = None
 
@@ -254,6 +273,11 @@ class _Run:
             context.release()
 
 
+def _unquoted(value: str) -> str:
+    """A string setting of xrt.ini without the quotes XRT strips (config_reader.cpp)."""
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
+
+
 def _out_of_range(index: int, size: int) -> str:
     """libstdc++'s message for ``std::vector::at`` past the end (XRT prints what() as is)."""
     return (f"vector::_M_range_check: __n (which is {index % (1 << 64)}) >= this->size() "
@@ -270,7 +294,10 @@ class XrtStandIn:
     ``register_writes`` lists every (unit, offset, value) written through
     xrtKernelWriteRegister, ``bank_errors`` every (unit, access) outside the bank of its port,
     and the IP_LAYOUT names put in ``held_elsewhere`` are held by another process (their
-    exclusive open fails as XRT's does, EBUSY)."""
+    exclusive open fails as XRT's does, EBUSY); ``freed_while_running`` lists the buffers freed
+    under a started run, ``logged_elsewhere`` the messages xrt.ini sent away from standard
+    error, and ``retains_memory`` makes the card keep its buffers across a reload of the same
+    memory topology (rule reload-buffers)."""
 
     origin = "the XRT stand-in (sim/xrt_sim.py)"
     description = "the XRT C API stand-in (sim/xrt_sim.py)"
@@ -286,6 +313,26 @@ class XrtStandIn:
         self.register_writes: list[tuple[str, int, int]] = []
         self.bank_errors: list[tuple[str, str]] = []
         self.held_elsewhere: set[str] = set()
+        #: the card keeps its memory across xclbins (XRT's DATA_RETAIN: xocl_ioctl.c,
+        #: ``xocl_preserve_mem``): a reload of an xclbin of the same memory topology keeps the
+        #: buffers allocated instead of refusing (EPERM)
+        self.retains_memory = False
+        # XRT reads xrt.ini once, at its first use in the process (config_reader.cpp): here,
+        # when the library (the stand-in) is made
+        from host.xrt_binding import message_route, xrt_settings
+        settings = xrt_settings()
+        self.message_route = message_route(settings)
+        log = _unquoted(settings.get("Runtime.runtime_log", "console"))
+        #: the file XRT's messages go to (file dispatch), if xrt.ini names one
+        self._log_file = (log if self.message_route is not None and log not in (
+            "syslog", "", "null") and not self.message_route.startswith("nowhere") else None)
+        shared = os.environ.get("Runtime.rw_shared", settings.get("Runtime.rw_shared", "false"))
+        self.rw_shared = shared in ("true", "1")
+        #: XRT's messages that xrt.ini sent to the system log or dropped
+        self.logged_elsewhere: list[str] = []
+        #: the device addresses of buffers freed while a started run, not yet seen to end,
+        #: had them among its arguments (the unit may still write there)
+        self.freed_while_running: list[int] = []
 
     def __getattr__(self, name: str):
         # only the functions the driver declares exist; each checks its arguments as ctypes
@@ -309,9 +356,27 @@ class XrtStandIn:
                 if not isinstance(value, (int, ctypes._SimpleCData)):
                     raise ctypes.ArgumentError(f"argument {index}: TypeError: Don't know how to "
                                                f"convert parameter {index}")
-            return implementation(*args)
+            try:
+                result = implementation(*args)
+            except BaseException:
+                self._log_call(name, args, "interrupted")
+                raise
+            self._log_call(name, args, result)
+            return result
         call.__name__ = name
         return call
+
+    def _log_call(self, name: str, args: tuple, result) -> None:
+        """With ``KMER_SKETCH_XRT_SIM_LOG=FILE``, one JSON line per call made (its integer and
+        handle arguments, its result) appended to FILE: what a process ended by a signal had
+        opened, closed and kept, for the tests (tests/test_cli_interrupts.py)."""
+        log = os.environ.get(CALL_LOG_ENV)
+        if not log:
+            return
+        shown = [value.value if isinstance(value, ctypes._SimpleCData) else value
+                 if isinstance(value, int) else None for value in args]
+        with open(log, "a") as file:
+            file.write(json.dumps({"call": name, "args": shown, "result": result}) + "\n")
 
     def xclbin_bytes(self, path) -> bytes:
         """The axlf container of the hw.build directory ``path``, as v++ would link it."""
@@ -320,12 +385,24 @@ class XrtStandIn:
     # -- how XRT fails ------------------------------------------------------------------------
 
     def _say(self, message: str):
-        """A console message of XRT on standard error (message.cpp, console dispatch)."""
-        text = f"[XRT] ERROR: {message}\n"
-        if not self._banner_said:
-            self._banner_said = True
-            text = BANNER.format(pid=os.getpid(), uid=os.getuid()) + text
-        os.write(2, text.encode())
+        """An error message of XRT: on standard error (message.cpp, console dispatch), or where
+        xrt.ini's Runtime.runtime_log sends it: a file (file dispatch: the banner when opened,
+        then a line per message), the system log, or nowhere (host.xrt_binding.message_route)."""
+        if self.message_route is None:
+            text = f"[XRT] ERROR: {message}\n"
+            if not self._banner_said:
+                self._banner_said = True
+                text = BANNER.format(pid=os.getpid(), uid=os.getuid()) + text
+            os.write(2, text.encode())
+        elif self._log_file is not None:
+            mode = "a" if self._banner_said else "w"
+            with open(self._log_file, mode) as log:
+                if not self._banner_said:
+                    self._banner_said = True
+                    log.write(BANNER.format(pid=os.getpid(), uid=os.getuid()))
+                log.write(f"[stand-in] [XRT] Tid: {threading.get_ident()},  ERROR: {message}\n")
+        else:
+            self.logged_elsewhere.append(message)
 
     def _failed(self, message: str, result):
         """A std::exception caught by the C function: its message, no errno."""
@@ -382,11 +459,31 @@ class XrtStandIn:
             return self._failed(f"{location}: {error}", -1)
         if target.image is not None and target.image.uuid == image.uuid:
             return 0        # already loaded: a card is not reprogrammed (xocl_ioctl.c)
-        if target.contexts or target.buffers:
-            self._say("Xclbin on card is in use, can't change.")
-            return self._system_error(errno.EBUSY, "failed to load xclbin", -1)
+        if target.contexts:
+            # a context locks the bitstream: the driver refuses with EBUSY (xocl_ioctl.c,
+            # xocl_icap_bitstream_is_locked), XRT's shim says so (shim.cpp, xclLoadXclBin)
+            return self._load_refused(errno.EBUSY, ["Xclbin on card is in use, can't change."])
+        if target.buffers:
+            if self.retains_memory and target.image is not None and \
+                    target.image.mems == image.mems:
+                # the memory topology is the same and the card keeps its memory: the buffers
+                # stay (xocl_ioctl.c, xocl_preserve_mem)
+                target.load(image, keep_banks=True)
+                return 0
+            # xocl_cleanup_mem refuses while buffers are allocated (xocl_drm.c,
+            # xocl_check_topology: "pre-existing buffer allocations"), with EPERM, for which
+            # XRT's shim has no message of its own
+            return self._load_refused(errno.EPERM, [])
         target.load(image)
         return 0
+
+    def _load_refused(self, code: int, said: list[str]):
+        """xrtDeviceLoadXclbinFile refused by the card's driver with ``code``: XRT's shim says
+        ``said`` and where to look (shim.cpp, xclLoadXclBin), its device layer throws an
+        xrt_core::system_error (ishim.h, load_axlf)."""
+        for message in said + [f"See dmesg log for details. err = {-code}"]:
+            self._say(message)
+        return self._system_error(code, "failed to load xclbin", -1)
 
     def _c_xrtDeviceGetXclbinUUID(self, device, out):
         target = self._get(device, _Device)
@@ -398,6 +495,12 @@ class XrtStandIn:
     # -- kernels ------------------------------------------------------------------------------
 
     def _c_xrtPLKernelOpenExclusive(self, device, uuid, name):
+        return self._open_kernel(device, uuid, name, exclusive=True)
+
+    def _c_xrtPLKernelOpen(self, device, uuid, name):
+        return self._open_kernel(device, uuid, name, exclusive=False)
+
+    def _open_kernel(self, device, uuid, name, exclusive: bool):
         target = self._get(device, _Device)
         if target is None:
             return self._no_handle(None)
@@ -421,7 +524,13 @@ class XrtStandIn:
         for unit in units:
             if unit.ip_name in self.held_elsewhere:
                 return self._system_error(errno.EBUSY, "failed to open ip context", None)
-        contexts = [target.contexts.setdefault(unit.ip_name, _Context(target, unit))
+            open_here = target.contexts.get(unit.ip_name)
+            if open_here is not None and open_here.exclusive != exclusive:
+                # XRT 2.12-2.13 refuse it ("Conflicting access mode"), 2.14 on decide by their
+                # hardware contexts: not modelled
+                raise StandInLimitation(f"{unit.ip_name}: opened both shared and exclusively in "
+                                        "one process")
+        contexts = [target.contexts.setdefault(unit.ip_name, _Context(target, unit, exclusive))
                     for unit in units]
         return self._new(_Kernel(contexts))
 
@@ -458,6 +567,8 @@ class XrtStandIn:
             return None, self._failed("Cannot read or write kernel with multiple compute units",
                                       -1)
         context = target.contexts[0]
+        if not context.exclusive and not self.rw_shared:
+            return None, self._failed("Cannot read or write kernel with shared access", -1)
         if offset + 4 > context.unit.kernel.control_range:
             return None, self._failed("Cannot read or write outside kernel register space", -1)
         if offset % 4:
@@ -503,6 +614,10 @@ class XrtStandIn:
         target = self._get(buffer, _Buffer)
         if target is None:
             return self._no_handle(-1)
+        if any(isinstance(run, _Run) and run.state == SUBMITTED
+               and target.address in run.values.values() for run in self._handles.values()):
+            # XRT lets it happen; on a card the unit may then write into reused memory
+            self.freed_while_running.append(target.address)
         self._handles.pop(buffer)
         target.free()
         return 0
@@ -605,6 +720,9 @@ class XrtStandIn:
             return self._no_handle(ABORT)
         if target.state != SUBMITTED:
             return target.state
+        slow = os.environ.get(SLOW_WAIT_ENV)
+        if slow:    # a unit that takes long: the wait lasts at least this (wall-clock) time
+            time.sleep(float(slow))
         context = target.kernel.contexts[0]
         while True:
             budget = timeout_ms * (KERNEL_CLOCK_HZ // 1000) if timeout_ms else _WAIT_STEP_CYCLES

@@ -41,3 +41,18 @@ def shell(command: str, cwd, **extra) -> subprocess.CompletedProcess:
     command = re.sub(r"(?<![\w/.-])host ", f"{sys.executable} -m host ", command)
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=ENV, capture_output=True,
                           text=True, timeout=120, **extra)
+
+
+class FullDisk:
+    """An output's file on a full file system: every write fails with ENOSPC (which names no
+    file), the rest is the real file's."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, data):
+        import errno
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)

@@ -113,7 +113,7 @@ def test_damaged_filter_record_is_refused(tmp_path, reads_and_reference, capsys)
     write_sketches(out, sketches)
     assert run("info", out) == 2
     assert capsys.readouterr().err == (
-        f"error: {out}: damaged sketch header (min_count of genome 'reads.fq.gz': min_count "
+        f"error: {out}: damaged sketch file (header: min_count of genome 'reads.fq.gz': min_count "
         f"must be at most 2^mc_counter_bits - 1 = 255, not 300)\n")
 
 

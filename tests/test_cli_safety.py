@@ -189,7 +189,8 @@ def test_search_refuses_a_collection_with_a_duplicated_name(tmp_path, genomes, r
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_signal_removes_the_partial_output(tmp_path, signum):
     """The command waits on a FIFO nobody writes (a worker thread blocked in open) when the
-    signal comes: the hidden .partial file goes, one line names the signal, status 128 + n."""
+    signal comes: the hidden .partial file goes, one line names the signal, and the process
+    dies of the signal itself (issue 51: the shell sees 128 + n, and a loop ends on Ctrl-C)."""
     fifo = tmp_path / "never.fa"
     os.mkfifo(fifo)
     out = tmp_path / "out.sketch"
@@ -204,7 +205,7 @@ def test_signal_removes_the_partial_output(tmp_path, signum):
         _, err = process.communicate(timeout=30)
     finally:
         process.kill()
-    assert process.returncode == 128 + signum
+    assert process.returncode == -signum
     assert err == f"error: interrupted ({signal.Signals(signum).name})\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["never.fa"]
 
@@ -247,21 +248,10 @@ def test_sketch_dash_reads_standard_input(tmp_path, genomes):
 def test_full_disk_names_the_output(tmp_path, genomes, capsys, monkeypatch):
     """A write into the hidden .partial file fails as on a full file system (ENOSPC carries no
     file name): the message names the output, nothing is left behind."""
-    import errno
     import host.outputs
+    from tests.cli_helpers import FullDisk
 
     real_fdopen = host.outputs.os.fdopen
-
-    class FullDisk:
-        def __init__(self, raw):
-            self.raw = raw
-
-        def write(self, data):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        def __getattr__(self, name):
-            return getattr(self.raw, name)
-
     monkeypatch.setattr(host.outputs.os, "fdopen", lambda *a, **k: FullDisk(real_fdopen(*a, **k)))
     out = tmp_path / "d.sketch"
     assert run("sketch", *genomes, "-o", out) == 2
@@ -331,8 +321,8 @@ def test_forked_child_keeps_default_signals_and_spares_the_parent(tmp_path):
     and its signal does not end the parent through the shared wakeup pipe."""
     script = """
 import os, signal, time
-from host.cli import _cleanup_on_signals
-with _cleanup_on_signals(lambda: None):
+from host.interrupts import ending_signals
+with ending_signals(lambda: None):
     pid = os.fork()
     if pid == 0:
         os.kill(os.getpid(), signal.SIGTERM)
@@ -364,8 +354,8 @@ def test_sketch_files_through_pipes(tmp_path, genomes, refs):
 
 
 def test_interrupt_while_starting_is_one_line():
-    """Ctrl-C while the modules load (before main can catch it): one line, status 130, no
-    traceback. The interrupt is raised by the import of host.cli itself."""
+    """Ctrl-C while the modules load (before main can catch it): one line, no traceback, and
+    the process dies of SIGINT. The interrupt is raised by the import of host.cli itself."""
     script = """
 import sys
 
@@ -382,4 +372,4 @@ run()
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=ENV,
                             capture_output=True, text=True, timeout=60)
     assert result.stderr == "error: interrupted (SIGINT)\n"
-    assert result.returncode == 130
+    assert result.returncode == -signal.SIGINT     # died of it, as Unix tools do (issue 51)

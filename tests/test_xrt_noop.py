@@ -44,7 +44,7 @@ import pytest
 from sim.runner import REPO_ROOT, available_simulators
 from sim.xclbin import BuildImage, axlf_container
 from tests.xrt_install import noop_environment, noop_library, noop_root
-from tests.xrt_probes import NOOP_ONLY, RUN_KEYS, probe
+from tests.xrt_probes import NOOP_ONLY, RUN_KEYS, probe, probe_settings
 
 pytestmark = pytest.mark.skipif(noop_library() is None,
                                 reason="XRT's noop device is not installed (Debian's libxrt1; "
@@ -136,3 +136,54 @@ def test_the_stand_in_answers_as_xrt_s_noop_device(built, xrt_outcomes, xrt_stan
                 and (runs or key not in RUN_KEYS and not key.startswith("run/arg"))]
     assert len(compared) > 40
     assert {key: ours[key] for key in compared} == {key: xrt_outcomes[key] for key in compared}
+
+
+#: xrt.ini settings probed (tests/xrt_probes.py, probe_settings), and the outcomes compared
+#: (with rw_shared, the in-range read reaches the device: the noop device refuses it, the
+#: stand-in's simulation would answer)
+SETTINGS = {
+    "default": ("", None),
+    "rw_shared": ("rw_shared = true", {"register-shared/read 0x10"}),
+    "log to a file": ('runtime_log = "{log}"', None),
+    "log to nothing": ("runtime_log = null", None),
+}
+
+
+@pytest.mark.parametrize("name", SETTINGS)
+def test_xrt_ini_decides_register_access_and_messages_as_the_rules_say(built, tmp_path,
+                                                                       monkeypatch, name):
+    """Rules register-shared and message-route on XRT itself and on the stand-in: a unit opened
+    shared refuses register access unless Runtime.rw_shared; a message sent to a file or to
+    nothing by Runtime.runtime_log is not on standard error."""
+    directory, xclbin, env = built
+    setting, skipped = SETTINGS[name]
+    log = tmp_path / "xrt.log"
+    ini = tmp_path / "xrt.ini"
+    ini.write_text("[Runtime]\n" + setting.format(log=log) + "\n")
+    result = subprocess.run([sys.executable, "-m", "tests.xrt_probes", str(xclbin), "--settings"],
+                            capture_output=True, text=True, env={**env, "XRT_INI_PATH": str(ini)},
+                            cwd=REPO_ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    xrt = json.loads(result.stdout)
+    shared = ["Cannot read or write kernel with shared access"]
+    routed = name.startswith("log to")
+    if name == "rw_shared":
+        assert xrt["register-shared/read 0x10"]["said"] != shared   # on to the device
+    elif not routed:
+        assert xrt["register-shared/read 0x10"]["said"] == shared
+    assert xrt["register-shared/read 0x10"]["result"] == -1
+    assert (xrt["message-route/no unit"]["said"] == []) == routed
+    if name == "log to a file":
+        assert "ERROR: No compute units matching 'checksum:checksum_1'" in log.read_text()
+        log.unlink()
+    monkeypatch.setenv("XRT_INI_PATH", str(ini))
+    from sim import xrt_sim
+    api = xrt_sim.XrtStandIn()
+    try:
+        ours = probe_settings(api, str(directory))
+    finally:
+        api.release()
+    compared = [key for key in xrt if key not in (skipped or ())]
+    assert {key: ours[key] for key in compared} == {key: xrt[key] for key in compared}
+    if name == "log to a file":
+        assert "ERROR: No compute units matching 'checksum:checksum_1'" in log.read_text()

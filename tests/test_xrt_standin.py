@@ -43,12 +43,12 @@ RULES = json.loads((REPO_ROOT / "tests" / "data" / "xrt_rules.json").read_text()
 UNTOUCHED = errno.EDOM
 
 
-def linked_build(out, config: str):
+def linked_build(out, config: str, *parameters: str):
     """A hw.build output directory of the checksum kernel linked as ``config`` says."""
     (out.parent / "link.toml").write_text('kernels = ["checksum"]\n' + config)
     result = subprocess.run([sys.executable, "-m", "hw.build", "--no-run", "-o", str(out),
-                             "--config", str(out.parent / "link.toml")], cwd=REPO_ROOT,
-                            capture_output=True, text=True)
+                             "--config", str(out.parent / "link.toml"), *parameters],
+                            cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return out
 
@@ -59,6 +59,15 @@ def checksum_dir(tmp_path_factory):
     DDR[2]), so a buffer in the other port's bank is an AXI error."""
     return linked_build(tmp_path_factory.mktemp("hw") / "checksum",
                         '[banks.checksum]\ngmem0 = "DDR[0]"\ngmem1 = "DDR[2]"\n')
+
+
+@pytest.fixture(scope="module")
+def narrow_checksum_dir(tmp_path_factory):
+    """The checksum kernel of checksum_dir's memory topology but another binary (a 256-bit bus):
+    another xclbin UUID, the same MEM_TOPOLOGY."""
+    return linked_build(tmp_path_factory.mktemp("hw") / "narrow",
+                        '[banks.checksum]\ngmem0 = "DDR[0]"\ngmem1 = "DDR[2]"\n',
+                        "-Pchecksum.data_width=256")
 
 
 @pytest.fixture(scope="module")
@@ -343,12 +352,97 @@ def test_rule_reload(xrt_stand_in, checksum_dir, two_unit_dir):
     assert xrt_stand_in._get(one, xrt_sim._Kernel) and xrt_stand_in.xrtBOAddress(bo) != -1
     assert outcome(xrt_stand_in, "xrtDeviceLoadXclbinFile", device, os.fsencode(checksum_dir)) \
         == (-1, None, ["Xclbin on card is in use, can't change.",
+                       "See dmesg log for details. err = -16",
                        "failed to load xclbin: Device or resource busy"])
     assert xrt_stand_in.xrtKernelClose(one) == 0
-    assert xrt_stand_in.xrtDeviceLoadXclbinFile(device, os.fsencode(checksum_dir)) == -1  # bo
     assert xrt_stand_in.xrtBOFree(bo) == 0
     assert xrt_stand_in.xrtDeviceLoadXclbinFile(device, os.fsencode(checksum_dir)) == 0
     assert xrt_stand_in._device.image.path == checksum_dir
+
+
+def test_rule_reload_buffers(xrt_stand_in, checksum_dir, narrow_checksum_dir, two_unit_dir):
+    """No unit open, a buffer allocated: refused with EPERM (not EBUSY, as before issue 51),
+    unless the card keeps its memory and the new xclbin's memory topology is the same."""
+    device, uuid = loaded(xrt_stand_in, checksum_dir)
+    bo = xrt_stand_in.xrtBOAlloc(device, 4096, 0, 0)
+    refused = (-1, None, ["See dmesg log for details. err = -1",
+                          "failed to load xclbin: Operation not permitted"])
+    assert outcome(xrt_stand_in, "xrtDeviceLoadXclbinFile", device,
+                   os.fsencode(narrow_checksum_dir)) == refused
+    xrt_stand_in.retains_memory = True
+    assert xrt_sim.BuildImage(narrow_checksum_dir).mems == xrt_stand_in._device.image.mems
+    assert outcome(xrt_stand_in, "xrtDeviceLoadXclbinFile", device,
+                   os.fsencode(narrow_checksum_dir)) == (0, None, [])
+    assert xrt_stand_in._device.image.path == narrow_checksum_dir
+    assert xrt_stand_in.xrtBOAddress(bo) == xrt_sim.BANK_BASE     # the buffer is still there
+    # another memory topology (two_unit_dir's banks): refused although memory is kept
+    assert outcome(xrt_stand_in, "xrtDeviceLoadXclbinFile", device,
+                   os.fsencode(two_unit_dir)) == refused
+    assert xrt_stand_in.xrtBOFree(bo) == 0
+    assert xrt_stand_in.xrtDeviceLoadXclbinFile(device, os.fsencode(two_unit_dir)) == 0
+
+
+def test_rule_register_shared(xrt_stand_in, two_unit_dir, tmp_path, monkeypatch):
+    """A unit opened shared (xrtPLKernelOpen) refuses register access; with Runtime.rw_shared
+    = true in xrt.ini the access goes on to the next check (the range, here)."""
+    device, uuid = loaded(xrt_stand_in, two_unit_dir)
+    shared, _, _ = outcome(xrt_stand_in, "xrtPLKernelOpen", device, uuid,
+                           b"checksum:{checksum_1}")
+    assert shared
+    word = c_uint32()
+    refused = (-1, None, ["Cannot read or write kernel with shared access"])
+    assert outcome(xrt_stand_in, "xrtKernelReadRegister", shared, 0x10, byref(word)) == refused
+    assert outcome(xrt_stand_in, "xrtKernelWriteRegister", shared, 0x10, 1) == refused
+    with pytest.raises(xrt_sim.StandInLimitation, match="both shared and exclusively"):
+        xrt_stand_in.xrtPLKernelOpenExclusive(device, uuid, b"checksum:{checksum_1}")
+    ini = tmp_path / "xrt.ini"
+    ini.write_text("[Runtime]\nrw_shared = true\n")
+    monkeypatch.setenv("XRT_INI_PATH", str(ini))
+    permitted = xrt_sim.XrtStandIn()     # XRT reads xrt.ini once, when first used
+    try:
+        device, uuid = loaded(permitted, two_unit_dir)
+        shared = permitted.xrtPLKernelOpen(device, uuid, b"checksum:{checksum_1}")
+        assert outcome(permitted, "xrtKernelReadRegister", shared, 0x1000, byref(word)) == \
+            (-1, None, ["Cannot read or write outside kernel register space"])
+    finally:
+        permitted.release()
+
+
+@pytest.mark.parametrize("setting, route", [
+    ("runtime_log = syslog", "the system log (Runtime.runtime_log = syslog in {ini})"),
+    ("runtime_log = null", "nowhere (Runtime.runtime_log = null in {ini})"),
+    ('runtime_log = "{log}"', "{log} (Runtime.runtime_log in {ini})"),
+    ("verbosity = 2", "nowhere (Runtime.verbosity = 2 in {ini} drops errors)"),
+    ("runtime_log = console", None),
+])
+def test_rule_message_route(tmp_path, monkeypatch, capfd, setting, route):
+    """Where xrt.ini sends XRT's messages, none reaches standard error, and the driver's line
+    says where they went instead of "XRT printed no message"."""
+    ini, log = tmp_path / "xrt.ini", tmp_path / "xrt.log"
+    ini.write_text("[Runtime]\n" + setting.format(log=log) + "\n")
+    monkeypatch.setenv("XRT_INI_PATH", str(ini))
+    api = xrt_sim.XrtStandIn()
+    try:
+        capfd.readouterr()
+        console = XrtConsole()
+        assert console.call(api.xrtDeviceOpen, 3) is None
+        said = "Could not open device with index '3'"
+        if route is None:
+            assert console.said == [said] and console.reason() == f"XRT: {said}"
+            return
+        assert console.said == [] and capfd.readouterr().err == ""
+        assert console.reason() == "XRT's messages go to " + route.format(ini=ini, log=log)
+        if log.exists():    # the file dispatch: XRT's banner, then the message
+            text = log.read_text()
+            assert text.startswith("XRT build version: ") and f"ERROR: {said}\n" in text
+        else:
+            assert api.logged_elsewhere == [said]
+        with pytest.raises(DeviceError, match=re.escape(
+                f"no XRT device 3: XRT could not open it (XRT's messages go to "
+                f"{route.format(ini=ini, log=log)})")):
+            XrtDevice(str(tmp_path), device_index=3, api=api)
+    finally:
+        api.release()
 
 
 def test_rule_device_index(xrt_stand_in):

@@ -1,7 +1,9 @@
 """One sequence of XRT C calls that exercises the stand-in's rules (tests/data/xrt_rules.json),
 run against XRT's own library on its noop device (in a child process: ``python -m
 tests.xrt_probes XCLBIN [--runs]`` prints the outcomes as JSON) and against the stand-in
-(:func:`probe` in the test's process), so tests/test_xrt_noop.py can compare them call by call.
+(:func:`probe` in the test's process), so tests/test_xrt_noop.py can compare them call by call;
+and the few calls whose outcome xrt.ini decides (:func:`probe_settings`, ``--settings``), run
+once per setting.
 
 Each outcome is the call's result (a handle as "handle" or "NULL", else the number), the errno
 the call left (it is set to 0 before each call) and the messages XRT printed
@@ -103,7 +105,43 @@ def probe(api, binary: str, runs: bool) -> dict:
     return out
 
 
+def probe_settings(api, binary: str) -> dict:
+    """The calls whose outcome xrt.ini decides (XRT reads it once per process, so each setting
+    is probed in a process of its own): register access on a unit opened shared, in range and
+    out of it, and where a failure's message goes."""
+    console = XrtConsole()
+    out = {}
+
+    def step(key, function, *args):
+        ctypes.set_errno(0)
+        value = console.call(getattr(api, function), *args)
+        code = ctypes.get_errno() if value in (None, -1) else 0
+        out[key] = {"result": "handle" if value and key.endswith("open") else
+                    "NULL" if value is None else value,
+                    "errno": errno.errorcode.get(code, code) if code else None,
+                    "said": list(console.said)}
+        return value
+
+    device = api.xrtDeviceOpen(0)
+    api.xrtDeviceLoadXclbinFile(device, os.fsencode(binary))
+    uuid = (c_ubyte * 16)()
+    api.xrtDeviceGetXclbinUUID(device, uuid)
+    shared = step("register-shared/open", "xrtPLKernelOpen", device, uuid,
+                  b"checksum:{checksum_1}")
+    word = c_uint32()
+    step("register-shared/read 0x10", "xrtKernelReadRegister", shared, 0x10, byref(word))
+    step("register-shared/read 0x1000", "xrtKernelReadRegister", shared, 0x1000, byref(word))
+    step("message-route/no unit", "xrtPLKernelOpenExclusive", device, uuid,
+         b"checksum:checksum_1")
+    api.xrtKernelClose(shared)
+    api.xrtDeviceClose(device)
+    return out
+
+
 if __name__ == "__main__":
     from host.xrt_binding import load_library
-    outcomes = probe(load_library(), sys.argv[1], "--runs" in sys.argv[2:])
+    if "--settings" in sys.argv[2:]:
+        outcomes = probe_settings(load_library(), sys.argv[1])
+    else:
+        outcomes = probe(load_library(), sys.argv[1], "--runs" in sys.argv[2:])
     print(json.dumps(outcomes))

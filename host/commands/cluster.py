@@ -7,7 +7,7 @@ import numpy as np
 
 from ..clustering import GREEDY_BLOCK, METHODS, components, greedy, linkage_clusters, \
     number_clusters
-from ..io import InputError
+from ..io import InputError, bounded_lines, open_input
 from ..metrics import express, jaccard_bound, passes, threshold_problem, threshold_text
 from ..plot import METRIC_TITLES, plot_format, plot_matrix
 from ..scheduler import LocalExecutor
@@ -16,7 +16,7 @@ from .collections import collection_options
 from .common import Session, executor_of, parameter_header, require_scipy, row_tiles
 from .dist import comparison_options, pair_tiles, plot_options
 from .inputs import load_inputs
-from .options import backend_options, new_command, output_option
+from .options import backend_options, new_command, output_option, plain_float
 from .search import query_block, query_tile
 from kmerspec.golden.hll import HllParams
 
@@ -47,12 +47,12 @@ def add_parser(commands) -> None:
                           "cluster order (a genome of several files: its files separated by "
                           "tabs); written only if the command succeeds (default: none)")
     chosen = sub.add_mutually_exclusive_group()
-    chosen.add_argument("--ani", type=float, default=None, metavar="A",
+    chosen.add_argument("--ani", type=plain_float, default=None, metavar="A",
                         help="join genomes of ANI >= A percent, 100 (1 - Mash distance), "
                              "0 < A <= 100 (default 95)")
-    chosen.add_argument("--jaccard", type=float, default=None, metavar="J",
+    chosen.add_argument("--jaccard", type=plain_float, default=None, metavar="J",
                         help="join genomes of Jaccard >= J, 0 < J <= 1 (default: --ani 95)")
-    chosen.add_argument("--mash", type=float, default=None, metavar="D",
+    chosen.add_argument("--mash", type=plain_float, default=None, metavar="D",
                         help="join genomes of Mash distance <= D, 0 <= D < 1 (default: --ani "
                              "95)")
     sub.add_argument("--method", choices=METHODS, default="greedy",
@@ -100,32 +100,42 @@ def _order_file(path: str, sketches: SketchSet) -> np.ndarray:
     for i, files in enumerate(sketches.files):  # a genome may be named by its file as given
         for file in files:
             index.setdefault(file, i)
+    order, seen = [], {}
+    what = "a text file of genome names (--order)"
     try:
-        with open(path, encoding="utf-8") as table:
-            lines = table.read().splitlines()
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: --order: not a text file of genome names") from None
+        with open_input(path, "a file of genome names (--order)") as table:
+            # a line at a time, each line naming a genome once: memory holds no more than the
+            # genomes' own order, whatever the file (host.io.bounded_lines)
+            for number, raw in bounded_lines(table, path, what):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise InputError(f"{path}: --order: not a text file of genome names "
+                                     f"(line {number} is not UTF-8)") from None
+                name = line.split("\t")[0].strip()
+                if not name or name.startswith("#"):
+                    continue
+                order.append(_ordered(path, number, name, index, seen))
     except OSError as error:
         raise InputError(f"{path}: --order: {error.strerror or error}") from None
-    order, seen = [], {}
-    for number, line in enumerate(lines, 1):
-        name = line.split("\t")[0].strip()
-        if not name or name.startswith("#"):
-            continue
-        if name not in index:
-            raise InputError(f"{path}: line {number}: --order names {name!r}, which is not an "
-                             f"input genome")
-        genome = index[name]
-        if genome in seen:
-            raise InputError(f"{path}: line {number}: --order names {name!r} again (line "
-                             f"{seen[genome]})")
-        seen[genome] = number
-        order.append(genome)
     missing = [sketches.names[i] for i in range(len(sketches)) if i not in seen]
     if missing:
         raise InputError(f"{path}: --order does not name {len(missing)} input genome(s), "
                          f"first {missing[0]!r}; name every genome once")
     return np.array(order, dtype=np.int64)
+
+
+def _ordered(path: str, number: int, name: str, index: dict, seen: dict) -> int:
+    """The genome line ``number`` of the --order file names, once."""
+    if name not in index:
+        raise InputError(f"{path}: line {number}: --order names {name!r}, which is not an "
+                         f"input genome")
+    genome = index[name]
+    if genome in seen:
+        raise InputError(f"{path}: line {number}: --order names {name!r} again (line "
+                         f"{seen[genome]})")
+    seen[genome] = number
+    return genome
 
 
 def _check(args) -> None:

@@ -20,10 +20,13 @@ list that names no file, a listed path that does not exist (with its line number
 with no files of the kind.
 """
 
+import contextlib
 import os
+import stat
 import sys
 
-from ..io import ZIP_MAGIC, InputError, compression_of
+from ..io import (LINE_LIMIT, ZIP_MAGIC, InputError, bounded_lines, compression_of, open_input,
+                  with_head)
 
 __all__ = ["SEQUENCE_SUFFIXES", "COMPRESSION_SUFFIXES", "collection_options",
            "expand_collections", "read_list", "directory_files"]
@@ -107,33 +110,52 @@ def directory_files(directory: str, kind: str = "sequences") -> list[str]:
 
 
 def read_list(list_path: str, kind: str = "sequences") -> list[str]:
-    """The paths listed in ``list_path`` (``-`` is standard input), directories expanded."""
+    """The paths listed in ``list_path`` (``-`` is standard input), directories expanded. The
+    list is read a line at a time (host.io.bounded_lines): a binary or endless file is refused
+    at its first bytes, and a path listed twice at its second line, so that memory holds no
+    more than the distinct files listed."""
     shown = "standard input (-l -)" if list_path == "-" else list_path
     try:
-        if list_path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(list_path, "rb") as file:
-                data = file.read()
-    except FileNotFoundError:
-        raise InputError(f"{list_path}: no such list file (-l)") from None
-    except IsADirectoryError:
-        raise InputError(f"{list_path}: a directory, not a list file (-l FILE names a file "
-                         f"listing one path per line; give the directory itself as an "
-                         f"input)") from None
-    except OSError as error:
-        raise InputError(f"{list_path}: cannot read the list file "
-                         f"({error.strerror or error})") from None
-    _check_list_content(shown, data)
+        # standard input is Python's reader of descriptor 0, left open
+        source = (contextlib.nullcontext(sys.stdin.buffer) if list_path == "-"
+                  else open_input(list_path, "a list file"))
+    except InputError as error:
+        if str(error).endswith(": no such file"):
+            raise InputError(f"{list_path}: no such list file (-l)") from None
+        if "is a directory" in str(error):
+            raise InputError(f"{list_path}: a directory, not a list file (-l FILE names a file "
+                             f"listing one path per line; give the directory itself as an "
+                             f"input)") from None
+        raise InputError(str(error).replace(": cannot read (", ": cannot read the list file (")
+                         ) from None
     paths = []
-    for number, raw in enumerate(data.split(b"\n"), 1):
-        line = raw.strip(b" \t\r")
-        if not line or line.startswith(b"#"):
-            continue
-        path = os.fsdecode(line)
-        if not os.path.lexists(path):
-            raise InputError(f"{shown}: line {number}: {path}: no such file")
-        paths.extend(directory_files(path, kind) if _is_directory(path) else [path])
+    seen: dict[tuple[int, int], int] = {}
+    what = "a list of paths (-l FILE names a text file listing one path per line)"
+    with source as opened:
+        try:
+            head, file = with_head(opened, 1 << 16, close_file=list_path != "-")
+            _check_list_content(shown, head)
+            for number, raw in bounded_lines(file, shown, what, LINE_LIMIT):
+                line = raw.strip(b" \t\r")
+                if not line or line.startswith(b"#"):
+                    continue
+                path = os.fsdecode(line)
+                try:
+                    status = os.stat(path)
+                except (OSError, ValueError):
+                    if not os.path.lexists(path):
+                        raise InputError(f"{shown}: line {number}: {path}: no such file") from None
+                    status = None
+                if status is not None and not stat.S_ISDIR(status.st_mode):
+                    identity = (status.st_dev, status.st_ino)
+                    if identity in seen:
+                        raise InputError(f"{shown}: line {number}: {path}: listed twice (also "
+                                         f"line {seen[identity]}); give each genome once")
+                    seen[identity] = number
+                paths.extend(directory_files(path, kind) if _is_directory(path) else [path])
+        except OSError as error:
+            raise InputError(f"{list_path}: cannot read the list file "
+                             f"({error.strerror or error})") from None
     if not paths:
         raise InputError(f"{shown}: lists no files (-l FILE: one path per line; empty lines "
                          f"and # lines are skipped)")

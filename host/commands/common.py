@@ -4,6 +4,7 @@ backend and executor a command runs on."""
 
 import contextlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -80,14 +81,17 @@ def warn_saturated(session: Session, *sets: SketchSet) -> None:
 def genome_names(paths: Sequence[str]) -> list[str]:
     """File names (without directories); the path as given where two file names collide.
 
-    The same file given twice is refused: its two genomes would carry one name.
+    The same file given twice is refused, through a symlink or a hard link too: its two genomes
+    would be one genome (Jaccard 1).
     """
-    seen: dict[str, str] = {}
+    seen: dict = {}
     for path in paths:
-        key = os.path.realpath(path)
+        key = _file_identity(path)
         if key in seen:
-            raise InputError(f"{path}: given twice as input (also as {seen[key]}); give each "
-                             f"genome once")
+            linked = (", a hard link to it" if isinstance(key, tuple)
+                      and os.path.realpath(path) != os.path.realpath(seen[key]) else "")
+            raise InputError(f"{path}: given twice as input (also as {seen[key]}{linked}); give "
+                             f"each genome once")
         seen[key] = path
     names = [Path(p).name for p in paths]
     counts = Counter(names)  # not names.count: 100,000 genomes would take minutes
@@ -97,6 +101,18 @@ def genome_names(paths: Sequence[str]) -> list[str]:
         if problem is not None:
             raise InputError(f"{path}: the genome's name {name!r} {problem}; rename the file")
     return names
+
+
+def _file_identity(path: str):
+    """What makes two paths one file: (device, inode) for a regular file, so that a hard link
+    is the file it links to as a symlink is; the resolved path for anything else."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    if stat.S_ISREG(status.st_mode):
+        return (status.st_dev, status.st_ino)
+    return os.path.realpath(path)
 
 
 def check_table_names(sketches: SketchSet) -> None:

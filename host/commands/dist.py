@@ -18,7 +18,7 @@ from .collections import collection_options
 from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
                      require_scipy, row_tiles, warn_saturated)
 from .inputs import load_inputs
-from .options import (METRIC_HELP, backend_options, scheduler_options, hll_options,
+from .options import (METRIC_HELP, plain_float, backend_options, scheduler_options, hll_options,
                       min_count_options, new_command, output_option, ranged_int)
 from kmerspec.golden.hll import HllParams
 
@@ -55,7 +55,7 @@ def add_parser(commands) -> None:
     dist.add_argument("--metric", choices=METRICS, default="jaccard", help=METRIC_HELP
                       + "; PHYLIP gets 1 - J, D or 1 - ANI/100 (not containment)")
     sparse = dist.add_mutually_exclusive_group()
-    sparse.add_argument("--threshold", type=float, default=None, metavar="H",
+    sparse.add_argument("--threshold", type=plain_float, default=None, metavar="H",
                         help="report only pairs whose --metric passes H: Jaccard or "
                              "containment >= H (0 < H <= 1), ANI >= H percent (0 < H <= 100), "
                              "Mash distance <= H (0 <= H < 1); pairs that cannot pass are "

@@ -1,5 +1,7 @@
 """``info``: the parameters and genomes of sketch files."""
 
+import re
+
 from ..outputs import STDOUT
 from .common import Session, warn_saturated
 from .inputs import read_sketch_files
@@ -13,6 +15,16 @@ def add_parser(commands) -> None:
                       help="sketch files; prints parameters, then per genome its name, "
                            "estimated distinct k-mers (HLL) and source files")
     info.set_defaults(run=run)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\\\\]")
+
+
+def _printable(text: str) -> str:
+    """``text`` with its control characters (a crafted sketch's ESC sequences, which a terminal
+    would act on, a tab, a newline) and backslashes written as escapes: ``\\x1b``, ``\\t``,
+    ``\\\\``."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
 
 
 def run(args, session: Session) -> None:
@@ -32,6 +44,7 @@ def run(args, session: Session) -> None:
             record = sketches.min_count(index)
             kept = (f"min_count={record['m']} (Count-Min {record['mc_depth']} x "
                     f"2^{record['mc_width_bits']})\t" if record else "")
-            lines.append(f"  {name}\t{size}{kept}{','.join(files)}")
+            lines.append(f"  {_printable(name)}\t{size}{kept}"
+                         f"{','.join(_printable(file) for file in files)}")
     output = session.outputs.open(STDOUT)
     output.write("".join(line + "\n" for line in lines))

@@ -1,23 +1,19 @@
 """Genomes into sketches: sequence files sketched on the command's backend (or its cluster), and
 the inputs of dist, search and jsd, sketch files and sequence files mixed."""
 
-import contextlib
 import os
-import shutil
-import stat
 import sys
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from ..backends import get_backend
 from ..scheduler import LocalExecutor
-from ..io import InputError, few_kmers_cause, read_sequence_file
+from ..io import InputError, descriptor_of, few_kmers_cause, is_stream, read_sequence_file
 from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_file_groups, read_genomes
+from ..streams import opened_streams, refuse_streams_for_workers
 from ..sketchfile import (SketchSet, engine_params, in_input_order, is_sketch_file, merge,
                           read_sketches)
 from .common import (Session, backend_of, check_table_names, genome_names, hll_params,
@@ -27,7 +23,7 @@ from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
 __all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers",
-           "disambiguate", "read_twice", "read_sketch_files", "sketch_pool"]
+           "disambiguate", "read_sketch_files", "sketch_pool"]
 
 def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
                    backend=None) -> Iterable[list]:
@@ -84,7 +80,7 @@ def warn_without_kmers(session: Session, paths: Sequence[str], empty: Sequence[b
     k-mers, one for each genome with almost none whose file shows why."""
     for index, (path, is_empty) in enumerate(zip(paths, empty)):
         try:
-            size = os.path.getsize(path)
+            size = None if is_stream(path) else os.path.getsize(path)  # a pipe's is 0
         except OSError:
             size = None
         if is_empty:
@@ -135,6 +131,7 @@ def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
                                      params["k"], hll, params["canonical"], threads=threads,
                                      **_min_count_arguments(min_count))
     else:
+        refuse_streams_for_workers(paths)
         results = executor.map_ordered(_sketch_path, paths, params, backend.name, min_count)
     registers = _each_with_progress(results, progress, bases)
     arrays = {"registers": np.stack(registers) if registers
@@ -175,6 +172,7 @@ def pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
             _timed_genomes(paths, progress, bases, backend), engine_params("pqa", params),
             threads=threads))
     else:
+        refuse_streams_for_workers(paths)
         results = executor.map_ordered(_pqa_of_path, paths, params, backend.name)
     done = _each_with_progress(results, progress, bases)
     tags = [genome_tags for genome_tags, _ in done]
@@ -197,86 +195,59 @@ def disambiguate(sets: list[SketchSet]) -> list[SketchSet]:
     """
     sources: dict[str, set] = {}
     for sketches in sets:
-        for name, files in zip(sketches.names, sketches.files):
-            sources.setdefault(name, set()).add(",".join(files))
+        for index, (name, files) in enumerate(zip(sketches.names, sketches.files)):
+            sources.setdefault(name, set()).add(_source_of(sketches, index))
     for sketches in sets:
-        sketches.names = [",".join(files) if len(sources[name]) > 1 else name
-                          for name, files in zip(sketches.names, sketches.files)]
+        sketches.names = [_distinct_name(sketches, index) if len(sources[name]) > 1 else name
+                          for index, name in enumerate(sketches.names)]
     return sets
 
 
-def is_stream(path: str) -> bool:
-    """A pipe, FIFO, character device or socket (``<(cat x.fa)``, ``/dev/stdin``): content that
-    can be read once only."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+def _from_a_descriptor(files: list[str]) -> bool:
+    """A genome read from standard input or another descriptor (``sketch -``): its recorded
+    path names no file, so two such genomes of different sketch files are two genomes."""
+    return bool(files) and all(descriptor_of(file) is not None for file in files)
 
 
-@contextlib.contextmanager
-def read_twice(paths: Sequence[str], session: Session):
-    """Yields (``paths`` with each stream among them copied into a temporary directory, a
-    function giving a text the streams' names back): the kind
-    of an input (sketch or sequence) is told by its first bytes before it is read, which a pipe
-    allows once. The copy keeps the stream's file name (so its genome's name), and the
-    messages, warnings and source files of the block name the stream as given."""
-    streams = [path for path in paths if is_stream(path)]
-    if not streams:
-        yield list(paths), (lambda text: text)
-        return
-    genome_names(paths)  # the same stream twice is refused before it is read
-    with tempfile.TemporaryDirectory(prefix="kmer-sketch-stream-") as directory:
-        shown = {}
-        readable = []
-        for index, path in enumerate(paths):
-            if path not in streams:
-                readable.append(path)
-                continue
-            copy = Path(directory) / str(index) / (Path(path).name or "stdin")
-            copy.parent.mkdir()
-            try:
-                with open(path, "rb") as source, open(copy, "wb") as target:
-                    shutil.copyfileobj(source, target, 1 << 20)
-            except OSError as error:
-                raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-            shown[str(copy)] = str(path)
-            readable.append(str(copy))
+def _source_of(sketches: SketchSet, index: int):
+    files = sketches.files[index]
+    if _from_a_descriptor(files) and not sketches.from_sequences:
+        return (sketches.origin, index)
+    return ",".join(files)
 
-        def as_given(text: str) -> str:
-            for copy, path in shown.items():
-                text = text.replace(copy, path)
-            return text
-        warned = len(session.warnings)
-        try:
-            yield readable, as_given
-        except InputError as error:
-            raise InputError(as_given(str(error))) from None
-        session.warnings[warned:] = [as_given(w) for w in session.warnings[warned:]]
+
+def _distinct_name(sketches: SketchSet, index: int) -> str:
+    """The name of a genome whose name another source's genome has: its source files, or, read
+    from standard input (whose path tells nothing), its sketch file and name
+    (``a.sketch:stdin``), which merge --rename can then name."""
+    files = sketches.files[index]
+    if _from_a_descriptor(files) and not sketches.from_sequences:
+        return f"{sketches.origin}:{sketches.names[index]}"
+    return ",".join(files)
+
+
+def _streams_of(paths: Sequence[str]):
+    """host.streams.opened_streams, the same stream given twice refused before it is read."""
+    if any(is_stream(path) for path in paths):
+        genome_names(paths)
+    return opened_streams(paths)
 
 
 def read_sketch_files(paths: Sequence[str], session: Session) -> list[SketchSet]:
-    """The sketch files ``paths``, pipes among them too (a sketch file is a zip archive, which
-    is read by seeking)."""
-    with read_twice(paths, session) as (readable, as_given):
-        sets = [read_sketches(path) for path in readable]
-    for sketches in sets:
-        sketches.origin = as_given(sketches.origin)
-    return sets
+    """The sketch files ``paths``, pipes among them too (host.streams spools a sketch file
+    arriving on a pipe, within the size its header states, since a zip archive is read by
+    seeking)."""
+    with _streams_of(paths):
+        return [read_sketches(path) for path in paths]
 
 
 def load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
                 executor, reference: SketchSet | None = None) -> SketchSet:
     """Sketch files are read; sequence files are sketched with the parameters of the sketch
     files given (of ``reference``, which every input must match, when given), or with the
-    command-line ones when there are none. Pipes are read too (:func:`read_twice`)."""
-    with read_twice(paths, session) as (readable, as_given):
-        combined = _load_inputs(readable, kind, command, args, session, executor, reference)
-    combined.names = [as_given(name) for name in combined.names]
-    combined.files = [[as_given(f) for f in files] for files in combined.files]
-    combined.origin = as_given(combined.origin)
-    return combined
+    command-line ones when there are none. Pipes are read too, each once (host.streams)."""
+    with _streams_of(paths):
+        return _load_inputs(paths, kind, command, args, session, executor, reference)
 
 
 def _split_inputs(paths: Sequence[str], kind: str, args) -> tuple[list[str], list[str]]:
@@ -348,12 +319,12 @@ def sketch_pool(paths: Sequence[str], reference: SketchSet, args, session: Sessi
     parameters of ``reference`` (the command has no options of its own for them), so --min-count counts a k-mer over all of them (FASTQ files;
     FASTA files are sketched in full beside them unless --min-count-fasta, as dist does);
     HLL sketch files (of reads sketched before) are joined in by their union (register-wise
-    maximum). Pipes are read too (:func:`read_twice`)."""
+    maximum). Pipes are read too, each once (host.streams)."""
     params = reference.params
     hll = HllParams(params["p"], params["w"])
     registers = np.zeros(hll.m, dtype=np.uint8)
-    with read_twice(paths, session) as (readable, as_given):
-        sketch_paths, sequence_paths = _split_inputs(readable, "hll", args)
+    with _streams_of(paths):
+        sketch_paths, sequence_paths = _split_inputs(paths, "hll", args)
         for sketches in _read_sketches_of_kind(sketch_paths, "hll", "screen", reference):
             if len(sketches):
                 np.maximum(registers, sketches.arrays["registers"].max(axis=0), out=registers)
@@ -363,7 +334,7 @@ def sketch_pool(paths: Sequence[str], reference: SketchSet, args, session: Sessi
             streams = getattr(backend, "streams_files", False)
             groups, note = read_file_groups(sequence_paths, min_count_params(args))
             if note is not None:
-                print(f"note: {as_given(note)}", file=sys.stderr)
+                print(f"note: {note}", file=sys.stderr)
             for indices, min_count in groups:
                 files = [SequenceFile(sequence_paths[i]) if streams
                          else read_sequence_file(sequence_paths[i]) for i in indices]

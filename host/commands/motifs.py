@@ -70,15 +70,39 @@ def _parse_thresholds(text: str, kmin: int, kmax: int) -> int | tuple[int, ...]:
 
 def _read_motif_set(paths: Sequence[str], params: "MotifParams", session: Session,
                     progress: Progress) -> list[bytes]:
-    from ..fast.kmers import kmer_array
+    """The files of a set read into memory, for a backend that takes bytes; a genome without a
+    k-mer of length kmin is warned about."""
+    from ..fast.kmers import kmer_blocks
     genome_names(paths)  # the same file twice is refused
     files = []
     for path, data in read_genomes(paths):
         files.append(data)
         progress.advance(1, count_bases(data), show_rate=False)
-        if kmer_array(data, params.kmin, params.canonical).size == 0:
+        if not any(words.size for words in kmer_blocks(data, params.kmin, params.canonical,
+                                                         copy=False)):
             warn_without_kmers(session, [path], [True], f"no k-mer of length {params.kmin}")
     return files
+
+
+def _find_streaming(args, params: "MotifParams", backend, session: Session,
+                    progress: Progress) -> list:
+    """The software backend reads each file once, as it streams it (host.fast.motif): nothing
+    of a file is held but a block, whatever its size, a pipe included."""
+    from ..reader import SequenceFile
+    genome_names(args.test)
+    genome_names(args.control)
+    test = [SequenceFile(path) for path in args.test]
+    control = [SequenceFile(path) for path in args.control]
+    progress.status(f"motifs: counting k = {params.kmin}..{params.kmax} in "
+                    f"{len(test) + len(control)} files")
+    found: list[int] = []
+    rows = backend.find_motifs(test, control, params, threads=args.threads,
+                               kmers_of_files=found)
+    for path, file, kmers in zip(args.test + args.control, test + control, found):
+        progress.advance(1, file.bases or 0, show_rate=False)
+        if not kmers:
+            warn_without_kmers(session, [path], [True], f"no k-mer of length {params.kmin}")
+    return rows
 
 
 #: MotifParams' field names and the options that set them
@@ -114,11 +138,14 @@ def run(args, session: Session) -> None:
     out = session.outputs.open(args.output)
     backend = backend_of(args, session)
     progress = session.progress("motifs: read", len(args.test) + len(args.control), "files")
-    test = _read_motif_set(args.test, params, session, progress)
-    control = _read_motif_set(args.control, params, session, progress)
-    progress.status(f"motifs: counting k = {params.kmin}..{params.kmax} in "
-                    f"{progress.bases / 1e6:.2f} Mbases")
-    rows = backend.find_motifs(test, control, params, threads=args.threads)
+    if getattr(backend, "streams_files", False):
+        rows = _find_streaming(args, params, backend, session, progress)
+    else:
+        test = _read_motif_set(args.test, params, session, progress)
+        control = _read_motif_set(args.control, params, session, progress)
+        progress.status(f"motifs: counting k = {params.kmin}..{params.kmax} in "
+                        f"{progress.bases / 1e6:.2f} Mbases")
+        rows = backend.find_motifs(test, control, params, threads=args.threads)
     progress.status(f"motifs: {len(rows)} emerging k-mers, k = {params.kmin}..{params.kmax}, "
                     f"{progress.bases / 1e6:.2f} Mbases in {progress.elapsed_seconds:.1f} s")
     progress.close()

@@ -27,7 +27,7 @@ def _bounded(convert, kind: str, low, high, unit: str, shown):
     of value wanted and the bounds, each value as ``shown`` prints it."""
     def parse(text: str):
         try:
-            value = convert(text)
+            value = convert(_digits(text))
         except ValueError:
             raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
         if not low <= value <= high:
@@ -36,6 +36,22 @@ def _bounded(convert, kind: str, low, high, unit: str, shown):
         return value
     parse.__name__ = kind.split()[-1]
     return parse
+
+
+def _digits(text: str) -> str:
+    """``text`` if it is a number as written on a command line: Python's literals allow ``_``
+    between digits (``3_1`` is 31), which no other tool reads so (``-k 3_1`` is a typo)."""
+    if "_" in text:
+        raise ValueError(text)
+    return text
+
+
+def plain_float(text: str) -> float:
+    """An argparse type: a number, ``_`` refused (:func:`_digits`)."""
+    return float(_digits(text))
+
+
+plain_float.__name__ = "float"
 
 
 def ranged_int(low: int, high: int):

@@ -10,7 +10,7 @@ from ..metrics import (METRICS, base_similarity, express, passes, threshold_prob
 from .collections import collection_options
 from .common import Session, check_table_names, parameter_header, row_tiles, warn_saturated
 from .inputs import load_inputs, read_sketch_files
-from .options import (METRIC_HELP, backend_options, hll_options, min_count_options,
+from .options import (METRIC_HELP, plain_float, backend_options, hll_options, min_count_options,
                       new_command, output_option, ranged_int)
 from kmerspec.golden.hll import HllParams
 
@@ -35,7 +35,7 @@ def add_parser(commands) -> None:
     chosen = search.add_mutually_exclusive_group()
     chosen.add_argument("--top", type=ranged_int(1, 1 << 20), default=None, metavar="K",
                         help="the K best references of each query (default: every reference)")
-    chosen.add_argument("--threshold", type=float, default=None, metavar="H",
+    chosen.add_argument("--threshold", type=plain_float, default=None, metavar="H",
                         help="the references whose --metric passes H: Jaccard or containment "
                              ">= H (0 < H <= 1), ANI >= H percent (0 < H <= 100), Mash "
                              "distance <= H (0 <= H < 1) (default: every reference)")

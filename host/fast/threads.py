@@ -35,18 +35,25 @@ def map_in_threads(function: Callable, items: Iterable, threads: int | None = No
         return
     from concurrent.futures import ThreadPoolExecutor  # here: one thread does without its import
     window = window or 2 * threads
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fast") as pool:
-        pending: deque = deque()
-        try:
-            for item in items:
-                pending.append(pool.submit(function, item))
-                if len(pending) >= window:
-                    yield pending.popleft().result()
-            while pending:
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fast")
+    pending: deque = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= window:
                 yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:
+            yield pending.popleft().result()
+    except KeyboardInterrupt:
+        # a signal ends the command (host.interrupts): the items under way are not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def map_largest_first(function: Callable, items: Iterable, cost: Callable,
@@ -94,6 +101,7 @@ def map_largest_first(function: Callable, items: Iterable, cost: Callable,
                for n in range(min(threads, len(items)))]
     for worker in workers:
         worker.start()
+    interrupted = False
     try:
         for index in range(len(items)):
             with finished:
@@ -102,8 +110,11 @@ def map_largest_first(function: Callable, items: Iterable, cost: Callable,
             if not succeeded:
                 raise result
             yield result
+    except KeyboardInterrupt:
+        interrupted = True      # a signal ends the command: the genomes under way are left
+        raise
     finally:
         with finished:
             stopped = True
-        for worker in workers:
+        for worker in workers if not interrupted else ():
             worker.join()
