@@ -18,8 +18,8 @@ statistic (SPEC 3), with its gradient and Hessian, which the maximisation uses. 
 the two forms against each other, the maximum against its neighbourhood, and the estimates
 against exact k-mer sets.
 
-The maximisation is the projected Newton method of SPEC 3, written out in plain Python;
-host/hll_joint.py runs the same steps over many pairs at once in numpy.
+The maximisation is the projected Newton method with an active set of SPEC 3, written out in
+plain Python; host/fast/_mle.c takes the same steps in C for the pair loops.
 """
 
 import math
@@ -30,8 +30,8 @@ from .hll import HllParams, estimate, jaccard, top_rank
 __all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
            "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
            "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
-           "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "STEP_TOLERANCE",
-           "GAIN_TOLERANCE", "DAMPING"]
+           "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "GAIN_TOLERANCE",
+           "SUFFICIENT_RISE", "DAMPING"]
 
 #: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
 #: dist and search)
@@ -43,13 +43,14 @@ DEFAULT_DETECTION = 3.0
 #: s = rate * 2^-k above this contributes exp(-s) < 1e-304 to a derivative: clipped there so
 #: that exp never overflows (the same clip in host/hll_joint.py)
 S_CLIP = 700.0
-#: the maximisation's limits (SPEC 3): steps, a step too small to matter, the last halving
+#: the maximisation's limits (SPEC 3): steps, the last halving
 MAX_ITERATIONS = 200
-STEP_TOLERANCE = 1e-12
 SMALLEST_STEP = 2.0 ** -40
-#: a step whose first-order gain g . d is below this changes the log-likelihood by less than
-#: its own rounding (|L| ~ 1e4 at p = 14, 1e-12 relative): the maximum is reached
+#: the likelihood a step could still gain (its KKT gain, or what a shortened step could gain)
+#: below which the maximum is reached: the rounding of L itself is 1e-16 |L| ~ 1e-12 at p = 14
 GAIN_TOLERANCE = 1e-12
+#: Armijo's condition: a step is taken if L rises by this fraction of its first-order gain
+SUFFICIENT_RISE = 1e-4
 #: Levenberg's damping of the Newton system, relative to its largest diagonal term
 DAMPING = 1e-9
 
@@ -223,49 +224,93 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float] | None
     return out
 
 
+def _binding(rate: float, gradient: float, curvature: float) -> bool:
+    """A rate held toward its bound 0 this step: the likelihood falls away from 0 along it
+    (gradient <= 0) and its own Newton step, rate + gradient / curvature (curvature = -H_ii),
+    reaches 0; at 0 with gradient <= 0, or with curvature <= 0, that is any such rate."""
+    return gradient <= 0 and rate * curvature <= -gradient
+
+
+def _step_to(rates, direction, toward_zero, t):
+    """The trial point at step length t: the free rates along ``direction``, the binding ones
+    along their own Newton step ``toward_zero``, each clipped at 0."""
+    return tuple(max(0.0, rates[i] + t * (direction[i] + toward_zero[i])) for i in range(3))
+
+
+def _gain(bound_gain: float, direction, grad, free) -> float:
+    """The KKT gain of a step: the binding rates' part, then g_i d_i of each free rate (summed
+    in this order, as host/fast/_mle.c sums it)."""
+    gain = bound_gain
+    for i in free:
+        gain += direction[i] * grad[i]
+    return gain
+
+
 def maximise(stat: PairStatistic, start: tuple[float, float, float],
              fixed_zero: tuple[int, ...] = ()) -> tuple[tuple[float, float, float], float]:
-    """Projected Newton ascent of the log-likelihood over rates >= 0 (SPEC 3): (rates, value).
+    """The maximum of the log-likelihood over rates >= 0 (SPEC 3, "Maximisation"): (rates,
+    value), by projected Newton steps with an active set (Bertsekas, 1982).
 
-    Each step: a coordinate at 0 whose gradient is <= 0 stays at 0 (active); the others take
-    the damped Newton step (-H + mu I)^-1 g, mu = 1e-9 max(-H_ii) (the gradient itself where
-    that is no ascent direction), clipped at 0, halved until the log-likelihood does not
-    decrease. Stops when the step's first-order gain g . d is at most 1e-12, when a step moves
-    no rate by more than 1e-12 (1 + the largest rate), when no halving down to 2^-40 helps, or
-    after 200 steps. Coordinates in ``fixed_zero`` stay 0."""
-    rates = [0.0 if i in fixed_zero else start[i] for i in range(3)]
-    value, grad, hess = log_likelihood(stat, tuple(rates), derivatives=True)
+    Each step: a rate is binding (:func:`_binding`) when the likelihood falls away from 0
+    along it and its own Newton step reaches 0; it moves along that step, clipped at -rate so
+    that a step of length 1 puts it at 0. The free rates take the damped Newton step of the
+    free rates alone, else the scaled gradient. The KKT gain of the step (what the quadratic
+    model says is left) stops the maximisation at 1e-12; there is no stop on a small move,
+    which a rate much smaller than the others made long before the maximum (issue 53). Step
+    lengths 1, 1/2, ... are tried (Armijo: L must rise by 1e-4 of the first-order gain) while
+    they could gain more than 1e-12; the scaled gradient is tried when no length of the Newton
+    step is taken. At most 200 steps. Coordinates in ``fixed_zero`` stay 0."""
+    rates = tuple(0.0 if i in fixed_zero else start[i] for i in range(3))
+    value, grad, hess = log_likelihood(stat, rates, derivatives=True)
     for _ in range(MAX_ITERATIONS):
-        free = [i for i in range(3) if i not in fixed_zero and not (rates[i] == 0 and grad[i] <= 0)]
-        if not free:
+        curvature = [-hess[i][i] for i in range(3)]
+        binding = [i in fixed_zero or _binding(rates[i], grad[i], curvature[i])
+                   for i in range(3)]
+        free = [i for i in range(3) if not binding[i]]
+        toward_zero, bound_gain = [0.0] * 3, 0.0
+        for i in range(3):
+            if binding[i] and rates[i] > 0:
+                newton = grad[i] / curvature[i] if curvature[i] > 0 else -rates[i]
+                toward_zero[i] = min(newton, -rates[i])
+            if binding[i]:
+                bound_gain += grad[i] * toward_zero[i]
+        scaled = [0.0] * 3
+        for i in free:
+            scaled[i] = grad[i] / curvature[i] if curvature[i] > 0 else grad[i]
+        directions = [scaled]
+        if free:
+            # Levenberg's damping: a direction the likelihood does not depend on (a and x enter
+            # only as a + x when no register of X is at or above Y's) leaves -H singular
+            damping = DAMPING * max(curvature[i] for i in free)
+            step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free]
+                           for i in free], [grad[i] for i in free])
+            if step is not None and sum(s * grad[i] for s, i in zip(step, free)) > 0:
+                newton = [0.0] * 3
+                for s, i in zip(step, free):
+                    newton[i] = s
+                directions.insert(0, newton)
+        if _gain(bound_gain, directions[0], grad, free) <= GAIN_TOLERANCE:
             break
-        # Levenberg's damping: a direction the likelihood does not depend on (a and x enter
-        # only as a + x when no register of X is at or above Y's) leaves -H singular
-        damping = DAMPING * max(-hess[i][i] for i in free)
-        step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free] for i in free],
-                      [grad[i] for i in free])
-        if step is None or sum(s * grad[i] for s, i in zip(step, free)) <= 0:
-            step = [grad[i] for i in free]
-        if sum(s * grad[i] for s, i in zip(step, free)) <= GAIN_TOLERANCE:
-            break
-        direction = [0.0] * 3
-        for s, i in zip(step, free):
-            direction[i] = s
-        t = 1.0
-        while t >= SMALLEST_STEP:
-            trial = tuple(max(0.0, rates[i] + t * direction[i]) for i in range(3))
-            trial_value = log_likelihood(stat, trial)
-            if trial_value >= value:
+        taken = None
+        for direction in directions:
+            gain = _gain(bound_gain, direction, grad, free)
+            t = 1.0
+            while t >= SMALLEST_STEP and t * gain > GAIN_TOLERANCE:
+                trial = _step_to(rates, direction, toward_zero, t)
+                first_order = sum(grad[i] * (trial[i] - rates[i]) for i in range(3))
+                if first_order > 0:
+                    trial_value = log_likelihood(stat, trial)
+                    if trial_value - value >= SUFFICIENT_RISE * first_order:
+                        taken = trial
+                        break
+                t *= 0.5
+            if taken is not None:
                 break
-            t *= 0.5
-        else:
+        if taken is None:
             break
-        moved = max(abs(trial[i] - rates[i]) for i in range(3))
-        rates = list(trial)
-        value, grad, hess = log_likelihood(stat, trial, derivatives=True)
-        if moved <= STEP_TOLERANCE * (1.0 + max(rates)):
-            break
-    return tuple(rates), value
+        rates = taken
+        value, grad, hess = log_likelihood(stat, rates, derivatives=True)
+    return rates, value
 
 
 @dataclass(frozen=True)
