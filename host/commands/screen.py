@@ -36,7 +36,9 @@ def add_parser(commands) -> None:
                      help="credit a k-mer of the reads found in several references to the "
                           "best of them only (the highest containment; ties in collection "
                           "order), as mash screen -w: a reference explained by a closer one "
-                          "drops (default: every reference counts every k-mer it has)")
+                          "drops; each reference's shared k-mers, p-value and detection are "
+                          "then those of what it wins (default: every reference counts every "
+                          "k-mer it has)")
     sub.add_argument("-i", "--min-identity", type=ranged_float(0.0, 1.0, " (an identity, as mash screen -i)"), default=0.0, metavar="I",
                      help="report references of identity I or more, 0..1 (default 0: every "
                           "reference detected)")

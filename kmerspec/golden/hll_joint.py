@@ -30,7 +30,7 @@ from .hll import HllParams, estimate, jaccard, top_rank
 __all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
            "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
            "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
-           "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "GAIN_TOLERANCE",
+           "maximise", "projected_newton", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "GAIN_TOLERANCE",
            "SUFFICIENT_RISE", "DAMPING"]
 
 #: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
@@ -234,7 +234,7 @@ def _binding(rate: float, gradient: float, curvature: float) -> bool:
 def _step_to(rates, direction, toward_zero, t):
     """The trial point at step length t: the free rates along ``direction``, the binding ones
     along their own Newton step ``toward_zero``, each clipped at 0."""
-    return tuple(max(0.0, rates[i] + t * (direction[i] + toward_zero[i])) for i in range(3))
+    return tuple(max(0.0, r + t * (d + z)) for r, d, z in zip(rates, direction, toward_zero))
 
 
 def _gain(bound_gain: float, direction, grad, free) -> float:
@@ -246,10 +246,12 @@ def _gain(bound_gain: float, direction, grad, free) -> float:
     return gain
 
 
-def maximise(stat: PairStatistic, start: tuple[float, float, float],
-             fixed_zero: tuple[int, ...] = ()) -> tuple[tuple[float, float, float], float]:
-    """The maximum of the log-likelihood over rates >= 0 (SPEC 3, "Maximisation"): (rates,
-    value), by projected Newton steps with an active set (Bertsekas, 1982).
+def projected_newton(evaluate, start, fixed_zero: tuple[int, ...] = ()) -> tuple[tuple, float]:
+    """The maximum of a log-likelihood over rates >= 0 (SPEC 3, "Maximisation"): (rates,
+    value), by projected Newton steps with an active set (Bertsekas, 1982). ``evaluate(rates)``
+    is the value, ``evaluate(rates, True)`` (value, gradient, Hessian); as many rates as
+    ``start`` has (three for a pair, five for screen's winner-take-all test, SPEC 3
+    "Screening").
 
     Each step: a rate is binding (:func:`_binding`) when the likelihood falls away from 0
     along it and its own Newton step reaches 0; it moves along that step, clipped at -rate so
@@ -260,21 +262,22 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
     lengths 1, 1/2, ... are tried (Armijo: L must rise by 1e-4 of the first-order gain) while
     they could gain more than 1e-12; the scaled gradient is tried when no length of the Newton
     step is taken. At most 200 steps. Coordinates in ``fixed_zero`` stay 0."""
-    rates = tuple(0.0 if i in fixed_zero else start[i] for i in range(3))
-    value, grad, hess = log_likelihood(stat, rates, derivatives=True)
+    n = len(start)
+    rates = tuple(0.0 if i in fixed_zero else start[i] for i in range(n))
+    value, grad, hess = evaluate(rates, True)
     for _ in range(MAX_ITERATIONS):
-        curvature = [-hess[i][i] for i in range(3)]
+        curvature = [-hess[i][i] for i in range(n)]
         binding = [i in fixed_zero or _binding(rates[i], grad[i], curvature[i])
-                   for i in range(3)]
-        free = [i for i in range(3) if not binding[i]]
-        toward_zero, bound_gain = [0.0] * 3, 0.0
-        for i in range(3):
+                   for i in range(n)]
+        free = [i for i in range(n) if not binding[i]]
+        toward_zero, bound_gain = [0.0] * n, 0.0
+        for i in range(n):
             if binding[i] and rates[i] > 0:
                 newton = grad[i] / curvature[i] if curvature[i] > 0 else -rates[i]
                 toward_zero[i] = min(newton, -rates[i])
             if binding[i]:
                 bound_gain += grad[i] * toward_zero[i]
-        scaled = [0.0] * 3
+        scaled = [0.0] * n
         for i in free:
             scaled[i] = grad[i] / curvature[i] if curvature[i] > 0 else grad[i]
         directions = [scaled]
@@ -285,7 +288,7 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
             step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free]
                            for i in free], [grad[i] for i in free])
             if step is not None and sum(s * grad[i] for s, i in zip(step, free)) > 0:
-                newton = [0.0] * 3
+                newton = [0.0] * n
                 for s, i in zip(step, free):
                     newton[i] = s
                 directions.insert(0, newton)
@@ -297,9 +300,9 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
             t = 1.0
             while t >= SMALLEST_STEP and t * gain > GAIN_TOLERANCE:
                 trial = _step_to(rates, direction, toward_zero, t)
-                first_order = sum(grad[i] * (trial[i] - rates[i]) for i in range(3))
+                first_order = sum(grad[i] * (trial[i] - rates[i]) for i in range(n))
                 if first_order > 0:
-                    trial_value = log_likelihood(stat, trial)
+                    trial_value = evaluate(trial)
                     if trial_value - value >= SUFFICIENT_RISE * first_order:
                         taken = trial
                         break
@@ -309,8 +312,16 @@ def maximise(stat: PairStatistic, start: tuple[float, float, float],
         if taken is None:
             break
         rates = taken
-        value, grad, hess = log_likelihood(stat, rates, derivatives=True)
+        value, grad, hess = evaluate(rates, True)
     return rates, value
+
+
+def maximise(stat: PairStatistic, start: tuple[float, float, float],
+             fixed_zero: tuple[int, ...] = ()) -> tuple[tuple[float, float, float], float]:
+    """The maximum of a pair's log-likelihood over a, b, x >= 0 (:func:`projected_newton`)."""
+    return projected_newton(
+        lambda rates, derivatives=False: log_likelihood(stat, rates, derivatives), start,
+        fixed_zero)
 
 
 @dataclass(frozen=True)
