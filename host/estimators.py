@@ -17,13 +17,15 @@ import math
 
 import numpy as np
 
-from kmerspec.golden.hll import HllParams
-from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, HLL_RELATIVE_ERROR, hll_floor
+from kmerspec.golden.hll import HllParams, top_rank
+from kmerspec.golden.hll_joint import (DEFAULT_DETECTION, ESTIMATORS, HLL_RELATIVE_ERROR,
+                                       LINEAR_COUNTING_END, RAW_BIAS_END, hll_floor)
 
 # host.similarity (native code, threads) is imported where it is used: the command line parser
 # takes the options below on every command's start-up
 
 __all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
+           "HllDetection", "detection_cardinalities", "relative_errors",
            "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "add_estimator_options",
            "detection_floor", "floor_jaccard_tiles", "KERNEL_NOTE", "p_value_lines"]
 
@@ -31,12 +33,102 @@ __all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "DEFAULT_DETECTION", "hll_floor", 
 DEFAULT_ESTIMATOR = ESTIMATORS[0]
 
 
+def _raw_expectation(t: np.ndarray, params: HllParams) -> np.ndarray:
+    """kmerspec.golden.hll_joint.raw_expectation of each element of t."""
+    r = top_rank(params)
+    mean, below = np.zeros_like(t), np.zeros_like(t)
+    for k in range(r + 1):
+        cdf = np.exp(-t * 2.0 ** -k) if k < r else np.ones_like(t)
+        mean += (cdf - below) * 2.0 ** -k
+        below = cdf
+    return 0.7213 / (1 + 1.079 / params.m) / mean
+
+
+def detection_cardinalities(estimates, params: HllParams) -> np.ndarray:
+    """kmerspec.golden.hll_joint.detection_cardinality of each estimate (the same bisection,
+    vectorised over the estimates it changes)."""
+    estimates = np.asarray(estimates, np.float64)
+    m = params.m
+    band = (estimates > LINEAR_COUNTING_END * m) & (
+        estimates < _raw_expectation(np.array(RAW_BIAS_END), params) * m)
+    if not band.any():
+        return estimates
+    wanted = estimates[band]
+    low, high = np.full(wanted.shape, 2.0), np.full(wanted.shape, RAW_BIAS_END)
+    for _ in range(64):
+        middle = 0.5 * (low + high)
+        below = _raw_expectation(middle, params) * m < wanted
+        low, high = np.where(below, middle, low), np.where(below, high, middle)
+    out = estimates.copy()
+    out[band] = 0.5 * (low + high) * m
+    return out
+
+
+def relative_errors(estimates, params: HllParams) -> np.ndarray:
+    """kmerspec.golden.hll_joint.relative_error of each estimate."""
+    t = np.asarray(estimates, np.float64) / params.m
+    linear = (t > 0) & (t <= LINEAR_COUNTING_END)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        counting = np.sqrt(np.expm1(t) - t) / t
+    return np.where(linear, np.maximum(HLL_RELATIVE_ERROR, counting),
+                    HLL_RELATIVE_ERROR) / math.sqrt(params.m)
+
+
+class HllDetection:
+    """The "hll" estimator's detection rule at Z (SPEC 3 "Detection",
+    kmerspec.golden.hll_joint.hll_detected) for many pairs: from their three estimates, or
+    from their Jaccard and the two cardinalities (|X u Y| = (|X| + |Y|) / (1 + J), what a
+    pair loop of Jaccard values leaves). ``cards``: the genomes' estimates, for the pairs
+    given by index (:meth:`of_jaccard_at`)."""
+
+    def __init__(self, params: HllParams, z: float = DEFAULT_DETECTION,
+                 cards: np.ndarray | None = None):
+        self.params, self.z, self.cards = params, z, cards
+
+    def sigma(self, card_rows, card_columns, unions) -> tuple[np.ndarray, np.ndarray]:
+        """(I, sigma) of each pair (broadcast), as kmerspec.golden.hll_joint.hll_sigma."""
+        params = self.params
+        card_rows, card_columns, unions = np.broadcast_arrays(
+            np.asarray(card_rows, np.float64), np.asarray(card_columns, np.float64),
+            np.asarray(unions, np.float64))
+        union = detection_cardinalities(unions, params)
+        shared = (detection_cardinalities(card_rows, params)
+                  + detection_cardinalities(card_columns, params) - union)
+        error = np.maximum(np.maximum(relative_errors(card_rows, params),
+                                      relative_errors(card_columns, params)),
+                           relative_errors(unions, params))
+        return shared, error * union
+
+    def detected(self, card_rows, card_columns, unions) -> np.ndarray:
+        """I > 0 and I >= Z sigma, False for an empty union."""
+        shared, sigma = self.sigma(card_rows, card_columns, unions)
+        return (np.asarray(unions) > 0) & (shared > 0) & (shared >= self.z * sigma)
+
+    def p_values(self, card_rows, card_columns, unions) -> np.ndarray:
+        """P(N(0,1) >= I / sigma), 1 for an empty union."""
+        from .similarity import erfc
+        shared, sigma = self.sigma(card_rows, card_columns, unions)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 0.5 * erfc(shared / sigma / math.sqrt(2.0))
+        return np.where(np.asarray(unions) > 0, p, 1.0)
+
+    def of_jaccard(self, jaccard, card_rows, card_columns) -> np.ndarray:
+        """Which pairs of Jaccard estimates (J = I / |X u Y| clamped to [0, 1]) are
+        detected: J > 0 and the rule on |X u Y| = (|X| + |Y|) / (1 + J)."""
+        jaccard = np.asarray(jaccard, np.float64)
+        total = np.asarray(card_rows, np.float64) + np.asarray(card_columns, np.float64)
+        return (jaccard > 0) & self.detected(card_rows, card_columns, total / (1.0 + jaccard))
+
+    def of_jaccard_at(self, jaccard, rows, columns) -> np.ndarray:
+        """:meth:`of_jaccard` of the pairs of genomes (rows, columns) (indices into cards,
+        broadcast)."""
+        return self.of_jaccard(jaccard, self.cards[rows], self.cards[columns])
+
+
 def hll_detected(card_rows, card_columns, unions, params: HllParams,
                  z: float = DEFAULT_DETECTION) -> np.ndarray:
-    """I = |X| + |Y| - |X u Y| > 0 and I >= z (1.04 / sqrt(m)) |X u Y| (broadcast)."""
-    shared = (np.asarray(card_rows, np.float64) + np.asarray(card_columns, np.float64)
-              - np.asarray(unions, np.float64))
-    return (shared > 0) & (shared >= hll_floor(params, z) * np.asarray(unions, np.float64))
+    """The "hll" detection rule of SPEC 3 (broadcast): :class:`HllDetection`."""
+    return HllDetection(params, z).detected(card_rows, card_columns, unions)
 
 
 # -- the "mle" estimator on pairs, blocks and matrices -------------------------------------------
@@ -77,9 +169,9 @@ def block_values(packed, params: HllParams, rows, columns, kind: str,
                                        columns, threads)
         return found.values(kind, detection).reshape(rows.size, columns.size)
     unions = union_rows(packed, params, rows, columns, threads=threads)
-    floor = 0.0 if detection is None else hll_floor(params, detection)
+    rule = None if detection is None else HllDetection(params, detection)
     return pair_similarity(kind, packed.cards[rows, None], packed.cards[None, columns], unions,
-                           floor)
+                           rule)
 
 
 def mle_matrix(registers, params: HllParams, kind: str, z: float = DEFAULT_DETECTION,
@@ -146,35 +238,37 @@ def p_value_lines(registers, params: HllParams, estimator: str, row: int, column
     if estimator == "mle":
         p = packed.joint_estimates([row], [0], [columns.size], columns, threads).p_values()
     else:
-        from .similarity import erfc, union_rows
+        from .similarity import union_rows
         cards = packed.cards
         unions = union_rows(packed, params, [row], columns, threads=threads)[0]
-        sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = 0.5 * erfc((cards[row] + cards[columns] - unions) / sigma / math.sqrt(2.0))
-        p = np.where(unions > 0, p, 1.0)
+        p = HllDetection(params).p_values(cards[row], cards[columns], unions)
     return [f"\t{value:.3g}" for value in p.tolist()]
 
 
-def detection_floor(args, params: HllParams) -> float:
-    """The "hll" estimator's floor on I / |X u Y| for these options."""
-    return hll_floor(params, args.detection)
+def detection_floor(args, params: HllParams, cards: np.ndarray | None = None) -> HllDetection:
+    """The "hll" estimator's detection rule for these options (``cards``: the genomes'
+    estimates, for tiles of Jaccard values)."""
+    return HllDetection(params, args.detection, cards)
 
 
-def floor_jaccard_tiles(edge_tiles, row_tiles, floor: float, threshold: float | None):
-    """Apply the "hll" detection floor to tiles of Jaccard values from the native pair loop
-    (J < floor -> 0; the diagonal stays 1); edges keep only values >= ``threshold`` after it."""
+def floor_jaccard_tiles(edge_tiles, row_tiles, rule: HllDetection, threshold: float | None):
+    """Apply the "hll" detection rule (with the genomes' cardinalities) to tiles of Jaccard
+    values from the native pair loop (a pair below detection -> 0; the diagonal stays 1);
+    edges keep only values >= ``threshold`` after it."""
     def rows(tiles):
         for tile, block in tiles:
-            block = np.where(block >= floor, block, 0.0)
-            block[np.arange(len(tile)), np.asarray(tile)] = 1.0
+            tile_rows = np.asarray(tile)
+            block = np.where(rule.of_jaccard_at(block, tile_rows[:, None],
+                                                np.arange(block.shape[1])[None, :]),
+                             block, 0.0)
+            block[np.arange(len(tile)), tile_rows] = 1.0
             yield tile, block
 
     def edges(tiles):
         for tile in tiles:
             out = []
             for i, js, values in tile:
-                values = np.where(values >= floor, values, 0.0)
+                values = np.where(rule.of_jaccard_at(values, i, js), values, 0.0)
                 if threshold is not None:
                     keep = values >= threshold
                     js, values = js[keep], values[keep]

@@ -26,18 +26,20 @@ def base_similarity(metric: str) -> str:
     return "containment" if metric == "containment" else "jaccard"
 
 
-def pair_similarity(kind: str, card_rows, card_columns, unions, floor: float = 0.0) -> np.ndarray:
+def pair_similarity(kind: str, card_rows, card_columns, unions, detection=None) -> np.ndarray:
     """J(X, Y) or C(X, Y) from |X| (``card_rows``), |Y| and |X u Y| (broadcast as numpy
     arrays): I = |X| + |Y| - |X u Y|, then I / |X u Y| or I / |X|, clamped to [0, 1]; 0 where
-    the denominator is 0, and 0 where the pair is below detection, I < ``floor`` |X u Y|
-    (SPEC 3 "Detection"; floor 0 keeps every estimate)."""
+    the denominator is 0, and 0 where the pair is below ``detection`` (the "hll" rule of SPEC 3
+    "Detection", a host.estimators.HllDetection; None keeps every estimate)."""
     card_rows, card_columns = np.asarray(card_rows, np.float64), np.asarray(card_columns, np.float64)
     unions = np.asarray(unions, np.float64)
     denominator = unions if kind == "jaccard" else np.broadcast_to(card_rows, unions.shape)
     shared = card_rows + card_columns - unions
     with np.errstate(divide="ignore", invalid="ignore"):
         value = shared / denominator
-    detected = (denominator > 0) & (shared >= floor * unions)
+    detected = denominator > 0
+    if detection is not None:
+        detected = detected & detection.detected(card_rows, card_columns, unions)
     return np.where(detected, np.clip(value, 0.0, 1.0), 0.0)
 
 
@@ -53,10 +55,11 @@ def express(metric: str, similarity: np.ndarray, k: int) -> np.ndarray:
 
 
 def metric_values(metric: str, card_rows, card_columns, unions, k: int,
-                  floor: float = 0.0) -> np.ndarray:
-    """The metric of each pair (X, Y) from the three estimates (``floor``: pair_similarity)."""
+                  detection=None) -> np.ndarray:
+    """The metric of each pair (X, Y) from the three estimates (``detection``:
+    pair_similarity)."""
     return express(metric, pair_similarity(base_similarity(metric), card_rows, card_columns,
-                                           unions, floor), k)
+                                           unions, detection), k)
 
 
 def lower_is_better(metric: str) -> bool:

@@ -234,8 +234,9 @@ def pair_tiles(args, session: Session, sketches: SketchSet, executor,
             print(KERNEL_NOTE, file=session.terminal, flush=True)
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args, threshold)
     if args.estimator == "hll" and top is None and base_similarity(args.metric) == "jaccard":
-        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
-                                                    detection_floor(args, params), threshold)
+        from ..similarity import cardinalities
+        rule = detection_floor(args, params, cardinalities(sketches.arrays["registers"], params))
+        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles, rule, threshold)
     return edge_tiles, row_tiles
 
 

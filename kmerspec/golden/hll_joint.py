@@ -27,11 +27,13 @@ from dataclasses import dataclass
 
 from .hll import HllParams, estimate, jaccard, top_rank
 
-__all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
-           "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
-           "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
-           "maximise", "projected_newton", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "GAIN_TOLERANCE",
-           "SUFFICIENT_RISE", "DAMPING"]
+__all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic",
+           "pair_statistic", "log_likelihood", "log_likelihood_direct", "JointEstimate",
+           "joint_mle", "HLL_RELATIVE_ERROR", "hll_detected", "hll_p_value", "hll_sigma",
+           "detection_cardinality", "relative_error", "raw_expectation", "RAW_BIAS_END",
+           "LINEAR_COUNTING_END", "mle_detected", "mle_p_value", "DEFAULT_DETECTION", "maximise",
+           "projected_newton", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP",
+           "GAIN_TOLERANCE", "SUFFICIENT_RISE", "DAMPING"]
 
 #: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
 #: dist and search)
@@ -378,26 +380,91 @@ def joint_mle(x: list[int], y: list[int], params: HllParams) -> JointEstimate:
 # -- detection (SPEC 3, "Detection") ------------------------------------------------------------
 
 def hll_floor(params: HllParams, z: float = DEFAULT_DETECTION) -> float:
-    """The "hll" rule in Jaccard terms: a pair is detected iff J > 0 and J >= z (1.04 /
-    sqrt(m)) (0.0244 at p = 14, z = 3)."""
+    """The "hll" rule in Jaccard terms where it is one (every estimate below 2 m or above 8 m,
+    :func:`hll_sigma`): a pair is detected iff J > 0 and J >= z (1.04 / sqrt(m)) (0.0244 at
+    p = 14, z = 3)."""
     return z * HLL_RELATIVE_ERROR / math.sqrt(params.m)
+
+
+#: the raw formula (SPEC 3, E = alpha_m m^2 / sum 2^-K) is biased upward for small sets, by
+#: 2.5 % at 2.5 m where linear counting hands over to it; above this many elements per
+#: register its bias is below 1e-4, and the detection rule takes the estimate as it is
+RAW_BIAS_END = 8.0
+#: linear counting is used at or below this many per register (SPEC 3)
+LINEAR_COUNTING_END = 2.5
+
+
+def raw_expectation(t: float, params: HllParams) -> float:
+    """The expectation of the raw formula per register for a set of t elements per register
+    (Poisson, the model of SPEC 3's "mle" estimator): alpha_m / E[2^-K], P(K <= k) =
+    exp(-t 2^-k) below the top value R, 1 at it (the large-m limit of E[alpha_m m^2 /
+    sum_j 2^-K_j] / m)."""
+    r = top_rank(params)
+    mean, below = 0.0, 0.0
+    for k in range(r + 1):
+        cdf = math.exp(-t * 2.0 ** -k) if k < r else 1.0
+        mean += (cdf - below) * 2.0 ** -k
+        below = cdf
+    return 0.7213 / (1 + 1.079 / params.m) / mean
+
+
+def detection_cardinality(estimate_: float, params: HllParams) -> float:
+    """The estimate the detection rule takes: a raw-formula estimate between 2.5 m and
+    raw_expectation(8) m is replaced by m t, t in [2, 8] the rate whose raw expectation it
+    is (bisection to float64's resolution); any other estimate is taken as it is."""
+    m = params.m
+    if not LINEAR_COUNTING_END * m < estimate_ < raw_expectation(RAW_BIAS_END, params) * m:
+        return estimate_
+    low, high = 2.0, RAW_BIAS_END
+    for _ in range(64):
+        middle = 0.5 * (low + high)
+        if raw_expectation(middle, params) * m < estimate_:
+            low = middle
+        else:
+            high = middle
+    return 0.5 * (low + high) * m
+
+
+def relative_error(estimate_: float, params: HllParams) -> float:
+    """The relative standard error of an "hll" estimate: 1.04 / sqrt(m) for the raw formula;
+    for linear counting (at most 2.5 m; t = E / m) sqrt(e^t - t - 1) / (t sqrt(m)) (Whang,
+    Vander-Zanden and Taylor, 1990) where that is larger (above t = 2: 1.18 / sqrt(m) at
+    2.5)."""
+    t = estimate_ / params.m
+    factor = HLL_RELATIVE_ERROR
+    if 0 < t <= LINEAR_COUNTING_END:
+        factor = max(factor, math.sqrt(math.expm1(t) - t) / t)
+    return factor / math.sqrt(params.m)
+
+
+def hll_sigma(card_x: float, card_y: float, card_union: float, params: HllParams):
+    """(I, sigma) of the "hll" detection rule (SPEC 3 "Detection"): I = |X|' + |Y|' -
+    |X u Y|' of the detection cardinalities, sigma = the largest relative error of the three
+    estimates times |X u Y|'. Outside 2 m .. 8 m (each estimate) this is I = |X| + |Y| -
+    |X u Y| and sigma = (1.04 / sqrt(m)) |X u Y|."""
+    union = detection_cardinality(card_union, params)
+    shared = (detection_cardinality(card_x, params) + detection_cardinality(card_y, params)
+              - union)
+    error = max(relative_error(card_x, params), relative_error(card_y, params),
+                relative_error(card_union, params))
+    return shared, error * union
 
 
 def hll_detected(card_x: float, card_y: float, card_union: float, params: HllParams,
                  z: float = DEFAULT_DETECTION) -> bool:
-    """The "hll" estimator's rule: I = |X| + |Y| - |X u Y| >= z (1.04 / sqrt(m)) |X u Y|."""
+    """The "hll" estimator's rule: I > 0 and I >= z sigma (:func:`hll_sigma`)."""
     if card_union <= 0:
         return False
-    shared = card_x + card_y - card_union
-    return shared > 0 and shared >= z * HLL_RELATIVE_ERROR / math.sqrt(params.m) * card_union
+    shared, sigma = hll_sigma(card_x, card_y, card_union, params)
+    return shared > 0 and shared >= z * sigma
 
 
 def hll_p_value(card_x: float, card_y: float, card_union: float, params: HllParams) -> float:
-    """P(N(0, 1) >= I / sigma), sigma = (1.04 / sqrt(m)) |X u Y|; 1 for an empty union."""
+    """P(N(0, 1) >= I / sigma) (:func:`hll_sigma`); 1 for an empty union."""
     if card_union <= 0:
         return 1.0
-    sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * card_union
-    return 0.5 * math.erfc((card_x + card_y - card_union) / sigma / math.sqrt(2.0))
+    shared, sigma = hll_sigma(card_x, card_y, card_union, params)
+    return 0.5 * math.erfc(shared / sigma / math.sqrt(2.0))
 
 
 def mle_detected(estimate_: JointEstimate, z: float = DEFAULT_DETECTION) -> bool:
