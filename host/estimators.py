@@ -26,7 +26,8 @@ from kmerspec.golden.hll_joint import (DEFAULT_DETECTION, ESTIMATORS, HLL_RELATI
 
 __all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
            "HllDetection", "detection_cardinalities", "relative_errors",
-           "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "add_estimator_options",
+           "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "block_containment_ani",
+           "add_estimator_options",
            "detection_floor", "floor_jaccard_tiles", "KERNEL_NOTE", "p_value_lines"]
 
 #: the estimator of dist and search unless --estimator says otherwise (SPEC 3)
@@ -172,6 +173,37 @@ def block_values(packed, params: HllParams, rows, columns, kind: str,
     rule = None if detection is None else HllDetection(params, detection)
     return pair_similarity(kind, packed.cards[rows, None], packed.cards[None, columns], unions,
                            rule)
+
+
+def block_containment_ani(packed, params: HllParams, rows, columns, k: int, estimator: str,
+                          detection: float | None, threads: int | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """(rows x columns) (containment ANI, aligned fraction) by the estimator (SPEC 3 "Other
+    metrics"): C = |X n Y| / min(|X|, |Y|), the smaller genome in the larger, then 100 C^(1/k);
+    0 for a pair below detection at Z = ``detection`` (None: every estimate). The
+    cardinalities are the estimator's own (the joint MLE's |X only| + |X n Y| for "mle")."""
+    from .metrics import aligned_fraction, containment_ani
+    from .similarity import union_rows
+    rows, columns = np.asarray(rows, np.int64), np.asarray(columns, np.int64)
+    shape = (rows.size, columns.size)
+    if estimator == "mle":
+        found = packed.joint_estimates(rows, np.zeros(rows.size),
+                                       np.full(rows.size, columns.size), columns, threads)
+        shared = found.shared.reshape(shape)
+        card_x = (found.x_only + found.shared).reshape(shape)
+        card_y = (found.y_only + found.shared).reshape(shape)
+        detected = (shared > 0) if detection is None else found.detected(detection).reshape(shape)
+    else:
+        unions = union_rows(packed, params, rows, columns, threads=threads)
+        card_x, card_y = np.broadcast_arrays(packed.cards[rows, None], packed.cards[None, columns])
+        shared = card_x + card_y - unions
+        detected = shared > 0
+        if detection is not None:
+            detected &= HllDetection(params, detection).detected(card_x, card_y, unions)
+    smaller = np.minimum(card_x, card_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        containment = np.where(detected & (smaller > 0), shared / smaller, 0.0)
+    return containment_ani(containment, k), aligned_fraction(card_x, card_y)
 
 
 def mle_matrix(registers, params: HllParams, kind: str, z: float = DEFAULT_DETECTION,

@@ -11,12 +11,35 @@ import math
 
 import numpy as np
 
-__all__ = ["METRICS", "base_similarity", "pair_similarity", "express", "metric_values",
+__all__ = ["METRICS", "ANI_SOURCES", "DEFAULT_MIN_AF", "containment_ani", "aligned_fraction",
+           "base_similarity", "pair_similarity", "express", "metric_values",
            "lower_is_better", "ranking_key", "phylip_distance", "threshold_problem",
            "threshold_text", "passes", "jaccard_bound", "metric_distance"]
 
 #: Metric names, as ``--metric`` takes them.
 METRICS = ("jaccard", "containment", "ani", "mash")
+#: what an ANI is computed from, as ``--ani-from`` takes it (SPEC 3 "Other metrics")
+ANI_SOURCES = ("jaccard", "containment")
+#: the smallest aligned fraction of a containment ANI, as ``--min-af`` takes it by default
+DEFAULT_MIN_AF = 0.15
+
+
+def containment_ani(containment, k: int) -> np.ndarray:
+    """The containment ANI in percent, 100 C^(1/k) (0 for C = 0): the identity of the smaller
+    genome's k-mers in the larger, as mash screen's identity and sourmash's containment ANI."""
+    containment = np.clip(np.asarray(containment, np.float64), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        return np.where(containment > 0, 100.0 * containment ** (1.0 / k), 0.0)
+
+
+def aligned_fraction(card_x, card_y) -> np.ndarray:
+    """The aligned fraction a containment ANI rests on: min(|X|, |Y|) / max(|X|, |Y|), the
+    part of the larger genome the smaller one spans (it is taken as aligned in full); 0 for
+    two empty genomes."""
+    card_x, card_y = np.asarray(card_x, np.float64), np.asarray(card_y, np.float64)
+    larger = np.maximum(card_x, card_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(larger > 0, np.minimum(card_x, card_y) / larger, 0.0)
 
 
 def base_similarity(metric: str) -> str:
