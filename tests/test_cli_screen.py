@@ -183,7 +183,12 @@ def test_no_chance_hits_among_many_references():
 
 
 @pytest.mark.parametrize("case, expected", [
-    ("refs not a sketch", "dwv.fa.gz: a FASTA/FASTQ file, not a sketch file"),
+    ("refs not a sketch", "dwv.fa.gz: is FASTA/FASTQ, but screen takes the references' "
+                          "sketch file first and the reads after it: python -m host sketch "
+                          "GENOMES -o refs.sketch, then python -m host screen refs.sketch"),
+    ("raw reads first", "SRR059298_2000.fq.gz: is FASTA/FASTQ, but screen takes the "
+                        "references' sketch file first and the reads after it: python -m host "
+                        "screen <refs> <reads>"),
     ("refs of pqa", "REFS needs HLL sketches"),
     ("no reads", "no input given"),
     ("reads missing", "nothing.fq: no such file"),
@@ -195,6 +200,7 @@ def test_mistakes_are_one_line(case, expected, sketches, tmp_path, capsys):
     refs = sketches[21, 14]
     args = {
         "refs not a sketch": [REFERENCES[0], READS],
+        "raw reads first": [READS, refs],
         "refs of pqa": [tmp_path / "pqa.sketch", READS],
         "no reads": [refs],
         "reads missing": [refs, tmp_path / "nothing.fq"],
@@ -209,5 +215,30 @@ def test_mistakes_are_one_line(case, expected, sketches, tmp_path, capsys):
     capsys.readouterr()
     out = tmp_path / "out.tsv"
     assert run_status("screen", *args, "-o", out) == 2
-    assert expected in one_error_line(capsys)
+    assert expected.replace("<refs>", str(refs)).replace("<reads>", str(READS)) in \
+        one_error_line(capsys)
     assert not out.exists()
+
+
+def test_references_that_look_like_a_read_set_are_named(sketches, tmp_path, capsys):
+    """The read set's sketch given as REFS and the references as READS (issue 53: it ran in
+    silence and printed identity 0.94 for "the reads inside the references"): one warning
+    line naming the order; references far larger than the read set: the same line; the
+    right order: none."""
+    reads_sketch, out = tmp_path / "reads.sketch", tmp_path / "out.tsv"
+    assert run_status("sketch", "-k", 21, READS, "-o", reads_sketch) == 0
+    capsys.readouterr()
+    assert run_status("screen", reads_sketch, sketches[21, 14], "-o", out) == 0
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith(f"warning: {reads_sketch}: REFS looks "
+                                                       f"like a read set (it is one genome "
+                                                       f"sketched from reads)"), warning
+    assert "screen takes the references first, then the reads" in warning[0]
+    few = tmp_path / "few.fq"  # 4 reads: every reference has over 10 times their k-mers
+    few.write_bytes(b"".join(gzip.decompress(READS.read_bytes()).splitlines(keepends=True)[:16]))
+    assert run_status("screen", sketches[21, 14], few, "-o", out) == 0
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and "every reference has over 10 times the read set's" in \
+        warning[0], warning
+    assert run_status("screen", sketches[21, 14], READS, "-o", out) == 0
+    assert capsys.readouterr().err == ""
