@@ -244,14 +244,17 @@ def add_estimator_options(sub) -> None:
                             "from the two sketches' registers (default; finds a piece of 0.1 %% "
                             "of a genome's size inside it, and is a calibrated test); hll: "
                             "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
-                            "similarity kernel computes; about 6x faster on the host, misses "
-                            "overlaps below J = 0.0244 at p = 14). With --backend sim or xrt, "
+                            "similarity kernel computes; about 5x the pairs per CPU second on "
+                            "the host, misses overlaps below J = 0.0244 at p = 14). With "
+                            "--backend sim or xrt, "
                             "mle estimates the pairs on the host from the sketches")
     group.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION, metavar="Z",
                        help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
                             "0) unless its shared k-mers are Z standard deviations above zero "
                             "(mle: likelihood ratio >= Z^2; hll: I >= Z 1.04/sqrt(2^p) "
-                            "|X u Y|); 0 prints every estimate (default 3)")
+                            "|X u Y|, the raw formula's bias and linear counting's error taken "
+                            "into account for sets of 2 to 8 x 2^p k-mers, SPEC 3); 0 prints "
+                            "every estimate (default 3)")
     group.add_argument("--pvalue", action="store_true",
                        help="add a p_value column to each line (dist --format edges, search): "
                             "the one-sided p-value of 'nothing shared' (mle: of the likelihood "

@@ -395,9 +395,11 @@ def _plot(args, session, sketches, executor, cluster, representative, plot, quer
     method = "average" if args.method == "greedy" else args.method
     from ..metrics import metric_distance
     cut = float(metric_distance(args.metric, np.array(args.threshold)))
-    title = (f"{METRIC_TITLES[args.metric]}, k={sketches.params['k']}: {int(cluster.max())} "
-             f"clusters of {len(cluster)} genomes ({args.method}, "
-             f"{threshold_text(args.metric, args.threshold)})")
+    labels = (("containment ANI (%)", "1 - containment ANI/100")
+              if args.ani_from == "containment" else None)
+    title = (f"{labels[0] if labels else METRIC_TITLES[args.metric]}, "
+             f"k={sketches.params['k']}: {int(cluster.max())} clusters of {len(cluster)} "
+             f"genomes ({args.method}, {threshold_text(args.metric, args.threshold)})")
     plot_matrix(values, args.metric, sketches.names, plot[0], plot[1], title,
                 order=args.plot_order, method=method, clusters=cluster,
-                representatives=sorted(set(representative.tolist())), cut=cut)
+                representatives=sorted(set(representative.tolist())), cut=cut, labels=labels)
