@@ -292,18 +292,22 @@ def _linkage_groups(args, session: Session, sketches: SketchSet, executor) -> np
             for i, js, jaccard in tile:
                 keep = passes(args.metric, express(args.metric, jaccard, k), args.threshold)
                 yield i, js[keep]
-    groups = components(n, passing())
+    return _linkage_within(args, components(n, passing()), lambda members: _matrix(
+        args, session, _subset(sketches, members), executor, note=False))
+
+
+def _linkage_within(args, groups: np.ndarray, matrix_of) -> np.ndarray:
+    """Group labels of the run's linkage from the single-linkage components ``groups``:
+    single linkage is those; average and complete cut each component's own linkage tree, its
+    matrix of the metric from ``matrix_of(members)``."""
     if args.method == "single":
         return groups
-    labels = np.empty(n, dtype=np.int64)
+    labels = np.empty(groups.size, dtype=np.int64)
     next_label = 0
     for members in _groups_of(groups):
-        if members.size == 1:
-            labels[members] = next_label
-            next_label += 1
-            continue
-        matrix = _matrix(args, session, _subset(sketches, members), executor, note=False)
-        sub = linkage_clusters(matrix, args.metric, args.method, args.threshold)
+        sub = np.zeros(1, dtype=np.int64)
+        if members.size > 1:
+            sub = linkage_clusters(matrix_of(members), args.metric, args.method, args.threshold)
         labels[members] = sub + next_label
         next_label += int(sub.max()) + 1
     return labels
@@ -369,27 +373,21 @@ def _linkage_groups_of_queries(args, query, n: int) -> np.ndarray:
                 keep = passes(args.metric, values[row], args.threshold)
                 keep[genome] = False
                 yield genome, every[keep]
-    groups = components(n, passing())
-    if args.method == "single":
-        return groups
-    labels = np.empty(n, dtype=np.int64)
-    next_label = 0
-    for members in _groups_of(groups):
-        sub = np.zeros(1, dtype=np.int64)
-        if members.size > 1:
-            matrix = query(members, members)
-            np.fill_diagonal(matrix, self_value(args.metric))
-            sub = linkage_clusters(matrix, args.metric, args.method, args.threshold)
-        labels[members] = sub + next_label
-        next_label += int(sub.max()) + 1
-    return labels
+    return _linkage_within(args, components(n, passing()),
+                           lambda members: _square(query, members, args.metric))
+
+
+def _square(query, members: np.ndarray, metric: str) -> np.ndarray:
+    """The matrix of ``query`` over ``members``, its diagonal the metric of a genome with
+    itself."""
+    matrix = query(members, members)
+    np.fill_diagonal(matrix, self_value(metric))
+    return matrix
 
 
 def _plot(args, session, sketches, executor, cluster, representative, plot, query) -> None:
     if args.ani_from == "containment":
-        every = np.arange(len(sketches))
-        values = query(every, every)
-        np.fill_diagonal(values, self_value(args.metric))
+        values = _square(query, np.arange(len(sketches)), args.metric)
     else:
         values = _matrix(args, session, sketches, executor, note=False)
     method = "average" if args.method == "greedy" else args.method
