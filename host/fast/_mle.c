@@ -24,16 +24,16 @@
  *   sketch, L_X(a) + L_Y(b) (the equal terms become phi(aB) + phi(bB)): its maximum, which the
  *   likelihood ratio needs, is the sum of two one-sketch maxima, computed once per sketch
  *   (mle_prepare) instead of once per pair.
- * - Maximisation. The projected Newton steps of SPEC 3, step for step as the golden model
- *   takes them (the same start, damping, halving and stopping rules: where the likelihood is
- *   flat along a direction the end point depends on the path, so the path is the golden
- *   model's). An evaluation sums the terms of the values k present in the pair (about 10 to
+ * - Maximisation. The projected Newton steps with an active set of SPEC 3, step for step as
+ *   the golden model takes them (the same start, binding rates, damping, halving and KKT
+ *   stop: where the likelihood is flat along a direction the end point depends on the path,
+ *   so the path is the golden model's). An evaluation sums the terms of the values k present in the pair (about 10 to
  *   15), four values at a time in AVX2 with exp, expm1 and log written here with fused
  *   multiply-adds (within 2 ulp of the C library's, checked by the tests), or one at a time
  *   with the C library's where AVX2 and FMA are missing. It is split in two: the value (the
  *   exps and logs, most of the work) at every trial point, keeping what the derivatives are
  *   made of; the gradient and Hessian (no exp, no log) only at a point the step is taken to
- *   and from which another step follows. What does not change with the point (n B, n B^2 of
+ *   (they decide whether the maximum is reached). What does not change with the point (n B, n B^2 of
  *   each count, which four-value blocks have a nonzero count and need their logs) is made
  *   once per pair.
  *
