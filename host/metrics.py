@@ -53,7 +53,7 @@ def pair_similarity(kind: str, card_rows, card_columns, unions, detection=None) 
     """J(X, Y) or C(X, Y) from |X| (``card_rows``), |Y| and |X u Y| (broadcast as numpy
     arrays): I = |X| + |Y| - |X u Y|, then I / |X u Y| or I / |X|, clamped to [0, 1]; 0 where
     the denominator is 0, and 0 where the pair is below ``detection`` (the "hll" rule of SPEC 3
-    "Detection", a host.estimators.HllDetection; None keeps every estimate)."""
+    "Detection", a host.detection.HllDetection; None keeps every estimate)."""
     card_rows, card_columns = np.asarray(card_rows, np.float64), np.asarray(card_columns, np.float64)
     unions = np.asarray(unions, np.float64)
     denominator = unions if kind == "jaccard" else np.broadcast_to(card_rows, unions.shape)

@@ -20,7 +20,6 @@ counts, and the values do not depend on the thread count. The entry points (:fun
 software model (host.allpairs), whose records carry Z itself.
 """
 
-import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -28,7 +27,7 @@ import numpy as np
 from kmerspec.golden.hll import HllParams, estimate_from_features
 from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, hll_floor
 from kmerspec.kernels.jacc_similarity import partner_stops
-from .estimators import HllDetection
+from .detection import HllDetection, erfc
 from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
 
@@ -236,10 +235,6 @@ class JointEstimates:
         ratio = self.likelihood_ratio
         return np.where(ratio > 0, 0.5 * erfc(np.sqrt(np.maximum(ratio, 0) / 2.0)), 1.0)
 
-
-#: the complementary error function of each element (math.erfc: a software install has no
-#: scipy, which only the plot extra installs)
-erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def _check_estimator(estimator: str) -> None:
