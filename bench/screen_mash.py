@@ -12,8 +12,9 @@ default) and k = 31 (this tool's), with and without winner-take-all (``-w``): Ma
 -k K``, HLL p = 14 (the default) and 16, w = 4, then ``screen [-w]``) and the exact value: C = |R n Q| / |R| over the
 full sets of canonical k-mers of reference R and read set Q (host.fast.kmers, SPEC 1's parser),
 with -w the k-mers of R in Q that no reference of higher exact C holds; identity C^(1/k). Prints
-one Markdown table per case (this tool's figures with their difference from Mash's) and the
-largest difference from Mash's identity at each p. Asserts nothing
+one Markdown table per case (this tool's figures with their difference from Mash's; a
+reference left out at the default detection with its p-value and its estimate at
+``--detection 0``) and the largest difference from Mash's identity at each p. Asserts nothing
 (tests/test_cli_screen.py checks the ranking and the 0.05 bound against the recorded output).
 """
 
@@ -77,18 +78,19 @@ def recorded_mash() -> dict:
     return found
 
 
-def ours(k: int, winner: bool, p: int, directory: Path) -> dict:
-    """{reference: identity} from python -m host screen, the references sketched with
-    2^p registers."""
+def ours(k: int, winner: bool, p: int, directory: Path, *options: str) -> dict:
+    """{reference: (identity, p-value)} from python -m host screen, the references sketched
+    with 2^p registers."""
     sketch = directory / f"refs{k}_{p}.sketch"
     if not sketch.exists():
         assert host_main(["sketch", "-k", str(k), "--index-bits", str(p),
                           *(str(ROOT / r) for r in REFERENCES), "-o", str(sketch)]) == 0
     out = directory / "screen.tsv"
     assert host_main(["screen", str(sketch), str(ROOT / READS), "-o", str(out),
-                      *(["-w"] if winner else [])]) == 0
-    return {line.split("\t")[0]: float(line.split("\t")[1])
-            for line in out.read_text().splitlines() if not line.startswith("#")}
+                      *(["-w"] if winner else []), *options]) == 0
+    rows = [line.split("\t") for line in out.read_text().splitlines()
+            if not line.startswith("#")]
+    return {row[0]: (float(row[1]), float(row[5])) for row in rows}
 
 
 def kmer_set(path: str, k: int) -> np.ndarray:
@@ -128,19 +130,28 @@ def main() -> None:
             print("| --- | --- | --- | --- | --- |")
             truth = exact(k, winner)
             mine = {p: ours(k, winner, p, Path(directory)) for p in (14, 16)}
+            # every positive estimate, for the references left out at the default detection
+            below = {p: ours(k, winner, p, Path(directory), "--detection", "0")
+                     for p in (14, 16)}
             for name in sorted(truth, key=lambda n: -truth[n]):
                 theirs = mash[k, winner].get(name, 0.0)
                 cells = [f"{truth[name]:.4f}" if truth[name] else "0",
                          f"{theirs:.4f}" if theirs else "not reported"]
                 for p in (14, 16):
-                    value = mine[p].get(name, 0.0)
+                    value = mine[p].get(name, (0.0, 1.0))[0]
                     if value and theirs:
                         worst[p] = max(worst.get(p, 0.0), abs(value - theirs))
                     elif value or theirs:
                         missed.setdefault(p, []).append(f"k={k}{' -w' if winner else ''} "
                                                         f"{name}")
-                    cells.append(f"{value:.4f} ({value - theirs:+.4f})" if value
-                                 else "not reported")
+                    if value:
+                        cells.append(f"{value:.4f} ({value - theirs:+.4f})")
+                    elif name in below[p]:
+                        estimate, p_value = below[p][name]
+                        cells.append(f"not reported (p = {p_value:.2g}; {estimate:.4f} at "
+                                     f"`--detection 0`)")
+                    else:
+                        cells.append("not reported")
                 print(f"| {name} | {' | '.join(cells)} |")
     print()
     for p, value in worst.items():

@@ -28,14 +28,16 @@ import numpy as np
 
 from .metrics import lower_is_better, metric_distance, passes
 
-__all__ = ["METHODS", "self_value", "greedy", "components", "linkage_clusters",
-           "number_clusters"]
+__all__ = ["METHODS", "CENTRALITY_SAMPLE", "self_value", "greedy", "components",
+           "linkage_clusters", "number_clusters", "centrality", "central_first"]
 
 #: clustering methods, as ``--method`` takes them
 METHODS = ("greedy", "single", "average", "complete")
 
 #: genomes a greedy block compares with the representatives in one query
 GREEDY_BLOCK = 256
+#: a genome's centrality is its mean value to at most this many other members of its cluster
+CENTRALITY_SAMPLE = 256
 
 
 def self_value(metric: str) -> float:
@@ -122,6 +124,41 @@ def linkage_clusters(values: np.ndarray, metric: str, method: str, threshold: fl
     cut = float(metric_distance(metric, np.array(threshold)))
     tree = linkage(squareform(distance, checks=False), method=method)
     return fcluster(tree, t=cut, criterion="distance").astype(np.int64) - 1
+
+
+def centrality(groups: np.ndarray, query: Callable[[np.ndarray, np.ndarray], np.ndarray],
+               metric: str, sample: int = CENTRALITY_SAMPLE) -> np.ndarray:
+    """Each genome's mean value of ``metric`` to the other members of its group (labels
+    ``groups``), as a similarity (a distance's values negated): against every other member in
+    a group of at most ``sample`` + 1, else against ``sample`` members evenly spaced through
+    the group (in index order). A genome alone in its group gets -inf (nothing to be central
+    to)."""
+    groups = np.asarray(groups)
+    out = np.full(groups.size, -np.inf)
+    order = np.argsort(groups, kind="stable")
+    starts = np.flatnonzero(np.concatenate([[True], groups[order][1:] != groups[order][:-1]]))
+    for members in np.split(order, starts[1:]) if groups.size else []:
+        if members.size < 2:
+            continue
+        others = members if members.size <= sample + 1 else \
+            members[np.linspace(0, members.size - 1, sample).round().astype(np.int64)]
+        values = np.asarray(query(members, others), np.float64)
+        if lower_is_better(metric):
+            values = -values
+        itself = members[:, None] == others[None, :]
+        counted = (~itself).sum(axis=1)
+        out[members] = np.where(itself, 0.0, values).sum(axis=1) / np.maximum(counted, 1)
+    return out
+
+
+def central_first(groups: np.ndarray, query, metric: str, tie_rank: np.ndarray,
+                  sample: int = CENTRALITY_SAMPLE) -> np.ndarray:
+    """Each genome's rank in the order of preference "centrality": higher centrality in its
+    group (:func:`centrality`) first, equal values by ``tie_rank`` (a rank, 0 first)."""
+    order = np.lexsort((np.asarray(tie_rank), -centrality(groups, query, metric, sample)))
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank
 
 
 def number_clusters(groups: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

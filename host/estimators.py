@@ -13,18 +13,20 @@ zero (z standard deviations, default 3); such a pair is reported as nothing shar
 so Mash distance 1 and ANI 0), as Mash reports unrelated genomes at distance 1.
 """
 
-import math
-
 import numpy as np
 
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, HLL_RELATIVE_ERROR, hll_floor
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, hll_floor
+
+from .detection import HllDetection, detection_cardinalities, relative_errors
 
 # host.similarity (native code, threads) is imported where it is used: the command line parser
 # takes the options below on every command's start-up
 
 __all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
-           "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "add_estimator_options",
+           "HllDetection", "detection_cardinalities", "relative_errors",
+           "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "block_containment_ani",
+           "add_estimator_options",
            "detection_floor", "floor_jaccard_tiles", "KERNEL_NOTE", "p_value_lines"]
 
 #: the estimator of dist and search unless --estimator says otherwise (SPEC 3)
@@ -33,10 +35,8 @@ DEFAULT_ESTIMATOR = ESTIMATORS[0]
 
 def hll_detected(card_rows, card_columns, unions, params: HllParams,
                  z: float = DEFAULT_DETECTION) -> np.ndarray:
-    """I = |X| + |Y| - |X u Y| > 0 and I >= z (1.04 / sqrt(m)) |X u Y| (broadcast)."""
-    shared = (np.asarray(card_rows, np.float64) + np.asarray(card_columns, np.float64)
-              - np.asarray(unions, np.float64))
-    return (shared > 0) & (shared >= hll_floor(params, z) * np.asarray(unions, np.float64))
+    """The "hll" detection rule of SPEC 3 (broadcast): :class:`HllDetection`."""
+    return HllDetection(params, z).detected(card_rows, card_columns, unions)
 
 
 # -- the "mle" estimator on pairs, blocks and matrices -------------------------------------------
@@ -77,9 +77,40 @@ def block_values(packed, params: HllParams, rows, columns, kind: str,
                                        columns, threads)
         return found.values(kind, detection).reshape(rows.size, columns.size)
     unions = union_rows(packed, params, rows, columns, threads=threads)
-    floor = 0.0 if detection is None else hll_floor(params, detection)
+    rule = None if detection is None else HllDetection(params, detection)
     return pair_similarity(kind, packed.cards[rows, None], packed.cards[None, columns], unions,
-                           floor)
+                           rule)
+
+
+def block_containment_ani(packed, params: HllParams, rows, columns, k: int, estimator: str,
+                          detection: float | None, threads: int | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """(rows x columns) (containment ANI, aligned fraction) by the estimator (SPEC 3 "Other
+    metrics"): C = |X n Y| / min(|X|, |Y|), the smaller genome in the larger, then 100 C^(1/k);
+    0 for a pair below detection at Z = ``detection`` (None: every estimate). The
+    cardinalities are the estimator's own (the joint MLE's |X only| + |X n Y| for "mle")."""
+    from .metrics import aligned_fraction, containment_ani
+    from .similarity import union_rows
+    rows, columns = np.asarray(rows, np.int64), np.asarray(columns, np.int64)
+    shape = (rows.size, columns.size)
+    if estimator == "mle":
+        found = packed.joint_estimates(rows, np.zeros(rows.size),
+                                       np.full(rows.size, columns.size), columns, threads)
+        shared = found.shared.reshape(shape)
+        card_x = (found.x_only + found.shared).reshape(shape)
+        card_y = (found.y_only + found.shared).reshape(shape)
+        detected = (shared > 0) if detection is None else found.detected(detection).reshape(shape)
+    else:
+        unions = union_rows(packed, params, rows, columns, threads=threads)
+        card_x, card_y = np.broadcast_arrays(packed.cards[rows, None], packed.cards[None, columns])
+        shared = card_x + card_y - unions
+        detected = shared > 0
+        if detection is not None:
+            detected &= HllDetection(params, detection).detected(card_x, card_y, unions)
+    smaller = np.minimum(card_x, card_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        containment = np.where(detected & (smaller > 0), shared / smaller, 0.0)
+    return containment_ani(containment, k), aligned_fraction(card_x, card_y)
 
 
 def mle_matrix(registers, params: HllParams, kind: str, z: float = DEFAULT_DETECTION,
@@ -120,14 +151,17 @@ def add_estimator_options(sub) -> None:
                             "from the two sketches' registers (default; finds a piece of 0.1 %% "
                             "of a genome's size inside it, and is a calibrated test); hll: "
                             "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
-                            "similarity kernel computes; about 6x faster on the host, misses "
-                            "overlaps below J = 0.0244 at p = 14). With --backend sim or xrt, "
+                            "similarity kernel computes; about 5x the pairs per CPU second on "
+                            "the host, misses overlaps below J = 0.0244 at p = 14). With "
+                            "--backend sim or xrt, "
                             "mle estimates the pairs on the host from the sketches")
     group.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION, metavar="Z",
                        help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
                             "0) unless its shared k-mers are Z standard deviations above zero "
                             "(mle: likelihood ratio >= Z^2; hll: I >= Z 1.04/sqrt(2^p) "
-                            "|X u Y|); 0 prints every estimate (default 3)")
+                            "|X u Y|, the raw formula's bias and linear counting's error taken "
+                            "into account for sets of 2 to 8 x 2^p k-mers, SPEC 3); 0 prints "
+                            "every estimate (default 3)")
     group.add_argument("--pvalue", action="store_true",
                        help="add a p_value column to each line (dist --format edges, search): "
                             "the one-sided p-value of 'nothing shared' (mle: of the likelihood "
@@ -146,35 +180,37 @@ def p_value_lines(registers, params: HllParams, estimator: str, row: int, column
     if estimator == "mle":
         p = packed.joint_estimates([row], [0], [columns.size], columns, threads).p_values()
     else:
-        from .similarity import erfc, union_rows
+        from .similarity import union_rows
         cards = packed.cards
         unions = union_rows(packed, params, [row], columns, threads=threads)[0]
-        sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * unions
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = 0.5 * erfc((cards[row] + cards[columns] - unions) / sigma / math.sqrt(2.0))
-        p = np.where(unions > 0, p, 1.0)
+        p = HllDetection(params).p_values(cards[row], cards[columns], unions)
     return [f"\t{value:.3g}" for value in p.tolist()]
 
 
-def detection_floor(args, params: HllParams) -> float:
-    """The "hll" estimator's floor on I / |X u Y| for these options."""
-    return hll_floor(params, args.detection)
+def detection_floor(args, params: HllParams, cards: np.ndarray | None = None) -> HllDetection:
+    """The "hll" estimator's detection rule for these options (``cards``: the genomes'
+    estimates, for tiles of Jaccard values)."""
+    return HllDetection(params, args.detection, cards)
 
 
-def floor_jaccard_tiles(edge_tiles, row_tiles, floor: float, threshold: float | None):
-    """Apply the "hll" detection floor to tiles of Jaccard values from the native pair loop
-    (J < floor -> 0; the diagonal stays 1); edges keep only values >= ``threshold`` after it."""
+def floor_jaccard_tiles(edge_tiles, row_tiles, rule: HllDetection, threshold: float | None):
+    """Apply the "hll" detection rule (with the genomes' cardinalities) to tiles of Jaccard
+    values from the native pair loop (a pair below detection -> 0; the diagonal stays 1);
+    edges keep only values >= ``threshold`` after it."""
     def rows(tiles):
         for tile, block in tiles:
-            block = np.where(block >= floor, block, 0.0)
-            block[np.arange(len(tile)), np.asarray(tile)] = 1.0
+            tile_rows = np.asarray(tile)
+            block = np.where(rule.of_jaccard_at(block, tile_rows[:, None],
+                                                np.arange(block.shape[1])[None, :]),
+                             block, 0.0)
+            block[np.arange(len(tile)), tile_rows] = 1.0
             yield tile, block
 
     def edges(tiles):
         for tile in tiles:
             out = []
             for i, js, values in tile:
-                values = np.where(values >= floor, values, 0.0)
+                values = np.where(rule.of_jaccard_at(values, i, js), values, 0.0)
                 if threshold is not None:
                     keep = values >= threshold
                     js, values = js[keep], values[keep]

@@ -11,12 +11,35 @@ import math
 
 import numpy as np
 
-__all__ = ["METRICS", "base_similarity", "pair_similarity", "express", "metric_values",
+__all__ = ["METRICS", "ANI_SOURCES", "DEFAULT_MIN_AF", "containment_ani", "aligned_fraction",
+           "base_similarity", "pair_similarity", "express", "metric_values",
            "lower_is_better", "ranking_key", "phylip_distance", "threshold_problem",
            "threshold_text", "passes", "jaccard_bound", "metric_distance"]
 
 #: Metric names, as ``--metric`` takes them.
 METRICS = ("jaccard", "containment", "ani", "mash")
+#: what an ANI is computed from, as ``--ani-from`` takes it (SPEC 3 "Other metrics")
+ANI_SOURCES = ("jaccard", "containment")
+#: the smallest aligned fraction of a containment ANI, as ``--min-af`` takes it by default
+DEFAULT_MIN_AF = 0.15
+
+
+def containment_ani(containment, k: int) -> np.ndarray:
+    """The containment ANI in percent, 100 C^(1/k) (0 for C = 0): the identity of the smaller
+    genome's k-mers in the larger, as mash screen's identity and sourmash's containment ANI."""
+    containment = np.clip(np.asarray(containment, np.float64), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        return np.where(containment > 0, 100.0 * containment ** (1.0 / k), 0.0)
+
+
+def aligned_fraction(card_x, card_y) -> np.ndarray:
+    """The aligned fraction a containment ANI rests on: min(|X|, |Y|) / max(|X|, |Y|), the
+    part of the larger genome the smaller one spans (it is taken as aligned in full); 0 for
+    two empty genomes."""
+    card_x, card_y = np.asarray(card_x, np.float64), np.asarray(card_y, np.float64)
+    larger = np.maximum(card_x, card_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(larger > 0, np.minimum(card_x, card_y) / larger, 0.0)
 
 
 def base_similarity(metric: str) -> str:
@@ -26,18 +49,20 @@ def base_similarity(metric: str) -> str:
     return "containment" if metric == "containment" else "jaccard"
 
 
-def pair_similarity(kind: str, card_rows, card_columns, unions, floor: float = 0.0) -> np.ndarray:
+def pair_similarity(kind: str, card_rows, card_columns, unions, detection=None) -> np.ndarray:
     """J(X, Y) or C(X, Y) from |X| (``card_rows``), |Y| and |X u Y| (broadcast as numpy
     arrays): I = |X| + |Y| - |X u Y|, then I / |X u Y| or I / |X|, clamped to [0, 1]; 0 where
-    the denominator is 0, and 0 where the pair is below detection, I < ``floor`` |X u Y|
-    (SPEC 3 "Detection"; floor 0 keeps every estimate)."""
+    the denominator is 0, and 0 where the pair is below ``detection`` (the "hll" rule of SPEC 3
+    "Detection", a host.detection.HllDetection; None keeps every estimate)."""
     card_rows, card_columns = np.asarray(card_rows, np.float64), np.asarray(card_columns, np.float64)
     unions = np.asarray(unions, np.float64)
     denominator = unions if kind == "jaccard" else np.broadcast_to(card_rows, unions.shape)
     shared = card_rows + card_columns - unions
     with np.errstate(divide="ignore", invalid="ignore"):
         value = shared / denominator
-    detected = (denominator > 0) & (shared >= floor * unions)
+    detected = denominator > 0
+    if detection is not None:
+        detected = detected & detection.detected(card_rows, card_columns, unions)
     return np.where(detected, np.clip(value, 0.0, 1.0), 0.0)
 
 
@@ -53,10 +78,11 @@ def express(metric: str, similarity: np.ndarray, k: int) -> np.ndarray:
 
 
 def metric_values(metric: str, card_rows, card_columns, unions, k: int,
-                  floor: float = 0.0) -> np.ndarray:
-    """The metric of each pair (X, Y) from the three estimates (``floor``: pair_similarity)."""
+                  detection=None) -> np.ndarray:
+    """The metric of each pair (X, Y) from the three estimates (``detection``:
+    pair_similarity)."""
     return express(metric, pair_similarity(base_similarity(metric), card_rows, card_columns,
-                                           unions, floor), k)
+                                           unions, detection), k)
 
 
 def lower_is_better(metric: str) -> bool:

@@ -103,11 +103,12 @@ class RunningTopK:
 
 
 def metric_row_tile(rows: range, registers, cards: np.ndarray, p: int, w: int, metric: str,
-                    k: int, threads: int | None = None, floor: float = 0.0,
+                    k: int, threads: int | None = None, rule=None,
                     estimator: str = "hll", detection: float | None = None) -> np.ndarray:
     """Full matrix rows of ``metric`` (diagonal: J = C = 1): a task of a dist run. "hll": from
-    the unions of the tile's rows with every genome (``floor``: pair_similarity); "mle": from
-    the joint estimates of the same pairs, 0 below detection at Z = ``detection``."""
+    the unions of the tile's rows with every genome (``rule``: the detection of
+    pair_similarity); "mle": from the joint estimates of the same pairs, 0 below detection at
+    Z = ``detection``."""
     rows = np.asarray(rows, np.int64)
     base = base_similarity(metric)
     if estimator == "mle":
@@ -115,18 +116,18 @@ def metric_row_tile(rows: range, registers, cards: np.ndarray, p: int, w: int, m
                                      estimator="mle", kind=base, detection=detection)
         return express(metric, similarity, k)
     unions = union_rows(registers, HllParams(p, w), rows, cards=cards, threads=threads)
-    similarity = pair_similarity(base, cards[rows, None], cards[None, :], unions, floor)
+    similarity = pair_similarity(base, cards[rows, None], cards[None, :], unions, rule)
     similarity[np.arange(rows.size), rows] = 1.0
     return express(metric, similarity, k)
 
 
 def top_row_tile(rows: range, registers, cards: np.ndarray, p: int, w: int, metric: str,
-                 k: int, top: int, threads: int | None = None, floor: float = 0.0,
+                 k: int, top: int, threads: int | None = None, rule=None,
                  estimator: str = "hll", detection: float | None = None
                  ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(genome, its ``top`` best others, their values) for each row of the tile: a task of a
     dist --top run; memory is one tile of rows."""
-    values = metric_row_tile(rows, registers, cards, p, w, metric, k, threads, floor, estimator,
+    values = metric_row_tile(rows, registers, cards, p, w, metric, k, threads, rule, estimator,
                              detection)
     best = top_of_rows(values, top, metric, exclude=list(rows))
     return [(i, partners, row) for i, (partners, row) in zip(rows, best)]

@@ -104,11 +104,13 @@ def colour_range(metric: str, values: np.ndarray) -> tuple[float, float, str]:
 def plot_matrix(values: np.ndarray, metric: str, names: list[str], file, image_format: str,
                 title: str, order: str = "dendrogram", method: str = "average",
                 clusters: np.ndarray | None = None, representatives=(),
-                cut: float | None = None) -> None:
+                cut: float | None = None, labels: tuple[str, str] | None = None) -> None:
     """Draw the heatmap of ``values`` (the metric, rows in columns) into the open binary
     ``file`` in ``image_format`` (plot_format). ``clusters``: a cluster number per genome
     (coloured strip); ``representatives``: indices whose names are bold; ``cut``: the
-    threshold as a distance, a dashed line on the tree."""
+    threshold as a distance, a dashed line on the tree; ``labels``: (the colour bar's, the
+    tree's axis) instead of the metric's (METRIC_TITLES, DISTANCE_LABELS)."""
+    metric_label, distance_label = labels or (METRIC_TITLES[metric], DISTANCE_LABELS[metric])
     plt = _pyplot(getattr(file, "name", "plot"))
     from matplotlib import colormaps
     from matplotlib.colors import ListedColormap
@@ -145,7 +147,7 @@ def plot_matrix(values: np.ndarray, metric: str, names: list[str], file, image_f
         axes.set_ylim(10 * n, 0)  # leaf i at 10 i + 5: the first leaf at the top, as the rows
         if cut is not None:
             axes.axvline(cut, color="0.4", linestyle="--", linewidth=0.8)
-        axes.set_xlabel(DISTANCE_LABELS[metric], fontsize=8)
+        axes.set_xlabel(distance_label, fontsize=8)
         for spine in ("top", "right", "left"):
             axes.spines[spine].set_visible(False)
         axes.set_yticks([])
@@ -183,7 +185,7 @@ def plot_matrix(values: np.ndarray, metric: str, names: list[str], file, image_f
     axes.set_title(title, fontsize=10)
     colour_bar = figure.colorbar(image, cax=figure.add_subplot(grid[0, column + 2]),
                                  extend=extend)
-    colour_bar.set_label(METRIC_TITLES[metric], fontsize=8)
+    colour_bar.set_label(metric_label, fontsize=8)
     colour_bar.ax.tick_params(labelsize=7)
     figure.savefig(file, format=image_format, dpi=150, bbox_inches="tight")
     plt.close(figure)

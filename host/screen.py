@@ -11,8 +11,9 @@ here; docs/usage.md "Screening reads" has the figures.
 Winner-take-all (``mash screen -w``): a k-mer of the read set found in several references is
 credited to the best of them only (by the first pass's C, ties in collection order), so that
 a reference whose k-mers are all explained by a closer one drops. For reference R and the
-union U of the references ranked above it (HLL union: the register-wise maximum),
-|R n Q \\ U| = |R \\ U| - |R \\ (Q u U)|, each term the "X only" part of a joint MLE.
+union U of the references ranked above it (HLL union: the register-wise maximum), what R wins,
+|R n Q \\ U|, and the p-value of "nothing" come from the joint likelihood of the three
+sketches R, U and max(Q, U) (host.leftover), not from R's whole overlap with the reads.
 """
 
 import math
@@ -22,6 +23,7 @@ import numpy as np
 from kmerspec.golden.hll import HllParams
 
 from .estimators import mle_pairs
+from .leftover import leftover_test
 
 __all__ = ["ScreenResult", "screen"]
 
@@ -55,36 +57,47 @@ def screen(references: np.ndarray, reads: np.ndarray, params: HllParams, z: floa
     array). Detection (SPEC 3 "Screening"): a reference is reported when its p-value (of the
     likelihood ratio, SPEC 3 "Detection") is at most P(N(0,1) >= ``z``) / n for n references,
     so that a collection of 100,000 genomes reports no more chance hits than one genome would
-    at ``z``; ``z`` = 0 reports every positive estimate."""
+    at ``z``; ``z`` = 0 reports every positive estimate. With ``winner_take_all``, the
+    shared k-mers, the p-value and the detection of each reference but the best are those of
+    what it wins (host.leftover)."""
     references = np.ascontiguousarray(references, dtype=np.uint8)
     n = len(references)
     registers = np.concatenate([references, np.asarray(reads, np.uint8)[None, :]])
     # the pairs (reads, R): one left sketch, so one vectorised pass over every reference
     first = mle_pairs(registers, params, np.full(n, n), np.arange(n))
     kmers = first.y_only + first.shared
+    level = 0.5 * math.erfc(z / math.sqrt(2.0)) / n  # family-wise: Bonferroni over n
     p_values = first.p_values()
-    detected = first.shared > 0
-    if z > 0:  # family-wise: n references are n chances of a hit by chance (Bonferroni)
-        detected &= p_values <= 0.5 * math.erfc(z / math.sqrt(2.0)) / n
+    detected = _significant(first.shared, p_values, z, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         containment = np.where(detected & (kmers > 0), first.shared / kmers, 0.0)
     shared = np.where(detected, first.shared, 0.0)
     if winner_take_all:
-        shared = _winner_take_all(references, reads, params, containment, shared)
+        shared, p_values = _winner_take_all(references, reads, params, containment, shared,
+                                            p_values)
+        detected &= _significant(shared, p_values, z, level)
         with np.errstate(divide="ignore", invalid="ignore"):
-            containment = np.where(kmers > 0, np.clip(shared / kmers, 0.0, 1.0), 0.0)
+            containment = np.where(detected & (kmers > 0), np.clip(shared / kmers, 0.0, 1.0),
+                                   0.0)
     return ScreenResult(containment, shared, kmers, p_values, detected & (shared > 0))
 
 
+def _significant(shared: np.ndarray, p_values: np.ndarray, z: float, level: float):
+    """shared > 0, and p <= level unless z = 0 (every positive estimate)."""
+    return (shared > 0) & (p_values <= level) if z > 0 else shared > 0
+
+
 def _winner_take_all(references: np.ndarray, reads: np.ndarray, params: HllParams,
-                     containment: np.ndarray, shared: np.ndarray) -> np.ndarray:
-    """The shared k-mers left to each detected reference once those ranked above it took
-    theirs: |R \\ U| - |R \\ (Q u U)| (0 for references not detected)."""
+                     containment: np.ndarray, shared: np.ndarray, p_values: np.ndarray):
+    """(the shared k-mers left to each detected reference once those ranked above it took
+    theirs, their p-values): the best keeps its own; for the others, the three-sketch
+    maximum likelihood of host.leftover, started from the pair estimates of (R, U) and
+    (R, max(Q, U)). 0 and the first p-value for references not detected."""
     ranked = np.flatnonzero(containment > 0)
     ranked = ranked[np.argsort(-containment[ranked], kind="stable")]
-    left = np.zeros_like(shared)
+    left, p_left = np.zeros_like(shared), p_values.copy()
     if ranked.size == 0:
-        return left
+        return left, p_left
     left[ranked[0]] = shared[ranked[0]]  # nothing ranks above the best
     above = references[ranked[0]].copy()
     for start in range(1, ranked.size, _BATCH):
@@ -96,7 +109,12 @@ def _winner_take_all(references: np.ndarray, reads: np.ndarray, params: HllParam
         count = batch.size
         registers = np.concatenate([references[batch], unions, np.maximum(unions, reads)])
         rows = np.arange(count)
-        outside_u = mle_pairs(registers, params, rows, rows + count).x_only
-        outside_both = mle_pairs(registers, params, rows, rows + 2 * count).x_only
-        left[batch] = np.maximum(outside_u - outside_both, 0.0)
-    return left
+        with_u = mle_pairs(registers, params, rows, rows + count)
+        with_w = mle_pairs(registers, params, rows, rows + 2 * count)
+        for t, reference in enumerate(batch.tolist()):
+            starts = (with_u.x_only[t], with_u.y_only[t], with_u.shared[t], with_w.x_only[t],
+                      with_w.y_only[t], with_w.shared[t])
+            kmers, ratio = leftover_test(references[reference], unions[t], reads, params, starts)
+            left[reference] = kmers
+            p_left[reference] = 0.5 * math.erfc(math.sqrt(ratio / 2.0)) if ratio > 0 else 1.0
+    return left, p_left

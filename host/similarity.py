@@ -20,7 +20,6 @@ counts, and the values do not depend on the thread count. The entry points (:fun
 software model (host.allpairs), whose records carry Z itself.
 """
 
-import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -28,6 +27,7 @@ import numpy as np
 from kmerspec.golden.hll import HllParams, estimate_from_features
 from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, hll_floor
 from kmerspec.kernels.jacc_similarity import partner_stops
+from .detection import HllDetection, erfc
 from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
 
@@ -236,10 +236,6 @@ class JointEstimates:
         return np.where(ratio > 0, 0.5 * erfc(np.sqrt(np.maximum(ratio, 0) / 2.0)), 1.0)
 
 
-#: the complementary error function of each element (math.erfc: a software install has no
-#: scipy, which only the plot extra installs)
-erfc = np.vectorize(math.erfc, otypes=[np.float64])
-
 
 def _check_estimator(estimator: str) -> None:
     if estimator not in ESTIMATORS:
@@ -330,7 +326,7 @@ def all_pairs(registers: np.ndarray, params: HllParams, threshold: float | None 
     ranks = np.asarray(ranks if ranks is not None else range(pairs.n), dtype=np.int64)
     starts = ranks + 1
     stops = np.maximum(stops[ranks], starts) if ranks.size else ranks
-    floor = None if detection is None else hll_floor(params, detection)
+    rule = None if detection is None else HllDetection(params, detection, pairs.cards)
     for batch in _row_batches(stops - starts):
         values = pairs.jaccard(order[ranks[batch]], starts[batch], stops[batch], order, threads)
         offset = 0
@@ -338,8 +334,8 @@ def all_pairs(registers: np.ndarray, params: HllParams, threshold: float | None 
                                      stops[batch].tolist()):
             partners, row = order[start:stop], values[offset:offset + stop - start]
             offset += stop - start
-            if floor is not None:
-                row = np.where(row >= floor, row, 0.0)
+            if rule is not None:
+                row = np.where(rule.of_jaccard_at(row, order[rank], partners), row, 0.0)
             if threshold is not None:
                 keep = row >= threshold
                 partners, row = partners[keep], row[keep]
@@ -375,7 +371,11 @@ def similarity_rows(registers: np.ndarray, params: HllParams, rows: Sequence[int
     else:
         values = pairs.jaccard(rows, starts, stops, order, threads)
         if detection is not None:
-            values = np.where(values >= hll_floor(params, detection), values, 0.0)
+            rule = HllDetection(params, detection, pairs.cards)
+            value_rows = np.repeat(rows, stops - starts)
+            value_columns = np.concatenate([order[start:stop] for start, stop in
+                                            zip(starts.tolist(), stops.tolist())])
+            values = np.where(rule.of_jaccard_at(values, value_rows, value_columns), values, 0.0)
         mirrored = values
     out = np.empty((rows.size, pairs.n))
     offset = 0

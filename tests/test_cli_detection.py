@@ -293,3 +293,50 @@ def test_pvalue_needs_edges(tmp_path, collection, capsys):
     assert err == ("error: --pvalue: adds a column to --format edges lines; the tsv, phylip and "
                    "newick outputs have no room for it\n")
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def switch_sized(tmp_path_factory):
+    """24 unrelated random genomes of 41 to 57 kb (2.5 m to 3.5 m distinct 21-mers at p = 14,
+    beside linear counting's switch to the raw formula) and their sketch file."""
+    directory = tmp_path_factory.mktemp("switch")
+    rng = np.random.default_rng(53)
+    letters = np.frombuffer(b"ACGT", np.uint8)
+    paths = []
+    for i, size in enumerate(rng.integers(41_000, 57_000, 24)):
+        path = directory / f"g{i:02d}.fa"
+        path.write_bytes(b">g\n" + letters[rng.integers(0, 4, size)].tobytes() + b"\n")
+        paths.append(path)
+    sketch = directory / "all.sketch"
+    assert run_status("sketch", *paths, "--k", 21, "-o", sketch) == 0
+    return paths, sketch
+
+
+def test_hll_detection_beside_the_switch_in_every_path(tmp_path, switch_sized):
+    """dist --estimator hll on genomes beside the switch (issue 53: the old rule reported
+    2.7 % of such pairs related, 20x its level): the matrix, the edges, --top and search
+    report no unrelated pair, and --pvalue at --detection 0 is the rule's p-value (the
+    smallest above P(N >= 3)); the raw estimates are noise that the old floor passed."""
+    paths, sketch = switch_sized
+    outputs = {}
+    for name, options in {"matrix": [], "edges": ["--format", "edges"],
+                          "top": ["--format", "edges", "--top", "3"]}.items():
+        out = tmp_path / f"{name}.tsv"
+        assert run_status("dist", sketch, "--estimator", "hll", *options, "-o", out) == 0
+        outputs[name] = out.read_text().splitlines()[1:]
+    _, values = matrix(tmp_path / "matrix.tsv")
+    assert (values[~np.eye(len(paths), dtype=bool)] == 0).all()
+    assert all(float(line.split("\t")[2]) == 0 for line in outputs["edges"][1:])
+    assert all(float(line.split("\t")[2]) == 0 for line in outputs["top"][1:])
+    out = tmp_path / "search.tsv"
+    assert run_status("search", *paths[:6], "--db", sketch, "--estimator", "hll", "-o",
+                      out) == 0
+    assert all(float(line.split("\t")[2]) in (0.0, 1.0) for line in
+               out.read_text().splitlines()[2:])
+    raw = tmp_path / "raw.tsv"
+    assert run_status("dist", sketch, "--estimator", "hll", "--format", "edges", "--pvalue",
+                      "--detection", "0", "-o", raw) == 0
+    rows = [line.split("\t") for line in raw.read_text().splitlines()[2:]]
+    floor = 3 * 1.04 / math.sqrt(2 ** 14)
+    assert sum(float(row[2]) >= floor for row in rows) >= 3  # the old rule's false hits
+    assert min(float(row[3]) for row in rows) > 0.00135

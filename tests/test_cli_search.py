@@ -271,3 +271,65 @@ def test_dist_metric_errors(tmp_path, collection, capsys, options, expected):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and expected in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_search_containment_ani_and_its_aligned_fraction(tmp_path, collection, estimator):
+    """--ani-from containment: 100 C^(1/k) of the smaller genome in the larger and the aligned
+    fraction min/max, each pair against the golden model's estimates; --min-af zeroes the
+    pairs below it; the half of the base is at ANI 100 against every relative containing it
+    less its mutations."""
+    from kmerspec.golden.hll import estimate
+    from kmerspec.golden.hll_joint import hll_detected, joint_mle, mle_detected
+    params = HllParams(10, 4)
+    names, registers = collection["names"], collection["registers"]
+    queries = [collection["paths"][5], collection["paths"][3]]  # half.fa, g3.fa
+    rows = {}
+    for min_af in ("0", "0.6"):
+        out = tmp_path / f"hits{min_af}.tsv"
+        assert run_status("search", *queries, "--db", collection["sketch"], "--metric", "ani",
+                          "--ani-from", "containment", "--min-af", min_af, *chosen(estimator),
+                          "-o", out) == 0
+        lines = out.read_text().splitlines()
+        assert f"ani_from=containment min_af={min_af}" in lines[0]
+        assert lines[1] == "#query\treference\tani\taligned_fraction"
+        rows[min_af] = {tuple(row[:2]): (float(row[2]), float(row[3]))
+                        for row in (line.split("\t") for line in lines[2:])}
+    for query in queries:
+        q = registers[names.index(query.name)].tolist()
+        for r, name in enumerate(names):
+            y = registers[r].tolist()
+            if estimator is None:
+                found = joint_mle(q, y, params)
+                shared, cx, cy = found.shared, found.card_x, found.card_y
+                detected = mle_detected(found)
+            else:
+                cx, cy = estimate(q, params), estimate(y, params)
+                union = estimate([max(a, b) for a, b in zip(q, y)], params)
+                shared, detected = cx + cy - union, hll_detected(cx, cy, union, params)
+            smaller, larger = min(cx, cy), max(cx, cy)
+            c = min(max(shared / smaller, 0.0), 1.0) if detected and smaller > 0 else 0.0
+            ani = 100 * c ** (1 / 21) if c > 0 else 0.0
+            fraction = smaller / larger if larger > 0 else 0.0
+            value, printed_fraction = rows["0"][query.name, name]
+            assert value == pytest.approx(ani, abs=1e-3), (query.name, name)
+            assert printed_fraction == pytest.approx(fraction, abs=1e-4)
+            assert rows["0.6"][query.name, name][0] == (value if fraction >= 0.6 else 0.0)
+    # the half inside the base and its lightly mutated copies: identity, not half of it
+    assert rows["0"]["half.fa", "g0.fa"][0] >= 99.9
+    assert abs(rows["0"]["half.fa", "g0.fa"][1] - 0.5) < 0.1
+    assert rows["0.6"]["half.fa", "g0.fa"][0] == 0.0
+
+
+@pytest.mark.parametrize("options, expected", [
+    (["--ani-from", "containment"], "gives an ANI, but the metric is jaccard"),
+    (["--metric", "ani", "--min-af", "0.3"], "use it with --ani-from containment"),
+])
+def test_search_ani_source_errors(tmp_path, collection, capsys, options, expected):
+    out = tmp_path / "out.tsv"
+    capsys.readouterr()
+    assert run_status("search", collection["paths"][0], "--db", collection["sketch"], *options,
+                      "-o", out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and expected in err, err
+    assert not out.exists()

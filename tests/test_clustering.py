@@ -5,7 +5,8 @@ linkage as scipy's; numbering), and the ``cluster`` command's options, detection
 import numpy as np
 import pytest
 
-from host.clustering import components, greedy, linkage_clusters, number_clusters
+from host.clustering import (central_first, centrality, components, greedy, linkage_clusters,
+                             number_clusters)
 from tests.cli_helpers import one_error_line, run_status
 from tests.genomes import Mutator
 
@@ -80,6 +81,32 @@ def test_numbering_follows_the_representatives_preference():
     assert cluster.tolist() == [2, 2, 1, 1, 1, 3]
 
 
+def test_centrality_is_the_mean_value_to_the_other_members():
+    """Every other member counted in a small group, an even sample of a large one; a genome
+    alone is never central; a distance counts as its negative; ties go to tie_rank."""
+    ani = random_ani(30, 9)
+    groups = np.array([0] * 12 + [1] * 17 + [2])
+    calls = []
+
+    def query(rows, columns):
+        calls.append((rows.size, columns.size))
+        return ani[np.ix_(rows, columns)]
+    found = centrality(groups, query, "ani", sample=12)
+    members = np.arange(12)
+    expected = (ani[np.ix_(members, members)].sum(axis=1) - 100.0) / 11
+    assert np.allclose(found[:12], expected)
+    sample = 12 + np.linspace(0, 16, 12).round().astype(int)
+    for genome in range(12, 29):
+        others = [g for g in sample if g != genome]
+        assert found[genome] == pytest.approx(np.mean(ani[genome, others]))
+    assert found[29] == -np.inf and (17, 12) in calls
+    assert np.allclose(centrality(groups, lambda r, c: 1 - ani[np.ix_(r, c)] / 100, "mash",
+                                  sample=12)[:12], expected / 100 - 1)
+    rank = central_first(np.zeros(3, int), lambda r, c: np.ones((r.size, c.size)), "ani",
+                         np.array([2, 0, 1]))
+    assert rank.tolist() == [2, 0, 1]
+
+
 # -- the command --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -106,19 +133,33 @@ def rows_of(path):
     return lines[0], lines[1], {row[0]: row[1:] for row in (line.split("\t") for line in lines[2:])}
 
 
-def test_default_is_greedy_at_95_ani_by_size(genomes, tmp_path, capsys):
+def test_default_is_greedy_at_95_containment_ani_central_first(genomes, tmp_path, capsys):
+    """The defaults (issue 53): greedy at 95 % containment ANI with its aligned fraction, the
+    most central genome first; --order size is the largest-genome rule as before."""
     out = tmp_path / "c.tsv"
     assert run_status("cluster", *genomes.values(), "--index-bits", 10, "-o", out) == 0
     header, columns, rows = rows_of(out)
-    assert "metric=ani threshold=ani>=95 method=greedy order=size" in header
-    assert columns == "#genome\tcluster\trepresentative\tani"
+    assert "metric=ani threshold=ani>=95 method=greedy order=centrality" in header
+    assert "ani_from=containment min_af=0.15" in header
+    assert columns == "#genome\tcluster\trepresentative\tani\taligned_fraction"
     assert list(rows) == list(genomes)  # input order
+    rep = {name: row[1] for name, row in rows.items()}
+    # a, the genome its two mutants are made from, is the most central of the three
+    assert rep["a.fa"] == rep["a1.fa"] == rep["a2.fa"] == "a.fa"
+    assert rep["b.fa"] == "b.fa" and rep["c.fa"] == "c.fa" and rep["empty.fa"] == "empty.fa"
+    # a2, a 1 %-mutated 75 % of a: its containment ANI is its identity, about 99 % (Mash's
+    # ANI from the Jaccard counts a's other quarter against it), its aligned fraction 0.75
+    assert float(rows["a2.fa"][2]) > 98.5 and abs(float(rows["a2.fa"][3]) - 0.75) < 0.05
+    assert "empty.fa: empty file" in capsys.readouterr().err
+    out = tmp_path / "size.tsv"
+    assert run_status("cluster", *genomes.values(), "--index-bits", 10, "--order", "size",
+                      "-o", out) == 0
+    header, _, rows = rows_of(out)
+    assert "order=size" in header
     rep = {name: row[1] for name, row in rows.items()}
     # a and a1 are the largest (equal size, a first in input order): a represents the a's
     assert rep["a.fa"] == rep["a1.fa"] == rep["a2.fa"] == "a.fa"
-    assert rep["b.fa"] == "b.fa" and rep["c.fa"] == "c.fa" and rep["empty.fa"] == "empty.fa"
     assert rows["a.fa"][0] == "1" and float(rows["a1.fa"][2]) > 95
-    assert "empty.fa: empty file" in capsys.readouterr().err
 
 
 def test_below_detection_never_joins(genomes, tmp_path):

@@ -85,10 +85,10 @@ def comparison_options(sub) -> None:
     scheduler_options(sub)
 
 
-def plot_options(sub, what: str) -> None:
-    """--plot IMAGE and --plot-order (dist and cluster)."""
+def plot_options(sub, what: str, metric: str = "--metric") -> None:
+    """--plot IMAGE and --plot-order (dist and cluster; ``metric``: what names the metric)."""
     sub.add_argument("--plot", metavar="IMAGE", default=None,
-                     help=f"also draw the {what} as a heatmap of --metric into IMAGE, titled "
+                     help=f"also draw the {what} as a heatmap of {metric} into IMAGE, titled "
                           f"with the metric, rows and columns ordered by the average-linkage "
                           f"dendrogram drawn beside it (see --plot-order); genome names up to "
                           f"100 genomes; the suffix picks the format (png, svg, pdf, ...); needs "
@@ -234,8 +234,9 @@ def pair_tiles(args, session: Session, sketches: SketchSet, executor,
             print(KERNEL_NOTE, file=session.terminal, flush=True)
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args, threshold)
     if args.estimator == "hll" and top is None and base_similarity(args.metric) == "jaccard":
-        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles,
-                                                    detection_floor(args, params), threshold)
+        from ..similarity import cardinalities
+        rule = detection_floor(args, params, cardinalities(sketches.arrays["registers"], params))
+        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles, rule, threshold)
     return edge_tiles, row_tiles
 
 

@@ -9,7 +9,7 @@ from .common import HLL_DEFAULTS, JSD_DEFAULTS, one_line, option_name
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
 
-__all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option",
+__all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option", "ani_options",
            "backend_options", "scheduler_options", "hll_options", "min_count_options",
            "jsd_options", "k_and_strand", "given_options", "shown_option", "HLL_ONLY",
            "PQA_ONLY", "SKETCHING"]
@@ -66,6 +66,44 @@ def ranged_float(low: float, high: float, unit: str = ""):
 
 # --detection of dist, search, cluster and screen
 detection_z = ranged_float(0.0, 100.0, " standard deviations")
+# --min-af of search and cluster
+aligned_fraction_option = ranged_float(0.0, 1.0, " (a fraction of the larger genome)")
+
+
+def ani_source(args, metric: str) -> tuple[str, float]:
+    """(--ani-from, --min-af) for a run whose metric is ``metric``, checked: --min-af only with
+    a containment ANI; --min-af defaults to host.metrics.DEFAULT_MIN_AF."""
+    from ..io import InputError
+    from ..metrics import DEFAULT_MIN_AF
+    if args.ani_from == "containment" and metric != "ani":
+        raise InputError(f"--ani-from containment: gives an ANI, but the metric is {metric} "
+                         f"(use it with an ANI)")
+    if args.min_af is not None and (metric != "ani" or args.ani_from != "containment"):
+        raise InputError("--min-af: is the aligned fraction of a containment ANI; use it with "
+                         "--ani-from containment")
+    return args.ani_from, DEFAULT_MIN_AF if args.min_af is None else args.min_af
+
+
+def ani_options(sub, default_from: str | None, applies: str) -> None:
+    """--ani-from and --min-af (search, cluster): the ANI from the Jaccard (Mash's formula) or
+    from the smaller genome's containment in the larger, and the aligned fraction the latter
+    needs (SPEC 3 "Other metrics"). ``default_from`` None: the command chooses (cluster:
+    containment for --ani)."""
+    from ..metrics import ANI_SOURCES, DEFAULT_MIN_AF
+    sub.add_argument("--ani-from", choices=ANI_SOURCES, default=default_from,
+                     help=f"{applies}: jaccard, Mash's 100 (1 - D) of the Jaccard, which counts "
+                          f"every k-mer either genome lacks against it (an incomplete genome is "
+                          f"far from its own complete copy: half of a genome is 98.7 %% at "
+                          f"k = 31); containment, 100 C^(1/k) of the smaller genome's "
+                          f"containment in the larger (as mash screen and sourmash's "
+                          f"containment ANI; half of a genome is 100 %%), beside the aligned "
+                          f"fraction it rests on (--min-af)")
+    sub.add_argument("--min-af", type=aligned_fraction_option, default=None, metavar="F",
+                     help=f"with --ani-from containment: a pair whose smaller genome spans "
+                          f"less than F of the larger (the aligned fraction, min(|X|, |Y|) / "
+                          f"max(|X|, |Y|), the smaller taken as aligned in full) has no ANI (0), "
+                          f"so that a plasmid or a fragment inside a genome is not called the "
+                          f"same genome; 0..1 (default {DEFAULT_MIN_AF}, galah's 15 %%)")
 
 
 METRIC_HELP = ("jaccard (default); containment |Q and R| / |Q|, rows (queries) in columns; "

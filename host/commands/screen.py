@@ -1,7 +1,13 @@
 """``screen``: which references of a sketch collection are in a read set, as ``mash screen``:
 each reference's k-mers found in the reads (C), its identity C^(1/k), best first."""
 
+import re
+
+import numpy as np
+
 from ..estimators import DEFAULT_DETECTION
+from ..io import InputError, compression_of, decompressed_head, read_input
+from ..sketchfile import is_sketch_file
 from ..screen import screen
 from .collections import collection_options
 from .common import Session, parameter_header
@@ -36,7 +42,9 @@ def add_parser(commands) -> None:
                      help="credit a k-mer of the reads found in several references to the "
                           "best of them only (the highest containment; ties in collection "
                           "order), as mash screen -w: a reference explained by a closer one "
-                          "drops (default: every reference counts every k-mer it has)")
+                          "drops; each reference's shared k-mers, p-value and detection are "
+                          "then those of what it wins (default: every reference counts every "
+                          "k-mer it has)")
     sub.add_argument("-i", "--min-identity", type=ranged_float(0.0, 1.0, " (an identity, as mash screen -i)"), default=0.0, metavar="I",
                      help="report references of identity I or more, 0..1 (default 0: every "
                           "reference detected)")
@@ -51,12 +59,63 @@ def add_parser(commands) -> None:
     sub.set_defaults(run=run)
 
 
+#: a reference this many times the read set's distinct k-mers, every one of them, looks like
+#: the read set given in its place
+MUCH_LARGER = 10.0
+_READ_FILE = re.compile(r"\.(fq|fastq)(\.(gz|bz2|xz|zst))?$", re.IGNORECASE)
+
+
+def _holds_sequence(path: str) -> bool:
+    """True if ``path`` is FASTA/FASTQ text (plain or compressed)."""
+    try:
+        head = read_input(path, "a sketch file", 1 << 16)
+    except InputError:
+        return False
+    if compression_of(head) is not None:
+        head = decompressed_head(head)
+    return head.lstrip()[:1] in (b">", b"@")
+
+
+def _refuse_reads_first(args) -> None:
+    """REFS given as sequence (the reads first, as a search user might): one line showing the
+    order screen takes, with the sketch file among READS when there is one."""
+    if is_sketch_file(args.references) or not _holds_sequence(args.references):
+        return
+    swapped = next((path for path in args.reads if is_sketch_file(path)), None)
+    usage = (f"python -m host screen {swapped} {args.references}" if swapped is not None else
+             f"python -m host sketch GENOMES -o refs.sketch, then python -m host screen "
+             f"refs.sketch {args.references}")
+    raise InputError(f"{args.references}: is FASTA/FASTQ, but screen takes the references' "
+                     f"sketch file first and the reads after it: {usage}")
+
+
+def _swapped_warning(references, reads: np.ndarray, params: HllParams, session) -> None:
+    """One warning line if REFS looks like a read set: one genome sketched from a FASTQ file
+    or with a minimum count, or every reference more than MUCH_LARGER times the reads."""
+    from ..similarity import cardinalities
+    reasons = []
+    if len(references) == 1 and (any(_READ_FILE.search(f) for f in references.files[0])
+                                 or references.min_count(0).get("min_count", 1) > 1):
+        reasons.append("it is one genome sketched from reads")
+    cards = cardinalities(references.arrays["registers"], params)
+    read_set = float(cardinalities(reads[None, :], params)[0])
+    if cards.size and cards.min() > MUCH_LARGER * max(read_set, 1.0):
+        reasons.append(f"every reference has over {MUCH_LARGER:g} times the read set's "
+                       f"{read_set:,.0f} distinct k-mers")
+    if reasons:
+        print(f"warning: {references.origin}: REFS looks like a read set ({'; '.join(reasons)}): "
+              f"screen takes the references first, then the reads (python -m host screen "
+              f"refs.sketch READS...)", file=session.terminal, flush=True)
+
+
 def run(args, session: Session) -> None:
+    _refuse_reads_first(args)
     output = session.outputs.open(args.output)
     references = read_references(args.references, "REFS", session)
     params = references.params
     k, hll = params["k"], HllParams(params["p"], params["w"])
     reads = sketch_pool(args.reads, references, args, session)
+    _swapped_warning(references, reads, hll, session)
     found = screen(references.arrays["registers"], reads, hll, args.detection,
                    args.winner_take_all)
     identity = found.identity(k)

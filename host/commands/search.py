@@ -3,15 +3,15 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..estimators import add_estimator_options, block_values, p_value_lines
+from ..estimators import add_estimator_options, block_containment_ani, block_values, p_value_lines
 from ..io import InputError
 from ..metrics import (METRICS, base_similarity, express, passes, threshold_problem,
                        threshold_text)
 from .collections import collection_options
 from .common import Session, check_table_names, parameter_header, row_tiles, warn_saturated
 from .inputs import load_inputs, read_sketch_files
-from .options import (METRIC_HELP, plain_float, backend_options, hll_options, min_count_options,
-                      new_command, output_option, ranged_int)
+from .options import (METRIC_HELP, ani_options, ani_source, backend_options, hll_options,
+                      min_count_options, new_command, output_option, plain_float, ranged_int)
 from kmerspec.golden.hll import HllParams
 
 
@@ -39,6 +39,7 @@ def add_parser(commands) -> None:
                         help="the references whose --metric passes H: Jaccard or containment "
                              ">= H (0 < H <= 1), ANI >= H percent (0 < H <= 100), Mash "
                              "distance <= H (0 <= H < 1) (default: every reference)")
+    ani_options(search, "jaccard", "with --metric ani, the ANI from (default jaccard)")
     hll_options(search, from_sketches=True)
     add_estimator_options(search)
     min_count_options(search)
@@ -46,20 +47,31 @@ def add_parser(commands) -> None:
 
 
 def query_block(packed, params: HllParams, k: int, rows, columns, metric: str, estimator: str,
-                detection: float, threads: int | None = None) -> np.ndarray:
+                detection: float, threads: int | None = None, ani_from: str = "jaccard",
+                min_af: float = 0.0, fractions: bool = False):
     """The (rows x columns) values of ``metric`` for the genomes ``rows`` against ``columns`` of
     ``packed`` (host.similarity.PackedSketches) by ``estimator``, pairs below ``detection`` as
     sharing nothing: what search prints, and what cluster compares its genomes with its
-    representatives by."""
-    return express(metric, block_values(packed, params, rows, columns, base_similarity(metric),
-                                        estimator, detection, threads), k)
+    representatives by. An ANI ``ani_from`` "containment" is 0 below the aligned fraction
+    ``min_af``; with ``fractions``, (values, aligned fractions) (None for a Jaccard ANI and
+    the other metrics)."""
+    if metric == "ani" and ani_from == "containment":
+        values, fraction = block_containment_ani(packed, params, rows, columns, k, estimator,
+                                                 detection, threads)
+        values = np.where(fraction >= min_af, values, 0.0)
+        return (values, fraction) if fractions else values
+    values = express(metric, block_values(packed, params, rows, columns,
+                                          base_similarity(metric), estimator, detection,
+                                          threads), k)
+    return (values, None) if fractions else values
 
 
 def query_tile(columns, packed, p: int, w: int, k: int, rows, metric: str, estimator: str,
-               detection: float, threads: int | None = None) -> np.ndarray:
+               detection: float, threads: int | None = None, ani_from: str = "jaccard",
+               min_af: float = 0.0, fractions: bool = False):
     """:func:`query_block` for some columns: a task on a Dask worker (``packed`` shared)."""
     return query_block(packed, HllParams(p, w), k, rows, columns, metric, estimator, detection,
-                       threads)
+                       threads, ani_from, min_af, fractions)
 
 
 def read_references(path: str, option: str, session: Session):
@@ -90,6 +102,8 @@ def run(args, session: Session) -> None:
         if problem is not None:
             raise InputError(f"--threshold: {problem} (every reference: leave --threshold "
                              f"out)")
+    ani_from, min_af = ani_source(args, args.metric)
+    containment = ani_from == "containment"
     output = session.outputs.open(args.output)
     references = read_references(args.db, "--db", session)
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
@@ -105,23 +119,30 @@ def run(args, session: Session) -> None:
     chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "top": args.top,
               "estimator": args.estimator, "detection": args.detection}
+    if args.metric == "ani":
+        chosen.update(ani_from=ani_from, **({"min_af": min_af} if containment else {}))
     output.write(parameter_header("search", {**dict(sorted(params.items())), **chosen})
                  + "\n")
-    output.write(f"#query\treference\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
+    output.write(f"#query\treference\t{args.metric}" + "\taligned_fraction" * containment
+                 + "\tp_value" * args.pvalue + "\n")
     progress = session.progress("search", len(queries), "queries")
     columns = np.arange(n_ref)
     for tile in row_tiles(len(queries)):
         rows = np.arange(tile.start, tile.stop) + n_ref
-        values = query_block(packed, hll, k, rows, columns, args.metric, args.estimator,
-                             args.detection, args.threads)
+        values, fractions = query_block(packed, hll, k, rows, columns, args.metric,
+                                        args.estimator, args.detection, args.threads, ani_from,
+                                        min_af, fractions=True)
         best = top_of_rows(values, args.top or n_ref, args.metric)
-        for q, (found, found_values) in zip(tile, best):
+        for row, (q, (found, found_values)) in enumerate(zip(tile, best)):
             if args.threshold is not None:
                 keep = passes(args.metric, found_values, args.threshold)
                 found, found_values = found[keep], found_values[keep]
             ps = (p_value_lines(packed, hll, args.estimator, q + n_ref, found, args.threads)
                   if args.pvalue else [""] * len(found))
-            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}{p}\n"
-                                 for r, v, p in zip(found.tolist(), found_values.tolist(), ps)))
+            af = ([f"\t{f:.4f}" for f in fractions[row, found].tolist()] if containment
+                  else [""] * len(found))
+            output.write("".join(f"{queries.names[q]}\t{references.names[r]}\t{v:.6g}{a}{p}\n"
+                                 for r, v, a, p in zip(found.tolist(), found_values.tolist(),
+                                                       af, ps)))
         progress.advance(len(tile))
     progress.close()

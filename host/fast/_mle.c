@@ -24,16 +24,16 @@
  *   sketch, L_X(a) + L_Y(b) (the equal terms become phi(aB) + phi(bB)): its maximum, which the
  *   likelihood ratio needs, is the sum of two one-sketch maxima, computed once per sketch
  *   (mle_prepare) instead of once per pair.
- * - Maximisation. The projected Newton steps of SPEC 3, step for step as the golden model
- *   takes them (the same start, damping, halving and stopping rules: where the likelihood is
- *   flat along a direction the end point depends on the path, so the path is the golden
- *   model's). An evaluation sums the terms of the values k present in the pair (about 10 to
+ * - Maximisation. The projected Newton steps with an active set of SPEC 3, step for step as
+ *   the golden model takes them (the same start, binding rates, damping, halving and KKT
+ *   stop: where the likelihood is flat along a direction the end point depends on the path,
+ *   so the path is the golden model's). An evaluation sums the terms of the values k present in the pair (about 10 to
  *   15), four values at a time in AVX2 with exp, expm1 and log written here with fused
  *   multiply-adds (within 2 ulp of the C library's, checked by the tests), or one at a time
  *   with the C library's where AVX2 and FMA are missing. It is split in two: the value (the
  *   exps and logs, most of the work) at every trial point, keeping what the derivatives are
  *   made of; the gradient and Hessian (no exp, no log) only at a point the step is taken to
- *   and from which another step follows. What does not change with the point (n B, n B^2 of
+ *   (they decide whether the maximum is reached). What does not change with the point (n B, n B^2 of
  *   each count, which four-value blocks have a nonzero count and need their logs) is made
  *   once per pair.
  *
@@ -56,8 +56,8 @@
 
 /* The constants of SPEC 3's maximisation (kmerspec.golden.hll_joint). */
 #define MAX_ITERATIONS 200
-#define STEP_TOLERANCE 1e-12
 #define GAIN_TOLERANCE 1e-12
+#define SUFFICIENT_RISE 1e-4
 #define DAMPING 1e-9
 #define START_FLOOR 1e-3
 static const double SMALLEST_STEP = 9.094947017729282e-13; /* 2^-40 */
@@ -1069,9 +1069,25 @@ static int solve(int n, double rows[3][4], double *out)
     return 1;
 }
 
-/* Projected Newton ascent from `rates` (SPEC 3); returns L at the end point, left in rates.
- * A trial point's value is computed first, its derivatives only once the step is taken and
- * another one follows. */
+/* The trial point at step length t (golden _step_to): the free rates along `direction`, the
+ * binding ones along their own Newton step `toward_zero`, each clipped at 0; returns its
+ * first-order gain g . (trial - rates). */
+static double step_to(const double rates[3], const double direction[3],
+                      const double toward_zero[3], const double grad[3], double t,
+                      double trial[3])
+{
+    double first_order = 0.0;
+    for (int i = 0; i < 3; i++) {
+        double moved = rates[i] + t * (direction[i] + toward_zero[i]);
+        trial[i] = moved > 0.0 ? moved : 0.0;
+        first_order += grad[i] * (trial[i] - rates[i]);
+    }
+    return first_order;
+}
+
+/* Projected Newton ascent with an active set from `rates` (SPEC 3; golden maximise, step
+ * for step); returns L at the end point, left in rates. A trial point's value is computed
+ * first, its derivatives only once the step is taken. */
 static double maximise(const Terms *terms, double rates[3])
 {
     Point points[2];
@@ -1080,66 +1096,80 @@ static double maximise(const Terms *terms, double rates[3])
     evaluate_value(terms, rates, &points[current]);
     evaluate_derivatives(terms, &points[current], &at);
     for (int iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
+        /* binding rates (g_i <= 0 and their own Newton step reaches 0) toward 0; the others
+         * free */
         int free[3], count = 0;
-        for (int i = 0; i < 3; i++)
-            if (!(rates[i] == 0 && at.grad[i] <= 0))
+        double curvature[3], toward_zero[3] = {0.0, 0.0, 0.0}, bound_gain = 0.0;
+        for (int i = 0; i < 3; i++) {
+            curvature[i] = -at.hess[i][i];
+            if (at.grad[i] <= 0 && rates[i] * curvature[i] <= -at.grad[i]) {
+                if (rates[i] > 0) {
+                    double newton = curvature[i] > 0 ? at.grad[i] / curvature[i] : -rates[i];
+                    toward_zero[i] = newton < -rates[i] ? newton : -rates[i];
+                }
+                bound_gain += at.grad[i] * toward_zero[i];
+            } else
                 free[count++] = i;
-        if (count == 0)
-            break;
-        double damping = -at.hess[free[0]][free[0]];
-        for (int f = 1; f < count; f++)
-            if (-at.hess[free[f]][free[f]] > damping)
-                damping = -at.hess[free[f]][free[f]];
-        damping *= DAMPING;
-        double rows[3][4], rhs[3], step[3];
-        for (int i = 0; i < count; i++) {
-            for (int j = 0; j < count; j++)
-                rows[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
-            rows[i][count] = rhs[i] = at.grad[free[i]];
         }
-        int solved = solve(count, rows, step);
-        double gain = 0.0;
-        if (solved)
-            for (int i = 0; i < count; i++)
-                gain += step[i] * rhs[i];
-        if (!solved || gain <= 0) {
-            gain = 0.0;
+        /* directions[0] the damped Newton step of the free rates where it is an ascent
+         * direction, then the scaled gradient */
+        double directions[2][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+        double *scaled = directions[1];
+        for (int f = 0; f < count; f++) {
+            int i = free[f];
+            scaled[i] = curvature[i] > 0 ? at.grad[i] / curvature[i] : at.grad[i];
+        }
+        int first = 1;
+        if (count > 0) {
+            double damping = curvature[free[0]];
+            for (int f = 1; f < count; f++)
+                if (curvature[free[f]] > damping)
+                    damping = curvature[free[f]];
+            damping *= DAMPING;
+            double rows[3][4], step[3];
             for (int i = 0; i < count; i++) {
-                step[i] = rhs[i];
-                gain += step[i] * rhs[i];
+                for (int j = 0; j < count; j++)
+                    rows[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
+                rows[i][count] = at.grad[free[i]];
+            }
+            if (solve(count, rows, step)) {
+                double ascent = 0.0;
+                for (int f = 0; f < count; f++)
+                    ascent += step[f] * at.grad[free[f]];
+                if (ascent > 0) {
+                    for (int f = 0; f < count; f++)
+                        directions[0][free[f]] = step[f];
+                    first = 0;
+                }
             }
         }
+        double gain = bound_gain;
+        for (int f = 0; f < count; f++)
+            gain += directions[first][free[f]] * at.grad[free[f]];
         if (gain <= GAIN_TOLERANCE)
             break;
-        double direction[3] = {0.0, 0.0, 0.0};
-        for (int i = 0; i < count; i++)
-            direction[free[i]] = step[i];
-        double t = 1.0, trial[3];
+        double trial[3];
         int accepted = 0;
-        while (t >= SMALLEST_STEP) {
-            for (int i = 0; i < 3; i++) {
-                double moved = rates[i] + t * direction[i];
-                trial[i] = moved > 0.0 ? moved : 0.0;
+        for (int d = first; d < 2 && !accepted; d++) {
+            gain = bound_gain;
+            for (int f = 0; f < count; f++)
+                gain += directions[d][free[f]] * at.grad[free[f]];
+            for (double t = 1.0; t >= SMALLEST_STEP && t * gain > GAIN_TOLERANCE; t *= 0.5) {
+                double first_order = step_to(rates, directions[d], toward_zero, at.grad, t,
+                                             trial);
+                if (first_order > 0 &&
+                    evaluate_value(terms, trial, &points[1 - current]) - at.value >=
+                        SUFFICIENT_RISE * first_order) {
+                    accepted = 1;
+                    break;
+                }
             }
-            if (evaluate_value(terms, trial, &points[1 - current]) >= at.value) {
-                accepted = 1;
-                break;
-            }
-            t *= 0.5;
         }
         if (!accepted)
             break;
-        double moved = 0.0, largest = trial[0];
-        for (int i = 0; i < 3; i++) {
-            double d = fabs(trial[i] - rates[i]);
-            moved = d > moved ? d : moved;
-            largest = trial[i] > largest ? trial[i] : largest;
+        for (int i = 0; i < 3; i++)
             rates[i] = trial[i];
-        }
         current = 1 - current;
-        at.value = points[current].value;
-        if (moved <= STEP_TOLERANCE * (1.0 + largest))
-            break;
         evaluate_derivatives(terms, &points[current], &at);
     }
     return at.value;

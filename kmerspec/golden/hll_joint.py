@@ -18,8 +18,8 @@ statistic (SPEC 3), with its gradient and Hessian, which the maximisation uses. 
 the two forms against each other, the maximum against its neighbourhood, and the estimates
 against exact k-mer sets.
 
-The maximisation is the projected Newton method of SPEC 3, written out in plain Python;
-host/hll_joint.py runs the same steps over many pairs at once in numpy.
+The maximisation is the projected Newton method with an active set of SPEC 3, written out in
+plain Python; host/fast/_mle.c takes the same steps in C for the pair loops.
 """
 
 import math
@@ -27,11 +27,13 @@ from dataclasses import dataclass
 
 from .hll import HllParams, estimate, jaccard, top_rank
 
-__all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic", "pair_statistic", "log_likelihood",
-           "log_likelihood_direct", "JointEstimate", "joint_mle", "HLL_RELATIVE_ERROR",
-           "hll_detected", "hll_p_value", "mle_detected", "mle_p_value", "DEFAULT_DETECTION",
-           "maximise", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP", "STEP_TOLERANCE",
-           "GAIN_TOLERANCE", "DAMPING"]
+__all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic",
+           "pair_statistic", "log_likelihood", "log_likelihood_direct", "JointEstimate",
+           "joint_mle", "HLL_RELATIVE_ERROR", "hll_detected", "hll_p_value", "hll_sigma",
+           "detection_cardinality", "relative_error", "raw_expectation", "RAW_BIAS_END",
+           "LINEAR_COUNTING_END", "mle_detected", "mle_p_value", "DEFAULT_DETECTION", "maximise",
+           "projected_newton", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP",
+           "GAIN_TOLERANCE", "SUFFICIENT_RISE", "DAMPING"]
 
 #: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
 #: dist and search)
@@ -43,13 +45,14 @@ DEFAULT_DETECTION = 3.0
 #: s = rate * 2^-k above this contributes exp(-s) < 1e-304 to a derivative: clipped there so
 #: that exp never overflows (the same clip in host/hll_joint.py)
 S_CLIP = 700.0
-#: the maximisation's limits (SPEC 3): steps, a step too small to matter, the last halving
+#: the maximisation's limits (SPEC 3): steps, the last halving
 MAX_ITERATIONS = 200
-STEP_TOLERANCE = 1e-12
 SMALLEST_STEP = 2.0 ** -40
-#: a step whose first-order gain g . d is below this changes the log-likelihood by less than
-#: its own rounding (|L| ~ 1e4 at p = 14, 1e-12 relative): the maximum is reached
+#: the likelihood a step could still gain (its KKT gain, or what a shortened step could gain)
+#: below which the maximum is reached: the rounding of L itself is 1e-16 |L| ~ 1e-12 at p = 14
 GAIN_TOLERANCE = 1e-12
+#: Armijo's condition: a step is taken if L rises by this fraction of its first-order gain
+SUFFICIENT_RISE = 1e-4
 #: Levenberg's damping of the Newton system, relative to its largest diagonal term
 DAMPING = 1e-9
 
@@ -223,49 +226,104 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float] | None
     return out
 
 
+def _binding(rate: float, gradient: float, curvature: float) -> bool:
+    """A rate held toward its bound 0 this step: the likelihood falls away from 0 along it
+    (gradient <= 0) and its own Newton step, rate + gradient / curvature (curvature = -H_ii),
+    reaches 0; at 0 with gradient <= 0, or with curvature <= 0, that is any such rate."""
+    return gradient <= 0 and rate * curvature <= -gradient
+
+
+def _step_to(rates, direction, toward_zero, t):
+    """The trial point at step length t: the free rates along ``direction``, the binding ones
+    along their own Newton step ``toward_zero``, each clipped at 0."""
+    return tuple(max(0.0, r + t * (d + z)) for r, d, z in zip(rates, direction, toward_zero))
+
+
+def _gain(bound_gain: float, direction, grad, free) -> float:
+    """The KKT gain of a step: the binding rates' part, then g_i d_i of each free rate (summed
+    in this order, as host/fast/_mle.c sums it)."""
+    gain = bound_gain
+    for i in free:
+        gain += direction[i] * grad[i]
+    return gain
+
+
+def projected_newton(evaluate, start, fixed_zero: tuple[int, ...] = ()) -> tuple[tuple, float]:
+    """The maximum of a log-likelihood over rates >= 0 (SPEC 3, "Maximisation"): (rates,
+    value), by projected Newton steps with an active set (Bertsekas, 1982). ``evaluate(rates)``
+    is the value, ``evaluate(rates, True)`` (value, gradient, Hessian); as many rates as
+    ``start`` has (three for a pair, five for screen's winner-take-all test, SPEC 3
+    "Screening").
+
+    Each step: a rate is binding (:func:`_binding`) when the likelihood falls away from 0
+    along it and its own Newton step reaches 0; it moves along that step, clipped at -rate so
+    that a step of length 1 puts it at 0. The free rates take the damped Newton step of the
+    free rates alone, else the scaled gradient. The KKT gain of the step (what the quadratic
+    model says is left) stops the maximisation at 1e-12; there is no stop on a small move,
+    which a rate much smaller than the others made long before the maximum (issue 53). Step
+    lengths 1, 1/2, ... are tried (Armijo: L must rise by 1e-4 of the first-order gain) while
+    they could gain more than 1e-12; the scaled gradient is tried when no length of the Newton
+    step is taken. At most 200 steps. Coordinates in ``fixed_zero`` stay 0."""
+    n = len(start)
+    rates = tuple(0.0 if i in fixed_zero else start[i] for i in range(n))
+    value, grad, hess = evaluate(rates, True)
+    for _ in range(MAX_ITERATIONS):
+        curvature = [-hess[i][i] for i in range(n)]
+        binding = [i in fixed_zero or _binding(rates[i], grad[i], curvature[i])
+                   for i in range(n)]
+        free = [i for i in range(n) if not binding[i]]
+        toward_zero, bound_gain = [0.0] * n, 0.0
+        for i in range(n):
+            if binding[i] and rates[i] > 0:
+                newton = grad[i] / curvature[i] if curvature[i] > 0 else -rates[i]
+                toward_zero[i] = min(newton, -rates[i])
+            if binding[i]:
+                bound_gain += grad[i] * toward_zero[i]
+        scaled = [0.0] * n
+        for i in free:
+            scaled[i] = grad[i] / curvature[i] if curvature[i] > 0 else grad[i]
+        directions = [scaled]
+        if free:
+            # Levenberg's damping: a direction the likelihood does not depend on (a and x enter
+            # only as a + x when no register of X is at or above Y's) leaves -H singular
+            damping = DAMPING * max(curvature[i] for i in free)
+            step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free]
+                           for i in free], [grad[i] for i in free])
+            if step is not None and sum(s * grad[i] for s, i in zip(step, free)) > 0:
+                newton = [0.0] * n
+                for s, i in zip(step, free):
+                    newton[i] = s
+                directions.insert(0, newton)
+        if _gain(bound_gain, directions[0], grad, free) <= GAIN_TOLERANCE:
+            break
+        taken = None
+        for direction in directions:
+            gain = _gain(bound_gain, direction, grad, free)
+            t = 1.0
+            while t >= SMALLEST_STEP and t * gain > GAIN_TOLERANCE:
+                trial = _step_to(rates, direction, toward_zero, t)
+                first_order = sum(grad[i] * (trial[i] - rates[i]) for i in range(n))
+                if first_order > 0:
+                    trial_value = evaluate(trial)
+                    if trial_value - value >= SUFFICIENT_RISE * first_order:
+                        taken = trial
+                        break
+                t *= 0.5
+            if taken is not None:
+                break
+        if taken is None:
+            break
+        rates = taken
+        value, grad, hess = evaluate(rates, True)
+    return rates, value
+
+
 def maximise(stat: PairStatistic, start: tuple[float, float, float],
              fixed_zero: tuple[int, ...] = ()) -> tuple[tuple[float, float, float], float]:
-    """Projected Newton ascent of the log-likelihood over rates >= 0 (SPEC 3): (rates, value).
-
-    Each step: a coordinate at 0 whose gradient is <= 0 stays at 0 (active); the others take
-    the damped Newton step (-H + mu I)^-1 g, mu = 1e-9 max(-H_ii) (the gradient itself where
-    that is no ascent direction), clipped at 0, halved until the log-likelihood does not
-    decrease. Stops when the step's first-order gain g . d is at most 1e-12, when a step moves
-    no rate by more than 1e-12 (1 + the largest rate), when no halving down to 2^-40 helps, or
-    after 200 steps. Coordinates in ``fixed_zero`` stay 0."""
-    rates = [0.0 if i in fixed_zero else start[i] for i in range(3)]
-    value, grad, hess = log_likelihood(stat, tuple(rates), derivatives=True)
-    for _ in range(MAX_ITERATIONS):
-        free = [i for i in range(3) if i not in fixed_zero and not (rates[i] == 0 and grad[i] <= 0)]
-        if not free:
-            break
-        # Levenberg's damping: a direction the likelihood does not depend on (a and x enter
-        # only as a + x when no register of X is at or above Y's) leaves -H singular
-        damping = DAMPING * max(-hess[i][i] for i in free)
-        step = _solve([[-hess[i][j] + (damping if i == j else 0.0) for j in free] for i in free],
-                      [grad[i] for i in free])
-        if step is None or sum(s * grad[i] for s, i in zip(step, free)) <= 0:
-            step = [grad[i] for i in free]
-        if sum(s * grad[i] for s, i in zip(step, free)) <= GAIN_TOLERANCE:
-            break
-        direction = [0.0] * 3
-        for s, i in zip(step, free):
-            direction[i] = s
-        t = 1.0
-        while t >= SMALLEST_STEP:
-            trial = tuple(max(0.0, rates[i] + t * direction[i]) for i in range(3))
-            trial_value = log_likelihood(stat, trial)
-            if trial_value >= value:
-                break
-            t *= 0.5
-        else:
-            break
-        moved = max(abs(trial[i] - rates[i]) for i in range(3))
-        rates = list(trial)
-        value, grad, hess = log_likelihood(stat, trial, derivatives=True)
-        if moved <= STEP_TOLERANCE * (1.0 + max(rates)):
-            break
-    return tuple(rates), value
+    """The maximum of a pair's log-likelihood over a, b, x >= 0 (:func:`projected_newton`)."""
+    return projected_newton(
+        lambda rates, derivatives=False: log_likelihood(stat, rates, derivatives), start,
+        fixed_zero)
 
 
 @dataclass(frozen=True)
@@ -322,26 +380,91 @@ def joint_mle(x: list[int], y: list[int], params: HllParams) -> JointEstimate:
 # -- detection (SPEC 3, "Detection") ------------------------------------------------------------
 
 def hll_floor(params: HllParams, z: float = DEFAULT_DETECTION) -> float:
-    """The "hll" rule in Jaccard terms: a pair is detected iff J > 0 and J >= z (1.04 /
-    sqrt(m)) (0.0244 at p = 14, z = 3)."""
+    """The "hll" rule in Jaccard terms where it is one (every estimate below 2 m or above 8 m,
+    :func:`hll_sigma`): a pair is detected iff J > 0 and J >= z (1.04 / sqrt(m)) (0.0244 at
+    p = 14, z = 3)."""
     return z * HLL_RELATIVE_ERROR / math.sqrt(params.m)
+
+
+#: the raw formula (SPEC 3, E = alpha_m m^2 / sum 2^-K) is biased upward for small sets, by
+#: 2.5 % at 2.5 m where linear counting hands over to it; above this many elements per
+#: register its bias is below 1e-4, and the detection rule takes the estimate as it is
+RAW_BIAS_END = 8.0
+#: linear counting is used at or below this many per register (SPEC 3)
+LINEAR_COUNTING_END = 2.5
+
+
+def raw_expectation(t: float, params: HllParams) -> float:
+    """The expectation of the raw formula per register for a set of t elements per register
+    (Poisson, the model of SPEC 3's "mle" estimator): alpha_m / E[2^-K], P(K <= k) =
+    exp(-t 2^-k) below the top value R, 1 at it (the large-m limit of E[alpha_m m^2 /
+    sum_j 2^-K_j] / m)."""
+    r = top_rank(params)
+    mean, below = 0.0, 0.0
+    for k in range(r + 1):
+        cdf = math.exp(-t * 2.0 ** -k) if k < r else 1.0
+        mean += (cdf - below) * 2.0 ** -k
+        below = cdf
+    return 0.7213 / (1 + 1.079 / params.m) / mean
+
+
+def detection_cardinality(estimate_: float, params: HllParams) -> float:
+    """The estimate the detection rule takes: a raw-formula estimate between 2.5 m and
+    raw_expectation(8) m is replaced by m t, t in [2, 8] the rate whose raw expectation it
+    is (bisection to float64's resolution); any other estimate is taken as it is."""
+    m = params.m
+    if not LINEAR_COUNTING_END * m < estimate_ < raw_expectation(RAW_BIAS_END, params) * m:
+        return estimate_
+    low, high = 2.0, RAW_BIAS_END
+    for _ in range(64):
+        middle = 0.5 * (low + high)
+        if raw_expectation(middle, params) * m < estimate_:
+            low = middle
+        else:
+            high = middle
+    return 0.5 * (low + high) * m
+
+
+def relative_error(estimate_: float, params: HllParams) -> float:
+    """The relative standard error of an "hll" estimate: 1.04 / sqrt(m) for the raw formula;
+    for linear counting (at most 2.5 m; t = E / m) sqrt(e^t - t - 1) / (t sqrt(m)) (Whang,
+    Vander-Zanden and Taylor, 1990) where that is larger (above t = 2: 1.18 / sqrt(m) at
+    2.5)."""
+    t = estimate_ / params.m
+    factor = HLL_RELATIVE_ERROR
+    if 0 < t <= LINEAR_COUNTING_END:
+        factor = max(factor, math.sqrt(math.expm1(t) - t) / t)
+    return factor / math.sqrt(params.m)
+
+
+def hll_sigma(card_x: float, card_y: float, card_union: float, params: HllParams):
+    """(I, sigma) of the "hll" detection rule (SPEC 3 "Detection"): I = |X|' + |Y|' -
+    |X u Y|' of the detection cardinalities, sigma = the largest relative error of the three
+    estimates times |X u Y|'. Outside 2 m .. 8 m (each estimate) this is I = |X| + |Y| -
+    |X u Y| and sigma = (1.04 / sqrt(m)) |X u Y|."""
+    union = detection_cardinality(card_union, params)
+    shared = (detection_cardinality(card_x, params) + detection_cardinality(card_y, params)
+              - union)
+    error = max(relative_error(card_x, params), relative_error(card_y, params),
+                relative_error(card_union, params))
+    return shared, error * union
 
 
 def hll_detected(card_x: float, card_y: float, card_union: float, params: HllParams,
                  z: float = DEFAULT_DETECTION) -> bool:
-    """The "hll" estimator's rule: I = |X| + |Y| - |X u Y| >= z (1.04 / sqrt(m)) |X u Y|."""
+    """The "hll" estimator's rule: I > 0 and I >= z sigma (:func:`hll_sigma`)."""
     if card_union <= 0:
         return False
-    shared = card_x + card_y - card_union
-    return shared > 0 and shared >= z * HLL_RELATIVE_ERROR / math.sqrt(params.m) * card_union
+    shared, sigma = hll_sigma(card_x, card_y, card_union, params)
+    return shared > 0 and shared >= z * sigma
 
 
 def hll_p_value(card_x: float, card_y: float, card_union: float, params: HllParams) -> float:
-    """P(N(0, 1) >= I / sigma), sigma = (1.04 / sqrt(m)) |X u Y|; 1 for an empty union."""
+    """P(N(0, 1) >= I / sigma) (:func:`hll_sigma`); 1 for an empty union."""
     if card_union <= 0:
         return 1.0
-    sigma = HLL_RELATIVE_ERROR / math.sqrt(params.m) * card_union
-    return 0.5 * math.erfc((card_x + card_y - card_union) / sigma / math.sqrt(2.0))
+    shared, sigma = hll_sigma(card_x, card_y, card_union, params)
+    return 0.5 * math.erfc(shared / sigma / math.sqrt(2.0))
 
 
 def mle_detected(estimate_: JointEstimate, z: float = DEFAULT_DETECTION) -> bool:
