@@ -17,11 +17,12 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .calls import STAND_IN_ENV
 from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import genome_kmers
 
-__all__ = ["BACKENDS", "get_backend", "STAND_IN_ENV", "xrt_stand_in"]
+__all__ = ["BACKENDS", "get_backend", "STAND_IN_ENV"]
 
 
 class SoftwareBackend:
@@ -117,28 +118,8 @@ def _sim_backend(geometry: str = "small") -> KernelBackend:
     return KernelBackend(SimDevice(geometry=geometry), "sim")
 
 
-#: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py),
-#: which simulates the kernels of a ``python -m hw.build`` output directory, instead of a card
-#: (the variable keeps the name it had when the stand-in imitated pyxrt)
-STAND_IN_ENV = "KMER_SKETCH_PYXRT"
-
-
-def xrt_stand_in():
-    """The XRT stand-in the xrt backend hands host.xrt.XrtDevice with ``KMER_SKETCH_PYXRT=sim``,
-    else None (XRT's library). The one place outside the tests that reaches the stand-in: the
-    driver itself imports no stand-in."""
-    from .calls import DeviceError
-    choice = os.environ.get(STAND_IN_ENV, "")
-    if not choice:
-        return None
-    if choice != "sim":
-        raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
-                          "XRT stand-in), unset uses XRT's C API")
-    from sim.xrt_sim import stand_in
-    return stand_in()
-
-
 def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
+    from .device import xrt_stand_in
     from .xrt import XrtDevice
     xclbin = xclbin or os.environ.get("KMER_SKETCH_XCLBIN")
     if not xclbin:
@@ -151,7 +132,7 @@ def _auto_backend(xclbin: str | None = None):
     """The card if one is usable, else the software backend; says which on stderr (a card is
     never picked silently, nor silently passed over)."""
     import sys
-    from .device import DeviceError
+    from .calls import DeviceError
     try:
         backend = _xrt_backend(xclbin)
     except (DeviceError, ValueError) as error:

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
-           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build"]
+           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build",
+           "STAND_IN_ENV"]
+
+#: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
+#: reached through host.device.xrt_stand_in), which simulates the kernels of a ``python -m
+#: hw.build`` output directory, instead of a card (the variable keeps the name it had when the
+#: stand-in imitated pyxrt)
+STAND_IN_ENV = "KMER_SKETCH_PYXRT"
 
 
 class DeviceError(RuntimeError):

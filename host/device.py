@@ -20,9 +20,10 @@ cocotb kernel tests use, so the devices cannot disagree on a byte:
 * :class:`host.xrt.XrtDevice`: a card through XRT's C API (libxrt_coreutil), or, with
   ``KMER_SKETCH_PYXRT=sim``, the same driver on the XRT stand-in (sim/xrt_sim.py).
 
-This is the one module of host/ that reaches into hw/ and sim/ for RTL simulation:
-:class:`SimDevice` builds the RTL kernel from its Params and simulates it; driving a card needs
-neither.
+This is the one module of host/ that reaches into hw/ and sim/, each time inside the function
+that needs it: :class:`SimDevice` builds the RTL kernel from its Params and simulates it, and
+:func:`xrt_stand_in` hands the xrt backend (host.backends) the XRT C API stand-in with
+``KMER_SKETCH_PYXRT=sim``; driving a card needs neither.
 """
 
 import json
@@ -31,10 +32,24 @@ import pathlib
 import tempfile
 from collections.abc import Iterable, Iterator
 
-from .calls import (SIM_GEOMETRIES, DeviceError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, parse_build, scalars)
+from .calls import (SIM_GEOMETRIES, STAND_IN_ENV, DeviceError, Output, RunResult, as_bytes,
+                    buffer_sizes, check_arguments, parse_build, scalars)
 
-__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "parse_build"]
+__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "parse_build", "xrt_stand_in"]
+
+
+def xrt_stand_in():
+    """The XRT stand-in the xrt backend hands host.xrt.XrtDevice with ``KMER_SKETCH_PYXRT=sim``,
+    else None (XRT's library). The one place outside the tests that reaches the stand-in: the
+    driver itself imports no stand-in."""
+    choice = os.environ.get(STAND_IN_ENV, "")
+    if not choice:
+        return None
+    if choice != "sim":
+        raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
+                          "XRT stand-in), unset uses XRT's C API")
+    from sim.xrt_sim import stand_in
+    return stand_in()
 
 
 class SimDevice:

@@ -1,8 +1,8 @@
 """The floors of the project (docs/architecture.md), checked on every module's imports, including
 those inside functions: kmerspec imports nothing else of the project, hw/ never imports host/ or
-sim/, host/ imports hw/ and sim/ only in the module that simulates RTL (host.device) and, for the
-XRT stand-in with KMER_SKETCH_PYXRT=sim, in the backend factory (host.backends), never in the
-card driver (host.xrt), sim/ imports host/ only in the bench that runs the host's call plan on a
+sim/, host/ imports hw/ and sim/ only in one module (host.device: it simulates RTL and hands the
+xrt backend the XRT stand-in with KMER_SKETCH_PYXRT=sim), never in the card driver (host.xrt),
+sim/ imports host/ only in the bench that runs the host's call plan on a
 kernel, in the XRT stand-in (the driver's declared C API, host.xrt_binding) and in the xclbin
 writer (the structures the driver reads with, host.xclbin), the card path (host without
 host.device, kmerspec) needs no Amaranth, and no modules of host/ import each other in a
@@ -20,10 +20,10 @@ PACKAGES = ("kmerspec", "hw", "host", "sim")
 PROJECT = PACKAGES + ("tests", "bench")
 #: the one module of host/ that loads a simulator: SimDevice builds and simulates RTL
 SIMULATOR_BACKEND = "host.device"
-#: the modules of host/ that may reach into hw/ and sim/, and their only such edges: SimDevice
-#: builds and simulates RTL; the xrt backend hands XrtDevice the XRT stand-in when
-#: KMER_SKETCH_PYXRT=sim (the driver, host.xrt, does not know its test double)
-SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner"}, "host.backends": {"sim.xrt_sim"}}
+#: the one module of host/ that may reach into hw/ and sim/, and its only such edges: SimDevice
+#: builds and simulates RTL; xrt_stand_in gives the xrt backend the XRT stand-in for XrtDevice
+#: when KMER_SKETCH_PYXRT=sim (the driver, host.xrt, does not know its test double)
+SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner", "sim.xrt_sim"}}
 #: what each package may import of the project (besides itself)
 ALLOWED = {
     "kmerspec": set(),
@@ -83,7 +83,7 @@ def test_imports_are_parsed_with_function_level_ones():
     found = imports_of(ROOT / "host" / "device.py")
     assert "sim.runner" in found   # inside SimDevice.run_many
     assert "hw.build" in found
-    assert "sim.xrt_sim" in imports_of(ROOT / "host" / "backends.py")  # in xrt_stand_in()
+    assert "sim.xrt_sim" in found   # inside xrt_stand_in()
     assert "kmerspec.golden.hashes" in imports_of(ROOT / "kmerspec" / "golden" / "motif.py")
 
 
@@ -103,6 +103,14 @@ def test_each_package_imports_only_the_floors_below(package):
             if top in PROJECT and top not in allowed:
                 violations.append(f"{name} imports {imported}")
     assert not violations, "\n".join(violations)
+
+
+def test_one_module_of_host_reaches_into_hw_and_sim():
+    """host.device alone imports hw/ or sim/ (issue 52: the sim backend and the XRT stand-in
+    were reached from two modules)."""
+    reaching = sorted(module_name(path) for path in modules("host")
+                      if {m.split(".")[0] for m in imports_of(path)} & {"hw", "sim"})
+    assert reaching == sorted(SIMULATOR_EDGES) == [SIMULATOR_BACKEND]
 
 
 @pytest.mark.parametrize("package", ["kmerspec", "host"])

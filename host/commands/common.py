@@ -226,7 +226,7 @@ def check_backend(args) -> None:
 
 def pyxrt_stand_in() -> bool:
     """``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
-    reached through host.backends.xrt_stand_in) instead of XRT's library; --xclbin then names
+    reached through host.device.xrt_stand_in) instead of XRT's library; --xclbin then names
     a ``python -m hw.build`` output directory."""
     return os.environ.get(STAND_IN_ENV) == "sim"
 
