@@ -70,7 +70,8 @@ def test_an_endless_device_is_refused_at_its_first_bytes(tmp_path, genomes, tmpd
 
 @pytest.mark.parametrize("arguments", [["sketch", "-l", "/dev/zero", "-o", "x.sketch"],
                                        ["motifs", "--test", "/dev/zero", "--control", "{g0}"],
-                                       ["cluster", "{g0}", "{g1}", "--order", "/dev/zero"]])
+                                       ["cluster", "{g0}", "{g1}", "--order", "/dev/zero"],
+                                       ["cluster", "{g0}", "{g1}", "--quality", "/dev/zero"]])
 def test_lists_order_files_and_motif_inputs_are_bounded(tmp_path, genomes, tmpdir_env,
                                                         arguments):
     """Before: read whole into memory, at about 2 GB/s, until killed."""
@@ -80,6 +81,21 @@ def test_lists_order_files_and_motif_inputs_are_bounded(tmp_path, genomes, tmpdi
     assert result.returncode == 2
     assert result.stderr.startswith("error: /dev/zero: ") and "NUL byte at offset 0" in \
         result.stderr, result.stderr
+
+
+def test_a_quality_table_keeps_only_the_rows_of_the_run(tmp_path, genomes):
+    """--quality: rows of genomes the run does not have are read past, not held (a project's
+    CheckM2 report covers more bins than one run clusters), even when they repeat a name; a
+    run's genome named twice is still refused."""
+    names = [Path(g).name.split(".")[0] for g in genomes[:2]]
+    table = tmp_path / "quality_report.tsv"
+    rows = [f"{name}\t{90 + i}\t1.0" for i, name in enumerate(names)]
+    rows += [f"other{i % 7}\t50\t2.0" for i in range(1000)]
+    table.write_text("Name\tCompleteness\tContamination\n" + "\n".join(rows) + "\n")
+    assert run("cluster", *genomes[:2], "--quality", table, "-o", tmp_path / "c.tsv") == 0
+    table.write_text(table.read_text() + f"{names[1]}\t80\t1.0\n")
+    assert run("cluster", *genomes[:2], "--quality", table, "-o", tmp_path / "d.tsv") == 2
+    assert not (tmp_path / "d.tsv").exists()
 
 
 def test_a_list_line_without_end_is_refused_at_its_limit(tmp_path, genomes, capsys):
