@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
-           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build"]
+           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields"]
 
 
 class DeviceError(RuntimeError):
@@ -97,3 +97,12 @@ def parse_build(text: str | None) -> dict:
             raise DeviceError(f"KMER_SKETCH_SIM_BUILD: expected KERNEL.FIELD=INTEGER, "
                               f"got {item!r}") from None
     return built
+
+
+def run_fields(kernel: str) -> tuple:
+    """The Params fields a driver sets from the run (the algorithm); the kernel's other fields
+    (lanes, bus width, pivots, ...) are its geometry, taken from the device."""
+    from kmerspec.kernels import jsd_builder, motif
+    return {"jacc_sketch": ("k", "p", "w"), "jacc_similarity": ("p", "w"),
+            "jsd_builder": tuple(jsd_builder.ALGORITHM_FIELDS), "jsd_similarity": ("R", "n"),
+            "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())

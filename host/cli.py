@@ -30,7 +30,8 @@ from pathlib import Path
 from . import __version__
 from .commands import COMMANDS
 from .commands.collections import expand_collections
-from .commands.common import Session, check_backend, genome_names, one_line, pyxrt_stand_in
+from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
+                              pyxrt_stand_in)
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
 from .io import InputError
@@ -70,7 +71,8 @@ def _simulator_log(args):
 
     Yields the stream progress lines go to (the terminal's standard error)."""
     backend = getattr(args, "backend", None)
-    if backend != "sim" and not (backend in ("xrt", "auto") and pyxrt_stand_in()):
+    if backend != "sim" and not (backend in ("xrt", "auto") and pyxrt_stand_in()) \
+            and not (backend == "f2" and f2_stand_in()):
         yield sys.stderr
         return
     directory = Path(tempfile.gettempdir()) / "kmer-sketch-sim"

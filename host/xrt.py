@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from ctypes import c_ubyte, c_uint32, c_void_p
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, scalars)
+                    check_arguments, run_fields, scalars)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
 from .xclbin import read_units
 from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, SYNC_FROM_DEVICE,
@@ -68,15 +68,6 @@ def build_parameters(directory: pathlib.Path) -> dict:
         info = json.loads(path.read_text())
         built[info["name"]] = info["params"]
     return built
-
-
-def _run_fields(kernel: str) -> tuple:
-    """The Params fields a driver sets from the run (the algorithm); the kernel's other fields
-    (lanes, bus width, pivots, ...) are its geometry, taken from the device."""
-    from kmerspec.kernels import jsd_builder, motif
-    return {"jacc_sketch": ("k", "p", "w"), "jacc_similarity": ("p", "w"),
-            "jsd_builder": tuple(jsd_builder.ALGORITHM_FIELDS), "jsd_similarity": ("R", "n"),
-            "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())
 
 
 class _Buffer:
@@ -192,7 +183,7 @@ class XrtDevice:
         built = build_parameters(path) if path.is_dir() else {}
         #: kernel -> geometry fields (host.drivers builds the kernels' Params with them)
         self.geometry = {name: {field: value for field, value in params.items()
-                                if field not in _run_fields(name)}
+                                if field not in run_fields(name)}
                          for name, params in built.items()}
         _report_once(api)
 

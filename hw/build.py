@@ -575,9 +575,11 @@ STANDALONE_BUILDER = "hw.selftest.board:build_standalone"
 
 
 def standalone_builder(board):
-    """The function that builds a standalone board's bitstream, named by the board file's
-    ``builder = "module:function"`` and loaded by name (as the kernels are), so that this module
-    and the self-test flows (hw/selftest/, hw/ecp5/) never import each other."""
+    """The function that builds a board without a Vitis shell -- a standalone board's bitstream,
+    or an HDK board's CL directories (F2: hw/f2/build.py) -- named by the board file's ``builder
+    = "module:function"`` and loaded by name (as the kernels are), so that this module imports
+    none of those flows (hw/selftest/ and hw/ecp5/ import nothing of it either; hw/f2/ reuses its
+    kernel generation and link plan)."""
     name = board.get("builder", STANDALONE_BUILDER)
     module, _, function = name.partition(":")
     try:
@@ -697,17 +699,30 @@ def main(argv=None):
     try:
         board_objs = [load_board(b) for b in boards]
         standalone = [b for b in board_objs if b["kind"] == "standalone"]
-        boards = [b["file"] for b in board_objs if b["kind"] != "standalone"]
+        hdk = [b for b in board_objs if b["kind"] == "hdk"]
+        boards = [b["file"] for b in board_objs if b["kind"] == "vitis"]
         status = 0
         for board in standalone:
             own = params if not boards else {k: v for k, v in params.items()
                                              if k in ("jacc_sketch", "selftest")}
             status = max(status, standalone_builder(board)(
                 board, out, own, run_tools=not args.no_run, require_tools=args.require_tools))
-        if not boards:
-            return status
         if standalone:
             params.pop("selftest", None)
+        for kname in params:
+            if hdk and kname not in KERNELS:
+                print(f"error: parameters for unknown kernel {kname!r}", file=sys.stderr)
+                return 2
+        for board in hdk:
+            # an HDK board's CL directories go into OUT itself when it is the only board
+            where = out if len(board_objs) == 1 else os.path.join(out, board["name"])
+            status = max(status, standalone_builder(board)(
+                board, names, where, params=params, link=link or None,
+                cus=cfg.get("compute_units"), force=args.force or bool(cfg.get("force")),
+                run_tools=not args.no_run, require_tools=args.require_tools,
+                jobs=max(1, args.jobs)))
+        if not boards:
+            return status
     except (BoardError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

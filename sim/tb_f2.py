@@ -1,0 +1,210 @@
+"""cocotb module of the F2 CL top (python -m hw.build --board f2), driven only through the
+shell's ports, serving requests over a Unix socket: the bench of tests/test_f2_cl.py and the
+simulation behind the SDK stand-in (sim/f2_sim.py).
+
+What the shell would be: ``clk_main_a0`` at 250 MHz and ``rst_main_n``; OCL as an AXI4-Lite
+master (cocotbext-axi) and PCIS as an AXI4 master, each with random idle cycles on every channel
+(``pause``); every other shell input held at 0. What the card would be: the DDR model (an
+AxiRam, or with ``memory`` "ddr" the DDR-like model of sim.ddr_memory, over a sparse 64 GiB) on
+the CL's memory port (the build's ``ddr_sim_*`` ports, sh_ddr left out), with random stalls and
+write-response latency, ``ddr_sim_ready`` raised ``ready_after`` cycles after the reset.
+
+The project's protocol monitor (sim.axi_monitor) is on every AXI port of the top: OCL and SDA
+(AXI4-Lite), PCIS and PCIM (AXI4; the shell's bursts need not follow the kernels' rules), and the
+memory port. ``checkers`` (optional): a list of hierarchical paths of AMD's AXI protocol checkers
+bound to those ports (sim.axi_checker), whose ``pc_asserted`` fails the run.
+
+Requests, one at a time, simulated time standing still in between; every answer ends with the
+simulated time in ns:
+
+* ``("ocl_read", offset)`` -> ``("value", word, rresp, ns)``
+* ``("ocl_write", offset, word)`` -> ``("written", bresp, ns)``
+* ``("pcis_write", address, bytes)`` -> ``("written", [non-OKAY bresp], ns)`` (AxiMaster bursts)
+* ``("pcis_read", address, length)`` -> ``("data", bytes, [non-OKAY rresp], ns)``
+* ``("wait", cycles)`` -> ``("waited", ns)``
+* ``("settled",)`` -> ``("settled", [findings], ns)``: every monitor settled (nothing owed)
+* ``("report",)`` -> ``("report", {port: handshakes per channel}, ns)``
+* ``("close",)`` or the socket closing: the test ends.
+"""
+
+from multiprocessing.connection import Client
+
+import cocotb
+from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_time
+from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster
+from cocotbext.axi.axi_channels import (AxiARBus, AxiAWBus, AxiBBus, AxiRBus, AxiReadBus,
+                                        AxiWBus, AxiWriteBus)
+from cocotbext.axi.axil_channels import (AxiLiteARBus, AxiLiteAWBus, AxiLiteBBus, AxiLiteRBus,
+                                         AxiLiteReadBus, AxiLiteWBus, AxiLiteWriteBus)
+
+from hw.f2.shell import AXI_PORTS, INPUT, shell_ports
+from hw.f2.top import SIM_PREFIX
+from kmerspec.f2 import DDR_BYTES
+from sim.axi_monitor import AxiProtocolMonitor
+from sim.runner import params
+from sim.tb_common import (axi_settings, make_axi_ram, memory_timing, quiet_axi_logs,
+                           set_axil_master_pauses, start_clock_reset)
+
+P = params()
+OKAY = 0
+
+
+def channel_bus(dut, port, cls, channel):
+    """A cocotbext channel bus of ``cls`` on the shell port ``port``'s signals (hw.f2.shell
+    names them; a shell port's signals carry the prefix of the side that drives each)."""
+    axi = AXI_PORTS[port]
+    names = {}
+    for signal in list(cls._signals) + list(cls._optional_signals):
+        try:
+            names[signal] = axi.signal(channel, signal[len(channel):])
+        except KeyError:
+            pass
+    required = {s: names[s] for s in cls._signals}
+    optional = {s: names[s] for s in cls._optional_signals if s in names}
+    bound = type(f"F2{cls.__name__}", (cls,), {"_signals": required,
+                                               "_optional_signals": optional})
+    return bound(dut)
+
+
+def axi_bus(dut, port):
+    return AxiBus(AxiWriteBus(*(channel_bus(dut, port, cls, ch) for cls, ch in
+                                ((AxiAWBus, "aw"), (AxiWBus, "w"), (AxiBBus, "b")))),
+                  AxiReadBus(*(channel_bus(dut, port, cls, ch) for cls, ch in
+                               ((AxiARBus, "ar"), (AxiRBus, "r")))))
+
+
+def axil_bus(dut, port):
+    return AxiLiteBus(AxiLiteWriteBus(*(channel_bus(dut, port, cls, ch) for cls, ch in
+                                        ((AxiLiteAWBus, "aw"), (AxiLiteWBus, "w"),
+                                         (AxiLiteBBus, "b")))),
+                      AxiLiteReadBus(*(channel_bus(dut, port, cls, ch) for cls, ch in
+                                       ((AxiLiteARBus, "ar"), (AxiLiteRBus, "r")))))
+
+
+def shell_monitor(dut, port, clk, rst_n):
+    """The project's monitor on the shell port ``port``."""
+    axi = AXI_PORTS[port]
+
+    def name(signal):
+        for channel in ("AW", "AR", "W", "B", "R"):
+            if signal.startswith(channel):
+                try:
+                    return axi.signal(channel.lower(), signal[len(channel):].lower())
+                except KeyError:
+                    return None
+        return None
+    return AxiProtocolMonitor(dut, port, clk, 32 if axi.lite else axi.data_width, rst_n=rst_n,
+                              names=name, lite=axi.lite, kernel_rules=False)
+
+
+class Shell:
+    """The shell and the card around the CL: masters, memory, monitors."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.clk, self.rst_n = dut.clk_main_a0, dut.rst_main_n
+        pause, seed, latency = axi_settings(P)
+        for port in shell_ports():
+            if port.direction == INPUT and port.name not in ("clk_main_a0", "rst_main_n") \
+                    and not any(port.name == AXI_PORTS[p].signal(ch, f)
+                                for p in ("ocl", "pcis")
+                                for ch, f, _, by_master in AXI_PORTS[p].fields() if by_master):
+                getattr(dut, port.name).value = 0
+        getattr(dut, f"{SIM_PREFIX}_ready").value = 0
+        self.pcis = AxiMaster(axi_bus(dut, "pcis"), self.clk, self.rst_n,
+                              reset_active_level=False)
+        self.ocl = AxiLiteMaster(axil_bus(dut, "ocl"), self.clk, self.rst_n,
+                                 reset_active_level=False)
+        set_axil_master_pauses(self.pcis, pause, seed * 7 + 1)
+        set_axil_master_pauses(self.ocl, pause, seed * 7 + 2)
+        self.memory = make_axi_ram(dut, SIM_PREFIX, self.clk, self.rst_n, size=DDR_BYTES,
+                                   pause=pause, seed=seed * 7 + 3, ddr=memory_timing(P),
+                                   response_latency=latency, kernel_rules=False)
+        self.memory.size = self.memory.read_if.size = self.memory.write_if.size = DDR_BYTES
+        self.monitors = {port: shell_monitor(dut, port, self.clk, self.rst_n)
+                         for port in ("ocl", "pcis", "sda", "pcim")}
+        self.monitors["memory"] = self.memory.monitor
+        self.checkers = [self._handle(path) for path in P.get("checkers", [])]
+        quiet_axi_logs()
+
+    def _handle(self, path):
+        handle = self.dut
+        for part in path.split("."):
+            handle = getattr(handle, part)
+        return handle
+
+    async def start(self):
+        await start_clock_reset(self.clk, self.rst_n)
+        await ClockCycles(self.clk, int(P.get("ready_after", 16)))
+        getattr(self.dut, f"{SIM_PREFIX}_ready").value = 1
+        if self.checkers:
+            cocotb.start_soon(self._watch_checkers())
+
+    async def _watch_checkers(self):
+        while True:
+            await RisingEdge(self.clk)
+            for checker in self.checkers:
+                if int(checker.pc_asserted.value):
+                    from sim.axi_checker import failure   # noqa: F401  (the decoded rule)
+                    raise AssertionError(failure(checker))
+
+    def findings(self):
+        found = []
+        for port, monitor in self.monitors.items():
+            found += monitor.errors
+            try:
+                monitor.settled(f"{port}, when asked")
+            except AssertionError as error:
+                found.append(str(error))
+        return found
+
+    def handshakes(self):
+        return {port: dict(monitor.rules.handshakes) for port, monitor in self.monitors.items()}
+
+
+def now_ns():
+    return int(get_sim_time("ns"))
+
+
+@cocotb.test()
+async def serve(dut):
+    shell = Shell(dut)
+    await shell.start()
+    connection = Client(P["socket"], family="AF_UNIX")
+    connection.send(("ready", now_ns()))
+    while True:
+        try:
+            request = connection.recv()     # blocks the simulator: no time passes meanwhile
+        except EOFError:
+            break
+        kind = request[0]
+        if kind == "close":
+            break
+        if kind == "ocl_read":
+            response = await shell.ocl.read(request[1], 4)
+            connection.send(("value", int.from_bytes(response.data, "little"),
+                             int(response.resp), now_ns()))
+        elif kind == "ocl_write":
+            response = await shell.ocl.write(request[1], int(request[2]).to_bytes(4, "little"))
+            connection.send(("written", int(response.resp), now_ns()))
+        elif kind == "pcis_write":
+            response = await shell.pcis.write(request[1], request[2])
+            bad = [int(response.resp)] if int(response.resp) != OKAY else []
+            connection.send(("written", bad, now_ns()))
+        elif kind == "pcis_read":
+            response = await shell.pcis.read(request[1], request[2])
+            bad = [int(response.resp)] if int(response.resp) != OKAY else []
+            connection.send(("data", bytes(response.data), bad, now_ns()))
+        elif kind == "wait":
+            await ClockCycles(shell.clk, max(1, int(request[1])))
+            connection.send(("waited", now_ns()))
+        elif kind == "settled":
+            connection.send(("settled", shell.findings(), now_ns()))
+        elif kind == "report":
+            connection.send(("report", shell.handshakes(), now_ns()))
+        else:
+            raise ValueError(f"unknown request {request!r}")
+    connection.close()
+    found = shell.findings()
+    assert not found, "; ".join(found[:5])
