@@ -79,6 +79,21 @@ class _Memory:
         self.used.pop(offset, None)
 
 
+class _Geometry(dict):
+    """kernel -> its geometry fields, read from the AFI; asking for a kernel the AFI does not
+    hold (``get``, as host.drivers asks before it builds a call) says so, instead of falling
+    back to a default geometry the AFI was not built with."""
+
+    def __init__(self, values, missing):
+        super().__init__(values)
+        self._missing = missing
+
+    def get(self, kernel, default=None):
+        if kernel not in self:
+            raise DeviceError(self._missing(kernel))
+        return self[kernel]
+
+
 class _Unit:
     def __init__(self, index: int, kernel: str, window: int, number: int):
         self.index, self.kernel, self.window, self.number = index, kernel, window, number
@@ -117,7 +132,7 @@ class F2Device:
             self._wait_for_memory()
             self.memory = _Memory(self.memory_bytes)
             #: kernel -> geometry fields (host.drivers builds its Params with them)
-            self.geometry = {}
+            self.geometry = _Geometry({}, self._not_here)
             for kernel, units in self.units.items():
                 try:
                     built = params_from_identity(self._identity_words(units[0]))
@@ -261,14 +276,16 @@ class F2Device:
 
     # -- calls ------------------------------------------------------------------------------
 
+    def _not_here(self, name: str) -> str:
+        held = ", ".join(f"{u.name} (BAR0 0x{u.window:x})" for us in self.units.values()
+                         for u in us)
+        return (f"kernel {name} is not in the AFI loaded in FPGA slot {self.slot} ({self.afi}: "
+                f"{held}); load the AFI of a CL that has it")
+
     def units_of(self, kernel) -> list[_Unit]:
-        name = kernel.desc.name
-        units = self.units.get(name)
+        units = self.units.get(kernel.desc.name)
         if not units:
-            held = ", ".join(f"{u.name} (BAR0 0x{u.window:x})" for us in self.units.values()
-                             for u in us)
-            raise DeviceError(f"kernel {name} is not in the AFI loaded in FPGA slot {self.slot} "
-                              f"({self.afi}: {held}); load the AFI of a CL that has it")
+            raise DeviceError(self._not_here(kernel.desc.name))
         return units
 
     def _register(self, unit: _Unit):

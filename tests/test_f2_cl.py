@@ -1,0 +1,134 @@
+"""The F2 CL top (python -m hw.build --board f2), simulated and driven only through the shell's
+ports (sim/tb_f2.py): OCL as an AXI4-Lite master, PCIS as an AXI4 master, the DDR model on the
+CL's memory port, random back-pressure on every channel of every port (the benches' default:
+stall probability 0.2 in runs of 1..7 cycles, B responses 0..64 cycles late), the project's AXI
+monitor on OCL, SDA, PCIS, PCIM and the memory port.
+
+* Sketch and similarity calls end to end, by the F2 driver (host.f2.F2Device: AWS's SDK calls,
+  here the stand-in of sim/f2_sim.py, which routes them into that simulation) under the driver
+  protocol of docs/kernel_interface.md: the sketches equal the golden model's HyperLogLog
+  registers, every all-pairs row host.similarity.all_pairs's; traffic went through OCL, PCIS and
+  the memory port, none through SDA and PCIM, and no burst owes anything at the end.
+* The shell-facing rules of the CL: the directory (magic, units, memory size and status), a
+  write to it refused (SLVERR), an OCL address past the last unit (DECERR, read data 0), a PCIS
+  access past the 64 GiB of DDR (DECERR, nothing written), narrow and unaligned PCIS writes
+  (byte strobes) read back, a kernel's pointer past the DDR reported by the kernel
+  (ERROR_AXI_READ) and the unit usable again afterwards.
+
+One Verilator build of the small CL (tests/f2_build.py SMALL, about 1 CPU-minute) serves these
+tests and tests/test_cli_f2_standin.py.
+"""
+
+import random
+
+import numpy as np
+import pytest
+
+from host.drivers import all_pairs, sketch_genomes
+from host.f2 import F2Device
+from host.similarity import all_pairs as golden_all_pairs
+from kmerspec import f2 as cl
+from kmerspec.golden.hll import Hll, HllParams
+from kmerspec.golden.parse import genome_kmers
+from kmerspec.kernels import jacc_similarity, jacc_sketch
+from kmerspec.regmap import CTRL, CTRL_AP_DONE, CTRL_AP_START, ERROR_AXI_READ
+from sim.runner import available_simulators
+from tests.genomes import random_genome_bytes, related_sequences
+
+pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+
+OKAY, SLVERR, DECERR = 0, 2, 3
+K, HLL = 21, HllParams(10, 4)
+
+
+def genomes():
+    """Six genomes: related FASTA with CRLF and several records, a FASTQ, an empty one."""
+    rng = random.Random(54)
+    out = [[b">g%d\r\n%s\r\n>second\nACGTNNNNacgtacgtTTGA\n" % (i, text)]
+           for i, text in enumerate(related_sequences(7, count=4, length=900, step=0.05))]
+    out.append([random_genome_bytes(rng, records=4, length=150, fastq=True)])
+    out.append([b""])
+    return out
+
+
+def test_sketch_and_similarity_calls(f2_stand_in):
+    device = F2Device(0, api=f2_stand_in)
+    try:
+        assert set(device.units) == {"jacc_sketch", "jacc_similarity"}
+        assert device.memory_bytes == cl.DDR_BYTES
+        # the geometry comes from the units' identity words
+        built = jacc_sketch.Params(k=K, p=HLL.p, lanes=2, bytes_per_lane=4).to_dict()
+        assert device.geometry["jacc_sketch"] == {name: value for name, value in built.items()
+                                                  if name not in ("kernel", "k", "p", "w")}
+        data = genomes()
+        registers = np.array(sketch_genomes(device, data, K, HLL))
+        for files, got in zip(data, registers):
+            expected = Hll(HLL).update(genome_kmers(files, K, canonical_form=True)).registers
+            assert got.tolist() == list(expected)
+        rows = list(all_pairs(device, registers, HLL, None))
+        expected = list(golden_all_pairs(registers, HLL, None))
+        assert [(i, list(js)) for i, js, _ in rows] == [(i, list(js)) for i, js, _ in expected]
+        for (_, _, got), (_, _, want) in zip(rows, expected):
+            assert np.array_equal(got, want)
+        handshakes = f2_stand_in.request("report")[1]
+        for port in ("ocl", "pcis", "memory"):
+            assert handshakes[port]["AR"] and handshakes[port]["R"], (port, handshakes)
+            assert handshakes[port]["AW"] and handshakes[port]["B"], (port, handshakes)
+        assert not any(handshakes["sda"].values()) and not any(handshakes["pcim"].values())
+        assert f2_stand_in.request("settled")[1] == []
+        assert not f2_stand_in.ocl_responses and not f2_stand_in.pcis_responses
+    finally:
+        device.close()
+
+
+def test_shell_rules(f2_stand_in):
+    device = F2Device(0, api=f2_stand_in)
+    try:
+        words = cl.directory_words(["jacc_sketch", "jacc_similarity"])
+        for offset, word in words.items():
+            assert device.peek(offset) == word, hex(offset)
+        assert device.peek(cl.STATUS) == cl.STATUS_MEMORY_READY
+        assert device.peek(0x3C) == 0 and not f2_stand_in.ocl_responses
+        device.poke(cl.UNITS, 7)                          # the directory is read-only
+        assert device.peek(cl.UNITS) == 2
+        assert f2_stand_in.ocl_responses == [(cl.UNITS, SLVERR)]
+        past = cl.unit_window(2)                          # no third unit
+        device.poke(past + 0x10, 1)
+        assert device.peek(past) == 0
+        assert f2_stand_in.ocl_responses[1:] == [(past + 0x10, DECERR), (past, DECERR)]
+
+        # PCIS: narrow and unaligned writes (byte strobes), then past the DDR
+        device.write_memory(0x2000, bytes(range(64)) * 2, "test")
+        f2_stand_in.fpga_pci_poke(device._bars[4], 0x2003, 0xA1B2C3D4)
+        expected = bytearray(bytes(range(64)) * 2)
+        expected[3:7] = (0xA1B2C3D4).to_bytes(4, "little")
+        assert device.read_memory(0x2000, 128, "test") == bytes(expected)
+        beyond = cl.DDR_BYTES + 0x1000
+        device.write_memory(beyond, b"\xff" * 64, "test")
+        assert device.read_memory(beyond, 64, "test") == bytes(64)
+        assert f2_stand_in.pcis_responses == [(beyond, DECERR), (beyond, DECERR)]
+        assert device.read_memory(0x2000, 128, "test") == bytes(expected)
+
+        # a kernel's pointer past the DDR, written over OCL as a host would: the kernel reports
+        # the read error (the memory port answered DECERR), then works again
+        kernel = jacc_similarity.Params(p=HLL.p, w=HLL.w, **device.geometry["jacc_similarity"])
+        window = device.units["jacc_similarity"][0].window
+        arguments = {"sketches": beyond, "features": 0x10000, "first_group": 0,
+                     "pivot_groups": 1, "stream_groups": 0}
+        for arg, slot in kernel.desc.register_map():
+            for i, offset in enumerate(slot.words):
+                device.poke(window + offset, arguments[arg.name] >> (32 * i))
+        device.poke(window + CTRL, CTRL_AP_START)
+        for _ in range(200):
+            if device.peek(window + CTRL) & CTRL_AP_DONE:
+                break
+            f2_stand_in.sleep(4e-6)
+        else:
+            raise AssertionError("no ap_done after a read past the DDR")
+        assert device.peek(window + kernel.desc.status_map().error) & 0xFF == ERROR_AXI_READ
+        registers = sketch_genomes(device, genomes()[:1], K, HLL)
+        assert registers[0].tolist() == list(
+            Hll(HLL).update(genome_kmers(genomes()[0], K, canonical_form=True)).registers)
+        assert f2_stand_in.request("settled")[1] == []
+    finally:
+        device.close()
