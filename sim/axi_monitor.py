@@ -14,9 +14,9 @@ specification; ``KERNEL_*`` are this project's stricter rules of :mod:`hw.axi.bu
 * burst contents (A3.4.1): RLAST exactly on the last beat of each AR burst, and each AW burst
   gets exactly AWLEN + 1 W beats with WLAST on the last, in either order (W beats may come
   before their AW: they are matched to the AWs in order when these come); no R beat, and no B
-  response, that no burst owes (a B only after its AW and its last W beat, A3.3.1); W beats
-  that no AW ever claims (a surplus beat after a burst's WLAST) show in :meth:`owed` and fail
-  :meth:`settled`;
+  response, that no burst owes (a B only in a cycle after its AW and its last W beat, A3.3.1);
+  W beats that no AW ever claims (a surplus beat after a burst's WLAST) show in :meth:`owed`
+  and fail :meth:`settled`;
 * the bursts the kernels issue: INCR, SIZE = the bus width, aligned, never across a 4 KiB
   boundary (AXI4_ERRM_AxADDR_BOUNDARY; the rest are the rules of :mod:`hw.axi.burst`).
 
@@ -233,6 +233,18 @@ class ProtocolRules:
         fire = {channel: valid[channel] and ready[channel] for channel in CHANNELS}
         for channel in CHANNELS:
             self.handshakes[channel] += fire[channel]
+        # B first: a response is owed only by a burst whose AW and last W beat were taken in an
+        # earlier cycle (A3.3.1: BVALID after the handshakes, not with them)
+        if fire["B"]:
+            if self.stale[1]:
+                found.append("A3.1.2: a B response taken that the slave owed a burst issued "
+                             "before the master's reset (the interconnect was not reset)")
+            elif not self._responses:
+                found.append("AXI4_ERRS_BRESP_WLAST (A3.3.1): a B response before, or in the "
+                             "cycle of, its burst's AW and last W beat (no completed burst owes "
+                             "one)")
+            else:
+                self._responses -= 1
         if fire["AR"]:
             found += self._burst_rules("AR", payload["AR"])
             self._reads.append([payload["AR"]["LEN"] + 1])
@@ -271,15 +283,6 @@ class ProtocolRules:
             elif self._w_beat(self._writes[0], payload["W"]["LAST"], found):
                 self._writes.pop(0)
                 self._responses += 1
-        if fire["B"]:
-            if self.stale[1]:
-                found.append("A3.1.2: a B response taken that the slave owed a burst issued "
-                             "before the master's reset (the interconnect was not reset)")
-            elif not self._responses:
-                found.append("AXI4_ERRS_BRESP_WLAST (A3.3.1): a B response before its burst's "
-                             "AW and last W beat (no completed burst owes one)")
-            else:
-                self._responses -= 1
         self._report(found)
         self.cycle += 1
         return found

@@ -75,10 +75,13 @@ class F2StandIn:
     origin = "the F2 SDK stand-in (sim/f2_sim.py)"
     description = "the AWS FPGA SDK stand-in (sim/f2_sim.py)"
 
-    def __init__(self, cl_dir=None):
+    def __init__(self, cl_dir=None, *, design=None, parameters=None):
+        """``design``, ``parameters``: the simulation's (text, parameters) and more parameters
+        of sim/tb_f2.py, for tests (default: :func:`simulation_design` of ``cl_dir``)."""
         from host.f2_binding import PROTOTYPES
         self._prototypes = PROTOTYPES
         self.cl_dir = pathlib.Path(cl_dir) if cl_dir else None
+        self._design, self._parameters = design, parameters
         self._initialized = False
         self._bars: dict[int, _Bar] = {}
         self._simulation: _Simulation | None = None
@@ -226,7 +229,7 @@ class F2StandIn:
         if bar is None or offset + size > bar.size:
             return None
         if self._simulation is None:
-            self._simulation = _Simulation(self.cl_dir)
+            self._simulation = _Simulation(self.cl_dir, self._parameters, self._design)
             self._time_ns = self._simulation.started_ns
         return bar
 
@@ -306,7 +309,7 @@ class F2StandIn:
     def request(self, *request):
         """A raw request to the simulation (sim/tb_f2.py), e.g. ("settled",)."""
         if self._simulation is None:
-            self._simulation = _Simulation(self.cl_dir)
+            self._simulation = _Simulation(self.cl_dir, self._parameters, self._design)
         answer = self._simulation.request(request)
         self._time_ns = answer[-1]
         return answer
@@ -340,12 +343,68 @@ def stand_in(cl_dir) -> F2StandIn:
     return _instances[key]
 
 
+#: The cycles the shell gives a PCIS transaction (AWS_Shell_Interface_Specification.md, "PCIS
+#: Interface Timeout Details": 8 us, then it completes the transaction itself), at 250 MHz: the
+#: MAXWAITS of AMD's checker on the PCIS slave's AWREADY, WREADY and ARREADY
+PCIS_WAIT_CYCLES = 8 * CLOCK_HZ // 1_000_000
+
+
+def checked_ports():
+    """AMD's checker on every AXI port of the CL top's simulation build (sim.axi_checker): the
+    shell's OCL, SDA, PCIS and PCIM (signals named by hw.f2.shell; USER and WID left to the
+    checker's defaults: no rule reads them) and the memory port."""
+    from hw.f2.shell import AXI_PORTS
+    from hw.f2.top import SIM_PREFIX, sim_memory_ports
+    from sim.axi_checker import CheckedPort, MaxWaits
+    ports = []
+    for name, axi in AXI_PORTS.items():
+        signals = {(channel + field).upper(): axi.signal(channel, field)
+                   for channel, field, _, _ in axi.fields()
+                   if field != "user" and (channel, field) != ("w", "id")}
+        waits = MaxWaits(aw=PCIS_WAIT_CYCLES, w=PCIS_WAIT_CYCLES, ar=PCIS_WAIT_CYCLES) \
+            if name == "pcis" else MaxWaits()
+        ports.append(CheckedPort(name=f"{name}_port", protocol="AXI4LITE" if axi.lite else "AXI4",
+                                 data_width=32 if axi.lite else axi.data_width,
+                                 addr_width=32 if axi.lite else axi.addr_width,
+                                 id_width=0 if axi.lite else axi.id_width, signals=signals,
+                                 clock="clk_main_a0", resetn="rst_main_n", maxwaits=waits,
+                                 max_bursts=32))
+    memory = {name[len(SIM_PREFIX) + 1:]: name for name in sim_memory_ports()
+              if name != f"{SIM_PREFIX}_ready"}
+    ports.append(CheckedPort(name="memory_port", protocol="AXI4", data_width=512, addr_width=64,
+                             id_width=16, signals=memory, clock="clk_main_a0",
+                             resetn="rst_main_n", max_bursts=64))
+    return ports
+
+
+def simulation_design(cl_dir, *, checker=True, mutant=None):
+    """(Verilog text, tb parameters) of the CL directory's simulation: with ``checker`` and an
+    aws-fpga checkout in KSA_AWS_FPGA, AMD's checker bound to every port (its file read from the
+    checkout and compiled with the design, never kept); ``mutant``: pairs (text, replacement),
+    each first occurrence replaced, for tests."""
+    from hw.f2.cl_dir import simulation_text
+    from sim.axi_checker import bind, checker_source
+    cl_dir = pathlib.Path(cl_dir)
+    text = simulation_text(cl_dir)
+    for old, new in mutant or ():
+        if old not in text:
+            raise ValueError(f"mutant: {old!r} is not in the design")
+        text = text.replace(old, new, 1)
+    source = checker_source() if checker else None
+    if source is None:
+        return text, {}
+    ports = checked_ports()
+    text = bind(text, cl_dir.name, ports, source) + "\n" + source.read_text(errors="replace")
+    return text, {"checker_ports": [port.name for port in ports],
+                  "checker_source": str(source)}
+
+
 class _Simulation:
     """The CL's Verilog under cocotb (sim/tb_f2.py) in a simulator thread, driven over a Unix
-    socket, one request at a time."""
+    socket, one request at a time. ``design``: (text, parameters) of
+    :func:`simulation_design` (default: the CL directory's, checked where the checker is)."""
 
-    def __init__(self, cl_dir, parameters=None):
-        from hw.f2.cl_dir import simulation_text
+    def __init__(self, cl_dir, parameters=None, design=None):
         from sim.runner import run_cocotb
         cl_dir = pathlib.Path(cl_dir)
         self.name = cl_dir.name
@@ -358,8 +417,8 @@ class _Simulation:
         server.bind(str(address))
         server.listen(1)
         server.settimeout(0.5)
-        text = simulation_text(cl_dir)
-        options = {"socket": str(address), **(parameters or {})}
+        text, bound = design or simulation_design(cl_dir)
+        options = {"socket": str(address), **bound, **(parameters or {})}
 
         def simulate():
             try:

@@ -11,8 +11,11 @@ write-response latency, ``ddr_sim_ready`` raised ``ready_after`` cycles after th
 
 The project's protocol monitor (sim.axi_monitor) is on every AXI port of the top: OCL and SDA
 (AXI4-Lite), PCIS and PCIM (AXI4; the shell's bursts need not follow the kernels' rules), and the
-memory port. ``checkers`` (optional): a list of hierarchical paths of AMD's AXI protocol checkers
-bound to those ports (sim.axi_checker), whose ``pc_asserted`` fails the run.
+memory port. ``checker_ports`` and ``checker_source``: the ports to which the runner bound AMD's
+AXI protocol checker (sim.axi_checker; sim/f2_sim.py binds it to every port when KSA_AWS_FPGA
+names an aws-fpga checkout), whose ``pc_asserted`` fails the run with the rule decoded;
+``unmonitored``: ports whose project monitor is left off (to show the checker alone catches a
+mutant).
 
 Requests, one at a time, simulated time standing still in between; every answer ends with the
 simulated time in ns:
@@ -23,14 +26,15 @@ simulated time in ns:
 * ``("pcis_read", address, length)`` -> ``("data", bytes, [non-OKAY rresp], ns)``
 * ``("wait", cycles)`` -> ``("waited", ns)``
 * ``("settled",)`` -> ``("settled", [findings], ns)``: every monitor settled (nothing owed)
-* ``("report",)`` -> ``("report", {port: handshakes per channel}, ns)``
+* ``("report",)`` -> ``("report", {port: handshakes per channel}, [ports AMD's checker
+  watches], ns)``
 * ``("close",)`` or the socket closing: the test ends.
 """
 
 from multiprocessing.connection import Client
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster
 from cocotbext.axi.axi_channels import (AxiARBus, AxiAWBus, AxiBBus, AxiRBus, AxiReadBus,
@@ -41,6 +45,7 @@ from cocotbext.axi.axil_channels import (AxiLiteARBus, AxiLiteAWBus, AxiLiteBBus
 from hw.f2.shell import AXI_PORTS, INPUT, shell_ports
 from hw.f2.top import SIM_PREFIX
 from kmerspec.f2 import DDR_BYTES
+from sim.axi_checker import CheckerWatch
 from sim.axi_monitor import AxiProtocolMonitor
 from sim.runner import params
 from sim.tb_common import (axi_settings, make_axi_ram, memory_timing, quiet_axi_logs,
@@ -125,32 +130,24 @@ class Shell:
         self.monitors = {port: shell_monitor(dut, port, self.clk, self.rst_n)
                          for port in ("ocl", "pcis", "sda", "pcim")}
         self.monitors["memory"] = self.memory.monitor
-        self.checkers = [self._handle(path) for path in P.get("checkers", [])]
+        for port in P.get("unmonitored", []):        # a mutant for AMD's checker alone
+            self.monitors.pop(port)._task.cancel()
+        # AMD's AXI protocol checkers the runner bound to the ports (sim/f2_sim.py), if any
+        self.checkers = CheckerWatch(dut, self.clk, self.rst_n, ports=P.get("checker_ports", []),
+                                     source=P.get("checker_source"), log=dut._log)
         quiet_axi_logs()
-
-    def _handle(self, path):
-        handle = self.dut
-        for part in path.split("."):
-            handle = getattr(handle, part)
-        return handle
 
     async def start(self):
         await start_clock_reset(self.clk, self.rst_n)
         await ClockCycles(self.clk, int(P.get("ready_after", 16)))
         getattr(self.dut, f"{SIM_PREFIX}_ready").value = 1
-        if self.checkers:
-            cocotb.start_soon(self._watch_checkers())
-
-    async def _watch_checkers(self):
-        while True:
-            await RisingEdge(self.clk)
-            for checker in self.checkers:
-                if int(checker.pc_asserted.value):
-                    from sim.axi_checker import failure   # noqa: F401  (the decoded rule)
-                    raise AssertionError(failure(checker))
 
     def findings(self):
         found = []
+        try:
+            self.checkers.check()
+        except AssertionError as error:
+            found.append(str(error))
         for port, monitor in self.monitors.items():
             found += monitor.errors
             try:
@@ -202,7 +199,7 @@ async def serve(dut):
         elif kind == "settled":
             connection.send(("settled", shell.findings(), now_ns()))
         elif kind == "report":
-            connection.send(("report", shell.handshakes(), now_ns()))
+            connection.send(("report", shell.handshakes(), shell.checkers.ports, now_ns()))
         else:
             raise ValueError(f"unknown request {request!r}")
     connection.close()

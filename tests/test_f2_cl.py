@@ -32,10 +32,15 @@ from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.parse import genome_kmers
 from kmerspec.kernels import jacc_similarity, jacc_sketch
 from kmerspec.regmap import CTRL, CTRL_AP_DONE, CTRL_AP_START, ERROR_AXI_READ
+from sim.axi_checker import checker_source, unavailable_reason
+from sim.f2_sim import F2StandIn, simulation_design
 from sim.runner import available_simulators
 from tests.genomes import random_genome_bytes, related_sequences
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+needs_checker = pytest.mark.skipif(checker_source() is None, reason=str(unavailable_reason()))
+#: every AXI port of the CL top, as sim/f2_sim.py binds AMD's checker to them
+CHECKED = ["pcim_port", "pcis_port", "ocl_port", "sda_port", "memory_port"]
 
 OKAY, SLVERR, DECERR = 0, 2, 3
 K, HLL = 21, HllParams(10, 4)
@@ -70,7 +75,10 @@ def test_sketch_and_similarity_calls(f2_stand_in):
         assert [(i, list(js)) for i, js, _ in rows] == [(i, list(js)) for i, js, _ in expected]
         for (_, _, got), (_, _, want) in zip(rows, expected):
             assert np.array_equal(got, want)
-        handshakes = f2_stand_in.request("report")[1]
+        _, handshakes, checked, _ = f2_stand_in.request("report")
+        # AMD's checker, where an aws-fpga checkout is named, watched every port (silent: a
+        # pc_asserted fails the simulation at once)
+        assert checked == (CHECKED if checker_source() else [])
         for port in ("ocl", "pcis", "memory"):
             assert handshakes[port]["AR"] and handshakes[port]["R"], (port, handshakes)
             assert handshakes[port]["AW"] and handshakes[port]["B"], (port, handshakes)
@@ -132,3 +140,26 @@ def test_shell_rules(f2_stand_in):
         assert f2_stand_in.request("settled")[1] == []
     finally:
         device.close()
+
+
+@needs_checker
+def test_amds_checker_catches_bvalid_dropped_before_bready(f2_cl_dir):
+    """A mutant CL whose OCL BVALID falls every other cycle, whatever BREADY does: with the
+    project's monitor on OCL left off, AMD's checker alone fails the run, naming the rule."""
+    mutant = [(".ocl_BVALID(cl_ocl_bvalid)", ".ocl_BVALID(mutant_bvalid)"),
+              ("\nendmodule", "\n  logic mutant_phase = 1'b0;\n"
+               "  always_ff @(posedge clk_main_a0) mutant_phase <= ~mutant_phase;\n"
+               "  assign cl_ocl_bvalid = mutant_bvalid & mutant_phase;\nendmodule")]
+    design = simulation_design(f2_cl_dir, mutant=mutant)
+    stand_in = F2StandIn(f2_cl_dir, design=design, parameters={"unmonitored": ["ocl"]})
+    try:
+        device = F2Device(0, api=stand_in)        # reads only: no B yet
+        with pytest.raises(Exception) as failure:
+            sketch_genomes(device, genomes()[:1], K, HLL)
+        assert "ocl_port: AMD AXI protocol checker" in str(failure.value)
+        assert "AXI_ERRS_BVALID_STABLE" in str(failure.value)
+    finally:
+        try:
+            stand_in.release()
+        except Exception:       # the simulation failed, as it must
+            pass

@@ -12,7 +12,8 @@ What it does, per burst:
   the memory: a read is answered with LEN + 1 beats of DECERR (data 0), a write's W beats are
   taken and dropped and its B is DECERR, each in its place among the master's other responses.
   A master thus learns of a stray pointer (a kernel reports ERROR_AXI_READ/WRITE) instead of
-  reading or writing another address of a memory that ignores the high address bits.
+  reading or writing another address of a memory that ignores the high address bits. A refused
+  write's B waits for its last W beat, as a memory's would.
 * **IDs.** Bursts go down with ID 0, so the memory answers them in order (ARM IHI 0022, A5.3:
   responses of one ID keep their order), and each response goes up with the ID of the burst it
   answers, kept in a FIFO in issue order. The master may use any IDs (the shell's PCIS uses 16
@@ -183,9 +184,18 @@ class AxiMemoryPort(wiring.Component):
                 m.d.sync += w_beat.eq(0)
                 m.d.comb += route.r_en.eq(1)
 
+        # a refused burst's B comes after its last W beat was taken (A3.3.1), in order: count
+        # the refused bursts whose W beats are all in and whose B is still owed
+        refused_written = Signal(range(self.depth + 1))
+        w_refused_done = Signal()
+        b_refused_sent = Signal()
+        m.d.comb += w_refused_done.eq(route.r_rdy & burst.err & up.WVALID & up.WREADY & up.WLAST)
+        m.d.sync += refused_written.eq(refused_written + w_refused_done - b_refused_sent)
+
         answer = data.View(b_entry, responses.r_data)
         with m.If(responses.r_rdy & answer.err):
-            m.d.comb += [up.BVALID.eq(1), up.BRESP.eq(DECERR), down.BREADY.eq(0)]
+            m.d.comb += [up.BVALID.eq(refused_written != 0), up.BRESP.eq(DECERR),
+                         down.BREADY.eq(0), b_refused_sent.eq(up.BVALID & up.BREADY)]
         with m.Else():
             m.d.comb += [up.BVALID.eq(responses.r_rdy & down.BVALID), up.BRESP.eq(down.BRESP),
                          down.BREADY.eq(responses.r_rdy & up.BREADY)]

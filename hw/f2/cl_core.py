@@ -18,8 +18,9 @@ Ports (flat, named for the generated CL top, hw/f2/top.py, to connect by name)::
     vled                       the virtual LEDs: bit 0 = ddr_ready
 
 Inside: reset passes two register stages (rst_main_n fans out to everything) and reaches each
-kernel as its ap_rst_n; the OCL decoder takes nothing until 8 cycles after the core left reset
-(a kernel's own reset pipeline is 2 stages: hw.vitis.top). Every master -- PCIS first, then each
+kernel as its ap_rst_n; neither the OCL decoder nor the PCIS port takes anything (their READYs
+low) until 8 cycles after the core left reset (a kernel's own reset pipeline is 2 stages:
+hw.vitis.top), so no transaction is taken by logic still in reset. Every master -- PCIS first, then each
 unit's bundles in unit order -- reaches the memory through its own :class:`AxiMemoryPort` (range
 checked against ``memory_bytes``, IDs kept aside, narrow buses on their lanes) and one
 :class:`AxiMux`; a burst goes to the memory with ID ``{master index, 0}``.
@@ -80,6 +81,10 @@ def core_port_names():
 
 
 class ClCore(wiring.Component):
+    #: the shell's offers on PCIS, and the CL's acceptances, gated until the core is ready
+    OFFERS = ("AWVALID", "WVALID", "ARVALID")
+    ACCEPTS = ("AWREADY", "WREADY", "ARREADY")
+
     def __init__(self, units, *, memory_bytes=DDR_BYTES):
         self.units = list(units)
         self.memory_bytes = memory_bytes
@@ -123,7 +128,15 @@ class ClCore(wiring.Component):
         m.submodules.pcis = pcis = AxiMemoryPort(data_width=MEMORY_DATA_WIDTH,
                                                  id_width=SHELL_ID_WIDTH,
                                                  limit=self.memory_bytes, depth=PCIS_DEPTH)
-        self._wire(m, "pcis", pcis.up)
+        # the shell's master sees AWREADY, WREADY and ARREADY low, and offers nothing inside,
+        # until the logic behind the port is out of reset (AXI: READY low at the first edge
+        # after ARESETn rises; the core's reset lags rst_main_n by two stages)
+        for name, member in pcis.up.signature.members.items():
+            port, inner = getattr(self, f"pcis_{name}"), getattr(pcis.up, name)
+            if member.flow == In:
+                m.d.comb += inner.eq(port & ready if name in self.OFFERS else port)
+            else:
+                m.d.comb += port.eq(inner & ready if name in self.ACCEPTS else inner)
         wiring.connect(m, pcis.down, mux.up0)
         for name, member in mux.down.signature.members.items():
             port, inner = getattr(self, f"ddr_{name}"), getattr(mux.down, name)
