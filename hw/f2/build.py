@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-__all__ = ["build_f2", "units_of"]
+__all__ = ["build_f2", "units_of", "placements", "default_plan"]
 
 
 def units_of(names, by_name, cus):
@@ -28,13 +28,50 @@ def units_of(names, by_name, cus):
     return [(name, by_name[name][0]) for name in names for _ in range(int(cus.get(name, 1)))]
 
 
+def placements(board, plan, by_name, cus, *, may_split=True, progress=lambda msg: None):
+    """Yield ``(CL, kernels, fit, placement, why not)`` for each CL of ``plan`` (hw.build's
+    link_plan): its fit against the board's budget and its units' SLRs (hw/vitis/fit.py);
+    ``why`` is None when it fits. With ``may_split`` (the default plan) a CL that cannot be
+    placed is split into one per kernel. ``by_name``: kernel -> (desc, its directory, info)."""
+    from hw.build import XCLBIN_PREFIX, _place_xclbin
+    todo = list(plan)
+    while todo:
+        cl, members = todo.pop(0)
+        fit, placement, _ = _place_xclbin(board, cl, members, by_name, {}, cus)
+        why = fit.message().replace("xclbin", "CL") if fit.over else (
+            f"CL {cl} cannot be placed on {board['name']}: {placement.failure}"
+            if placement.failure else None)
+        if why and may_split and len(members) > 1:
+            parts = [(f"{XCLBIN_PREFIX}_{k}", [k]) for k in members]
+            progress(f"{board['name']}: {cl} cannot be placed in one piece ({why}): split into "
+                     f"{', '.join(p for p, _ in parts)}")
+            todo = parts + todo
+            continue
+        yield cl, members, fit, placement, why
+
+
+def default_plan(board):
+    """``[(CL, placement)]`` of the default kernels at their default geometry, by the figures
+    recorded for them (hw/vitis/kernel_area.toml), without generating them: the plan
+    ``python -m hw.build --board f2`` makes (docs/f2.md shows it)."""
+    import pathlib
+    from hw.build import EXAMPLES, KERNELS, link_plan
+    from kmerspec.kernels import params_class
+    names = [k for k in KERNELS if k not in EXAMPLES]
+    by_name = {}
+    for name in names:
+        params = params_class(name)()
+        by_name[name] = (params.desc, pathlib.Path("/nonexistent"), {"params": params.to_dict()})
+    return [(cl, placement) for cl, _, _, placement, _ in
+            placements(board, link_plan(names), by_name, {})]
+
+
 def build_f2(board, kernel_names, out, *, params=None, link=None, cus=None, force=False,
              run_tools=True, require_tools=False, jobs=1, log=print, error=None):
     """Generate (and with the tools present, build) the CLs of ``kernel_names`` for ``board``
     (an F2 board file). Returns the exit status: 0, 2 (a kernel or a CL refused), 3 (tools
     missing with ``require_tools``)."""
-    from hw.build import XCLBIN_PREFIX, _Clock, _generate_all, _place_xclbin, canonical_name, \
-        link_plan
+    from hw.build import _Clock, _generate_all, canonical_name, link_plan
     from hw.vitis.fit import fit_table
     error = error or (lambda msg: print(f"error: {msg}", file=sys.stderr))
     out = pathlib.Path(out)
@@ -60,19 +97,8 @@ def build_f2(board, kernel_names, out, *, params=None, link=None, cus=None, forc
     plan = [(cl, ks) for cl, ks in plan if ks]
 
     built, summary = [], {}
-    todo = list(plan)
-    while todo:
-        cl, members = todo.pop(0)
-        fit, placement, _ = _place_xclbin(board, cl, members, by_name, {}, cus)
-        why = fit.message() if fit.over else (
-            f"CL {cl} cannot be placed on {board['name']}: {placement.failure}"
-            if placement.failure else None)
-        if why and not link and len(members) > 1:
-            parts = [(f"{XCLBIN_PREFIX}_{k}", [k]) for k in members]
-            progress(f"{board['name']}: {cl} cannot be placed in one piece ({why}): split into "
-                     f"{', '.join(p for p, _ in parts)}")
-            todo = parts + todo
-            continue
+    for cl, members, fit, placement, why in placements(board, plan, by_name, cus,
+                                                       may_split=not link, progress=progress):
         if why and not force:
             error(f"{why}; build it anyway with --force, or choose smaller parameters (-P) or "
                   "another plan (--link)")

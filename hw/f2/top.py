@@ -160,11 +160,10 @@ def cl_top(cl_name, *, ddr_present=True):
     text = "\n".join(body)
     unused = [p.name for p in ports if p.direction == INPUT
               and not re.search(rf"\b{p.name}\b", text)]
+    # (a signal named *unused* is exempt from Verilator's UNUSED warnings, --unused-regexp)
     body += ["", "  // ---- shell inputs the CL does not use ----",
-             "  // verilator lint_off UNUSEDSIGNAL",
              "  logic unused_shell_inputs;",
-             "  assign unused_shell_inputs = ^{" + ", ".join(unused) + "};",
-             "  // verilator lint_on UNUSEDSIGNAL", "", "endmodule", ""]
+             "  assign unused_shell_inputs = ^{" + ", ".join(unused) + "};", "", "endmodule", ""]
     return "\n".join(lines + body)
 
 
@@ -237,11 +236,9 @@ def _memory(sim, ddr_outputs, stat_outputs, ddr_present):
             "  );",
             "  // the core's AXI4 attributes sh_ddr does not take (the shell's AXI ports carry",
             "  // none of them either: AWS_Shell_Interface_Specification.md)",
-            "  // verilator lint_off UNUSEDSIGNAL",
             "  logic unused_attributes;",
             "  assign unused_attributes = ^{" + ", ".join(
                 f"ddr_{c}{f}" for c in ("AW", "AR")
                 for f in ("LOCK", "CACHE", "PROT", "QOS", "REGION")) + "};",
-            "  // verilator lint_on UNUSEDSIGNAL",
             "`endif", ""]
     return out
