@@ -5,9 +5,8 @@ Judged by AWS's files where an aws-fpga checkout is named (``KSA_AWS_FPGA``; the
 with the reason without it, as CI's do): the shell description equals
 hdk/common/shell_stable/design/interfaces/cl_ports.vh port for port (name, direction, width,
 order); Verilator lints the generated top inside a module whose ports *are* cl_ports.vh,
-connected by name (``.*``), with AWS's sh_ddr stub (a mutant top with an input narrowed, and one
-with a port missing, fail it; Verilator says nothing of an output narrowed that nothing drives,
-such as a pin of the sh_ddr stub: the port comparison catches that); every output the CL ties is tied to CL_TEMPLATE.sv's value; the
+connected by name (``.*``), with AWS's sh_ddr stub (mutant tops with an input narrowed, an output
+narrowed or a port missing fail it); every output the CL ties is tied to CL_TEMPLATE.sv's value; the
 board file's SLR figures count the clock regions of the shell's pblock_CL.
 """
 
@@ -130,11 +129,12 @@ def lint(top_text, directory, core_dir):
 def test_verilator_lints_the_top_against_cl_ports_vh(f2_cl_dir, tmp_path):
     top = (f2_cl_dir / "design" / "kmer_jacc.sv").read_text()
     assert lint(top, tmp_path / "top", f2_cl_dir) == []
-    narrowed = top.replace("[31:0] ocl_cl_awaddr", "[30:0] ocl_cl_awaddr", 1)
-    assert narrowed != top
-    found = lint(narrowed, tmp_path / "narrowed", f2_cl_dir)
-    assert any(line.startswith("%Warning-WIDTH") and "ksa_cl_ports_check.sv" in line
-               and "'ocl_cl_awaddr'" in line for line in found), found
+    for port, wide, narrow in (("ocl_cl_awaddr", "[31:0]", "[30:0]"), ("M_MA", "[17:0]", "[16:0]")):
+        narrowed = top.replace(f"{wide} {port}", f"{narrow} {port}", 1)
+        assert narrowed != top
+        found = lint(narrowed, tmp_path / port, f2_cl_dir)
+        assert any(line.startswith("%Warning-WIDTH") and "ksa_cl_ports_check.sv" in line
+                   and f"'{port}'" in line for line in found), found
     missing = re.sub(r"\n[^\n]* tdo,\n", "\n", top, count=1)
     missing = missing.replace("  assign tdo = 1'd0;\n", "")
     assert "tdo" not in missing
