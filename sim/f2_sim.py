@@ -108,7 +108,10 @@ class F2StandIn:
                 except TypeError as error:
                     raise ctypes.ArgumentError(f"argument {index}: TypeError: {error}") from None
             self._copies.clear()             # a pointer of get_address lives until the next call
-            return implementation(*args)
+            # a ctypes value passed by value (c_int(3)) is its number, as the C function sees it
+            return implementation(*(arg.value if isinstance(arg, ctypes._SimpleCData)
+                                    and not isinstance(arg, ctypes.c_char_p) else arg
+                                    for arg in args))
         call.__name__ = name
         return call
 

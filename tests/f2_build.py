@@ -45,3 +45,23 @@ def hw_build_f2(out, build=SMALL, extra=()):
                              *extra], cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return pathlib.Path(out) / "kmer_jacc", result.stdout
+
+
+def build_sdk_library(directory) -> pathlib.Path:
+    """AWS's libfpga_mgmt.so.1 (fpga_mgmt, fpga_pci and what they link, as sdk_setup.sh builds
+    it) compiled from the checkout's sources into ``directory``."""
+    sdk = aws_fpga() / "sdk" / "userspace"
+    libs = sdk / "fpga_libs"
+    sources = [sdk / "utils" / "io.c", sdk / "utils" / "log.c"] + sorted(
+        path for part in ("fpga_pci", "fpga_mgmt", "fpga_dma", "fpga_clkgen")
+        for path in (libs / part).glob("*.c"))
+    target = pathlib.Path(directory) / "libfpga_mgmt.so.1"
+    result = subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-std=gnu99", "-O1", "-DCONFIG_LOGLEVEL=0",
+         "-DFPGA_PCI_BARS_MAX=64", f"-I{sdk / 'include'}", *(f"-I{libs / p}" for p in
+                                                             ("fpga_mgmt", "fpga_pci",
+                                                              "fpga_clkgen")),
+         *map(str, sources), "-Wl,-soname,libfpga_mgmt.so.1", "-o", str(target), "-lrt",
+         "-lpthread"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return target
