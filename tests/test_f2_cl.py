@@ -163,3 +163,30 @@ def test_amds_checker_catches_bvalid_dropped_before_bready(f2_cl_dir):
             stand_in.release()
         except Exception:       # the simulation failed, as it must
             pass
+
+
+@pytest.mark.slow
+def test_the_default_geometry_cl(tmp_path):
+    """The CL python -m hw.build --board f2 builds by default (kmer_jacc: jacc_sketch with 8
+    lanes of 8 bytes, jacc_similarity with V = 80, D = 4, p = 14), simulated as above: a sketch
+    call and an all-pairs call equal the golden model. The Verilator build of both kernels takes
+    the better part of an hour on 2 cores."""
+    from tests.f2_build import hw_build_f2
+    cl_dir, _ = hw_build_f2(tmp_path / "default", build={"jacc_sketch": {}, "jacc_similarity": {}})
+    stand_in = F2StandIn(cl_dir)
+    params = HllParams(14, 4)
+    try:
+        device = F2Device(0, api=stand_in)
+        data = genomes()[:2]
+        registers = np.array(sketch_genomes(device, data, 31, params))
+        for files, got in zip(data, registers):
+            expected = Hll(params).update(genome_kmers(files, 31, canonical_form=True)).registers
+            assert got.tolist() == list(expected)
+        rows = list(all_pairs(device, registers, params, None))
+        expected = list(golden_all_pairs(registers, params, None))
+        assert [(i, list(js), list(v)) for i, js, v in rows] == \
+            [(i, list(js), list(v)) for i, js, v in expected]
+        assert stand_in.request("settled")[1] == []
+        device.close()
+    finally:
+        stand_in.release()
