@@ -20,7 +20,6 @@ negative ones). The driver's messages quote it.
 """
 
 import ctypes
-import errno
 import os
 import pathlib
 import time
@@ -222,6 +221,3 @@ def load_library() -> CApi:
                       "instance, git clone https://github.com/aws/aws-fpga -b f2 and "
                       "'source aws-fpga/sdk_setup.sh')")
 
-
-#: an error code the SDK returns as a negative errno
-ERRNO_NAMES = {-errno.EINVAL: "EINVAL", -errno.ENOENT: "ENOENT", -errno.ENOMEM: "ENOMEM"}

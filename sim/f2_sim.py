@@ -466,7 +466,8 @@ class _Simulation:
         return message
 
     _ANSWERS = {"ocl_read": "value", "ocl_write": "written", "pcis_write": "written",
-                "pcis_read": "data", "wait": "waited", "settled": "settled", "report": "report"}
+                "pcis_read": "data", "wait": "waited", "settled": "settled", "report": "report",
+                "pcis_latency": "pcis_latency"}
 
     def request(self, request):
         with self._lock:

@@ -9,6 +9,13 @@ AxiRam, or with ``memory`` "ddr" the DDR-like model of sim.ddr_memory, over a sp
 the CL's memory port (the build's ``ddr_sim_*`` ports, sh_ddr left out), with random stalls and
 write-response latency, ``ddr_sim_ready`` raised ``ready_after`` cycles after the reset.
 
+The shell's PCIS timeout (AWS_Shell_Interface_Specification.md, "PCIS Interface Timeout
+Details": a transaction must complete within 8 us of its AxVALID, else the shell completes it
+itself, throwing writes away and reading 0xFFFFFFFF): :class:`PcisTimeout` times every PCIS
+transaction on the CL's side and fails the run when one takes more than ``pcis_timeout_cycles``
+(default 8 us at 250 MHz, 2,000 cycles). The shell's own clock starts earlier (a 16-deep FIFO
+lies between its timeout counters and the CL), so the figure is a lower bound of the shell's.
+
 The project's protocol monitor (sim.axi_monitor) is on every AXI port of the top: OCL and SDA
 (AXI4-Lite), PCIS and PCIM (AXI4; the shell's bursts need not follow the kernels' rules), and the
 memory port. ``checker_ports`` and ``checker_source``: the ports to which the runner bound AMD's
@@ -28,13 +35,18 @@ simulated time in ns:
 * ``("settled",)`` -> ``("settled", [findings], ns)``: every monitor settled (nothing owed)
 * ``("report",)`` -> ``("report", {port: handshakes per channel}, [ports AMD's checker
   watches], ns)``
+* ``("pcis_latency",)`` -> ``("pcis_latency", {"write": cycles, "read": cycles}, ns)``: the
+  longest time a PCIS transaction took so far, from its AxVALID to its B (write) or its RLAST
+  beat (read)
 * ``("close",)`` or the socket closing: the test ends.
 """
 
 from multiprocessing.connection import Client
 
+from collections import deque
+
 import cocotb
-from cocotb.triggers import ClockCycles
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster
 from cocotbext.axi.axi_channels import (AxiARBus, AxiAWBus, AxiBBus, AxiRBus, AxiReadBus,
@@ -53,6 +65,76 @@ from sim.tb_common import (axi_settings, make_axi_ram, memory_timing, quiet_axi_
 
 P = params()
 OKAY = 0
+#: the shell's PCIS timeout, 8 us at clk_main_a0's 250 MHz
+PCIS_TIMEOUT_CYCLES = 8 * 250
+
+
+class PcisTimeout:
+    """Times every transaction of the PCIS port from its AxVALID (the cycle the shell presents
+    the address) to its completion (its B, or the R beat with RLAST), per ID in order (AXI
+    answers the transactions of one ID in order); ``longest`` keeps the longest of each
+    direction. A transaction past ``limit`` cycles raises AssertionError (fails the test): the
+    shell would have completed it itself."""
+
+    def __init__(self, dut, clk, rst_n, limit):
+        axi = AXI_PORTS["pcis"]
+        self.clk, self.rst_n, self.limit = clk, rst_n, limit
+        self.signals = {(ch, f): getattr(dut, axi.signal(ch, f))
+                        for ch, f in (("aw", "valid"), ("aw", "ready"), ("aw", "id"),
+                                      ("b", "valid"), ("b", "ready"), ("b", "id"),
+                                      ("ar", "valid"), ("ar", "ready"), ("ar", "id"),
+                                      ("r", "valid"), ("r", "ready"), ("r", "id"),
+                                      ("r", "last"))}
+        self.longest = {"write": 0, "read": 0}
+        self.errors: list[str] = []
+        self._task = cocotb.start_soon(self._run())
+
+    def _high(self, channel, field):
+        return str(self.signals[(channel, field)].value) == "1"
+
+    def _value(self, channel, field):
+        return int(self.signals[(channel, field)].value)
+
+    async def _run(self):
+        cycle = 0
+        presented = {"aw": None, "ar": None}      # the cycle the waiting address came
+        open_ = {"write": {}, "read": {}}         # ID -> deque of start cycles
+        ends = {"write": ("aw", "b", None), "read": ("ar", "r", "last")}
+        while True:
+            await RisingEdge(self.clk)
+            await ReadOnly()
+            cycle += 1
+            if str(self.rst_n.value) != "1":
+                presented = {"aw": None, "ar": None}
+                open_ = {"write": {}, "read": {}}
+                continue
+            if not any(self._high(ch, "valid") for ch in ("aw", "ar", "b", "r")) and \
+                    not any(open_["write"].values()) and not any(open_["read"].values()):
+                continue        # idle (the Python per cycle is the simulation's cost)
+            for direction, (address, response, last) in ends.items():
+                if self._high(address, "valid"):
+                    if presented[address] is None:
+                        presented[address] = cycle
+                    if self._high(address, "ready"):
+                        open_[direction].setdefault(self._value(address, "id"), deque()).append(
+                            presented[address])
+                        presented[address] = None
+                if self._high(response, "valid") and self._high(response, "ready") and \
+                        (last is None or self._high(response, last)):
+                    starts = open_[direction].get(self._value(response, "id"))
+                    if starts:
+                        self.longest[direction] = max(self.longest[direction],
+                                                      cycle - starts.popleft())
+                waiting = [starts[0] for starts in open_[direction].values() if starts]
+                if presented[address] is not None:
+                    waiting.append(presented[address])
+                if waiting and cycle - min(waiting) > self.limit:
+                    found = (f"pcis: a {direction} took more than {self.limit} cycles from its "
+                             f"{address.upper()}VALID (cycle {min(waiting)}): the shell's PCIS "
+                             "timeout (8 us) would have ended it, writes thrown away and reads "
+                             "0xFFFFFFFF")
+                    self.errors.append(found)
+                    raise AssertionError(found)
 
 
 def channel_bus(dut, port, cls, channel):
@@ -133,6 +215,8 @@ class Shell:
         for port in P.get("unmonitored", []):        # a mutant for AMD's checker alone
             self.monitors.pop(port)._task.cancel()
         # AMD's AXI protocol checkers the runner bound to the ports (sim/f2_sim.py), if any
+        self.pcis_timeout = PcisTimeout(dut, self.clk, self.rst_n,
+                                        int(P.get("pcis_timeout_cycles", PCIS_TIMEOUT_CYCLES)))
         self.checkers = CheckerWatch(dut, self.clk, self.rst_n, ports=P.get("checker_ports", []),
                                      source=P.get("checker_source"), log=dut._log)
         quiet_axi_logs()
@@ -148,6 +232,7 @@ class Shell:
             self.checkers.check()
         except AssertionError as error:
             found.append(str(error))
+        found += self.pcis_timeout.errors
         for port, monitor in self.monitors.items():
             found += monitor.errors
             try:
@@ -200,6 +285,8 @@ async def serve(dut):
             connection.send(("settled", shell.findings(), now_ns()))
         elif kind == "report":
             connection.send(("report", shell.handshakes(), shell.checkers.ports, now_ns()))
+        elif kind == "pcis_latency":
+            connection.send(("pcis_latency", dict(shell.pcis_timeout.longest), now_ns()))
         else:
             raise ValueError(f"unknown request {request!r}")
     connection.close()

@@ -17,15 +17,11 @@ import re
 import shutil
 import stat
 import subprocess
-import tomllib
 
-import pytest
-
-from hw.f2.shell import AXI_PORTS, INPUT, OUTPUT, parse_port_declarations, port_names, shell_ports
+from hw.f2.shell import OUTPUT, parse_port_declarations, port_names, shell_ports
 from hw.f2.top import SIM_DEFINE, cl_id_defines, cl_top, sim_memory_ports
 from hw.vitis.boards import load_board
 from kmerspec import f2 as cl
-from sim.runner import REPO_ROOT
 from tests.f2_build import aws_file, needs_aws
 
 CL_PORTS = "hdk/common/shell_stable/design/interfaces/cl_ports.vh"

@@ -142,6 +142,51 @@ def test_shell_rules(f2_stand_in):
         device.close()
 
 
+def test_pcis_while_a_kernel_streams(f2_stand_in):
+    """A second user of the card reads and writes card memory through PCIS (4 KiB bursts, as a
+    host's copies come) while the similarity kernel streams sketches from the same memory: each
+    PCIS transaction completes within the shell's 8 us timeout (sim/tb_f2.py fails the run
+    otherwise), the kernel's rows equal the golden model's, the other user's bytes are intact."""
+    import threading
+    device = F2Device(0, api=f2_stand_in)
+    rng = np.random.default_rng(54)
+    registers = rng.integers(0, 12, size=(8, 1 << HLL.p), dtype=np.uint8)
+    done, counts, errors = threading.Event(), {"read": 0, "write": 0}, []
+    far = 1 << 30                       # a GiB up: beyond the driver's buffers
+
+    def other_user():
+        try:
+            block = bytes(rng.integers(0, 256, 4096, dtype=np.uint8))
+            while not done.is_set() and counts["read"] < 12:
+                f2_stand_in.request("pcis_write", far, block)
+                counts["write"] += 1
+                if f2_stand_in.request("pcis_read", far, 4096)[1] != block:
+                    errors.append("the other user's block changed")
+                counts["read"] += 1
+        except BaseException as error:          # reported below
+            errors.append(repr(error))
+    thread = threading.Thread(target=other_user)
+    thread.start()
+    try:
+        rows = list(all_pairs(device, registers, HLL, None))
+    finally:
+        done.set()
+        thread.join()
+    try:
+        expected = list(golden_all_pairs(registers, HLL, None))
+        assert [(i, list(js), list(v)) for i, js, v in rows] == \
+            [(i, list(js), list(v)) for i, js, v in expected]
+        assert not errors, errors
+        assert counts["read"] >= 4, counts      # the accesses overlapped the kernel's run
+        longest = f2_stand_in.request("pcis_latency")[1]
+        print(f"longest PCIS transaction beside the kernel: {longest} cycles "
+              f"({counts} 4 KiB accesses)")
+        assert 0 < longest["write"] <= 2000 and 0 < longest["read"] <= 2000
+        assert f2_stand_in.request("settled")[1] == []
+    finally:
+        device.close()
+
+
 @needs_checker
 def test_amds_checker_catches_bvalid_dropped_before_bready(f2_cl_dir):
     """A mutant CL whose OCL BVALID falls every other cycle, whatever BREADY does: with the

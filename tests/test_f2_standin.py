@@ -2,7 +2,8 @@
 
 * Its rules: one test per rule of tests/data/f2_rules.json, whose source fragments are found in
   the aws-fpga checkout KSA_AWS_FPGA names (tests/test_f2_binding.py runs the rules that need no
-  FPGA on AWS's library itself); only the last rule's test starts the CL's simulation.
+  FPGA on AWS's library itself); only the tests of BAR4's data (write-burst and get-address,
+  pcis-timeout) start the CL's simulation.
 * Its surface: exactly the functions of host.f2_binding.PROTOTYPES, ctypes' argument checks,
   a read-only pointer from fpga_pci_get_address.
 * The driver before any call: a slot without an AFI, an AFI that is not this project's (PCI
@@ -146,6 +147,35 @@ def test_rule_write_burst_and_get_address(stand_in):
     assert stand_in.accesses["pcis_write"] == 1 and stand_in.accesses["pcis_read"] == 1
     child = subprocess.run([sys.executable, "-c", WRITE_THROUGH], cwd=REPO_ROOT)
     assert child.returncode == -signal.SIGSEGV
+
+
+@pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
+@pytest.mark.parametrize("limit", [None, 8])
+def test_rule_pcis_timeout(f2_cl_dir, limit):
+    """A 4 KiB write through BAR4 (one 64-beat PCIS burst) completes well within the shell's
+    8 us; with the limit lowered to 8 cycles, under the burst's length, the same write fails the
+    simulation, which names the rule (it is enforced, not only measured)."""
+    stand_in = f2_sim.F2StandIn(f2_cl_dir, parameters={} if limit is None else
+                                {"pcis_timeout_cycles": limit})
+    bar4 = c_int(-1)
+    words = (c_uint32 * 1024)(*range(1024))
+    try:
+        assert stand_in.fpga_pci_attach(0, 0, 4, 1, byref(bar4)) == 0
+        if limit is None:
+            assert stand_in.fpga_pci_write_burst(bar4, 0x3000, words, 1024) == 0
+            longest = stand_in.request("pcis_latency")[1]["write"]
+            assert 64 <= longest <= 2000
+        else:
+            with pytest.raises(Exception) as failure:
+                stand_in.fpga_pci_write_burst(bar4, 0x3000, words, 1024)
+                stand_in.request("settled")
+            assert "the shell's PCIS timeout (8 us)" in str(failure.value)
+    finally:
+        try:
+            stand_in.release()
+        except Exception:       # the simulation failed, as it must with the limit lowered
+            if limit is None:
+                raise
 
 
 #: a child that writes through a pointer the stand-in gave (without a simulation: a copy made

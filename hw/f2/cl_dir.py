@@ -220,7 +220,7 @@ def verif_readme(cl):
     return f"""# Verification of `{cl}`
 
 The project verifies this CL with its own cocotb bench of the generated top, driven only
-through the shell's ports (`sim/tb_f2_cl.py`; `tests/test_f2_cl.py`): OCL as an AXI4-Lite master,
+through the shell's ports (`sim/tb_f2.py`; `tests/test_f2_cl.py`): OCL as an AXI4-Lite master,
 PCIS as an AXI4 master, the DDR model on the core's memory port (`+define+KSA_CL_SIM_MEMORY`, which
 replaces the encrypted `sh_ddr` by ports), random back-pressure on every channel, the project's
 AXI monitor and, with an aws-fpga checkout in `KSA_AWS_FPGA`, AMD's AXI protocol checker on every
