@@ -14,6 +14,8 @@ monitor on OCL, SDA, PCIS, PCIM and the memory port.
   access past the 64 GiB of DDR (DECERR, nothing written), narrow and unaligned PCIS writes
   (byte strobes) read back, a kernel's pointer past the DDR reported by the kernel
   (ERROR_AXI_READ) and the unit usable again afterwards.
+* PCIS beside a running kernel: a second user's 4 KiB reads and writes complete within the
+  shell's 8 us PCIS timeout (sim/tb_f2.py enforces it) and the kernel's results stay exact.
 
 One Verilator build of the small CL (tests/f2_build.py SMALL, about 1 CPU-minute) serves these
 tests and tests/test_cli_f2_standin.py.
