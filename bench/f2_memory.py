@@ -16,6 +16,8 @@ beats take ``beats_per_group / r`` cycles. Memories (boards/f2.toml, aws-fpga's 
   through a 512-to-256-bit width and a 250-to-450 MHz clock converter, gets 14.4 x 426.28 / 460.8
   = 13.3 GB/s = 0.83 beats per cycle; units on different ports do not share.
 
+The memories' figures are read from boards/f2.toml ([memory.DDR], [memory.HBM]).
+
 The pivots a unit can hold are limited by its SLR's LUTs (boards/f2.toml less 10 %): the LUTs of
 the kernel at V pivots are modelled as 4,377 V - 1,322, the line through the two measured points
 (V = 80: 348,860 whole-kernel Yosys, hw/vitis/kernel_area.toml; V = 16: 68,710 composed,
@@ -34,11 +36,14 @@ from hw.vitis.boards import load_board  # noqa: E402
 from hw.vitis.fit import slr_budgets  # noqa: E402
 from kmerspec.kernels.jacc_similarity import Params, plan_calls  # noqa: E402
 
-CLOCK_HZ = 250e6
-PORT_BYTES_PER_S = 64 * CLOCK_HZ                         # 512 bits at 250 MHz
-DDR_PEAK = 2_133e6 * 8                                   # DDR4-2133, 64 data bits
-HBM_PORT_PEAK = 32 * 450e6                               # 256 bits at 450 MHz
-HBM_MEASURED_FRACTION = 426.28e9 / (32 * HBM_PORT_PEAK)  # AWS's read figure over its peak
+BOARD = load_board("f2")
+CLOCK_HZ = BOARD["kernel_clock_hz"]
+PORT_BYTES_PER_S = 64 * CLOCK_HZ                         # 512 bits at the kernels' clock
+_DDR, _HBM = BOARD["memory"]["DDR"], BOARD["memory"]["HBM"]
+DDR_PEAK = _DDR["transfers_per_s"] * _DDR["data_bits"] // 8            # DDR4-2133, 64 data bits
+HBM_PORT_PEAK = _HBM["port_data_bits"] // 8 * _HBM["port_clock_hz"]    # 256 bits at 450 MHz
+#: AWS's measured read rate with all HBM ports (cl_mem_perf/README.md) over their peak
+HBM_MEASURED_FRACTION = 426.28e9 / (_HBM["ports"] * HBM_PORT_PEAK)
 START_LATENCY = 9 + 100          # ap_start to the first beat: simulation's 9, plus ~100 of DDR
 
 
@@ -76,8 +81,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=128_110, help="sketches (default: RefSeq 2022)")
     args = parser.parse_args(argv)
-    board = load_board("f2")
-    lut = {name: budget["lut"] for name, budget, _, _ in slr_budgets(board)}
+    lut = {name: budget["lut"] for name, budget, _, _ in slr_budgets(BOARD)}
     sketch_lut = 88_166                  # jacc_sketch beside it in kmer_jacc (kernel_area.toml)
     ddr_rate = min(1.0, DDR_PEAK / PORT_BYTES_PER_S)
     hbm_rate = HBM_PORT_PEAK * HBM_MEASURED_FRACTION / PORT_BYTES_PER_S
