@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
-           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields"]
+           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields",
+           "in_flight"]
 
 
 class DeviceError(RuntimeError):
@@ -106,3 +107,25 @@ def run_fields(kernel: str) -> tuple:
     return {"jacc_sketch": ("k", "p", "w"), "jacc_similarity": ("p", "w"),
             "jsd_builder": tuple(jsd_builder.ALGORITHM_FIELDS), "jsd_similarity": ("R", "n"),
             "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())
+
+
+def in_flight(start, finish, calls, depth):
+    """The card devices' ``run_stream``: each call of ``calls`` started (``start(arguments)``)
+    as it comes, at most ``depth()`` in flight (one per compute unit), each result yielded
+    (``finish(started)``) in order. A failed or abandoned stream first finishes the calls still
+    in flight, their errors dropped, so that no buffer is freed under a running unit."""
+    from collections import deque
+    pending: deque = deque()
+    try:
+        for arguments in calls:
+            if len(pending) >= depth():
+                yield finish(pending.popleft())
+            pending.append(start(arguments))
+        while pending:
+            yield finish(pending.popleft())
+    finally:
+        while pending:
+            try:
+                finish(pending.popleft())
+            except DeviceError:
+                pass

@@ -32,7 +32,6 @@ its memory is never reused in this process, and the error says to clear and relo
 
 import ctypes
 import itertools
-from collections import deque
 from collections.abc import Iterable, Iterator
 from ctypes import c_int, c_uint32, c_void_p
 
@@ -41,7 +40,7 @@ from kmerspec.kernels import params_class, params_from_identity
 from kmerspec.regmap import CTRL, CTRL_AP_DONE, CTRL_AP_START
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars)
+                    check_arguments, in_flight, run_fields, scalars)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
 from .f2_binding import (APP_PF_BAR0, APP_PF_BAR4, BURST_CAPABLE, FPGA_APP_PF, FPGA_SLOT_MAX,
                          FPGA_STATUS_LOADED, FPGA_STATUSES, FpgaMgmtImageInfo, load_library,
@@ -376,20 +375,8 @@ class F2Device:
 
     def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
         """Each call as it comes, one in flight per compute unit, results in order."""
-        pending: deque = deque()
-        try:
-            for arguments in calls:
-                if len(pending) >= len(self.units_of(kernel)):
-                    yield self._finish(pending.popleft())
-                pending.append(self._start(kernel, arguments))
-            while pending:
-                yield self._finish(pending.popleft())
-        finally:
-            while pending:
-                try:
-                    self._finish(pending.popleft())
-                except DeviceError:
-                    pass
+        return in_flight(lambda arguments: self._start(kernel, arguments), self._finish, calls,
+                         lambda: len(self.units_of(kernel)))
 
     def close(self):
         """Detach the BARs (the SDK unmaps them)."""

@@ -25,12 +25,11 @@ import json
 import os
 import pathlib
 import sys
-from collections import deque
 from collections.abc import Iterable, Iterator
 from ctypes import c_ubyte, c_uint32, c_void_p
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars)
+                    check_arguments, in_flight, run_fields, scalars)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
 from .xclbin import read_units
 from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, SYNC_FROM_DEVICE,
@@ -339,22 +338,8 @@ class XrtDevice:
         """Each call as it comes, one in flight per compute unit, results in order. While a call
         runs, xrtRunWaitFor holds no GIL (ctypes releases it), so host.drivers.prefetched packs
         the next chunk meanwhile."""
-        pending: deque = deque()
-        try:
-            for arguments in calls:
-                if len(pending) >= len(self.compute_units(kernel)):
-                    yield self._finish(pending.popleft())
-                pending.append(self._start(kernel, arguments))
-            while pending:
-                yield self._finish(pending.popleft())
-        finally:
-            # a failed or abandoned stream: the calls still in flight end before their buffers
-            # are freed
-            while pending:
-                try:
-                    self._finish(pending.popleft())
-                except DeviceError:
-                    pass
+        return in_flight(lambda arguments: self._start(kernel, arguments), self._finish, calls,
+                         lambda: len(self.compute_units(kernel)))
 
     def close(self):
         """Close every compute unit, then the device: XRT holds a unit opened exclusively until

@@ -346,31 +346,50 @@ def _place_xclbin(board, xclbin, names, by_name, banks, cus):
     return check_fit(board, xclbin, members), place_units(board, xclbin, units), members
 
 
+def placements(board, plan, by_name, banks, cus, *, may_split, progress, noun="xclbin"):
+    """Yield ``(name, kernels, fit, placement, members, why)`` for each xclbin of ``plan``
+    (``[(name, kernel names)]``; an F2 CL for hw/f2, ``noun`` "CL"): its fit check and SLR
+    placement (:func:`_place_xclbin`), ``why`` the reason it cannot be placed or None. With
+    ``may_split`` (the default plan) one that cannot be placed becomes one per kernel."""
+    todo = list(plan)
+    while todo:
+        name, names = todo.pop(0)
+        fit, placement, members = _place_xclbin(board, name, names, by_name, banks, cus)
+        why = fit.message().replace("xclbin", noun, 1) if fit.over else (
+            f"{noun} {name} cannot be placed on board {board['name']}: {placement.failure}"
+            if placement.failure else None)
+        if why and may_split and len(names) > 1:
+            parts = [(f"{XCLBIN_PREFIX}_{n}", [n]) for n in names]
+            progress(f"{board['name']}: {name} cannot be placed in one piece ({why}): "
+                     f"split into {', '.join(x for x, _ in parts)}")
+            todo = parts + todo
+            continue
+        yield name, names, fit, placement, members, why
+
+
+def report_placement(board, fit, placement, progress, note=""):
+    """Print a placed xclbin's (or CL's) fit summary, its per-SLR table and warnings."""
+    from .vitis.fit import fit_table
+    progress(f"{board['name']}: {fit.summary()}{note}")
+    if placement.slrs:
+        progress(fit_table(placement))
+    for line in placement.spanning + placement.warnings:
+        progress(f"{board['name']}: warning: {line}")
+
+
 def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, progress, error,
                 may_split):
     """Link configs (with the SLR placement), Makefile and build.json of one board.  Returns
     ``(binfo, refused xclbins)``.  ``may_split``: the plan is the default one, so an xclbin whose
     kernels cannot be placed together becomes one xclbin per kernel."""
-    from .vitis.fit import fit_table
     from .vitis.link import bank_plan, link_cfg
     from .vitis.makefile import SLR_REPORT_TCL, makefile, slr_report_tcl
     bdir.mkdir(parents=True, exist_ok=True)
     plat, release = _board_platform(board, platform, error)
     by_name = {name: (desc, kdir, info) for name, desc, kdir, info in kernels}
     linked, refused, xinfo = [], [], {}
-    todo = list(plan)
-    while todo:
-        xclbin, names = todo.pop(0)
-        fit, placement, members = _place_xclbin(board, xclbin, names, by_name, banks, cus)
-        why = fit.message() if fit.over else (
-            f"xclbin {xclbin} cannot be placed on board {board['name']}: {placement.failure}"
-            if placement.failure else None)
-        if why and may_split and len(names) > 1:
-            parts = [(f"{XCLBIN_PREFIX}_{n}", [n]) for n in names]
-            progress(f"{board['name']}: {xclbin} cannot be placed in one piece ({why}): "
-                     f"split into {', '.join(x for x, _ in parts)}")
-            todo = parts + todo
-            continue
+    for xclbin, names, fit, placement, members, why in placements(
+            board, plan, by_name, banks, cus, may_split=may_split, progress=progress):
         if placement.slrs:
             cu_banks = [[placement.banks.get(cu) for cu in _cus(by_name[n][0], c)]
                         for n, c, _, _ in members]
@@ -397,12 +416,8 @@ def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, prog
             # a link config of an earlier run must not stand for the refused plan
             (bdir / f"link_{xclbin}.cfg").unlink(missing_ok=True)
             continue
-        progress(f"{board['name']}: {fit.summary()}"
-                 + (" -- linked anyway (--force)" if why else ""))
-        if placement.slrs:
-            progress(fit_table(placement))
-        for line in placement.spanning + placement.warnings:
-            progress(f"{board['name']}: warning: {line}")
+        report_placement(board, fit, placement, progress,
+                         " -- linked anyway (--force)" if why else "")
         (bdir / f"link_{xclbin}.cfg").write_text(link_cfg(
             board, [(by_name[n][0], b, s) for (n, _, _, _), b, s in zip(members, cu_banks,
                                                                          cu_slrs)],

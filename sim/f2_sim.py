@@ -29,7 +29,6 @@ For the tests: ``ocl_responses`` and ``pcis_responses`` list every non-OKAY resp
 (offset, response), ``accesses`` counts the requests of each kind.
 """
 
-import atexit
 import collections
 import ctypes
 import errno
@@ -38,11 +37,9 @@ import json
 import mmap
 import os
 import pathlib
-import socket
 import tempfile
-import threading
-import weakref
-from multiprocessing.connection import Connection
+
+from sim.served import ServedSimulation
 
 __all__ = ["stand_in", "F2StandIn", "StandInLimitation", "BAR_BYTES", "CLOCK_HZ", "SIM_ENV",
            "FPGA_ERR_SOFTWARE_PROBLEM"]
@@ -402,104 +399,30 @@ def simulation_design(cl_dir, *, checker=True, mutant=None):
                   "checker_source": str(source)}
 
 
-class _Simulation:
+class _Simulation(ServedSimulation):
     """The CL's Verilog under cocotb (sim/tb_f2.py) in a simulator thread, driven over a Unix
-    socket, one request at a time. ``design``: (text, parameters) of
+    socket, one request at a time (sim.served). ``design``: (text, parameters) of
     :func:`simulation_design` (default: the CL directory's, checked where the checker is)."""
-
-    def __init__(self, cl_dir, parameters=None, design=None):
-        from sim.runner import run_cocotb
-        cl_dir = pathlib.Path(cl_dir)
-        self.name = cl_dir.name
-        self._lock = threading.Lock()
-        self._failure: BaseException | None = None
-        self._connection = None
-        self._directory = pathlib.Path(tempfile.mkdtemp(prefix="f2-sim-"))
-        address = self._directory / "cl.sock"
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(address))
-        server.listen(1)
-        server.settimeout(0.5)
-        text, bound = design or simulation_design(cl_dir)
-        options = {"socket": str(address), **bound, **(parameters or {})}
-
-        def simulate():
-            try:
-                run_cocotb(text, "sim.tb_f2", toplevel=self.name, parameters=options)
-            except BaseException as error:  # reported to the caller of request
-                self._failure = error
-
-        self._thread = threading.Thread(target=simulate, name=f"f2-sim-{self.name}",
-                                        daemon=True)
-        self._thread.start()
-        try:
-            while self._connection is None:
-                try:
-                    client, _ = server.accept()
-                except socket.timeout:
-                    if not self._thread.is_alive():
-                        raise self._failed("did not start") from None
-                    continue
-                self._connection = Connection(client.detach())
-        finally:
-            server.close()
-            address.unlink(missing_ok=True)
-        self.started_ns = self._expect("ready")[-1]
-        _live.add(self)
-
-    def _failed(self, what: str):
-        failure = self._failure
-        if failure is not None and type(failure).__name__ == "CocotbFailure":
-            return failure          # the CLI names the simulator log
-        detail = str(failure).splitlines()[0] if failure else "the simulator exited"
-        return RuntimeError(f"CL {self.name}: the simulation {what} ({detail})")
-
-    def _expect(self, kind):
-        try:
-            message = self._connection.recv()
-        except (EOFError, OSError):
-            self._thread.join(timeout=60)
-            raise self._failed("ended") from None
-        if message[0] != kind:
-            raise RuntimeError(f"CL {self.name}: the simulation answered {message[0]!r}, "
-                               f"expected {kind}")
-        return message
 
     _ANSWERS = {"ocl_read": "value", "ocl_write": "written", "pcis_write": "written",
                 "pcis_read": "data", "wait": "waited", "settled": "settled", "report": "report",
                 "pcis_latency": "pcis_latency"}
 
-    def request(self, request):
+    def __init__(self, cl_dir, parameters=None, design=None):
+        cl_dir = pathlib.Path(cl_dir)
+        self._directory = pathlib.Path(tempfile.mkdtemp(prefix="f2-sim-"))
+        text, bound = design or simulation_design(cl_dir)
+        super().__init__(f"CL {cl_dir.name}", self._directory / "cl.sock", text, "sim.tb_f2",
+                         cl_dir.name, {**bound, **(parameters or {})})
         with self._lock:
-            if self._connection is None:
-                raise RuntimeError(f"CL {self.name}: the simulation is closed")
-            self._connection.send(request)
-            return self._expect(self._ANSWERS[request[0]])
+            self.started_ns = self._expect("ready")[-1]
+
+    def request(self, request):
+        return self.exchange(request, self._ANSWERS[request[0]])
 
     def close(self):
-        with self._lock:
-            if self._connection is not None:
-                try:
-                    self._connection.send(("close",))
-                except OSError:
-                    pass
-                self._connection.close()
-                self._connection = None
-        self._thread.join(timeout=120)
-        _live.discard(self)
+        super().close(timeout=120)
         import shutil
         shutil.rmtree(self._directory, ignore_errors=True)
         if self._failure is not None:
             raise self._failed("failed")
-
-
-_live: "weakref.WeakSet[_Simulation]" = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all():
-    for simulation in list(_live):
-        try:
-            simulation.close()
-        except BaseException:
-            pass

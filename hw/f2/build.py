@@ -33,20 +33,10 @@ def placements(board, plan, by_name, cus, *, may_split=True, progress=lambda msg
     link_plan): its fit against the board's budget and its units' SLRs (hw/vitis/fit.py);
     ``why`` is None when it fits. With ``may_split`` (the default plan) a CL that cannot be
     placed is split into one per kernel. ``by_name``: kernel -> (desc, its directory, info)."""
-    from hw.build import XCLBIN_PREFIX, _place_xclbin
-    todo = list(plan)
-    while todo:
-        cl, members = todo.pop(0)
-        fit, placement, _ = _place_xclbin(board, cl, members, by_name, {}, cus)
-        why = fit.message().replace("xclbin", "CL") if fit.over else (
-            f"CL {cl} cannot be placed on {board['name']}: {placement.failure}"
-            if placement.failure else None)
-        if why and may_split and len(members) > 1:
-            parts = [(f"{XCLBIN_PREFIX}_{k}", [k]) for k in members]
-            progress(f"{board['name']}: {cl} cannot be placed in one piece ({why}): split into "
-                     f"{', '.join(p for p, _ in parts)}")
-            todo = parts + todo
-            continue
+    from hw.build import placements as placed
+    for cl, members, fit, placement, _, why in placed(board, plan, by_name, {}, cus,
+                                                      may_split=may_split, progress=progress,
+                                                      noun="CL"):
         yield cl, members, fit, placement, why
 
 
@@ -71,8 +61,7 @@ def build_f2(board, kernel_names, out, *, params=None, link=None, cus=None, forc
     """Generate (and with the tools present, build) the CLs of ``kernel_names`` for ``board``
     (an F2 board file). Returns the exit status: 0, 2 (a kernel or a CL refused), 3 (tools
     missing with ``require_tools``)."""
-    from hw.build import _Clock, _generate_all, canonical_name, link_plan
-    from hw.vitis.fit import fit_table
+    from hw.build import _Clock, _generate_all, canonical_name, link_plan, report_placement
     error = error or (lambda msg: print(f"error: {msg}", file=sys.stderr))
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -105,12 +94,8 @@ def build_f2(board, kernel_names, out, *, params=None, link=None, cus=None, forc
             status = 2
             summary[cl] = {"kernels": members, "refused": why}
             continue
-        progress(f"{board['name']}: {fit.summary().replace('xclbin', 'CL')}"
-                 + (" -- built anyway (--force)" if why else ""))
-        if placement.slrs:
-            progress(fit_table(placement))
-        for line in placement.spanning + placement.warnings:
-            progress(f"{board['name']}: warning: {line}")
+        report_placement(board, fit, placement, progress,
+                         " -- built anyway (--force)" if why else "")
         units = units_of(members, by_name, cus)
         from hw.vitis.link import cu_names
         where, instance = {}, 0
