@@ -502,17 +502,22 @@ def test_an_interrupted_local_cluster_says_one_line(tmp_path, genomes):
     pytest.importorskip("distributed")
     if shutil.which("pgrep") is None:
         pytest.skip("no pgrep (procps) to see the workers start")
+    # Eight genomes of 1 Gbase each (2.2 CPU s each here), stored as gzip members of a repeated
+    # line (8 MB each): one of 40 Mbases was done within the wait on CI's machine, and the run
+    # ended with 0 before its interruption.
+    import gzip
     import numpy as np
     rng = np.random.default_rng(51)
-    big = tmp_path / "big.fa"
-    with open(big, "wb") as out:
-        out.write(b">big\n")
-        for _ in range(40):
-            out.write(np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1_000_000)].tobytes()
-                      + b"\n")
-    process = subprocess.Popen([sys.executable, "-m", "host", "dist", str(big), *map(str, genomes),
-                                "--workers", "2", "-o", str(tmp_path / "d.tsv")], env=ENV,
-                               stderr=subprocess.PIPE, text=True)
+    names = []
+    for number in range(8):
+        line = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 16_000)].tobytes() + b"\n"
+        member = gzip.compress(line * 250, compresslevel=9)     # 4 Mbases
+        names.append(tmp_path / f"big-{number}.fa.gz")
+        with open(names[-1], "wb") as out:
+            out.write(gzip.compress(f">big-{number}\n".encode()) + member * 250)
+    process = subprocess.Popen([sys.executable, "-m", "host", "dist", *map(str, names),
+                                *map(str, genomes), "--workers", "2", "-o", str(tmp_path / "d.tsv")],
+                               env=ENV, stderr=subprocess.PIPE, text=True)
     try:
         def workers_started():
             children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
