@@ -4,6 +4,7 @@
 * ``golden``: the pure-Python reference (kmerspec.golden; slow, for cross-checks);
 * ``sim``: the RTL kernels, generated Verilog simulated under cocotb (host.device.SimDevice);
 * ``xrt``: the kernels on a card through XRT (host.xrt.XrtDevice, XRT's C API; needs ``--xclbin``);
+* ``f2``: the kernels on an AWS EC2 F2 FPGA slot through AWS's SDK (host.f2.F2Device; ``--slot``);
 * ``auto``: ``xrt`` where XRT and an xclbin are available, else ``sw`` (for cluster workers).
 
 Every backend takes whole genomes (each a list of file contents) and yields one result per
@@ -17,12 +18,12 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .calls import STAND_IN_ENV
+from .calls import F2_STAND_IN_ENV, STAND_IN_ENV
 from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import genome_kmers
 
-__all__ = ["BACKENDS", "get_backend", "STAND_IN_ENV"]
+__all__ = ["BACKENDS", "KERNEL_BACKENDS", "get_backend", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
 
 
 class SoftwareBackend:
@@ -128,6 +129,12 @@ def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
     return KernelBackend(XrtDevice(xclbin, api=xrt_stand_in()), "xrt")
 
 
+def _f2_backend(slot: int = 0) -> KernelBackend:
+    from .device import f2_stand_in
+    from .f2 import F2Device
+    return KernelBackend(F2Device(slot, api=f2_stand_in()), "f2")
+
+
 def _auto_backend(xclbin: str | None = None):
     """The card if one is usable, else the software backend; says which on stderr (a card is
     never picked silently, nor silently passed over)."""
@@ -142,17 +149,25 @@ def _auto_backend(xclbin: str | None = None):
     return backend
 
 
+#: the backends that run the kernels (host.drivers on a device): their all-pairs and union
+#: calls come from the JACC similarity kernel
+KERNEL_BACKENDS = ("sim", "xrt", "f2")
+
 BACKENDS = {"sw": SoftwareBackend, "golden": GoldenBackend, "sim": _sim_backend,
-            "xrt": _xrt_backend, "auto": _auto_backend}
+            "xrt": _xrt_backend, "f2": _f2_backend, "auto": _auto_backend}
 
 
-def get_backend(name: str, xclbin: str | None = None, sim_geometry: str = "small"):
+def get_backend(name: str, xclbin: str | None = None, sim_geometry: str = "small",
+                slot: int = 0):
     """The backend called ``name``; device errors surface as host.device.DeviceError.
-    ``sim_geometry`` is the kernel geometry of ``sim`` (host.drivers.SIM_GEOMETRIES)."""
+    ``sim_geometry`` is the kernel geometry of ``sim`` (host.drivers.SIM_GEOMETRIES), ``slot``
+    the FPGA slot of ``f2``."""
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     if name in ("xrt", "auto"):
         return BACKENDS[name](xclbin)
     if name == "sim":
         return BACKENDS[name](sim_geometry)
+    if name == "f2":
+        return BACKENDS[name](slot)
     return BACKENDS[name]()

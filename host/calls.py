@@ -12,14 +12,19 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
-           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build",
-           "STAND_IN_ENV"]
+           "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields",
+           "in_flight", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
 
 #: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
 #: reached through host.device.xrt_stand_in), which simulates the kernels of a ``python -m
 #: hw.build`` output directory, instead of a card (the variable keeps the name it had when the
 #: stand-in imitated pyxrt)
 STAND_IN_ENV = "KMER_SKETCH_PYXRT"
+
+#: ``KMER_SKETCH_F2_SIM=DIR``: the f2 backend drives the stand-in of AWS's SDK (sim/f2_sim.py,
+#: reached through host.device.f2_stand_in), whose slot 0 holds the CL directory DIR of
+#: ``python -m hw.build --board f2``, simulated
+F2_STAND_IN_ENV = "KMER_SKETCH_F2_SIM"
 
 
 class DeviceError(RuntimeError):
@@ -104,3 +109,45 @@ def parse_build(text: str | None) -> dict:
             raise DeviceError(f"KMER_SKETCH_SIM_BUILD: expected KERNEL.FIELD=INTEGER, "
                               f"got {item!r}") from None
     return built
+
+
+def run_fields(kernel: str) -> tuple:
+    """The Params fields a driver sets from the run (the algorithm); the kernel's other fields
+    (lanes, bus width, pivots, ...) are its geometry, taken from the device."""
+    from kmerspec.kernels import jsd_builder, motif
+    return {"jacc_sketch": ("k", "p", "w"), "jacc_similarity": ("p", "w"),
+            "jsd_builder": tuple(jsd_builder.ALGORITHM_FIELDS), "jsd_similarity": ("R", "n"),
+            "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())
+
+
+def stream_calls(start, finish, calls, depth, settle):
+    """The card devices' ``run_stream``: each call of ``calls`` started (``start(arguments)``)
+    as it comes, at most ``depth()`` in flight (one per compute unit), each result yielded
+    (``finish(started)``) in order. A stream that fails, or whose consumer stops, first finishes
+    the calls still in flight, their errors dropped, so that no buffer is freed under a running
+    unit; an interrupted one (KeyboardInterrupt: a signal, host.interrupts) waits for none of
+    them: each is settled (``settle(started)``: released if its unit is known to be done, else
+    abandoned and the device refused). A ``finish`` interrupted settles its own call."""
+    from collections import deque
+    pending: deque = deque()
+    try:
+        for arguments in calls:
+            if len(pending) >= depth():
+                yield finish(pending.popleft())
+            pending.append(start(arguments))
+        while pending:
+            yield finish(pending.popleft())
+    except BaseException as error:
+        interrupted = isinstance(error, KeyboardInterrupt)
+        while pending:
+            call = pending.popleft()
+            if interrupted:
+                settle(call)
+                continue
+            try:
+                finish(call)
+            except KeyboardInterrupt:
+                interrupted = True
+            except Exception:
+                pass    # the first failure is the one raised
+        raise

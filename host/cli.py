@@ -33,7 +33,8 @@ from pathlib import Path
 from . import __version__
 from .commands import COMMANDS
 from .commands.collections import expand_collections
-from .commands.common import Session, check_backend, genome_names, one_line, pyxrt_stand_in
+from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
+                              pyxrt_stand_in)
 from .commands.inputs import sketch_sequences
 from .commands.options import Parser
 from .interrupts import ending_signals, interrupted_line
@@ -74,7 +75,8 @@ def _simulator_log(args):
 
     Yields the stream progress lines go to (the terminal's standard error)."""
     backend = getattr(args, "backend", None)
-    if backend != "sim" and not (backend in ("xrt", "auto") and pyxrt_stand_in()):
+    if backend != "sim" and not (backend in ("xrt", "auto") and pyxrt_stand_in()) \
+            and not (backend == "f2" and f2_stand_in()):
         yield sys.stderr
         return
     directory = Path(tempfile.gettempdir()) / "kmer-sketch-sim"
@@ -266,10 +268,15 @@ def _parse(parser, argv, messages: _Messages):
         sys.stderr = real
 
 
-def _still_running(session) -> list[str]:
-    """The compute units a card run may still use after the command ended (host.xrt)."""
+def _still_running(session) -> str:
+    """The compute units a card run may still use after the command ended, and what to do
+    (host.xrt, host.f2), as the end of the interrupted line; "" when none may."""
     device = getattr(getattr(session, "backend", None), "device", None)
-    return list(getattr(device, "still_running", ()))
+    running = list(getattr(device, "still_running", ()))
+    if not running:
+        return ""
+    return (f"; {', '.join(running)} may still be running: {device.reset_advice} before using "
+            f"it again")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,9 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signum = getattr(interrupt, "signum", signal.SIGINT)
         running = _still_running(session)
         messages.guard(input_paths(args))
-        messages.say(interrupted_line(signum) + (
-            f"; {', '.join(running)} may still be running: reset the card (xbutil reset) "
-            f"before using it again" if running else ""))
+        messages.say(interrupted_line(signum) + running)
         ended_by_signal = signum
         return 128 + signum
     except ReaderGone:

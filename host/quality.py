@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from .io import InputError
+from .io import InputError, bounded_lines, open_input
 
 __all__ = ["read_quality", "quality_scores", "CONTAMINATION_WEIGHT"]
 
@@ -34,55 +34,79 @@ def _stem(name: str) -> str:
     return _SUFFIXES.sub("", name.rsplit("/", 1)[-1])
 
 
-def read_quality(path: str) -> dict[str, float]:
-    """{genome name as the table gives it: dRep's score} of a CheckM, CheckM2 or dRep table."""
+def read_quality(path: str, wanted=None) -> dict[str, float]:
+    """{genome name as the table gives it: dRep's score} of a CheckM, CheckM2 or dRep table,
+    read a line at a time (host.io.bounded_lines); with ``wanted`` (a name -> bool test) only
+    the rows it accepts are kept, so that memory holds the run's genomes, not the table."""
+    what = "a CheckM, CheckM2 or dRep quality table (--quality)"
+    header = None
+    scores: dict[str, float] = {}
     try:
-        with open(path, encoding="utf-8") as table:
-            lines = [line.rstrip("\n\r") for line in table]
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: --quality: not a text table") from None
+        with open_input(path, what) as table:
+            for number, raw in bounded_lines(table, path, what):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r")
+                except UnicodeDecodeError:
+                    raise InputError(f"{path}: --quality: not a text table (line {number} is "
+                                     f"not UTF-8)") from None
+                if not line.strip() or line.startswith("#"):
+                    continue
+                if header is None:
+                    header = _header(path, line)
+                    continue
+                name, score = _row(path, number, line, *header)
+                if wanted is not None and not wanted(name):
+                    continue
+                if name in scores:
+                    raise InputError(f"{path}: line {number}: --quality names {name!r} twice")
+                scores[name] = score
     except OSError as error:
         raise InputError(f"{path}: --quality: {error.strerror or error}") from None
-    lines = [line for line in lines if line.strip() and not line.startswith("#")]
-    if not lines:
+    if header is None:
         raise InputError(f"{path}: --quality: empty table")
-    separator = "\t" if "\t" in lines[0] else ","
-    header = [_key(field) for field in lines[0].split(separator)]
-    columns = {}
-    for name in ("completeness", "contamination", "strainheterogeneity"):
-        if name in header:
-            columns[name] = header.index(name)
+    return scores
+
+
+def _header(path: str, line: str) -> tuple[str, int, dict[str, int]]:
+    """(field separator, number of fields, {column: index}) of the table's header ``line``."""
+    separator = "\t" if "\t" in line else ","
+    header = [_key(field) for field in line.split(separator)]
+    columns = {name: header.index(name)
+               for name in ("completeness", "contamination", "strainheterogeneity")
+               if name in header}
     for needed in ("completeness", "contamination"):
         if needed not in columns:
             raise InputError(f"{path}: --quality: no {needed.capitalize()} column in its header "
                              f"(a CheckM --tab_table, CheckM2 quality_report.tsv or dRep "
                              f"genome table)")
-    scores: dict[str, float] = {}
-    for number, line in enumerate(lines[1:], 2):
-        fields = line.split(separator)
-        if len(fields) < len(header):
-            raise InputError(f"{path}: line {number}: --quality: {len(fields)} fields, the header "
-                             f"has {len(header)}")
-        try:
-            values = {name: float(fields[index]) for name, index in columns.items()}
-        except ValueError:
-            raise InputError(f"{path}: line {number}: --quality: not a number in "
-                             f"{', '.join(columns)}") from None
-        if not all(math.isfinite(v) for v in values.values()):
-            raise InputError(f"{path}: line {number}: --quality: not a finite number")
-        score = values["completeness"] - CONTAMINATION_WEIGHT * values["contamination"]
-        score += values["contamination"] * values.get("strainheterogeneity", 0.0) / 100.0
-        name = fields[0].strip()
-        if name in scores:
-            raise InputError(f"{path}: line {number}: --quality names {name!r} twice")
-        scores[name] = score
-    return scores
+    return separator, len(header), columns
+
+
+def _row(path: str, number: int, line: str, separator: str, width: int,
+         columns: dict[str, int]) -> tuple[str, float]:
+    """(genome name, dRep's score) of the table's row ``line``."""
+    fields = line.split(separator)
+    if len(fields) < width:
+        raise InputError(f"{path}: line {number}: --quality: {len(fields)} fields, the header "
+                         f"has {width}")
+    try:
+        values = {name: float(fields[index]) for name, index in columns.items()}
+    except ValueError:
+        raise InputError(f"{path}: line {number}: --quality: not a number in "
+                         f"{', '.join(columns)}") from None
+    if not all(math.isfinite(v) for v in values.values()):
+        raise InputError(f"{path}: line {number}: --quality: not a finite number")
+    score = values["completeness"] - CONTAMINATION_WEIGHT * values["contamination"]
+    score += values["contamination"] * values.get("strainheterogeneity", 0.0) / 100.0
+    return fields[0].strip(), score
 
 
 def quality_scores(path: str, names: list[str], files: list[list[str]]) -> np.ndarray:
     """dRep's score of each genome (``names``, with their ``files``) from the table ``path``;
     every genome must be in it."""
-    table = read_quality(path)
+    candidates = {c for name, genome_files in zip(names, files) for c in (name, *genome_files)}
+    stems = {_stem(c) for c in candidates}
+    table = read_quality(path, lambda name: name in candidates or _stem(name) in stems)
     by_stem: dict[str, str] = {}
     for name in table:
         by_stem.setdefault(_stem(name), name)

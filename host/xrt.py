@@ -25,12 +25,11 @@ import json
 import os
 import pathlib
 import sys
-from collections import deque
 from collections.abc import Iterable, Iterator
 from ctypes import c_ubyte, c_uint32, c_void_p
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, scalars)
+                    check_arguments, run_fields, scalars, stream_calls)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
 from .interrupts import uninterrupted
 from .xclbin import read_units
@@ -71,15 +70,6 @@ def build_parameters(directory: pathlib.Path) -> dict:
         info = json.loads(path.read_text())
         built[info["name"]] = info["params"]
     return built
-
-
-def _run_fields(kernel: str) -> tuple:
-    """The Params fields a driver sets from the run (the algorithm); the kernel's other fields
-    (lanes, bus width, pivots, ...) are its geometry, taken from the device."""
-    from kmerspec.kernels import jsd_builder, motif
-    return {"jacc_sketch": ("k", "p", "w"), "jacc_similarity": ("p", "w"),
-            "jsd_builder": tuple(jsd_builder.ALGORITHM_FIELDS), "jsd_similarity": ("R", "n"),
-            "motif": tuple(field.name for field in motif.ALGORITHM_FIELDS)}.get(kernel, ())
 
 
 class _Buffer:
@@ -165,6 +155,9 @@ class XrtDevice:
     as built: their geometry is taken from its kernel.json files, and a run asking for other
     algorithm parameters is refused by the identity words)."""
 
+    #: what to do before the card is used again when a unit may still be running
+    reset_advice = "reset the card (xbutil reset)"
+
     name = "xrt"
 
     def __init__(self, xclbin: str, device_index: int = 0, api=None):
@@ -201,7 +194,7 @@ class XrtDevice:
         built = build_parameters(path) if path.is_dir() else {}
         #: kernel -> geometry fields (host.drivers builds the kernels' Params with them)
         self.geometry = {name: {field: value for field, value in params.items()
-                                if field not in _run_fields(name)}
+                                if field not in run_fields(name)}
                          for name, params in built.items()}
         _report_once(api)
 
@@ -415,7 +408,7 @@ class XrtDevice:
                     else f"the run on {unit.name} ended in state "
                          f"{ERT_CMD_STATE.get(state, state)}")
             self._unusable = (f"{desc.name}: {what}; the compute unit may still be running: "
-                              f"reset the card (xbutil reset) before using it again")
+                              f"{self.reset_advice} before using it again")
 
     def run(self, kernel, arguments: dict) -> RunResult:
         return self._finish(self._start(kernel, arguments))
@@ -428,32 +421,9 @@ class XrtDevice:
         runs, xrtRunWaitFor holds no GIL (ctypes releases it), so host.drivers.prefetched packs
         the next chunk meanwhile. When the stream ends early, the calls still in flight are
         waited for (a failure of one call, or the consumer stopping), or, on an interrupt,
-        settled at once: those whose unit may still run are abandoned."""
-        pending: deque = deque()
-        try:
-            for arguments in calls:
-                if len(pending) >= len(self.compute_units(kernel)):
-                    result = self._finish(pending[0])
-                    pending.popleft()
-                    yield result
-                pending.append(self._start(kernel, arguments))
-            while pending:
-                result = self._finish(pending[0])
-                pending.popleft()
-                yield result
-        except BaseException as error:
-            interrupted = isinstance(error, KeyboardInterrupt)
-            for call in pending:
-                if call not in self.in_flight:
-                    continue
-                if interrupted:
-                    self._settle(call)
-                else:
-                    try:
-                        self._finish(call)
-                    except Exception:
-                        pass    # settled by _finish; the first failure is the one raised
-            raise
+        settled at once: those whose unit may still run are abandoned (host.calls.stream_calls)."""
+        return stream_calls(lambda arguments: self._start(kernel, arguments), self._finish,
+                            calls, lambda: len(self.compute_units(kernel)), self._settle)
 
     def close(self):
         """Settle the calls still in flight (an interrupted command's), then close every compute

@@ -38,9 +38,9 @@ import sys
 import tempfile
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint32, c_uint64, c_void_p
-from typing import NamedTuple
 
 from .calls import DeviceError
+from .clib import Prototype, bind_functions, loaded_path
 from .interrupts import uninterrupted
 
 __all__ = ["PROTOTYPES", "Prototype", "CApi", "LIBRARY", "ERT_CMD_STATE", "load_library",
@@ -48,12 +48,6 @@ __all__ = ["PROTOTYPES", "Prototype", "CApi", "LIBRARY", "ERT_CMD_STATE", "load_
            "library_candidates", "device_problem", "XrtConsole", "xrt_messages"]
 
 LIBRARY = "libxrt_coreutil.so.2"
-
-
-class Prototype(NamedTuple):
-    restype: type | None
-    argtypes: tuple
-    variadic: bool = False
 
 
 #: ``xuid_t`` (``unsigned char[16]``) as a parameter: a pointer to its first byte
@@ -107,11 +101,7 @@ class CApi:
     def __init__(self, library: ctypes.CDLL, origin: str):
         self.origin = origin
         self.description = f"{LIBRARY} (XRT C API) from {origin}"
-        for name, prototype in PROTOTYPES.items():
-            function = getattr(library, name)
-            function.restype = prototype.restype
-            function.argtypes = prototype.argtypes   # variadic: the fixed ones only
-            setattr(self, name, function)
+        bind_functions(self, library, PROTOTYPES)
 
     @staticmethod
     def xclbin_bytes(path) -> bytes:
@@ -139,22 +129,9 @@ def load_library() -> CApi:
         except OSError as error:
             errors.append(str(error))
             continue
-        return CApi(library, _loaded_path(candidate))
+        return CApi(library, loaded_path(candidate))
     raise DeviceError(f"the xrt backend needs XRT ({LIBRARY} not found: install XRT and "
                       "'source /opt/xilinx/xrt/setup.sh', or Debian's libxrt1)")
-
-
-def _loaded_path(candidate: str) -> str:
-    """The file the dynamic linker mapped for ``candidate`` (a bare name resolves on its path)."""
-    if os.path.isabs(candidate):
-        return candidate
-    try:
-        for line in pathlib.Path("/proc/self/maps").read_text().splitlines():
-            if line.endswith("/" + candidate) or f"/{candidate}." in line.rsplit(" ", 1)[-1]:
-                return line.rsplit(" ", 1)[-1]
-    except OSError:
-        pass
-    return candidate
 
 
 _PROBE = """

@@ -346,31 +346,50 @@ def _place_xclbin(board, xclbin, names, by_name, banks, cus):
     return check_fit(board, xclbin, members), place_units(board, xclbin, units), members
 
 
+def placements(board, plan, by_name, banks, cus, *, may_split, progress, noun="xclbin"):
+    """Yield ``(name, kernels, fit, placement, members, why)`` for each xclbin of ``plan``
+    (``[(name, kernel names)]``; an F2 CL for hw/f2, ``noun`` "CL"): its fit check and SLR
+    placement (:func:`_place_xclbin`), ``why`` the reason it cannot be placed or None. With
+    ``may_split`` (the default plan) one that cannot be placed becomes one per kernel."""
+    todo = list(plan)
+    while todo:
+        name, names = todo.pop(0)
+        fit, placement, members = _place_xclbin(board, name, names, by_name, banks, cus)
+        why = fit.message().replace("xclbin", noun, 1) if fit.over else (
+            f"{noun} {name} cannot be placed on board {board['name']}: {placement.failure}"
+            if placement.failure else None)
+        if why and may_split and len(names) > 1:
+            parts = [(f"{XCLBIN_PREFIX}_{n}", [n]) for n in names]
+            progress(f"{board['name']}: {name} cannot be placed in one piece ({why}): "
+                     f"split into {', '.join(x for x, _ in parts)}")
+            todo = parts + todo
+            continue
+        yield name, names, fit, placement, members, why
+
+
+def report_placement(board, fit, placement, progress, note=""):
+    """Print a placed xclbin's (or CL's) fit summary, its per-SLR table and warnings."""
+    from .vitis.fit import fit_table
+    progress(f"{board['name']}: {fit.summary()}{note}")
+    if placement.slrs:
+        progress(fit_table(placement))
+    for line in placement.spanning + placement.warnings:
+        progress(f"{board['name']}: warning: {line}")
+
+
 def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, progress, error,
                 may_split):
     """Link configs (with the SLR placement), Makefile and build.json of one board.  Returns
     ``(binfo, refused xclbins)``.  ``may_split``: the plan is the default one, so an xclbin whose
     kernels cannot be placed together becomes one xclbin per kernel."""
-    from .vitis.fit import fit_table
     from .vitis.link import bank_plan, link_cfg
     from .vitis.makefile import SLR_REPORT_TCL, makefile, slr_report_tcl
     bdir.mkdir(parents=True, exist_ok=True)
     plat, release = _board_platform(board, platform, error)
     by_name = {name: (desc, kdir, info) for name, desc, kdir, info in kernels}
     linked, refused, xinfo = [], [], {}
-    todo = list(plan)
-    while todo:
-        xclbin, names = todo.pop(0)
-        fit, placement, members = _place_xclbin(board, xclbin, names, by_name, banks, cus)
-        why = fit.message() if fit.over else (
-            f"xclbin {xclbin} cannot be placed on board {board['name']}: {placement.failure}"
-            if placement.failure else None)
-        if why and may_split and len(names) > 1:
-            parts = [(f"{XCLBIN_PREFIX}_{n}", [n]) for n in names]
-            progress(f"{board['name']}: {xclbin} cannot be placed in one piece ({why}): "
-                     f"split into {', '.join(x for x, _ in parts)}")
-            todo = parts + todo
-            continue
+    for xclbin, names, fit, placement, members, why in placements(
+            board, plan, by_name, banks, cus, may_split=may_split, progress=progress):
         if placement.slrs:
             cu_banks = [[placement.banks.get(cu) for cu in _cus(by_name[n][0], c)]
                         for n, c, _, _ in members]
@@ -397,12 +416,8 @@ def _link_board(board, kernels, plan, bdir, *, platform, banks, cus, force, prog
             # a link config of an earlier run must not stand for the refused plan
             (bdir / f"link_{xclbin}.cfg").unlink(missing_ok=True)
             continue
-        progress(f"{board['name']}: {fit.summary()}"
-                 + (" -- linked anyway (--force)" if why else ""))
-        if placement.slrs:
-            progress(fit_table(placement))
-        for line in placement.spanning + placement.warnings:
-            progress(f"{board['name']}: warning: {line}")
+        report_placement(board, fit, placement, progress,
+                         " -- linked anyway (--force)" if why else "")
         (bdir / f"link_{xclbin}.cfg").write_text(link_cfg(
             board, [(by_name[n][0], b, s) for (n, _, _, _), b, s in zip(members, cu_banks,
                                                                          cu_slrs)],
@@ -575,9 +590,11 @@ STANDALONE_BUILDER = "hw.selftest.board:build_standalone"
 
 
 def standalone_builder(board):
-    """The function that builds a standalone board's bitstream, named by the board file's
-    ``builder = "module:function"`` and loaded by name (as the kernels are), so that this module
-    and the self-test flows (hw/selftest/, hw/ecp5/) never import each other."""
+    """The function that builds a board without a Vitis shell -- a standalone board's bitstream,
+    or an HDK board's CL directories (F2: hw/f2/build.py) -- named by the board file's ``builder
+    = "module:function"`` and loaded by name (as the kernels are), so that this module imports
+    none of those flows (hw/selftest/ and hw/ecp5/ import nothing of it either; hw/f2/ reuses its
+    kernel generation and link plan)."""
     name = board.get("builder", STANDALONE_BUILDER)
     module, _, function = name.partition(":")
     try:
@@ -697,17 +714,30 @@ def main(argv=None):
     try:
         board_objs = [load_board(b) for b in boards]
         standalone = [b for b in board_objs if b["kind"] == "standalone"]
-        boards = [b["file"] for b in board_objs if b["kind"] != "standalone"]
+        hdk = [b for b in board_objs if b["kind"] == "hdk"]
+        boards = [b["file"] for b in board_objs if b["kind"] == "vitis"]
         status = 0
         for board in standalone:
             own = params if not boards else {k: v for k, v in params.items()
                                              if k in ("jacc_sketch", "selftest")}
             status = max(status, standalone_builder(board)(
                 board, out, own, run_tools=not args.no_run, require_tools=args.require_tools))
-        if not boards:
-            return status
         if standalone:
             params.pop("selftest", None)
+        for kname in params:
+            if hdk and kname not in KERNELS:
+                print(f"error: parameters for unknown kernel {kname!r}", file=sys.stderr)
+                return 2
+        for board in hdk:
+            # an HDK board's CL directories go into OUT itself when it is the only board
+            where = out if len(board_objs) == 1 else os.path.join(out, board["name"])
+            status = max(status, standalone_builder(board)(
+                board, names, where, params=params, link=link or None,
+                cus=cfg.get("compute_units"), force=args.force or bool(cfg.get("force")),
+                run_tools=not args.no_run, require_tools=args.require_tools,
+                jobs=max(1, args.jobs)))
+        if not boards:
+            return status
     except (BoardError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -14,9 +14,9 @@ specification; ``KERNEL_*`` are this project's stricter rules of :mod:`hw.axi.bu
 * burst contents (A3.4.1): RLAST exactly on the last beat of each AR burst, and each AW burst
   gets exactly AWLEN + 1 W beats with WLAST on the last, in either order (W beats may come
   before their AW: they are matched to the AWs in order when these come); no R beat, and no B
-  response, that no burst owes (a B only after its AW and its last W beat, A3.3.1); W beats
-  that no AW ever claims (a surplus beat after a burst's WLAST) show in :meth:`owed` and fail
-  :meth:`settled`;
+  response, that no burst owes (a B only in a cycle after its AW and its last W beat, A3.3.1);
+  W beats that no AW ever claims (a surplus beat after a burst's WLAST) show in :meth:`owed`
+  and fail :meth:`settled`;
 * the bursts the kernels issue: INCR, SIZE = the bus width, aligned, never across a 4 KiB
   boundary (AXI4_ERRM_AxADDR_BOUNDARY; the rest are the rules of :mod:`hw.axi.burst`).
 
@@ -87,9 +87,10 @@ class ProtocolRules:
     the slave then still owes what it owed, and the master must take none of it
     (``stale``)."""
 
-    def __init__(self, beat_bytes, name="axi", slave_reset=True):
+    def __init__(self, beat_bytes, name="axi", slave_reset=True, kernel_rules=True):
         self.beat_bytes, self.name = beat_bytes, name
         self.slave_reset = slave_reset
+        self.kernel_rules = kernel_rules
         self.errors = []
         self.cycle = 0
         self._held = {}           # channel -> payload that must be offered again
@@ -149,6 +150,15 @@ class ProtocolRules:
     def _burst_rules(self, channel, fields):
         address, beats = fields["ADDR"], fields["LEN"] + 1
         found = []
+        if not self.kernel_rules:       # a port the kernels' burst rules do not bind
+            if 1 << fields["SIZE"] > self.beat_bytes:
+                found.append(f"AXI4_ERRM_{channel}SIZE (A3.4.1): {channel}SIZE {fields['SIZE']} "
+                             f"wider than the {self.beat_bytes}-byte bus")
+            start = address & ~((1 << fields["SIZE"]) - 1)
+            if fields["BURST"] == 1 and (start & 0xFFF) + (beats << fields["SIZE"]) > 0x1000:
+                found.append(f"AXI4_ERRM_{channel}ADDR_BOUNDARY (A3.4.1): {channel} "
+                             f"0x{address:x} len {beats} crosses 4 KiB")
+            return found
         if fields["BURST"] != 1:
             found.append(f"KERNEL_{channel}BURST (hw.axi.burst: INCR only): {channel} burst "
                          f"type {fields['BURST']}")
@@ -223,6 +233,18 @@ class ProtocolRules:
         fire = {channel: valid[channel] and ready[channel] for channel in CHANNELS}
         for channel in CHANNELS:
             self.handshakes[channel] += fire[channel]
+        # B first: a response is owed only by a burst whose AW and last W beat were taken in an
+        # earlier cycle (A3.3.1: BVALID after the handshakes, not with them)
+        if fire["B"]:
+            if self.stale[1]:
+                found.append("A3.1.2: a B response taken that the slave owed a burst issued "
+                             "before the master's reset (the interconnect was not reset)")
+            elif not self._responses:
+                found.append("AXI4_ERRS_BRESP_WLAST (A3.3.1): a B response before, or in the "
+                             "cycle of, its burst's AW and last W beat (no completed burst owes "
+                             "one)")
+            else:
+                self._responses -= 1
         if fire["AR"]:
             found += self._burst_rules("AR", payload["AR"])
             self._reads.append([payload["AR"]["LEN"] + 1])
@@ -261,15 +283,6 @@ class ProtocolRules:
             elif self._w_beat(self._writes[0], payload["W"]["LAST"], found):
                 self._writes.pop(0)
                 self._responses += 1
-        if fire["B"]:
-            if self.stale[1]:
-                found.append("A3.1.2: a B response taken that the slave owed a burst issued "
-                             "before the master's reset (the interconnect was not reset)")
-            elif not self._responses:
-                found.append("AXI4_ERRS_BRESP_WLAST (A3.3.1): a B response before its burst's "
-                             "AW and last W beat (no completed burst owes one)")
-            else:
-                self._responses -= 1
         self._report(found)
         self.cycle += 1
         return found
@@ -290,20 +303,33 @@ class AxiProtocolMonitor:
     finding; :meth:`settled` raises unless every burst is complete (a bench calls it after every
     ap_done)."""
 
-    def __init__(self, dut, prefix, clk, data_width, rst_n=None):
+    def __init__(self, dut, prefix, clk, data_width, rst_n=None, names=None, lite=False,
+                 kernel_rules=True):
+        """``names``: a function from a signal's AXI name (``ARVALID``) to the DUT's signal name
+        (default ``<prefix>_<NAME>``), for a port whose signals are named otherwise (the F2
+        shell's: hw.f2.shell). ``lite``: an AXI4-Lite port (single beats of the bus width:
+        LEN 0, LAST 1). ``kernel_rules``: also the kernels' burst rules (INCR, full width,
+        aligned); without them, only ARM's."""
         self.dut, self.prefix, self.clk, self.rst_n = dut, prefix, clk, rst_n
-        self.rules = ProtocolRules(data_width // 8, prefix)
+        self._names = names or (lambda name: f"{prefix}_{name}")
+        self.rules = ProtocolRules(data_width // 8, prefix, kernel_rules=kernel_rules)
         self.r_cycles, self.w_cycles = [], []
         self._valid = {ch: self._signal(f"{ch}VALID") for ch in CHANNELS}
         self._ready = {ch: self._signal(f"{ch}READY") for ch in CHANNELS}
         self._fields = {ch: {field: handle for field in PAYLOADS[ch]
                              if (handle := self._signal(f"{ch}{field}", optional=True)) is not None}
                         for ch in CHANNELS}
+        size = (data_width // 8).bit_length() - 1
+        #: the fields an AXI4-Lite port lacks, as AXI4 would carry its transfers
+        self._constants = ({"AR": {"LEN": 0, "SIZE": size, "BURST": 1},
+                            "AW": {"LEN": 0, "SIZE": size, "BURST": 1},
+                            "W": {"LAST": 1}, "R": {"LAST": 1}, "B": {}} if lite
+                           else dict.fromkeys(CHANNELS, {}))
         self._task = cocotb.start_soon(self._run())
 
     def _signal(self, name, optional=False):
-        full = f"{self.prefix}_{name}"
-        if optional and not hasattr(self.dut, full):
+        full = self._names(name)
+        if full is None or (optional and not hasattr(self.dut, full)):
             return None
         return getattr(self.dut, full)
 
@@ -362,8 +388,10 @@ class AxiProtocolMonitor:
                 # every cycle would slow the benches), else what the accounting needs
                 fields = self._fields[ch]
                 if ready[ch] and ch not in rules._held:
-                    fields = {field: fields[field] for field in HANDSHAKE_FIELDS[ch]}
-                payload[ch] = {field: int(handle.value) for field, handle in fields.items()}
+                    fields = {field: fields[field] for field in HANDSHAKE_FIELDS[ch]
+                              if field in fields}
+                payload[ch] = {**self._constants[ch],
+                               **{field: int(handle.value) for field, handle in fields.items()}}
             if valid["R"] and ready["R"]:
                 self.r_cycles.append(rules.cycle + 1)
             if valid["W"] and ready["W"]:

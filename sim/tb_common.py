@@ -183,12 +183,13 @@ def delay_write_responses(ram, clock, response_latency, seed=0):
 
 
 def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=None, seed=None,
-                 reset_active_level=False, ddr=None, response_latency=None):
+                 reset_active_level=False, ddr=None, response_latency=None, kernel_rules=True):
     """An ideal AxiRam, or with ``ddr`` (a sim.ddr_memory.DdrTiming) the DDR-like DdrAxiRam,
     with random stalls on every channel (``pause``) and random write-response latency
     (``response_latency``, cycles (low, high)); None takes the defaults (:func:`axi_settings`
     without parameters). ``ram.monitor`` is the :class:`~sim.axi_monitor.AxiProtocolMonitor`
-    of its port (a broken rule fails the test at once)."""
+    of its port (a broken rule fails the test at once; ``kernel_rules``: with the kernels' burst
+    rules, sim.axi_monitor)."""
     pause, seed, response_latency = axi_settings({}, pause, seed, response_latency)
     dut._log.info("AXI stalls: %s: pause %.2f on every channel, B responses %d..%d cycles after "
                   "their last W beat, seed %d (run parameters pause, response_latency, seed; "
@@ -206,7 +207,8 @@ def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=None, se
     set_axi_ram_pauses(ram, pause, seed)
     delay_write_responses(ram, clk, response_latency, seed * 13 + 5)
     ram.monitor = AxiProtocolMonitor(dut, prefix, clk, len(getattr(dut, f"{prefix}_WDATA")),
-                                     rst_n=rst_n if not reset_active_level else None)
+                                     rst_n=rst_n if not reset_active_level else None,
+                                     kernel_rules=kernel_rules)
     return ram
 
 

@@ -63,7 +63,6 @@ What a card does, modelled (not refusals):
   when its registers are first touched or its first run starts.
 """
 
-import atexit
 import collections
 import ctypes
 import errno
@@ -74,13 +73,12 @@ import os
 import pathlib
 import re
 import shutil
-import socket
 import tempfile
 import threading
 import time
 import weakref
-from multiprocessing.connection import Connection
 
+from sim.served import ServedSimulation
 from sim.xclbin import BuildImage, Unit, axlf_container
 
 __all__ = ["stand_in", "XrtStandIn", "StandInLimitation", "BANK_BASE", "BANK_STRIDE",
@@ -763,109 +761,33 @@ def stand_in() -> XrtStandIn:
     return _instance
 
 
-class _Simulation:
-    """The kernel's Verilog under cocotb (sim/tb_xrt.py) in a simulator process, driven over a
-    Unix socket: ``start`` writes the argument registers and ap_start, ``wait`` lets it run."""
+class _Simulation(ServedSimulation):
+    """The kernel's Verilog under cocotb (sim/tb_xrt.py) in a simulator thread, driven over a
+    Unix socket (sim.served): ``start`` writes the argument registers and ap_start, ``wait`` lets
+    it run."""
 
     def __init__(self, unit: Unit, owner: _Device):
         image = unit.kernel
-        from sim.runner import run_cocotb
         self.name = unit.name
-        self._lock = threading.Lock()
-        self._failure: BaseException | None = None
-        self._connection = None
-        address = owner.directory / f"{unit.name}-{id(self):x}.sock"
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(address))
-        server.listen(1)
-        server.settimeout(0.5)
         banks = [{"tag": bank.tag, "base": bank.base, "size": BANK_BYTES, "path": str(bank.path)}
                  for bank in owner.banks.values()]
-        parameters = {"socket": str(address), "banks": banks, "ports": unit.banks,
-                      "kernel_xml": str(image.kernel_xml)}
-
-        def simulate():
-            try:
-                run_cocotb(image.verilog.read_text(), "sim.tb_xrt", toplevel=image.name,
-                           parameters=parameters)
-            except BaseException as error:  # reported to the caller of start/wait
-                self._failure = error
-
-        self._thread = threading.Thread(target=simulate, name=f"xrt-sim-{unit.name}",
-                                        daemon=True)
-        self._thread.start()
-        try:
-            while self._connection is None:
-                try:
-                    client, _ = server.accept()
-                except socket.timeout:
-                    if not self._thread.is_alive():
-                        raise self._failed("did not start") from None
-                    continue
-                self._connection = Connection(client.detach())
-        finally:
-            server.close()
-            address.unlink(missing_ok=True)
-        self._expect("ready")
-        _live.add(self)
-
-    def _failed(self, what: str) -> RuntimeError:
-        failure = self._failure
-        if failure is not None and type(failure).__name__ == "CocotbFailure":
-            return failure          # the CLI names the simulator log
-        detail = str(failure).splitlines()[0] if failure else "the simulator exited"
-        return RuntimeError(f"kernel {self.name}: the simulation {what} ({detail})")
-
-    def _expect(self, kind: str):
-        try:
-            message = self._connection.recv()
-        except (EOFError, OSError):
-            self._thread.join(timeout=60)
-            raise self._failed("ended") from None
-        if message[0] != kind:
-            raise RuntimeError(f"kernel {self.name}: the simulation answered {message!r}, "
-                               f"expected {kind}")
-        return message
+        super().__init__(f"kernel {unit.name}", owner.directory / f"{unit.name}-{id(self):x}.sock",
+                         image.verilog.read_text(), "sim.tb_xrt", image.name,
+                         {"banks": banks, "ports": unit.banks,
+                          "kernel_xml": str(image.kernel_xml)})
+        with self._lock:
+            self._expect("ready")
 
     def start(self, words: list):
-        with self._lock:
-            self._connection.send(("start", words))
-            self._expect("started")
+        self.exchange(("start", words), "started")
 
     def read_register(self, offset: int) -> int:
-        with self._lock:
-            self._connection.send(("read", int(offset)))
-            return self._expect("value")[1]
+        return self.exchange(("read", int(offset)), "value")[1]
 
     def write_register(self, offset: int, value: int):
-        with self._lock:
-            self._connection.send(("write", int(offset), int(value)))
-            self._expect("written")
+        self.exchange(("write", int(offset), int(value)), "written")
 
     def wait(self, budget_cycles: int):
         """(finished, cycles since start, bank errors)."""
-        with self._lock:
-            self._connection.send(("wait", int(budget_cycles)))
-            _, finished, cycles, errors = self._expect("waited")
-            return finished, cycles, errors
-
-    def close(self):
-        with self._lock:
-            if self._connection is not None:
-                try:
-                    self._connection.send(("close",))
-                except OSError:
-                    pass
-                self._connection.close()
-                self._connection = None
-        self._thread.join(timeout=60)
-        _live.discard(self)
-
-
-_live: "weakref.WeakSet[_Simulation]" = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all():
-    for simulation in list(_live):
-        simulation.close()
+        _, finished, cycles, errors = self.exchange(("wait", int(budget_cycles)), "waited")
+        return finished, cycles, errors

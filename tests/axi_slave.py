@@ -23,14 +23,16 @@ WVALID, or both, before AWREADY, and before WREADY), each a constructor option:
   forgets everything as an interconnect reset with the master does.
 
 Faults of the slave for the master's checks: ``read_beat(burst, beat)`` may return ``(RLAST,
-RID, RRESP)`` to override the correct values (None: correct); ``bresp``/``bid`` likewise per
-burst (the rules then check the master side only: ``check_slave=False``).
+RID, RRESP)`` to override the correct values (None: correct, the burst's own ARID); ``bresp``/
+``bid`` likewise per burst (default: OKAY, the burst's AWID; the rules then check the master
+side only: ``check_slave=False``).
 
 ``watch`` (name: signal) are sampled every cycle into ``watched[name]``. ``max_wait`` (channel:
 cycles, e.g. ``{"R": 32}``) raises when that channel's VALID waits longer for READY
 (``AXI4_RECM_RREADY_MAX_WAIT``, which the AXI firewall of an Alveo shell reports; set where a
 master must not hold READY low, e.g. during an abort). :meth:`settled` raises unless every burst
-is complete and no W beat lacks its AW.
+is complete and no W beat lacks its AW. ``kernel_rules=False``: ARM's rules only, not the
+kernels' burst rules (a memory behind an interconnect sees narrow bursts).
 """
 
 import random
@@ -81,9 +83,9 @@ def random_ready(seed, probability=0.3, channels=("AR", "AW", "W"), base=always_
 class AxiSlave:
     def __init__(self, axi, *, ready=always_ready, data_rate=1.0, seed=0,
                  read_beat=lambda burst, beat: None, bresp=lambda burst: 0,
-                 bid=lambda burst: 0, watch=None, aw_after_w=False, w_after_aw=False,
+                 bid=None, watch=None, aw_after_w=False, w_after_aw=False,
                  response_latency=(0, 0), patience=64, rst_n=None, slave_reset=True,
-                 check_slave=True, max_wait=None, name="axi"):
+                 check_slave=True, max_wait=None, name="axi", kernel_rules=True):
         self.axi, self.ready, self.data_rate = axi, ready, data_rate
         self.watch = watch or {}
         self.watched = {name: [] for name in self.watch}   # their values, cycle by cycle
@@ -94,10 +96,12 @@ class AxiSlave:
         self.rst_n, self.slave_reset = rst_n, slave_reset
         self.check_slave = check_slave
         self.max_wait = dict(max_wait or {})
-        self.rules = ProtocolRules(len(axi.WDATA) // 8, name, slave_reset=slave_reset)
+        self.rules = ProtocolRules(len(axi.WDATA) // 8, name, slave_reset=slave_reset,
+                                   kernel_rules=kernel_rules)
         self.cycle = 0
         self.ar = []            # (cycle, address, beats) of every accepted AR
         self.aw = []            # (cycle, address, beats)
+        self.ar_ids, self.aw_ids = [], []      # the ID of every accepted AR and AW
         self.r_beats = []       # (cycle, burst index, beat index)
         self.w_beats = []       # (cycle, data, strobe, last)
         self.b_responses = []   # cycle of every B handshake
@@ -167,7 +171,8 @@ class AxiSlave:
             if read is not None:
                 burst, left = read
                 beat = self.ar[burst][2] - left
-                rlast, rid, rresp = self.read_beat(burst, beat) or (left == 1, 0, 0)
+                rlast, rid, rresp = self.read_beat(burst, beat) or (left == 1,
+                                                                    self.ar_ids[burst], 0)
                 ctx.set(axi.RLAST, rlast)
                 ctx.set(axi.RID, rid)
                 ctx.set(axi.RRESP, rresp)
@@ -178,7 +183,8 @@ class AxiSlave:
             ctx.set(axi.BVALID, respond)
             if respond:
                 ctx.set(axi.BRESP, self.bresp(self._responses[0][1]))
-                ctx.set(axi.BID, self.bid(self._responses[0][1]))
+                burst = self._responses[0][1]
+                ctx.set(axi.BID, self.aw_ids[burst] if self.bid is None else self.bid(burst))
             signals = [axi.ARVALID, axi.AWVALID, axi.WVALID, axi.RREADY, axi.BREADY,
                        axi.RLAST, axi.RRESP, axi.RID, axi.BRESP, axi.BID, *self.watch.values()]
             for channel in master:
@@ -240,10 +246,12 @@ class AxiSlave:
     def _account(self, taken, payload, read):
         if taken["AR"]:
             self.ar.append((self.cycle, payload["AR"]["ADDR"], payload["AR"]["LEN"] + 1))
+            self.ar_ids.append(payload["AR"]["ID"])
             self._reads.append([len(self.ar) - 1, payload["AR"]["LEN"] + 1])
         if taken["AW"]:
             beats = payload["AW"]["LEN"] + 1
             self.aw.append((self.cycle, payload["AW"]["ADDR"], beats))
+            self.aw_ids.append(payload["AW"]["ID"])
             early = min(beats, self._early)
             self._early -= early
             if early == beats:

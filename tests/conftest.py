@@ -93,3 +93,24 @@ def simd_level(request):
     native.set_simd_level(request.param)
     yield request.param
     native.set_simd_level("best")
+
+
+@pytest.fixture(scope="session")
+def f2_cl_dir(tmp_path_factory):
+    """The small F2 CL (jacc_sketch and jacc_similarity: tests/f2_build.py SMALL), built once."""
+    from tests.f2_build import hw_build_f2
+    return hw_build_f2(tmp_path_factory.mktemp("f2") / "small")[0]
+
+
+@pytest.fixture
+def f2_stand_in(monkeypatch, f2_cl_dir):
+    """A fresh stand-in of AWS's SDK (sim/f2_sim.py) whose slot 0 holds the small CL, for one
+    test: tests hand it to host.f2.F2Device (``api=``), ``--backend f2`` takes it through
+    host.backends (KMER_SKETCH_F2_SIM). Its simulation ends after the test."""
+    from host.backends import F2_STAND_IN_ENV
+    from sim import f2_sim
+    fresh = f2_sim.F2StandIn(f2_cl_dir)
+    monkeypatch.setitem(f2_sim._instances, str(f2_cl_dir.resolve()), fresh)
+    monkeypatch.setenv(F2_STAND_IN_ENV, str(f2_cl_dir))
+    yield fresh
+    fresh.release()

@@ -102,6 +102,20 @@ def test_rlast_wlast_and_unowed_beats_fail():
         cycle(rules, ["B"], ["B"], B={"RESP": 0, "ID": 0})
 
 
+def test_a_b_response_in_the_cycle_of_the_last_w_beat_fails():
+    """A3.3.1: BVALID after the last W handshake, not in its cycle (AMD's checker reports it as
+    AXI_ERRS_BRESP_AW/WLAST; a memory port that answered a refused burst at once did it)."""
+    rules = ProtocolRules(64)
+    cycle(rules, ["AW"], ["AW"], AW=address(length=0))
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRS_BRESP_WLAST"):
+        cycle(rules, ["W", "B"], ["W", "B"], W=w(1, last=1), B={"RESP": 0, "ID": 0})
+    rules = ProtocolRules(64)
+    cycle(rules, ["AW"], ["AW"], AW=address(length=0))
+    cycle(rules, ["W"], ["W"], W=w(1, last=1))
+    cycle(rules, ["B"], ["B"], B={"RESP": 0, "ID": 0})
+    assert not rules.errors
+
+
 def test_w_beats_before_their_aw_are_legal_and_checked_when_it_comes():
     """A3.3.1: W may lead AW; the early beats are matched to the AWs in order."""
     rules = ProtocolRules(64)

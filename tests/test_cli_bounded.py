@@ -70,7 +70,8 @@ def test_an_endless_device_is_refused_at_its_first_bytes(tmp_path, genomes, tmpd
 
 @pytest.mark.parametrize("arguments", [["sketch", "-l", "/dev/zero", "-o", "x.sketch"],
                                        ["motifs", "--test", "/dev/zero", "--control", "{g0}"],
-                                       ["cluster", "{g0}", "{g1}", "--order", "/dev/zero"]])
+                                       ["cluster", "{g0}", "{g1}", "--order", "/dev/zero"],
+                                       ["cluster", "{g0}", "{g1}", "--quality", "/dev/zero"]])
 def test_lists_order_files_and_motif_inputs_are_bounded(tmp_path, genomes, tmpdir_env,
                                                         arguments):
     """Before: read whole into memory, at about 2 GB/s, until killed."""
@@ -80,6 +81,21 @@ def test_lists_order_files_and_motif_inputs_are_bounded(tmp_path, genomes, tmpdi
     assert result.returncode == 2
     assert result.stderr.startswith("error: /dev/zero: ") and "NUL byte at offset 0" in \
         result.stderr, result.stderr
+
+
+def test_a_quality_table_keeps_only_the_rows_of_the_run(tmp_path, genomes):
+    """--quality: rows of genomes the run does not have are read past, not held (a project's
+    CheckM2 report covers more bins than one run clusters), even when they repeat a name; a
+    run's genome named twice is still refused."""
+    names = [Path(g).name.split(".")[0] for g in genomes[:2]]
+    table = tmp_path / "quality_report.tsv"
+    rows = [f"{name}\t{90 + i}\t1.0" for i, name in enumerate(names)]
+    rows += [f"other{i % 7}\t50\t2.0" for i in range(1000)]
+    table.write_text("Name\tCompleteness\tContamination\n" + "\n".join(rows) + "\n")
+    assert run("cluster", *genomes[:2], "--quality", table, "-o", tmp_path / "c.tsv") == 0
+    table.write_text(table.read_text() + f"{names[1]}\t80\t1.0\n")
+    assert run("cluster", *genomes[:2], "--quality", table, "-o", tmp_path / "d.tsv") == 2
+    assert not (tmp_path / "d.tsv").exists()
 
 
 def test_a_list_line_without_end_is_refused_at_its_limit(tmp_path, genomes, capsys):
@@ -486,17 +502,22 @@ def test_an_interrupted_local_cluster_says_one_line(tmp_path, genomes):
     pytest.importorskip("distributed")
     if shutil.which("pgrep") is None:
         pytest.skip("no pgrep (procps) to see the workers start")
+    # Eight genomes of 1 Gbase each (2.2 CPU s each here), stored as gzip members of a repeated
+    # line (8 MB each): one of 40 Mbases was done within the wait on CI's machine, and the run
+    # ended with 0 before its interruption.
+    import gzip
     import numpy as np
     rng = np.random.default_rng(51)
-    big = tmp_path / "big.fa"
-    with open(big, "wb") as out:
-        out.write(b">big\n")
-        for _ in range(40):
-            out.write(np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 1_000_000)].tobytes()
-                      + b"\n")
-    process = subprocess.Popen([sys.executable, "-m", "host", "dist", str(big), *map(str, genomes),
-                                "--workers", "2", "-o", str(tmp_path / "d.tsv")], env=ENV,
-                               stderr=subprocess.PIPE, text=True)
+    names = []
+    for number in range(8):
+        line = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 16_000)].tobytes() + b"\n"
+        member = gzip.compress(line * 250, compresslevel=9)     # 4 Mbases
+        names.append(tmp_path / f"big-{number}.fa.gz")
+        with open(names[-1], "wb") as out:
+            out.write(gzip.compress(f">big-{number}\n".encode()) + member * 250)
+    process = subprocess.Popen([sys.executable, "-m", "host", "dist", *map(str, names),
+                                *map(str, genomes), "--workers", "2", "-o", str(tmp_path / "d.tsv")],
+                               env=ENV, stderr=subprocess.PIPE, text=True)
     try:
         def workers_started():
             children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,

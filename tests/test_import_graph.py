@@ -1,9 +1,10 @@
 """The floors of the project (docs/architecture.md), checked on every module's imports, including
 those inside functions: kmerspec imports nothing else of the project, hw/ never imports host/ or
 sim/, host/ imports hw/ and sim/ only in one module (host.device: it simulates RTL and hands the
-xrt backend the XRT stand-in with KMER_SKETCH_PYXRT=sim), never in the card driver (host.xrt),
-sim/ imports host/ only in the bench that runs the host's call plan on a
-kernel, in the XRT stand-in (the driver's declared C API, host.xrt_binding) and in the xclbin
+xrt backend the XRT stand-in with KMER_SKETCH_PYXRT=sim and the f2 backend the F2 SDK stand-in
+with KMER_SKETCH_F2_SIM), never in the card drivers (host.xrt, host.f2), sim/ imports host/
+only in the bench that runs the host's call plan on a kernel, in the XRT and F2 stand-ins
+(the drivers' declared C APIs, host.xrt_binding and host.f2_binding) and in the xclbin
 writer (the structures the driver reads with, host.xclbin), the card path (host without
 host.device, kmerspec) needs no Amaranth, and no modules of host/ import each other in a
 circle."""
@@ -22,8 +23,9 @@ PROJECT = PACKAGES + ("tests", "bench")
 SIMULATOR_BACKEND = "host.device"
 #: the one module of host/ that may reach into hw/ and sim/, and its only such edges: SimDevice
 #: builds and simulates RTL; xrt_stand_in gives the xrt backend the XRT stand-in for XrtDevice
-#: when KMER_SKETCH_PYXRT=sim (the driver, host.xrt, does not know its test double)
-SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner", "sim.xrt_sim"}}
+#: when KMER_SKETCH_PYXRT=sim, f2_stand_in the f2 backend AWS's SDK stand-in for F2Device when
+#: KMER_SKETCH_F2_SIM=DIR (the drivers, host.xrt and host.f2, do not know their test doubles)
+SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner", "sim.xrt_sim", "sim.f2_sim"}}
 #: what each package may import of the project (besides itself)
 ALLOWED = {
     "kmerspec": set(),
@@ -35,10 +37,11 @@ ALLOWED = {
 #: kernel's bench executes the call plan of host.allpairs.SimilarityJob (the host's layout code
 #: under test) on the RTL; the XRT C API stand-in offers exactly the functions the card driver
 #: declares (host.xrt_binding.PROTOTYPES), so it cannot accept a call the real library does not
-#: have; the xclbin writer the stand-in and the tests use writes the structures the driver's
+#: have (and the F2 SDK stand-in, host.f2_binding.PROTOTYPES, likewise); the xclbin writer the stand-in and the tests use writes the structures the driver's
 #: xclbin reader reads (host.xclbin), so the two cannot disagree on a layout
 SIM_HOST_EDGES = {"sim.jacc_similarity.tb_kernel": {"host.allpairs"},
-                  "sim.xrt_sim": {"host.xrt_binding"}, "sim.xclbin": {"host.xclbin"}}
+                  "sim.xrt_sim": {"host.xrt_binding"}, "sim.xclbin": {"host.xclbin"},
+                  "sim.f2_sim": {"host.f2_binding"}}
 #: third-party packages of the RTL and simulation floors, which the card path must not need
 HARDWARE_ONLY = {"amaranth", "cocotb", "cocotb_tools", "cocotbext"}
 

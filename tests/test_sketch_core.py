@@ -14,12 +14,12 @@ from tests.simulation import simulate
 
 
 def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpressure=0.2,
-                   settings=(), at_end=None):
+                   settings=(), at_end=None, background=()):
     """Run kernel calls ``(chunk bytes, record count)`` one after the other through one core
     (its state persists between calls, as between kernel runs), with the inputs ``settings``
     ((signal, value) pairs, such as the prefilter's min_count) set first; return each call's
     output bytes and throughput counters. ``at_end(ctx)``, if given, runs after the last call's
-    records."""
+    records; ``background`` testbenches run beside it."""
     rng = random.Random(seed)
     bus_bytes = core.bus_bits // 8
     outputs = []
@@ -56,23 +56,28 @@ def simulate_calls(core: SketchCore, calls, record_bytes, seed, idle=0.2, backpr
         if at_end:
             await at_end(ctx)
 
-    simulate(core, testbench)
+    simulate(core, testbench, background=background)
     return outputs, stats
 
 
 def sketch_with_core(genomes, geometry, k, seed, max_block_beats=6, max_chunk_bytes=400,
-                     idle=0.2, backpressure=0.2, at_end=None):
+                     idle=0.2, backpressure=0.2, at_end=None, watch=None):
     """Sketch ``genomes`` through :func:`run_genomes` with the simulated core as the kernel.
 
     The simulator cannot be called back from ``run_genomes``, so the calls are simulated first
-    (on one core instance, in order) and their outputs replayed to ``run_genomes``."""
+    (on one core instance, in order) and their outputs replayed to ``run_genomes``. ``watch(ctx,
+    core)``, if given, runs beside them (a background testbench)."""
     core = SketchCore(lanes=geometry.lanes, bytes_per_lane=geometry.bytes_per_lane, k=k,
                       p=geometry.p, w=geometry.w)
     calls = [(chunk, len(tags)) for chunk, tags in pack_chunks(
         plan_blocks(genomes, geometry, max_block_beats=max_block_beats), geometry,
         max_chunk_bytes=max_chunk_bytes)]
+    async def watching(ctx):
+        await watch(ctx, core)
+
     outputs, stats = simulate_calls(core, calls, geometry.record_bytes, seed, idle, backpressure,
-                                    at_end=at_end and (lambda ctx: at_end(ctx, core)))
+                                    at_end=at_end and (lambda ctx: at_end(ctx, core)),
+                                    background=[watching] if watch else ())
     replies = iter(outputs)
     records = run_genomes(genomes, geometry, lambda chunk, count: next(replies),
                           max_block_beats=max_block_beats, max_chunk_bytes=max_chunk_bytes)
@@ -161,6 +166,36 @@ def test_core_bank_switches_in_every_lane():
     assert clean == [True]
     assert stats["taken"] == stats["offered_streaming"] > 0
     assert len(stats["stops"]) > 1, "some genome end should wait for a drain"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_drain_last_is_the_address_compare_in_every_cycle(seed):
+    """``drain_last``, the register that replaced the drain's ``drain_addr == 2^(p-4) - 1``
+    (the compare was the JACC sketch kernel's longest path, docs/timing.md), equals that compare
+    in every cycle: through the clear after reset, drains in both lanes one after the other,
+    genome ends that wait for a drain, idle input and output backpressure. So the core runs cycle
+    for cycle as with the compare. Fails on the compare registered naively (one cycle late: the
+    drain reads one word more, 'drain_last 0 at address 15')."""
+    geometry = Params(lanes=2, bytes_per_lane=4, p=8, w=4)
+    rng = random.Random(seed)
+    genomes = [[b">r\n" + bytes(rng.choice(b"ACGT") for _ in range(rng.choice([1, 5, 30, 200])))]
+               for _ in range(48)]
+    last_word = geometry.registers // 16 - 1
+    seen = {"cycles": 0, "last": 0}
+
+    async def watch(ctx, core):
+        async for _, _, address, last in ctx.tick().sample(core._drain_addr, core._drain_last):
+            assert last == (address == last_word), \
+                f"cycle {seen['cycles']}: drain_last {last} at address {address}"
+            seen["cycles"] += 1
+            seen["last"] += last
+
+    records, stats, _ = sketch_with_core(genomes, geometry, 7, seed=seed, max_block_beats=4,
+                                         max_chunk_bytes=1 << 20, watch=watch)
+    compare_records(records, [expected_record(tag, files, 7, geometry)
+                              for tag, files in enumerate(genomes)])
+    # the clear after reset and one drain per genome each end on the last word
+    assert seen["last"] >= 1 + len(genomes) and seen["cycles"] > 2000, seen
 
 
 @pytest.mark.parametrize("both_banks", [False, True])

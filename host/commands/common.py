@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..backends import STAND_IN_ENV, get_backend
+from ..backends import F2_STAND_IN_ENV, STAND_IN_ENV, get_backend
 from ..scheduler import make_executor
 from ..io import InputError, name_problem
 from ..outputs import Outputs, writes_in_place
@@ -26,7 +26,7 @@ from kmerspec.params import SAMPLE_SEED
 
 __all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
            "HLL_DEFAULTS", "JSD_DEFAULTS", "check_table_names", "option_name", "hll_params", "min_count_params",
-           "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "backend_of",
+           "jsd_params", "xclbin", "check_backend", "pyxrt_stand_in", "f2_stand_in", "backend_of",
            "executor_of", "row_tiles", "require_scipy", "warn_saturated", "SATURATED_SHARE"]
 
 ROWS_PER_TILE = 32
@@ -210,6 +210,9 @@ def check_backend(args) -> None:
     """Fail on a missing FPGA binary before any input is read (and before XRT is looked for),
     and on --xclbin given for a backend that has no FPGA binary."""
     backend = getattr(args, "backend", None)
+    if getattr(args, "slot", None) is not None and backend != "f2":
+        raise InputError(f"--slot: applies to --backend f2, not --backend {backend}; drop it "
+                         "or choose --backend f2")
     if getattr(args, "xclbin", None) is not None and backend not in ("xrt", "auto"):
         raise InputError(f"--xclbin: applies to --backend xrt (or auto), not --backend "
                          f"{backend}; drop it or choose --backend xrt")
@@ -224,6 +227,12 @@ def check_backend(args) -> None:
                          f"python -m hw.build and v++)")
 
 
+def f2_stand_in() -> bool:
+    """``KMER_SKETCH_F2_SIM=DIR``: the f2 backend drives the stand-in of AWS's SDK
+    (sim/f2_sim.py), whose slot 0 holds the CL directory DIR, simulated."""
+    return bool(os.environ.get(F2_STAND_IN_ENV))
+
+
 def pyxrt_stand_in() -> bool:
     """``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
     reached through host.device.xrt_stand_in) instead of XRT's library; --xclbin then names
@@ -235,7 +244,8 @@ def backend_of(args, session: Session):
     """The command's backend, made once per run."""
     if session.backend is None:
         session.backend = get_backend(args.backend, xclbin(args),
-                                      sim_geometry=getattr(args, "sim_geometry", "small"))
+                                      sim_geometry=getattr(args, "sim_geometry", "small"),
+                                      slot=getattr(args, "slot", None) or 0)
     return session.backend
 
 

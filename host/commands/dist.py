@@ -4,6 +4,7 @@ by tile as a TSV or PHYLIP matrix, or as edges (``--threshold``, ``--top``), or 
 
 import numpy as np
 
+from ..backends import KERNEL_BACKENDS
 from ..scheduler import LocalExecutor
 from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
                           floor_jaccard_tiles, p_value_lines)
@@ -224,7 +225,7 @@ def pair_tiles(args, session: Session, sketches: SketchSet, executor,
     bound, host.metrics.jaccard_bound) edge tiles of the pairs with J >= it; with ``args.top``
     edge tiles of each genome's best; else row tiles of full rows of the base similarity of
     ``args.metric`` (J, or C for containment). Only --plot and newick hold these rows whole."""
-    backend = backend_of(args, session) if args.backend in ("sim", "xrt") else None
+    backend = backend_of(args, session) if args.backend in KERNEL_BACKENDS else None
     params = HllParams(sketches.params["p"], sketches.params["w"])
     top = getattr(args, "top", None)
     if args.estimator == "hll" and hasattr(backend, "all_pairs"):

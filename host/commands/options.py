@@ -148,12 +148,17 @@ def backend_options(sub):
                      help="sw: fast software model (default); golden: pure-Python "
                           "reference; sim: the RTL kernels in simulation (small inputs; "
                           "simulator output goes to a log file, named if it fails); "
-                          "xrt: an FPGA card; auto: xrt if available, else sw")
+                          "xrt: an FPGA card; f2: an AWS EC2 F2 FPGA slot (--slot) with an AFI "
+                          "of python -m hw.build --board f2; auto: xrt if available, else sw")
     sub.add_argument("--xclbin", default=None, metavar="FILE",
                      help="FPGA binary for --backend xrt (.xclbin, or .awsxclbin on F1; "
                           "with KMER_SKETCH_PYXRT=sim, a python -m hw.build output "
                           "directory whose kernels are simulated; default: "
                           "$KMER_SKETCH_XCLBIN)")
+    sub.add_argument("--slot", type=ranged_int(0, 7), default=None, metavar="N",
+                     help="FPGA slot of --backend f2 (0..7, default 0; sudo "
+                          "fpga-describe-local-image -S N shows what it holds; with "
+                          "KMER_SKETCH_F2_SIM=DIR, slot 0 holds that CL directory, simulated)")
     sub.add_argument("-p", "--threads", type=ranged_int(1, 4096), default=None, metavar="N",
                      help="threads of the sw backend (Mash's -p); the output is the same for "
                           "every N (default: all cores)")

@@ -103,6 +103,9 @@ class SketchCore(wiring.Component):
         self._bus_bits = 8 * lanes * bytes_per_lane
         self._writer = RecordWriter(self._bus_bits, p, w)
         self._prefilter = prefilter
+        # the drain's word address and ``address == 2^(p-4) - 1`` (a register of its own)
+        self._drain_addr = Signal(p - 4, name="drain_addr")
+        self._drain_last = Signal(name="drain_last")
         self._lane_units = [SketchLane(bytes_per_lane=bytes_per_lane, k=k, p=p, w=w,
                                        prefilter=prefilter)
                             for _ in range(lanes)]
@@ -176,7 +179,19 @@ class SketchCore(wiring.Component):
         current_bank = Signal()
         m.d.comb += current_bank.eq(~insert_bank.bit_select(current, 1))
         record_tag = Signal(32)
-        drain_addr = Signal(p - 4)
+        drain_addr = self._drain_addr
+        # ``drain_addr == words - 1`` as a register beside the address (the compare, 6 LUTs into
+        # the lanes' pending bits, was the kernel's longest path, 4.11 ns: docs/timing.md, run
+        # 18): on each step it takes whether the address it steps from is the one before the
+        # last, and it is cleared wherever the address is (so it equals the compare in every
+        # cycle: tests/test_sketch_core.py checks it cycle by cycle)
+        drain_last = self._drain_last
+
+        def step_drain():
+            m.d.sync += [drain_addr.eq(drain_addr + 1), drain_last.eq(drain_addr == words - 2)]
+
+        def clear_drain():
+            m.d.sync += [drain_addr.eq(0), drain_last.eq(0)]
         # round robin from the lane after the last drained one: a ready bank waits for at most
         # T - 1 other drains
         after_current = Signal(lanes)
@@ -260,8 +275,9 @@ class SketchCore(wiring.Component):
                 if self._prefilter is not None:
                     with m.If(drain_addr == 0):
                         m.d.comb += clear_counts.eq(Const((1 << lanes) - 1, lanes))
-                m.d.sync += [drain_addr.eq(drain_addr + 1), discard.eq(flight + 1)]
-                with m.If(drain_addr == words - 1):
+                step_drain()
+                m.d.sync += discard.eq(flight + 1)
+                with m.If(drain_last):
                     m.d.sync += clearing.eq(0)
                     m.next = "Settle"
             with m.State("Settle"):
@@ -269,23 +285,23 @@ class SketchCore(wiring.Component):
                 m.d.sync += discard.eq(discard - 1)
                 with m.If(discard == 1):
                     m.d.comb += features.clear.eq(1)
-                    m.d.sync += drain_addr.eq(0)
+                    clear_drain()
                     m.next = "Idle"
             with m.State("Idle"):
                 m.d.comb += running.eq(1)
                 with m.If(ready != 0):
                     m.d.comb += features.clear.eq(1)
                     m.d.sync += [current.eq(next_lane),
-                                 current_lanes.eq(Const(1, lanes) << next_lane),
-                                 drain_addr.eq(0), merging.eq(1)]
+                                 current_lanes.eq(Const(1, lanes) << next_lane), merging.eq(1)]
+                    clear_drain()
                     m.next = "Merge"
             with m.State("Merge"):
                 m.d.comb += running.eq(1)
                 # (the lane's tag holds while its drain is pending; it may change after Merge)
                 m.d.sync += record_tag.eq(tags[current])
                 with m.If(may_issue):
-                    m.d.sync += drain_addr.eq(drain_addr + 1)
-                    with m.If(drain_addr == words - 1):
+                    step_drain()
+                    with m.If(drain_last):
                         # the bank is clear: the lane may switch to it again
                         m.d.sync += [pending.bit_select(current, 1).eq(0), merging.eq(0)]
                         m.next = "Record"

@@ -10,6 +10,10 @@ _REQUIRED = ("name", "part", "platforms", "kernel_clock_hz", "memory_banks", "re
 #: ``kind = "standalone"``: a board without a Vitis shell, built as a bitstream by Amaranth's own
 #: vendor flow (hw/selftest/board.py)
 _REQUIRED_STANDALONE = ("name", "part", "amaranth_platform", "clock_hz", "resources")
+#: ``kind = "hdk"``: a board whose vendor flow takes RTL behind its own shell interface (AWS F2's
+#: HDK flow: hw/f2/), built by the function its ``builder`` names
+_REQUIRED_HDK = ("name", "part", "kernel_clock_hz", "memory_banks", "resources", "builder")
+_REQUIRED_BY_KIND = {"vitis": _REQUIRED, "standalone": _REQUIRED_STANDALONE, "hdk": _REQUIRED_HDK}
 
 
 class BoardError(ValueError):
@@ -30,15 +34,17 @@ def load_board(name, boards_dir=BOARDS_DIR) -> dict:
     with open(p, "rb") as f:
         board = tomllib.load(f)
     board.setdefault("kind", "vitis")
-    if board["kind"] not in ("vitis", "standalone"):
-        raise BoardError(f"board file {p}: kind must be \"vitis\" or \"standalone\", "
-                         f"not {board['kind']!r}")
-    standalone = board["kind"] == "standalone"
-    missing = [k for k in (_REQUIRED_STANDALONE if standalone else _REQUIRED) if k not in board]
+    if board["kind"] not in _REQUIRED_BY_KIND:
+        raise BoardError(f"board file {p}: kind must be one of "
+                         + ", ".join(f'"{k}"' for k in _REQUIRED_BY_KIND)
+                         + f", not {board['kind']!r}")
+    missing = [k for k in _REQUIRED_BY_KIND[board["kind"]] if k not in board]
     if missing:
         raise BoardError(f"board file {p}: missing {', '.join(missing)}")
-    if not standalone and (not board["platforms"] or not board["memory_banks"]):
+    if board["kind"] == "vitis" and (not board["platforms"] or not board["memory_banks"]):
         raise BoardError(f"board file {p}: platforms and memory_banks must not be empty")
+    if board["kind"] == "hdk" and not board["memory_banks"]:
+        raise BoardError(f"board file {p}: memory_banks must not be empty")
     for k in ("lut", "ff", "bram36", "uram", "dsp"):
         if k not in board["resources"]:
             raise BoardError(f"board file {p}: [resources] lacks {k}")

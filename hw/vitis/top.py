@@ -11,9 +11,15 @@ Reset: the core's registers see ``~ap_rst_n`` through two register stages (ap_rs
 every register of the kernel; the stages let the tools replicate it), so the state they drive
 lags the input by two cycles. Every AXI VALID and READY the top drives (ARVALID, AWVALID,
 WVALID, RREADY, BREADY of each m_axi port; AWREADY, WREADY, BVALID, ARREADY, RVALID of
-s_axi_control) is therefore and-ed with the raw ``ap_rst_n`` at the port: all are low from the
-first cycle ap_rst_n is low (ARM IHI 0022, A3.1.2: VALIDs low during reset), and the kernel takes
-nothing in reset either (one LUT input on each of these outputs, no register path lengthened).
+s_axi_control) is therefore and-ed with the raw ``ap_rst_n`` and with the inner reset's
+complement at the port: all are low from the first cycle ap_rst_n is low (ARM IHI 0022, A3.1.2:
+VALIDs low during reset) until the registers behind them are out of reset, two edges after
+ap_rst_n rose. A master may start an access right after the first edge at which ARESETn is high;
+the control block's READYs, high in their reset state, would take it in the next edge, which
+still resets the block, and it would never be answered. So nothing is offered or taken while any
+register behind a port is in reset (two LUT inputs on each of these outputs, ap_rst_n and the
+last reset stage; no register path lengthened). The READYs are low at the first edge after reset
+too (AMD's protocol checker, PG101: XILINX_*READY_RESET).
 
 The module name is the kernel name: ``verilog.convert(VitisKernel(core), name=desc.name)``
 (:func:`to_verilog` does this).
@@ -30,7 +36,7 @@ from .description import KernelDesc, bundle_signature
 __all__ = ["VitisKernel", "to_verilog", "top_port_names", "HANDSHAKE_OUTPUTS"]
 
 #: The handshake members a master drives (m_axi) and a slave drives (s_axi_control): low
-#: while ap_rst_n is low
+#: while ap_rst_n is low and until the registers behind them are out of reset
 HANDSHAKE_OUTPUTS = {"master": ("ARVALID", "AWVALID", "WVALID", "RREADY", "BREADY"),
                      "slave": ("AWREADY", "WREADY", "BVALID", "ARREADY", "RVALID")}
 
@@ -85,9 +91,15 @@ class VitisKernel(wiring.Component):
                                                          addr_width=desc.control_addr_width)
         m.submodules.core = core = self.core
 
+        # every register behind the ports is out of reset: ap_rst_n high (from its first low
+        # cycle on, before the stages see it) and the last stage low (until two edges after it
+        # rose: the control block's READYs would take an access that the reset then forgets)
+        out_of_reset = Signal()
+        m.d.comb += out_of_reset.eq(self.ap_rst_n & ~rst_pipe[1])
+
         def drive(top, inner, name, side):
             quiet = name in HANDSHAKE_OUTPUTS[side]
-            m.d.comb += top.eq(inner & self.ap_rst_n if quiet else inner)
+            m.d.comb += top.eq(inner & out_of_reset if quiet else inner)
 
         for name, member in control.bus.signature.members.items():
             top = getattr(self, f"s_axi_control_{name}")

@@ -22,7 +22,7 @@ import json
 from dataclasses import asdict, dataclass, fields, replace
 
 __all__ = ["KernelParams", "KERNELS", "params_class", "params_from_dict", "IDENTITY_VERSION",
-           "IDENTITY_MAGIC", "IdentityMismatch"]
+           "IDENTITY_MAGIC", "IdentityMismatch", "params_from_identity"]
 
 #: kernel name -> its contract module (under kmerspec.kernels)
 KERNELS = ("jacc_sketch", "jacc_similarity", "jsd_builder", "jsd_similarity", "motif")
@@ -136,3 +136,22 @@ def params_class(kernel: str) -> type:
 def params_from_dict(values: dict) -> KernelParams:
     """The Params a :meth:`KernelParams.to_dict` made (its ``kernel`` key picks the class)."""
     return params_class(values["kernel"]).from_dict(values)
+
+
+def params_from_identity(words) -> KernelParams:
+    """The Params a binary was built with, from its identity words (magic, version, number of
+    parameter words, then every field as two words, low first: :meth:`KernelParams.identity_words`).
+    ValueError when the words are not a kernel's of this IDENTITY_VERSION or do not build."""
+    words = [int(word) for word in words]
+    if len(words) < 3 or words[0] & 0xFFFF0000 != IDENTITY_MAGIC \
+            or not 1 <= words[0] & 0xFFFF <= len(KERNELS):
+        raise ValueError(f"not a kernel's identity words (magic 0x{words[0] if words else 0:08x})")
+    cls = params_class(KERNELS[(words[0] & 0xFFFF) - 1])
+    if words[1] != IDENTITY_VERSION:
+        raise ValueError(f"{cls.KERNEL}: identity layout version {words[1]}, this host reads "
+                         f"{IDENTITY_VERSION}")
+    names = [field.name for field in fields(cls)]
+    if words[2] != 2 * len(names) or len(words) < 3 + words[2]:
+        raise ValueError(f"{cls.KERNEL}: {words[2]} parameter words, expected {2 * len(names)}")
+    values = {name: words[3 + 2 * i] | words[4 + 2 * i] << 32 for i, name in enumerate(names)}
+    return cls(**values)
