@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends import KERNEL_BACKENDS
 from ..estimators import (DEFAULT_DETECTION, DEFAULT_ESTIMATOR, KERNEL_NOTE,
                           block_containment_ani, block_values, detection_floor,
                           floor_jaccard_tiles)
@@ -131,7 +132,7 @@ def pair_tiles(how: Comparison, run: Run, sketches: SketchSet, executor,
     bound, host.metrics.jaccard_bound) edge tiles of the pairs with J >= it; with ``how.top``
     edge tiles of each genome's best; else row tiles of full rows of the base similarity of
     ``how.metric`` (J, or C for containment). Only --plot and newick hold these rows whole."""
-    backend = run.backend() if run.backend_name in ("sim", "xrt") else None
+    backend = run.backend() if run.backend_name in KERNEL_BACKENDS else None
     params = HllParams(sketches.params["p"], sketches.params["w"])
     top = how.top
     if how.estimator == "hll" and hasattr(backend, "all_pairs"):

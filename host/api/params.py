@@ -62,8 +62,9 @@ class Sketching:
     per_record: bool = False
 
     def given(self, keys: Sequence[str]) -> list[str]:
-        """The settings among ``keys`` that were given."""
-        return [key for key in keys if getattr(self, key) not in (None, False)]
+        """The settings among ``keys`` that were given (``canonical`` either way)."""
+        return [key for key in keys if getattr(self, key) is not None
+                and (key == "canonical" or getattr(self, key) is not False)]
 
 
 def _resolve(sketching: Sketching, defaults: dict, hash_name: str, like: SketchSet | None,

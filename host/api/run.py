@@ -46,7 +46,8 @@ def _said(line: str) -> None:
 @dataclass
 class Run:
     """The context of one API call or command: ``backend_name`` (sw, golden, sim, xrt, auto),
-    made on first use (:meth:`backend`) with ``xclbin`` and ``sim_geometry``; ``threads`` of
+    made on first use (:meth:`backend`) with ``xclbin``, ``sim_geometry`` and ``slot`` (f2's
+    FPGA slot); ``threads`` of
     the sw backend and the native pair loops (None: every core); ``warnings`` gathered for the
     end of the run; ``say(line)`` for a note or warning the user should see at once;
     ``terminal``, where progress lines go (None: no progress); ``option(key)``, how a setting is
@@ -55,6 +56,7 @@ class Run:
     backend_name: str = "sw"
     xclbin: str | None = None
     sim_geometry: str = "small"
+    slot: int = 0
     threads: int | None = None
     warnings: list[str] = field(default_factory=list)
     say: Callable[[str], None] = _said
@@ -67,7 +69,7 @@ class Run:
         if self.made_backend is None:
             self.made_backend = get_backend(self.backend_name,
                                             self.xclbin or os.environ.get(XCLBIN_ENV),
-                                            sim_geometry=self.sim_geometry, say=self.say)
+                                            sim_geometry=self.sim_geometry, slot=self.slot)
         return self.made_backend
 
     def progress(self, label: str, total: int, unit: str = "genomes") -> Progress:

@@ -74,9 +74,9 @@ def _few_kmer_estimates(registers: np.ndarray) -> np.ndarray:
         return np.where(empty > 0, m * np.log(m / np.maximum(empty, 1)), np.inf)
 
 
-def warn_without_kmers(run: Run, paths: Sequence[str], empty: Sequence[bool],
-                        what: str, estimates: Sequence[float] | None = None) -> None:
-    """A warning for each genome without k-mers (``what`` says which), saying why where the
+def warn_without_kmers(warnings: list[str], paths: Sequence[str], empty: Sequence[bool],
+                       what: str, estimates: Sequence[float] | None = None) -> None:
+    """A warning in ``warnings`` for each genome without k-mers (``what`` says which), saying why where the
     file shows it (host.io.few_kmers_cause); and, given the sketches' ``estimates`` of distinct
     k-mers, one for each genome with almost none whose file shows why."""
     for index, (path, is_empty) in enumerate(zip(paths, empty)):
@@ -86,15 +86,15 @@ def warn_without_kmers(run: Run, paths: Sequence[str], empty: Sequence[bool],
             size = None
         if is_empty:
             if size == 0:
-                run.warnings.append(f"{path}: empty file, no k-mers")
+                warnings.append(f"{path}: empty file, no k-mers")
                 continue
             why = few_kmers_cause(path)
-            run.warnings.append(f"{path}: {what}" + (f": {why}" if why else ""))
+            warnings.append(f"{path}: {what}" + (f": {why}" if why else ""))
         elif estimates is not None and size and estimates[index] < FEW_KMERS_PER_BYTE * size:
             why = few_kmers_cause(path)
             if why:
-                run.warnings.append(f"{path}: almost no k-mers (~{estimates[index]:.0f} "
-                                        f"distinct in {size:,} bytes): {why}")
+                warnings.append(f"{path}: almost no k-mers (~{estimates[index]:.0f} "
+                                f"distinct in {size:,} bytes): {why}")
 
 
 def _min_count_arguments(min_count: MinCountParams) -> dict:
@@ -142,13 +142,22 @@ def sketch_files(paths: Sequence[str], params: dict, run: Run, executor=None,
               else np.zeros((0, hll.m), dtype=np.uint8)}
     seen = (f" seen at least {min_count.min_count} times ({run.option('min_count')} "
             f"{min_count.min_count})" if min_count.active else "")
-    warn_without_kmers(run, paths, [not r.any() for r in registers],
+    warn_without_kmers(run.warnings, paths, [not r.any() for r in registers],
                        f"no k-mer of length {params['k']}{seen}",
                        _few_kmer_estimates(arrays["registers"]))
     return SketchSet(kind="hll", params=params, names=names,
                      files=[[str(p)] for p in paths], arrays=arrays,
                      origin=_sequence_origin(paths), from_sequences=True,
                      min_counts=[min_count.record()] * len(paths) if min_count.active else [])
+
+
+def sketch_sequences(paths: Sequence[str], sketching: Sketching, run: Run, executor=None,
+                     params: dict | None = None) -> SketchSet:
+    """HLL sketches of the sequence files ``paths`` with ``params`` (default: those
+    ``sketching`` resolves to, host.api.params.hll_params), the read files filtered as
+    ``sketching`` says (SPEC 7)."""
+    params = hll_params(sketching, option=run.option) if params is None else params
+    return sketch_files(paths, params, run, executor, min_count_params(sketching))
 
 
 def _sequence_origin(paths: Sequence[str]) -> str:
@@ -182,7 +191,7 @@ def pqa_files(paths: Sequence[str], params: dict, run: Run, executor=None) -> Sk
     done = _each_with_progress(results, progress, bases)
     tags = [genome_tags for genome_tags, _ in done]
     values = [genome_values for _, genome_values in done]
-    warn_without_kmers(run, paths, [not v.any() for v in values],
+    warn_without_kmers(run.warnings, paths, [not v.any() for v in values],
                         f"no sampled k-mer (k={params['k']}, s={params['s']})")
 
     def stack(arrays):

@@ -1,7 +1,7 @@
 """``cluster``: genomes grouped at an ANI (or Jaccard, or Mash distance) threshold, greedily with
 one representative per cluster (as galah dereplicates) or by single, average or complete linkage;
-the algorithms are host.clustering's, the pairs those of ``dist`` (host.commands.dist.pair_tiles)
-and ``search`` (host.commands.search.query_block), by the run's estimator and detection."""
+the algorithms are host.clustering's, the pairs those of ``dist`` and ``search``
+(host.api.pairs.pair_tiles and query_block), by the run's estimator and detection."""
 
 import numpy as np
 
@@ -13,12 +13,12 @@ from ..plot import METRIC_TITLES, plot_format, plot_matrix
 from ..scheduler import LocalExecutor
 from ..sketchfile import SketchSet
 from .collections import collection_options
-from .common import Session, executor_of, parameter_header, require_scipy, row_tiles
+from ..api.pairs import query_block, query_tile
+from .common import (Session, executor_of, load_inputs, parameter_header, require_scipy,
+                     row_tiles)
 from .dist import comparison_options, pair_tiles, plot_options
-from .inputs import load_inputs
 from .options import ani_options, ani_source, backend_options, new_command, output_option, \
     plain_float
-from .search import query_block, query_tile
 from kmerspec.golden.hll import HllParams
 
 #: the orders of preference by name (--order); any other value is a file of genome names
