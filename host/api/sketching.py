@@ -154,9 +154,21 @@ def sketch_files(paths: Sequence[str], params: dict, run: Run, executor=None,
 def sketch_sequences(paths: Sequence[str], sketching: Sketching, run: Run, executor=None,
                      params: dict | None = None) -> SketchSet:
     """HLL sketches of the sequence files ``paths`` with ``params`` (default: those
-    ``sketching`` resolves to, host.api.params.hll_params), the read files filtered as
-    ``sketching`` says (SPEC 7)."""
+    ``sketching`` resolves to, host.api.params.hll_params): one a file, the read files filtered
+    as ``sketching`` says (SPEC 7), or one a record with ``sketching.per_record``
+    (host.api.records)."""
     params = hll_params(sketching, option=run.option) if params is None else params
+    if sketching.per_record:
+        given = sketching.given(("min_count", "mc_depth", "mc_width_bits", "min_count_fasta"))
+        if given:
+            raise InputError(f"{run.option(given[0])}: counts k-mers over a read set, but "
+                             f"with {run.option('per_record')} each record is its own sketch; "
+                             f"drop {run.option(given[0])}")
+        if executor is not None and not isinstance(executor, LocalExecutor):
+            raise InputError(f"{run.option('per_record')}: sketches in this process; drop "
+                             f"--workers/--scheduler")
+        from .records import sketch_records
+        return sketch_records(paths, params, run)
     return sketch_files(paths, params, run, executor, min_count_params(sketching))
 
 

@@ -79,7 +79,7 @@ def require_scipy(what: str) -> None:
 
 def shown_setting(key: str) -> str:
     """The option a setting of host.api.params.Sketching is given by on the command line."""
-    return "--no-canonical" if key == "canonical" else shown_option(key)
+    return {"canonical": "--no-canonical", "per_record": "-i"}.get(key) or shown_option(key)
 
 
 def sketching_of(args) -> Sketching:

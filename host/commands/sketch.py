@@ -18,6 +18,10 @@ def add_parser(commands) -> None:
                         help="FASTA/FASTQ files, plain or compressed, one genome per file, "
                              "or directories of them")
     collection_options(sketch, ("files",), listed="files")
+    sketch.add_argument("-i", "--individual", action="store_true", default=False,
+                        help="one sketch per record (a plasmid, contig or read) instead of per "
+                             "file, named by the record's header up to its first space (as mash "
+                             "sketch -i; docs/cli.md, genome names); --kind hll only")
     sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
                         help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
     output_option(sketch)
@@ -44,6 +48,8 @@ def run(args, session: Session) -> None:
             raise InputError(f"{other[0]}: applies to --kind {kind} sketches, not --kind "
                              f"{args.kind}; drop {', '.join(other)} or give --kind {kind}")
         if args.kind == "pqa":
+            if args.individual:
+                raise InputError("-i: sketches each record as an HLL sketch; drop --kind pqa")
             sketches = pqa_files(args.files, jsd_params(sketching, option=shown_setting), run,
                                  executor)
         else:
