@@ -36,8 +36,10 @@ __all__ = ["Collection", "Clusters", "InputError", "SketchWarning", "sketch", "s
 
 
 def registers_of(sketches: SketchSet) -> np.ndarray:
-    """The HLL registers of ``sketches`` as a (genomes, 2^p) numpy array of uint8, one
-    register a byte (the one place the API reads the in-memory layout of registers)."""
+    """The HLL registers of ``sketches`` (a host.sketchfile.SketchSet), one register a byte:
+    the one place the API reads the in-memory layout of registers.
+
+    Returns a (genomes, 2^p) numpy array of uint8, row i genome i."""
     return sketches.arrays["registers"]
 
 
