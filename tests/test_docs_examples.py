@@ -138,3 +138,23 @@ def test_each_public_function_s_help_says_what_it_returns():
             assert "Returns" in (thing.__doc__ or ""), name
     for method in (ksa.Collection.save, ksa.Clusters.rows, ksa.Clusters.representatives):
         assert "Returns" in method.__doc__, method
+
+
+def test_every_command_of_the_readme_s_table_for_mash_sourmash_and_drep_users_runs(tmp_path):
+    """README's "Coming from Mash, sourmash, dRep or galah": each ``python -m host`` command of
+    its last column runs, in order, from a scratch directory beside the examples."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### Coming from Mash, sourmash, dRep or galah", 1)[1].split("\n\n`", 1)[0]
+    rows = [line.split(" | ")[-1] for line in section.splitlines() if line.startswith("| ")
+            and not line.startswith("| task") and not line.startswith("|---")]
+    commands = [command for row in rows for command in re.findall(r"`(python -m host [^`]*)`",
+                                                                   row)]
+    assert len(commands) >= 10 and "import host.api" in section
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    for command in commands:
+        run = subprocess.run([sys.executable, "-m", "host", *command.split()[3:]], cwd=tmp_path,
+                             env=environment, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0 and "error" not in run.stderr, f"$ {command}\n{run.stderr}"
+    for written in ("refs.sketch", "records.sketch", "all.sketch", "reps.txt", "matrix.png"):
+        assert (tmp_path / written).stat().st_size > 0, written
