@@ -212,3 +212,18 @@ def test_hw_build_and_the_standalone_flows_do_not_import_each_other():
     assert {b["name"] for b in standalone} >= {"rfsoc4x2", "ulx3s"}
     for board in standalone:
         assert callable(standalone_builder(board))
+
+
+def test_the_api_is_the_floor_under_the_commands():
+    """host.api (the Python API) imports nothing of the command line, and the commands that
+    sketch, compare and cluster call it rather than keeping copies (issue 52 item 8)."""
+    api = [path for path in modules("host") if module_name(path).startswith("host.api")]
+    assert {module_name(path) for path in api} >= {"host.api", "host.api.pairs",
+                                                   "host.api.sketching", "host.api.clustering"}
+    upward = [f"{module_name(path)} imports {imported}" for path in api
+              for imported in sorted(imports_of(path))
+              if imported.startswith(("host.commands", "host.cli"))]
+    assert not upward, "\n".join(upward)
+    for command in ("sketch", "dist", "search", "screen", "cluster"):
+        path = ROOT / "host" / "commands" / f"{command}.py"
+        assert any(imported.startswith("host.api") for imported in imports_of(path)), command
