@@ -91,16 +91,22 @@ def _resolve(sketching: Sketching, defaults: dict, hash_name: str, like: SketchS
 def hll_params(sketching: Sketching, like: SketchSet | None = None,
                option=lambda key: f"{key}=") -> dict:
     """The HLL parameters (k, p, w, canonical, hash) sequence files are sketched with."""
-    params = _resolve(sketching, HLL_DEFAULTS, "fmix64", like, option)
-    engine_params("hll", params)  # validates
-    return params
+    return _validated("hll", _resolve(sketching, HLL_DEFAULTS, "fmix64", like, option))
 
 
 def jsd_params(sketching: Sketching, like: SketchSet | None = None,
                option=lambda key: f"{key}=") -> dict:
     """The JSD engine's parameters (SPEC 4) sequence files are sketched with into PQAs."""
-    params = _resolve(sketching, JSD_DEFAULTS, "murmur3_32", like, option)
-    engine_params("pqa", params)  # validates
+    return _validated("pqa", _resolve(sketching, JSD_DEFAULTS, "murmur3_32", like, option))
+
+
+def _validated(kind: str, params: dict) -> dict:
+    """``params`` if the engine takes them (the command line's option ranges say the same
+    before; a Python caller learns it here), else InputError."""
+    try:
+        engine_params(kind, params)
+    except ValueError as error:
+        raise InputError(f"{kind} sketches: {error}") from None
     return params
 
 
