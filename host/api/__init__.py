@@ -102,9 +102,8 @@ def _sketching(k, index_bits, register_bits, canonical, min_count, mc_depth, mc_
 
 
 def _finish(run: Run, sketches: SketchSet | None = None) -> None:
-    """The end of an API call: its gathered warnings, and saturated sketches, as
-    SketchWarnings; a card's units closed."""
-    run.close()
+    """The end of an API call (its backend closed before): its gathered warnings, and
+    saturated sketches, as SketchWarnings."""
     if sketches is not None:
         line = saturated_warning(sketches)
         if line is not None:
@@ -168,8 +167,11 @@ def sketch_texts(sequences: Mapping[str, str | bytes] | Iterable[tuple[str, str 
         names.append(name)
         texts.append(check_sequence(name, data))
     hll = HllParams(params["p"], params["w"])
-    registers = list(run.backend().sketch_hll(([text] for text in texts), params["k"], hll,
-                                              params["canonical"], threads=threads))
+    try:
+        registers = list(run.backend().sketch_hll(([text] for text in texts), params["k"],
+                                                  hll, params["canonical"], threads=threads))
+    finally:
+        run.close()
     for name, genome in zip(names, registers):
         if not genome.any():
             run.warnings.append(f"{name}: no k-mer of length {params['k']}")
@@ -325,8 +327,11 @@ def cluster(genomes: Collection, *, ani: float | None = None, jaccard: float | N
                      min_af=DEFAULT_MIN_AF if min_af is None else min_af, method=method,
                      order=order, quality=quality)
     run = _run("sw", threads)
-    with executor() as local:
-        found = cluster_genomes(genomes.sketches, how, run, local)
+    try:
+        with executor() as local:
+            found = cluster_genomes(genomes.sketches, how, run, local)
+    finally:
+        run.close()
     _finish(run)
     return Clusters(genomes.names, found)
 
