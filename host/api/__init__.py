@@ -24,7 +24,7 @@ from ..io import InputError, check_sequence, name_problem
 from ..metrics import DEFAULT_MIN_AF, METRICS, express, threshold_problem
 from ..sketchfile import SketchSet, write_sketches
 from .clustering import Clustering, cluster_genomes
-from .pairs import Comparison, pair_tiles, query_block
+from .pairs import Comparison, packed_together, pair_tiles, query_block
 from .params import Sketching, check_table_names, hll_params, saturated_warning
 from .run import Run, SketchWarning, executor
 from .sketching import collect, sketch_sequences
@@ -245,19 +245,15 @@ def search(queries: Collection, references: Collection, *, metric: str = "jaccar
 
     Returns a (queries, references) numpy array of float64; with ``aligned_fractions``, the
     pair (values, the aligned fractions of a containment ANI, else None)."""
-    from ..similarity import PackedSketches
     _checked_metric(metric)
     if ani_from not in ("jaccard", "containment"):
         raise InputError(f"ani_from={ani_from!r}: choose jaccard or containment")
     reference_set, query_set = references.sketches, queries.sketches
     reference_set.check_compatible(query_set)
     check_table_names(reference_set)
-    params = reference_set.params
-    hll = HllParams(params["p"], params["w"])
     n_ref = len(reference_set)
-    packed = PackedSketches(np.concatenate([registers_of(reference_set),
-                                            registers_of(query_set)]), hll)
-    values, fractions = query_block(packed, hll, params["k"], np.arange(len(query_set)) + n_ref,
+    packed, hll = packed_together(reference_set, query_set)
+    values, fractions = query_block(packed, hll, reference_set.params["k"], np.arange(len(query_set)) + n_ref,
                                     np.arange(n_ref), metric, estimator, detection, threads,
                                     ani_from, min_af if ani_from == "containment" else 0.0,
                                     fractions=True)

@@ -22,7 +22,7 @@ from .sketching import read_sketch_files
 from kmerspec.golden.hll import HllParams
 
 __all__ = ["Comparison", "ROWS_PER_TILE", "row_tiles", "pair_tiles", "query_block",
-           "query_tile", "read_references"]
+           "query_tile", "read_references", "packed_together"]
 
 ROWS_PER_TILE = 32
 
@@ -167,6 +167,16 @@ def query_block(packed, params: HllParams, k: int, rows, columns, metric: str, e
                                           base_similarity(metric), estimator, detection,
                                           threads), k)
     return (values, None) if fractions else values
+
+
+def packed_together(references: SketchSet, queries: SketchSet):
+    """(one host.similarity.PackedSketches of the references then the queries, their
+    HllParams): query rows ``len(references) + q`` meet reference columns ``r``, as search
+    compares them."""
+    from ..similarity import PackedSketches
+    hll = HllParams(references.params["p"], references.params["w"])
+    registers = np.concatenate([references.arrays["registers"], queries.arrays["registers"]])
+    return PackedSketches(registers, hll), hll
 
 
 def query_tile(columns, packed, p: int, w: int, k: int, rows, metric: str, estimator: str,

@@ -3,7 +3,7 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..api.pairs import query_block, read_references
+from ..api.pairs import packed_together, query_block, read_references
 from ..estimators import p_value_lines
 from ..io import InputError
 from ..metrics import METRICS, passes, threshold_problem, threshold_text
@@ -12,7 +12,6 @@ from .common import Session, load_inputs, parameter_header, row_tiles, warn_satu
 from .options import (METRIC_HELP, add_estimator_options, ani_options, ani_source,
                       backend_options, hll_options, min_count_options, new_command,
                       output_option, plain_float, ranged_int)
-from kmerspec.golden.hll import HllParams
 
 
 def add_parser(commands) -> None:
@@ -48,7 +47,6 @@ def add_parser(commands) -> None:
 
 def run(args, session: Session) -> None:
     from ..neighbours import top_of_rows
-    from ..similarity import PackedSketches
     if args.threshold is not None:
         problem = threshold_problem(args.metric, args.threshold)
         if problem is not None:
@@ -61,13 +59,8 @@ def run(args, session: Session) -> None:
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
                            reference=references)
     warn_saturated(session, references, queries)
-    params = references.params
-    k, hll = params["k"], HllParams(params["p"], params["w"])
-    n_ref = len(references)
-    # One packing of references and queries: query rows meet reference columns.
-    packed_registers = np.concatenate([references.arrays["registers"],
-                                       queries.arrays["registers"]])
-    packed = PackedSketches(packed_registers, hll)
+    params, k, n_ref = references.params, references.params["k"], len(references)
+    packed, hll = packed_together(references, queries)
     chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "top": args.top,
               "estimator": args.estimator, "detection": args.detection}
