@@ -53,8 +53,8 @@ def test_records_are_sketched_one_by_one(scratch):
      "hll sketches: p must be an integer from 8 to 18, not 30"),
     (lambda: ksa.sketch("m.fa", individual=True, min_count=2),
      "min_count=: counts k-mers over a read set, but with individual= each record"),
-    (lambda: ksa.dist(ksa.sketch_texts({"x": "ACGT"}), metric="cosine"), "metric='cosine'"),
-    (lambda: ksa.cluster(ksa.sketch_texts({"x": "ACGT"}), ani=101), "ani=101"),
+    (lambda: ksa.dist(ksa.sketch_texts({"x": "ACGTTGCA" * 8}), metric="cosine"), "metric='cosine'"),
+    (lambda: ksa.cluster(ksa.sketch_texts({"x": "ACGTTGCA" * 8}), ani=101), "ani=101"),
 ])
 def test_mistakes_raise_input_error_with_the_command_line_s_words(scratch, call, message):
     (scratch / "m.fa").write_text(">a\nACGT\n")
