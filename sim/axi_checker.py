@@ -77,7 +77,8 @@ from typing import Mapping
 __all__ = ["CHECKER_ENV", "CHECKER_FILE", "CHECKER_MODULE", "BOUND_ENV", "MaxWaits",
            "CONTROL_MAXWAITS", "MASTER_MAXWAITS", "FIREWALL_WAITS", "CheckedPort",
            "AxiCheckerError", "checker_source", "unavailable_reason", "rule_table", "decode",
-           "module_ports", "axi_ports", "bind", "bound_ports", "CheckerWatch"]
+           "module_ports", "axi_ports", "vitis_maxwaits", "vitis_port_options", "bind",
+           "bound_ports", "bound_announcement", "CheckerWatch"]
 
 #: The environment variable with the path of an aws-fpga checkout
 CHECKER_ENV = "KSA_AWS_FPGA"
@@ -322,17 +323,22 @@ def module_ports(text: str, module: str) -> dict[str, tuple[str, int]]:
 
 
 def axi_ports(ports: Mapping[str, tuple[str, int]], *, clock="ap_clk", resetn="ap_rst_n",
-              maxwaits=None, **options) -> list[CheckedPort]:
+              maxwaits=None, port_options=None, **options) -> list[CheckedPort]:
     """Every AXI port among a module's ``ports`` (:func:`module_ports`): each prefix with a
     ``<prefix>_AWVALID``, AXI4 with ``<prefix>_AWLEN``, else AXI4-Lite. ``maxwaits(port name,
-    protocol)`` gives each port's :class:`MaxWaits` (default: :func:`vitis_maxwaits`)."""
+    protocol)`` gives each port's :class:`MaxWaits` (default: :func:`vitis_maxwaits`);
+    ``port_options(port name, protocol)`` further :class:`CheckedPort` fields per port
+    (e.g. :func:`vitis_port_options`); ``options`` the fields of every port."""
     maxwaits = maxwaits or vitis_maxwaits
     found = []
     for name in ports:
         if name.endswith("_AWVALID"):
             prefix = name[:-len("_AWVALID")]
             port = CheckedPort.prefixed(prefix, ports, clock=clock, resetn=resetn, **options)
-            found.append(replace(port, maxwaits=maxwaits(prefix, port.protocol)))
+            port = replace(port, maxwaits=maxwaits(prefix, port.protocol))
+            if port_options is not None:
+                port = replace(port, **port_options(prefix, port.protocol))
+            found.append(port)
     return found
 
 
@@ -340,6 +346,16 @@ def vitis_maxwaits(name: str, protocol: str) -> MaxWaits:
     """A Vitis kernel's ports: ``s_axi_control`` (AXI4-Lite) behind a control-path firewall,
     ``m_axi_*`` masters behind an SI-side one (module docstring)."""
     return CONTROL_MAXWAITS if protocol == "AXI4LITE" else MASTER_MAXWAITS
+
+
+def vitis_port_options(name: str, protocol: str) -> dict:
+    """What this project's Vitis kernels promise beyond AXI4 (hw/axi): a master issues only
+    full-width bursts (the checker's ``XILINX_*_SUPPORTS_NARROW_*`` rules on); the control port
+    (:class:`hw.axi.lite_control.AxiLiteControl`) holds at most two writes without their B (one
+    answered, one taken) and one read: a third taken before a B is ``AUXM_WCAM_OVERFLOW``."""
+    if protocol == "AXI4LITE":
+        return {"max_bursts": 2}
+    return {"narrow_bursts": False}
 
 
 def bind(text: str, module: str, ports, source) -> str:
