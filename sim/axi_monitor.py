@@ -356,12 +356,32 @@ class ProtocolRules:
         self.cycle += 1
 
     def idle_cycle(self):
-        """A cycle with every VALID low and nothing held (a shortcut of :meth:`step`)."""
-        if self.waits or self._after_reset:
+        """A cycle with every VALID low and nothing held (a shortcut of :meth:`step`: the
+        benches' monitors spend most cycles here)."""
+        if self._after_reset:
             idle = dict.fromkeys(CHANNELS, False)
             self.step(idle, idle, dict.fromkeys(CHANNELS))
-        else:
-            self.cycle += 1
+            return
+        if self.waits:
+            # no VALID: the handshake waits end; the waits for a VALID go on while owed
+            found = []
+            for rule, limit in self.waits.items():
+                if rule == "RECS_CONTINUOUS_RTRANSFERS_MAX_WAIT":
+                    waiting = bool(self._reads)
+                elif rule == "RECS_WRITE_TO_BVALID_MAX_WAIT":
+                    waiting = self._responses > 0
+                elif rule == "RECM_CONTINUOUS_WTRANSFERS_MAX_WAIT":
+                    waiting = bool(self._writes)
+                elif rule == "RECM_WVALID_TO_AWVALID_MAX_WAIT":
+                    waiting = bool(self._early_w)
+                else:
+                    waiting = False
+                self._timer[rule] = self._timer[rule] + 1 if waiting else 0
+                if self._timer[rule] > limit:
+                    found.append(f"{rule} (AXI firewall, PG293; limit {limit}): "
+                                 f"{self._timer[rule]} cycles without the VALID owed")
+            self._report(found)
+        self.cycle += 1
 
     def step(self, valid, ready, payload):
         """One cycle with ARESETn high: ``valid`` and ``ready`` of each channel (``ready`` may be

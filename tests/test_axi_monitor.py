@@ -282,3 +282,27 @@ def test_wstrb_values_against_the_bytes_of_the_writes():
     with pytest.raises(AxiProtocolError, match="KERNEL_WSTRB .*beat at 0x1040; the bytes of the "
                                                "outputs there are 0x0"):
         cycle(rules, ["W"], ["W"], W=w(strobe=0x1, last=1))         # past the output
+
+
+@pytest.mark.parametrize("rule, owe", [
+    ("RECS_CONTINUOUS_RTRANSFERS_MAX_WAIT", lambda rules: lite_cycle(rules, ["AR"], ["AR"],
+                                                                     AR={"ADDR": 0})),
+    ("RECS_WRITE_TO_BVALID_MAX_WAIT", lambda rules: lite_cycle(
+        rules, ["AW", "W"], ["AW", "W"], AW={"ADDR": 0}, W={"DATA": 0, "STRB": 1})),
+    ("RECM_CONTINUOUS_WTRANSFERS_MAX_WAIT", lambda rules: lite_cycle(rules, ["AW"], ["AW"],
+                                                                     AW={"ADDR": 0})),
+    ("RECM_WVALID_TO_AWVALID_MAX_WAIT", lambda rules: lite_cycle(
+        rules, ["W"], ["W"], W={"DATA": 0, "STRB": 1})),
+])
+def test_the_idle_shortcut_counts_the_waits_for_a_valid(rule, owe):
+    """``idle_cycle`` (the monitor's cycles without any VALID) times them as ``step`` with
+    every VALID low does: the same cycle fails."""
+    failed = []
+    for shortcut in (False, True):
+        rules = ProtocolRules(4, lite=True, waits={rule: 2})
+        owe(rules)
+        with pytest.raises(AxiProtocolError, match=f"{rule} .*limit 2"):
+            for _ in range(10):
+                rules.idle_cycle() if shortcut else lite_cycle(rules)
+        failed.append(rules.cycle)
+    assert failed[0] == failed[1] <= 4, failed
