@@ -415,6 +415,7 @@ class CheckerWatch:
         self.reset, self.reset_active_level = reset, bool(reset_active_level)
         self.table = rule_table(source) if self.ports else {}
         self.findings = []
+        self._allowed = {}
         self.cycle = 0
         self._tasks = [cocotb.start_soon(self._watch(port)) for port in self.ports]
         if self.ports:
@@ -453,16 +454,36 @@ class CheckerWatch:
                 return
             await self.reset.value_change
 
+    def allow(self, port, reason):
+        """A bench breaks the protocol on ``port`` on purpose (a faulty slave, a reset outside
+        AXI's contract): what the checker finds there from now until the port's next reset is
+        logged with ``reason`` and does not fail the test (``pc_status`` holds its bits until a
+        reset, so the port is unchecked meanwhile; the watch re-arms at the reset)."""
+        if port in self.ports:
+            self._allowed[port] = reason
+            if self.log is not None:
+                self.log.info("AMD AXI protocol checker on %s: findings allowed until its next "
+                              "reset (%s)", port, reason)
+
     async def _watch(self, port):
         from cocotb.triggers import ReadOnly, RisingEdge
         await self._armed()
         asserted = getattr(self.scope, f"{port}_pc_asserted")
-        if int(asserted.value):
-            await ReadOnly()
-        else:
-            await RisingEdge(asserted)
-            await ReadOnly()
-        self._report(port)
+        while True:
+            if int(asserted.value):
+                await ReadOnly()
+            else:
+                await RisingEdge(asserted)
+                await ReadOnly()
+            reason = self._allowed.get(port)
+            if reason is None:
+                self._report(port)
+            self.findings.append((port, self.cycle, self.rules(port)))
+            if self.log is not None:
+                self.log.info("AMD AXI protocol checker on %s, cycle %d, allowed (%s): %s",
+                              port, self.cycle, reason, "; ".join(self.rules(port)))
+            await self._armed()            # the next reset clears pc_status
+            self._allowed.pop(port, None)
 
     def rules(self, port) -> list[str]:
         """The rules set now in ``port``'s ``pc_status``."""
@@ -477,8 +498,8 @@ class CheckerWatch:
         raise AxiCheckerError(text)
 
     def check(self):
-        """Raise if any bound checker's ``pc_status`` has a rule set now."""
+        """Raise if any bound checker's ``pc_status`` has a rule set now (but on a port whose
+        findings are allowed)."""
         for port in self.ports:
-            rules = self.rules(port)
-            if rules:
+            if port not in self._allowed and self.rules(port):
                 self._report(port)

@@ -30,7 +30,7 @@ __all__ = ["start_clock_reset", "random_pause", "set_axi_ram_pauses", "set_axil_
            "make_axi_ram", "make_axil_master", "quiet_axi_logs", "start_two_memory_kernel",
            "delay_write_responses", "axi_settings", "BurstMonitor", "AxiProtocolMonitor",
            "KernelBench", "CLOCK_PERIOD_NS", "FILL", "DEFAULT_PAUSE", "DEFAULT_RESPONSE_LATENCY",
-           "SEED_ENV"]
+           "SEED_ENV", "MONITOR_ENV", "watch_axi_checker", "kernel_ap_done", "monitors_fatal"]
 
 CLOCK_PERIOD_NS = 4   # 250 MHz, the F1/Alveo kernel clock
 #: The stall probability on every AXI channel of a bench's memories (and AXI-Lite master) when
