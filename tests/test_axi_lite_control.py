@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from hw.axi.signature import AxiLiteSignature
+from tests.simulation import simulate_top
 
 
 def copy_kernel_top():
@@ -32,25 +33,6 @@ def copy_kernel_top():
 def lite_port(dut):
     return SimpleNamespace(**{name: getattr(dut, f"s_axi_control_{name}")
                               for name in AxiLiteSignature(addr_width=12).members})
-
-
-def simulate_top(dut, *testbenches, background=()):
-    """Run ``testbenches`` on a :class:`~hw.vitis.top.VitisKernel`, clocked by its ``ap_clk``."""
-    from amaranth.sim import Simulator
-
-    async def clock(ctx):
-        while True:
-            ctx.set(dut.ap_clk, 0)
-            await ctx.delay(5e-9)
-            ctx.set(dut.ap_clk, 1)
-            await ctx.delay(5e-9)
-    sim = Simulator(dut)
-    sim.add_process(clock)
-    for testbench in testbenches:
-        sim.add_testbench(testbench)
-    for testbench in background:
-        sim.add_testbench(testbench, background=True)
-    sim.run()
 
 
 async def first_edge_after_reset(ctx, dut, cycles=4):

@@ -19,7 +19,7 @@ from hw.axi import AxiBurstReader, AxiBurstWriter
 from hw.axi.writer import write_tail_cycles
 from sim.axi_monitor import AxiProtocolError
 from tests.axi_slave import AxiSlave, always_ready, held_low, random_ready
-from tests.simulation import simulate
+from tests.simulation import simulate, simulate_top
 
 
 SLVERR, DECERR = 0b10, 0b11
@@ -458,26 +458,6 @@ def test_write_tail_cycles_is_the_measured_tail(beats):
 
 
 # -- the Vitis top: reset ----------------------------------------------------------------------
-
-def simulate_top(dut, *testbenches, background=()):
-    """:func:`~tests.simulation.simulate` for a :class:`~hw.vitis.top.VitisKernel`, whose
-    ``sync`` domain is clocked by its ``ap_clk`` port."""
-    from amaranth.sim import Simulator
-
-    async def clock(ctx):
-        while True:
-            ctx.set(dut.ap_clk, 0)
-            await ctx.delay(5e-9)
-            ctx.set(dut.ap_clk, 1)
-            await ctx.delay(5e-9)
-    sim = Simulator(dut)
-    sim.add_process(clock)
-    for testbench in testbenches:
-        sim.add_testbench(testbench)
-    for testbench in background:
-        sim.add_testbench(testbench, background=True)
-    sim.run()
-
 
 async def ticks(ctx, count):
     """``count`` cycles, also through a reset (``tick().repeat`` raises DomainReset there)."""
