@@ -442,25 +442,30 @@ class CheckerWatch:
             self.cycle += 1
 
     async def _armed(self):
-        """Return once the reset has been asserted and released (at once without one)."""
+        """Return once the reset has been asserted in a clock edge and released in a later one,
+        and one more edge has passed (``pc_asserted`` registers ``pc_status``, which the reset
+        clears; a level set before the clock runs, as a bench's set-up does, is no reset)."""
+        from cocotb.triggers import RisingEdge
         if self.reset is None:
             return
-        seen = False
+        active = self.reset_active_level
         while True:
-            level = _level(self.reset)
-            if level is not None and level == self.reset_active_level:
-                seen = True
-            elif level is not None and seen:
-                return
-            await self.reset.value_change
+            while _level(self.reset) is not active:
+                await self.reset.value_change
+            await RisingEdge(self.clock)
+            if _level(self.reset) is active:
+                break
+        while _level(self.reset) is not (not active):
+            await RisingEdge(self.clock)
+        await RisingEdge(self.clock)
 
     def allow(self, port, reason):
         """A bench breaks the protocol on ``port`` on purpose (a faulty slave, a reset outside
-        AXI's contract): what the checker finds there from now until the port's next reset is
-        logged with ``reason`` and does not fail the test (``pc_status`` holds its bits until a
-        reset, so the port is unchecked meanwhile; the watch re-arms at the reset)."""
+        AXI's contract): the checker's next finding there is logged with ``reason`` and does not
+        fail the test. ``pc_status`` holds its bits until a reset, so the port is unchecked from
+        that finding to the next reset, where the watch re-arms."""
         if port in self.ports:
-            self._allowed[port] = reason
+            self._allowed[port] = (reason,)      # (a new object: a later allow is told apart)
             if self.log is not None:
                 self.log.info("AMD AXI protocol checker on %s: findings allowed until its next "
                               "reset (%s)", port, reason)
@@ -470,20 +475,21 @@ class CheckerWatch:
         await self._armed()
         asserted = getattr(self.scope, f"{port}_pc_asserted")
         while True:
-            if int(asserted.value):
+            if _level(asserted):
                 await ReadOnly()
             else:
                 await RisingEdge(asserted)
                 await ReadOnly()
-            reason = self._allowed.get(port)
-            if reason is None:
+            allowance = self._allowed.get(port)
+            if allowance is None:
                 self._report(port)
             self.findings.append((port, self.cycle, self.rules(port)))
             if self.log is not None:
                 self.log.info("AMD AXI protocol checker on %s, cycle %d, allowed (%s): %s",
-                              port, self.cycle, reason, "; ".join(self.rules(port)))
+                              port, self.cycle, allowance[0], "; ".join(self.rules(port)))
             await self._armed()            # the next reset clears pc_status
-            self._allowed.pop(port, None)
+            if self._allowed.get(port) is allowance:    # (not one given since)
+                del self._allowed[port]
 
     def rules(self, port) -> list[str]:
         """The rules set now in ``port``'s ``pc_status``."""
