@@ -1,6 +1,8 @@
 """Shared cocotb helpers: clock and reset, random pause generators, AXI models with backpressure
-(each with the protocol monitor of :mod:`sim.axi_monitor` on its port) and :class:`KernelBench`,
-the skeleton of every kernel testbench.
+(each with the protocol monitor of :mod:`sim.axi_monitor` on its port: the memories' ``m_axi``
+ports and the control master's ``s_axi_control``; and, where the runner bound AMD's AXI protocol
+checker, :func:`watch_axi_checker`) and :class:`KernelBench`, the skeleton of every kernel
+testbench.
 
 Random back-pressure is the default of every memory model a bench makes (:func:`make_axi_ram`):
 READY of AR/AW/W and VALID of R/B low at random (``DEFAULT_PAUSE``) and every B response
