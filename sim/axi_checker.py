@@ -23,18 +23,28 @@ Interface (plain Python, no cocotb, except :class:`CheckerWatch`):
 * :func:`module_ports` reads a module's port declarations (``{name: (direction, width)}``) from
   Verilog text; :func:`axi_ports` finds every AXI port among them by the ``<prefix>_AWVALID``
   convention (AXI4 when it has ``<prefix>_AWLEN``, else AXI4-Lite; widths from the
-  declarations): a Vitis kernel's ``m_axi_*`` masters and ``s_axi_control``.
+  declarations): a Vitis kernel's ``m_axi_*`` masters and ``s_axi_control``
+  (:func:`vitis_maxwaits`, :func:`vitis_port_options`: what this project's kernels promise).
+  Ports named otherwise (a shell's ``sh_ocl_awvalid`` in, ``ocl_sh_awready`` out) are described
+  by hand::
+
+      CheckedPort(name="ocl", protocol="AXI4LITE", data_width=32, addr_width=32,
+                  signals={"AWVALID": "sh_ocl_awvalid", "AWREADY": "ocl_sh_awready", ...},
+                  clock="clk_main_a0", resetn="rst_main_n", maxwaits=CONTROL_MAXWAITS)
+
 * :func:`bind` returns the Verilog with one checker instance per port added at the end of the
   module's body (instance ``<name>_pc``, wires ``<name>_pc_status`` and ``<name>_pc_asserted``
   beside the module's own signals; the module's ports are unchanged). Compile its text together
   with :func:`checker_source`.
 * :class:`CheckerWatch` (cocotb): watches ``<name>_pc_asserted`` of each bound port in a scope
   (the module's handle) and raises :class:`AxiCheckerError` with the decoded rules when it rises;
-  :meth:`CheckerWatch.check` reads every ``pc_status`` at the end of a test. The watch arms at
-  the first reset (before it, a design that starts from random power-on values has not been
-  reset and neither has the checker).
+  :meth:`CheckerWatch.check` reads every ``pc_status`` at the end of a test;
+  :meth:`CheckerWatch.allow` lets a bench break a port on purpose (a faulty slave model). The
+  watch arms at the first reset asserted and released in clock edges (before it, a design that
+  starts from random power-on values has not been reset and neither has the checker).
 * :data:`BOUND_ENV`: how a runner tells the simulation which ports it bound (JSON, see
-  :func:`bound_ports`).
+  :func:`bound_ports`, :func:`bound_announcement`). ``sim.runner.run_cocotb`` does all of this
+  for a toplevel's ports (``axi_checker``; ``sim.runner.bind_axi_checker``).
 
 MAXWAITS, the cycles a VALID may wait for its READY before the checker reports
 ``*_MAX_WAIT`` (0: not timed), are set to what an AXI firewall in front of the port enforces
