@@ -5,7 +5,7 @@ import random
 
 from amaranth.sim import Simulator
 
-__all__ = ["simulate", "with_idle_cycles", "send_beats", "offer_each_cycle", "while_busy",
+__all__ = ["simulate", "simulate_top", "with_idle_cycles", "send_beats", "offer_each_cycle", "while_busy",
            "collect_beats"]
 
 
@@ -14,6 +14,24 @@ def simulate(dut, *testbenches, background=()):
     clock."""
     sim = Simulator(dut)
     sim.add_clock(1e-8)
+    for testbench in testbenches:
+        sim.add_testbench(testbench)
+    for testbench in background:
+        sim.add_testbench(testbench, background=True)
+    sim.run()
+
+
+def simulate_top(dut, *testbenches, background=()):
+    """:func:`simulate` for a :class:`~hw.vitis.top.VitisKernel`, whose ``sync`` domain is
+    clocked by its ``ap_clk`` port."""
+    async def clock(ctx):
+        while True:
+            ctx.set(dut.ap_clk, 0)
+            await ctx.delay(5e-9)
+            ctx.set(dut.ap_clk, 1)
+            await ctx.delay(5e-9)
+    sim = Simulator(dut)
+    sim.add_process(clock)
     for testbench in testbenches:
         sim.add_testbench(testbench)
     for testbench in background:

@@ -19,7 +19,7 @@ from hw.axi import AxiBurstReader, AxiBurstWriter
 from hw.axi.writer import write_tail_cycles
 from sim.axi_monitor import AxiProtocolError
 from tests.axi_slave import AxiSlave, always_ready, held_low, random_ready
-from tests.simulation import simulate
+from tests.simulation import simulate, simulate_top
 
 
 SLVERR, DECERR = 0b10, 0b11
@@ -218,6 +218,9 @@ def run_writer(*, beats=None, commands=None, ready=always_ready, data_gap=0.0, a
     commands = commands or [(0x3000, beats * 4 - 1)]
     total = sum(-(-length // 4) for _, length in commands)
     dut = AxiBurstWriter(data_width=32, max_beats=max_beats, max_outstanding=4)
+    # every W beat writes exactly the bytes of its command (an abort: none outside them)
+    slave_options.setdefault("expected_writes", commands)
+    slave_options.setdefault("exact_writes", abort_at is None)
     slave = AxiSlave(dut.axi, ready=ready, data_rate=0.7, seed=seed, bresp=bresp, bid=bid,
                      response_latency=response_latency,
                      watch={"abort": dut.abort, "idle": dut.idle}, **slave_options)
@@ -455,26 +458,6 @@ def test_write_tail_cycles_is_the_measured_tail(beats):
 
 
 # -- the Vitis top: reset ----------------------------------------------------------------------
-
-def simulate_top(dut, *testbenches, background=()):
-    """:func:`~tests.simulation.simulate` for a :class:`~hw.vitis.top.VitisKernel`, whose
-    ``sync`` domain is clocked by its ``ap_clk`` port."""
-    from amaranth.sim import Simulator
-
-    async def clock(ctx):
-        while True:
-            ctx.set(dut.ap_clk, 0)
-            await ctx.delay(5e-9)
-            ctx.set(dut.ap_clk, 1)
-            await ctx.delay(5e-9)
-    sim = Simulator(dut)
-    sim.add_process(clock)
-    for testbench in testbenches:
-        sim.add_testbench(testbench)
-    for testbench in background:
-        sim.add_testbench(testbench, background=True)
-    sim.run()
-
 
 async def ticks(ctx, count):
     """``count`` cycles, also through a reset (``tick().repeat`` raises DomainReset there)."""
