@@ -32,6 +32,7 @@ from pathlib import Path
 
 from . import __version__
 from .commands import COMMANDS
+from .commands.cluster import ORDERS
 from .commands.collections import expand_collections
 from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
                               pyxrt_stand_in)
@@ -150,15 +151,19 @@ def _error_message(error: BaseException) -> tuple[str, int]:
 
 
 def input_paths(args) -> list[str]:
-    """Every input file of the command (list files too), which no output may overwrite."""
+    """Every input file of the command (list files, tables, an --order file and an xclbin too),
+    which no output may overwrite."""
     paths = []
     for name in ("files", "inputs", "queries", "db", "references", "reads", "test", "control",
-                 "lists"):
+                 "lists", "quality", "xclbin"):
         value = getattr(args, name, None)
         if isinstance(value, str):
             paths.append(value)
         elif value:
             paths.extend(value)
+    order = getattr(args, "order", None)
+    if isinstance(order, str) and order not in ORDERS:
+        paths.append(order)
     return paths
 
 

@@ -412,23 +412,6 @@ def _only_zeros(pending: bytes, file) -> bool:
     return True
 
 
-def _decompress(path: Path, raw: bytes) -> bytes:
-    _refuse_compression(path, raw[:8])
-    name = compression_of(raw[:8])
-    if name == "gzip":
-        try:
-            return gzip.decompress(raw)
-        except (EOFError, gzip.BadGzipFile, zlib.error):
-            raise InputError(gzip_problem(path, io.BytesIO(raw))) from None
-    if name is not None:
-        try:
-            with (bz2.BZ2File if name == "bzip2" else lzma.LZMAFile)(io.BytesIO(raw)) as file:
-                return file.read()
-        except (EOFError, *BZIP2_XZ_ERRORS) as error:
-            raise InputError(bzip2_xz_problem(path, name, error)) from None
-    return raw
-
-
 #: what Python's bz2 and lzma raise on a corrupt stream (EOFError: a truncated one)
 BZIP2_XZ_ERRORS = (OSError, ValueError, lzma.LZMAError)
 
@@ -507,19 +490,49 @@ def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
             yield block
 
 
+#: the most decompressed bytes of one FASTA/FASTQ file that :func:`read_sequence_file` holds
+#: whole for the backends that take whole genomes (golden, sim, xrt, f2; the sw backend streams
+#: files of any size): a human genome (3.1 GB) fits, an endless pipe is refused when it passes
+WHOLE_FILE_LIMIT = 4 << 30
+
+
+def _too_big(path: Path) -> InputError:
+    unit, scale = ("GiB", 1 << 30) if WHOLE_FILE_LIMIT >= 1 << 30 else ("KiB", 1 << 10)
+    return InputError(f"{path}: more than {WHOLE_FILE_LIMIT / scale:g} {unit} of sequence in one "
+                      f"file, which this backend holds whole (the sw backend, the default, reads "
+                      f"files of any size as they come)")
+
+
 def read_sequence_file(path: str | os.PathLike) -> bytes:
     """The decompressed bytes of a FASTA/FASTQ file, plain, gzip, bzip2 or xz (detected by its
-    magic), checked and with trailing whitespace removed by :func:`check_sequence`. A regular
-    file is read whole; a stream (a pipe, a device) block by block, its format checked on the
+    magic), checked and with trailing whitespace removed by :func:`check_sequence`, at most
+    :data:`WHOLE_FILE_LIMIT` of them (InputError past it). A plain regular file is read whole;
+    a compressed one or a stream (a pipe, a device) block by block, its format checked on the
     first block, so that /dev/zero or a binary stream is refused at once."""
     path = Path(path)
-    if stream_input(path) is not None or is_stream(path):
-        return check_sequence(path, b"".join(decompressed_blocks(path)))
-    raw = read_input(path, "a FASTA/FASTQ file")
-    compression = compression_of(raw[:8])
-    raw = _decompress(path, raw)
-    _check_format(path, raw, compression)
-    return check_sequence(path, raw)
+    if stream_input(path) is None and not is_stream(path):
+        head = read_input(path, "a FASTA/FASTQ file", 8)
+        if compression_of(head) is None:
+            if _file_size(path) > WHOLE_FILE_LIMIT:
+                raise _too_big(path)
+            raw = read_input(path, "a FASTA/FASTQ file")
+            _refuse_compression(path, raw[:8])
+            _check_format(path, raw, None)
+            return check_sequence(path, raw)
+    blocks, held = [], 0
+    for block in decompressed_blocks(path):
+        held += len(block)
+        if held > WHOLE_FILE_LIMIT:
+            raise _too_big(path)
+        blocks.append(block)
+    return check_sequence(path, b"".join(blocks))
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as error:
+        raise _open_error(path, "a FASTA/FASTQ file", error) from None
 
 
 def check_sequence(path: str | os.PathLike, data: bytes) -> bytes:

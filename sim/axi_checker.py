@@ -23,18 +23,28 @@ Interface (plain Python, no cocotb, except :class:`CheckerWatch`):
 * :func:`module_ports` reads a module's port declarations (``{name: (direction, width)}``) from
   Verilog text; :func:`axi_ports` finds every AXI port among them by the ``<prefix>_AWVALID``
   convention (AXI4 when it has ``<prefix>_AWLEN``, else AXI4-Lite; widths from the
-  declarations): a Vitis kernel's ``m_axi_*`` masters and ``s_axi_control``.
+  declarations): a Vitis kernel's ``m_axi_*`` masters and ``s_axi_control``
+  (:func:`vitis_maxwaits`, :func:`vitis_port_options`: what this project's kernels promise).
+  Ports named otherwise (a shell's ``sh_ocl_awvalid`` in, ``ocl_sh_awready`` out) are described
+  by hand::
+
+      CheckedPort(name="ocl", protocol="AXI4LITE", data_width=32, addr_width=32,
+                  signals={"AWVALID": "sh_ocl_awvalid", "AWREADY": "ocl_sh_awready", ...},
+                  clock="clk_main_a0", resetn="rst_main_n", maxwaits=CONTROL_MAXWAITS)
+
 * :func:`bind` returns the Verilog with one checker instance per port added at the end of the
   module's body (instance ``<name>_pc``, wires ``<name>_pc_status`` and ``<name>_pc_asserted``
   beside the module's own signals; the module's ports are unchanged). Compile its text together
   with :func:`checker_source`.
 * :class:`CheckerWatch` (cocotb): watches ``<name>_pc_asserted`` of each bound port in a scope
   (the module's handle) and raises :class:`AxiCheckerError` with the decoded rules when it rises;
-  :meth:`CheckerWatch.check` reads every ``pc_status`` at the end of a test. The watch arms at
-  the first reset (before it, a design that starts from random power-on values has not been
-  reset and neither has the checker).
+  :meth:`CheckerWatch.check` reads every ``pc_status`` at the end of a test;
+  :meth:`CheckerWatch.allow` lets a bench break a port on purpose (a faulty slave model). The
+  watch arms at the first reset asserted and released in clock edges (before it, a design that
+  starts from random power-on values has not been reset and neither has the checker).
 * :data:`BOUND_ENV`: how a runner tells the simulation which ports it bound (JSON, see
-  :func:`bound_ports`).
+  :func:`bound_ports`, :func:`bound_announcement`). ``sim.runner.run_cocotb`` does all of this
+  for a toplevel's ports (``axi_checker``; ``sim.runner.bind_axi_checker``).
 
 MAXWAITS, the cycles a VALID may wait for its READY before the checker reports
 ``*_MAX_WAIT`` (0: not timed), are set to what an AXI firewall in front of the port enforces
@@ -77,7 +87,8 @@ from typing import Mapping
 __all__ = ["CHECKER_ENV", "CHECKER_FILE", "CHECKER_MODULE", "BOUND_ENV", "MaxWaits",
            "CONTROL_MAXWAITS", "MASTER_MAXWAITS", "FIREWALL_WAITS", "CheckedPort",
            "AxiCheckerError", "checker_source", "unavailable_reason", "rule_table", "decode",
-           "module_ports", "axi_ports", "bind", "bound_ports", "CheckerWatch"]
+           "module_ports", "axi_ports", "vitis_maxwaits", "vitis_port_options", "bind",
+           "bound_ports", "bound_announcement", "CheckerWatch"]
 
 #: The environment variable with the path of an aws-fpga checkout
 CHECKER_ENV = "KSA_AWS_FPGA"
@@ -322,17 +333,22 @@ def module_ports(text: str, module: str) -> dict[str, tuple[str, int]]:
 
 
 def axi_ports(ports: Mapping[str, tuple[str, int]], *, clock="ap_clk", resetn="ap_rst_n",
-              maxwaits=None, **options) -> list[CheckedPort]:
+              maxwaits=None, port_options=None, **options) -> list[CheckedPort]:
     """Every AXI port among a module's ``ports`` (:func:`module_ports`): each prefix with a
     ``<prefix>_AWVALID``, AXI4 with ``<prefix>_AWLEN``, else AXI4-Lite. ``maxwaits(port name,
-    protocol)`` gives each port's :class:`MaxWaits` (default: :func:`vitis_maxwaits`)."""
+    protocol)`` gives each port's :class:`MaxWaits` (default: :func:`vitis_maxwaits`);
+    ``port_options(port name, protocol)`` further :class:`CheckedPort` fields per port
+    (e.g. :func:`vitis_port_options`); ``options`` the fields of every port."""
     maxwaits = maxwaits or vitis_maxwaits
     found = []
     for name in ports:
         if name.endswith("_AWVALID"):
             prefix = name[:-len("_AWVALID")]
             port = CheckedPort.prefixed(prefix, ports, clock=clock, resetn=resetn, **options)
-            found.append(replace(port, maxwaits=maxwaits(prefix, port.protocol)))
+            port = replace(port, maxwaits=maxwaits(prefix, port.protocol))
+            if port_options is not None:
+                port = replace(port, **port_options(prefix, port.protocol))
+            found.append(port)
     return found
 
 
@@ -340,6 +356,16 @@ def vitis_maxwaits(name: str, protocol: str) -> MaxWaits:
     """A Vitis kernel's ports: ``s_axi_control`` (AXI4-Lite) behind a control-path firewall,
     ``m_axi_*`` masters behind an SI-side one (module docstring)."""
     return CONTROL_MAXWAITS if protocol == "AXI4LITE" else MASTER_MAXWAITS
+
+
+def vitis_port_options(name: str, protocol: str) -> dict:
+    """What this project's Vitis kernels promise beyond AXI4 (hw/axi): a master issues only
+    full-width bursts (the checker's ``XILINX_*_SUPPORTS_NARROW_*`` rules on); the control port
+    (:class:`hw.axi.lite_control.AxiLiteControl`) holds at most two writes without their B (one
+    answered, one taken) and one read: a third taken before a B is ``AUXM_WCAM_OVERFLOW``."""
+    if protocol == "AXI4LITE":
+        return {"max_bursts": 2}
+    return {"narrow_bursts": False}
 
 
 def bind(text: str, module: str, ports, source) -> str:
@@ -399,6 +425,7 @@ class CheckerWatch:
         self.reset, self.reset_active_level = reset, bool(reset_active_level)
         self.table = rule_table(source) if self.ports else {}
         self.findings = []
+        self._allowed = {}
         self.cycle = 0
         self._tasks = [cocotb.start_soon(self._watch(port)) for port in self.ports]
         if self.ports:
@@ -425,28 +452,54 @@ class CheckerWatch:
             self.cycle += 1
 
     async def _armed(self):
-        """Return once the reset has been asserted and released (at once without one)."""
+        """Return once the reset has been asserted in a clock edge and released in a later one,
+        and one more edge has passed (``pc_asserted`` registers ``pc_status``, which the reset
+        clears; a level set before the clock runs, as a bench's set-up does, is no reset)."""
+        from cocotb.triggers import RisingEdge
         if self.reset is None:
             return
-        seen = False
+        active = self.reset_active_level
         while True:
-            level = _level(self.reset)
-            if level is not None and level == self.reset_active_level:
-                seen = True
-            elif level is not None and seen:
-                return
-            await self.reset.value_change
+            while _level(self.reset) is not active:
+                await self.reset.value_change
+            await RisingEdge(self.clock)
+            if _level(self.reset) is active:
+                break
+        while _level(self.reset) is not (not active):
+            await RisingEdge(self.clock)
+        await RisingEdge(self.clock)
+
+    def allow(self, port, reason):
+        """A bench breaks the protocol on ``port`` on purpose (a faulty slave, a reset outside
+        AXI's contract): the checker's next finding there is logged with ``reason`` and does not
+        fail the test. ``pc_status`` holds its bits until a reset, so the port is unchecked from
+        that finding to the next reset, where the watch re-arms."""
+        if port in self.ports:
+            self._allowed[port] = (reason,)      # (a new object: a later allow is told apart)
+            if self.log is not None:
+                self.log.info("AMD AXI protocol checker on %s: findings allowed until its next "
+                              "reset (%s)", port, reason)
 
     async def _watch(self, port):
         from cocotb.triggers import ReadOnly, RisingEdge
         await self._armed()
         asserted = getattr(self.scope, f"{port}_pc_asserted")
-        if int(asserted.value):
-            await ReadOnly()
-        else:
-            await RisingEdge(asserted)
-            await ReadOnly()
-        self._report(port)
+        while True:
+            if _level(asserted):
+                await ReadOnly()
+            else:
+                await RisingEdge(asserted)
+                await ReadOnly()
+            allowance = self._allowed.get(port)
+            if allowance is None:
+                self._report(port)
+            self.findings.append((port, self.cycle, self.rules(port)))
+            if self.log is not None:
+                self.log.info("AMD AXI protocol checker on %s, cycle %d, allowed (%s): %s",
+                              port, self.cycle, allowance[0], "; ".join(self.rules(port)))
+            await self._armed()            # the next reset clears pc_status
+            if self._allowed.get(port) is allowance:    # (not one given since)
+                del self._allowed[port]
 
     def rules(self, port) -> list[str]:
         """The rules set now in ``port``'s ``pc_status``."""
@@ -461,8 +514,8 @@ class CheckerWatch:
         raise AxiCheckerError(text)
 
     def check(self):
-        """Raise if any bound checker's ``pc_status`` has a rule set now."""
+        """Raise if any bound checker's ``pc_status`` has a rule set now (but on a port whose
+        findings are allowed)."""
         for port in self.ports:
-            rules = self.rules(port)
-            if rules:
+            if port not in self._allowed and self.rules(port):
                 self._report(port)

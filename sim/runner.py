@@ -46,7 +46,7 @@ import shutil
 import sys
 import tempfile
 
-__all__ = ["run_cocotb", "without_power_on_values", "run_kernel_bench", "params", "CocotbFailure", "available_simulators", "build_root",
+__all__ = ["run_cocotb", "bind_axi_checker", "without_power_on_values", "run_kernel_bench", "params", "CocotbFailure", "available_simulators", "build_root",
            "to_verilog_text", "design_key_text", "verilator_cxx_opt", "build_directory"]
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -239,12 +239,15 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
                parameters: dict | None = None, testcase: str | list[str] | None = None,
                simulator: str | None = None, waves: bool = False, seed: int | None = None,
                extra_env: dict | None = None, timeout_note: str = "",
-               garbage_start: int | None = None) -> pathlib.Path:
+               garbage_start: int | None = None,
+               axi_checker: bool | None = None) -> pathlib.Path:
     """Build ``design`` and run cocotb ``test_module`` (a dotted module name) against it.
 
     ``toplevel`` defaults to ``design.desc.name`` for a Vitis kernel, else ``"top"``.
     ``garbage_start``: the seed of random power-on memory and register contents (module
-    docstring; Verilator only).
+    docstring; Verilator only). ``axi_checker``: bind AMD's AXI protocol checker to every AXI
+    port of the toplevel (:func:`bind_axi_checker`): None when ``KSA_AWS_FPGA`` gives the checker
+    (else not, the reason in the log), True always (an error without it), False never.
     Returns the results XML path; raises :class:`CocotbFailure` on any failure.
     """
     try:
@@ -259,6 +262,7 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
         toplevel = desc.name if desc is not None else "top"
     sim = _pick_simulator(simulator)
     text = to_verilog_text(design, toplevel)
+    text, sources, checker_env = bind_axi_checker(text, toplevel, axi_checker)
     build_args = []
     make_flags = []
     plusargs = []
@@ -273,7 +277,8 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
             build_args += ["--x-initial", "unique"]
         cxx_opt = verilator_cxx_opt()
         make_flags = [f"{name}={cxx_opt}" for name in ("OPT_FAST", "OPT_SLOW", "OPT_GLOBAL")]
-    bdir = build_directory(toplevel, sim, text, json.dumps([waves, build_args, make_flags]))
+    bdir = build_directory(toplevel, sim, text, json.dumps([waves, build_args, make_flags,
+                                                            [_file_key(p) for p in sources]]))
     bdir.mkdir(parents=True, exist_ok=True)
     vfile = bdir / f"{toplevel}.v"
 
@@ -292,13 +297,13 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
             # its src attributes, and a newer file would make Icarus recompile
             vfile.write_text(text)
             with _make_settings(make_flags):
-                runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
-                             build_args=build_args, timescale=timescale, waves=waves,
-                             always=True)
+                runner.build(sources=[vfile, *sources], hdl_toplevel=toplevel,
+                             build_dir=bdir, build_args=build_args, timescale=timescale,
+                             waves=waves, always=True)
             stamp.write_text("ok")
         elif sim == "icarus":
             # cheap, and the Icarus runner's test() relies on state that build() sets
-            runner.build(sources=[vfile], hdl_toplevel=toplevel, build_dir=bdir,
+            runner.build(sources=[vfile, *sources], hdl_toplevel=toplevel, build_dir=bdir,
                          build_args=build_args, timescale=timescale, waves=waves, always=False)
     except (SystemExit, Exception) as e:
         stamp.unlink(missing_ok=True)
@@ -311,6 +316,7 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
         lock.close()
 
     env = dict(extra_env or {})
+    env.update(checker_env)
     env[PARAM_ENV] = json.dumps(parameters or {})
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + sys.path)
     name = test_module.rsplit(".", 1)[-1]
@@ -339,6 +345,46 @@ def run_cocotb(design, test_module: str, *, toplevel: str | None = None,
         raise CocotbFailure(f"{test_module} on {toplevel} ({sim}): {n_failed} of {n_tests} "
                             f"cocotb tests failed {timeout_note}; log: {log_file}\n{_tail(log_file)}")
     return pathlib.Path(xml)
+
+
+def _file_key(path) -> str:
+    """A source file of a build by path and contents (a changed checkout rebuilds)."""
+    data = pathlib.Path(path).read_bytes()
+    return f"{path}:{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+#: (clock, active-low reset expression) of the toplevels the runner binds checkers in: a Vitis
+#: kernel's, and the bare components' of sim.harness (clock ``clk``, active-high ``rst``)
+_CLOCK_RESETS = (("ap_clk", "ap_rst_n", "ap_rst_n"), ("clk", "rst", "~rst"))
+
+
+def bind_axi_checker(text: str, toplevel: str, wanted: bool | None):
+    """(Verilog, extra sources, environment) of a build: with AMD's AXI protocol checker bound
+    to every AXI port of ``toplevel`` (sim/axi_checker.py) when ``wanted`` (None: when
+    ``KSA_AWS_FPGA`` gives it) and the toplevel has AXI ports and a known clock and reset."""
+    from sim import axi_checker as pc
+    if wanted is False:
+        return text, [], {}
+    source = pc.checker_source()
+    if source is None:
+        if wanted:
+            raise CocotbFailure(pc.unavailable_reason())
+        return text, [], {}
+    ports = pc.module_ports(text, toplevel)
+    for clock, reset, resetn in _CLOCK_RESETS:
+        if clock in ports and reset in ports:
+            found = pc.axi_ports(ports, clock=clock, resetn=resetn,
+                                 port_options=pc.vitis_port_options)
+            break
+    else:
+        found = []
+    if not found:
+        if wanted:
+            raise CocotbFailure(f"{toplevel}: no AXI port with a known clock and reset to bind "
+                                f"AMD's AXI protocol checker to")
+        return text, [], {}
+    return (pc.bind(text, toplevel, found, source), [source],
+            {pc.BOUND_ENV: pc.bound_announcement(source, found)})
 
 
 @contextlib.contextmanager

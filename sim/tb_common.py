@@ -1,6 +1,8 @@
 """Shared cocotb helpers: clock and reset, random pause generators, AXI models with backpressure
-(each with the protocol monitor of :mod:`sim.axi_monitor` on its port) and :class:`KernelBench`,
-the skeleton of every kernel testbench.
+(each with the protocol monitor of :mod:`sim.axi_monitor` on its port: the memories' ``m_axi``
+ports and the control master's ``s_axi_control``; and, where the runner bound AMD's AXI protocol
+checker, :func:`watch_axi_checker`) and :class:`KernelBench`, the skeleton of every kernel
+testbench.
 
 Random back-pressure is the default of every memory model a bench makes (:func:`make_axi_ram`):
 READY of AR/AW/W and VALID of R/B low at random (``DEFAULT_PAUSE``) and every B response
@@ -23,13 +25,14 @@ from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
+from sim.axi_checker import FIREWALL_WAITS
 from sim.axi_monitor import AxiProtocolMonitor
 
 __all__ = ["start_clock_reset", "random_pause", "set_axi_ram_pauses", "set_axil_master_pauses",
            "make_axi_ram", "make_axil_master", "quiet_axi_logs", "start_two_memory_kernel",
            "delay_write_responses", "axi_settings", "BurstMonitor", "AxiProtocolMonitor",
            "KernelBench", "CLOCK_PERIOD_NS", "FILL", "DEFAULT_PAUSE", "DEFAULT_RESPONSE_LATENCY",
-           "SEED_ENV"]
+           "SEED_ENV", "MONITOR_ENV", "watch_axi_checker", "kernel_ap_done", "monitors_fatal"]
 
 CLOCK_PERIOD_NS = 4   # 250 MHz, the F1/Alveo kernel clock
 #: The stall probability on every AXI channel of a bench's memories (and AXI-Lite master) when
@@ -42,6 +45,10 @@ DEFAULT_RESPONSE_LATENCY = (0, 64)
 #: The environment variable that overrides the default seed of the random stalls (each run's
 #: ``seed`` parameter, else 0), to explore other schedules of the same run
 SEED_ENV = "KSA_AXI_SEED"
+#: ``record``: the project's AXI monitors keep their findings (the bench fails on them at its
+#: end, :meth:`KernelBench.check_bursts`) instead of failing the test at once; to see what AMD's
+#: protocol checker, where bound, names for the same fault (docs/axi.md)
+MONITOR_ENV = "KSA_AXI_MONITOR"
 FILL = 0xA5           # output buffers are pre-filled with it: a write past the end shows
 GUARD_BYTES = 256     # the bytes after an output buffer that must keep FILL
 PAGE = 4096
@@ -195,6 +202,7 @@ def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=None, se
                   "their last W beat, seed %d (run parameters pause, response_latency, seed; "
                   "%s=N overrides a default seed)", prefix, pause, *response_latency, seed,
                   SEED_ENV)
+    watch_axi_checker(dut, clk, rst_n, reset_active_level)
     bus = AxiBus.from_prefix(dut, prefix)
     if ddr is None:
         ram = AxiRam(bus, clk, rst_n, reset_active_level=reset_active_level, size=size, mem=mem)
@@ -206,18 +214,70 @@ def make_axi_ram(dut, prefix, clk, rst_n, size=1 << 20, mem=None, pause=None, se
         getattr(ram, lg).log.setLevel(logging.WARNING)
     set_axi_ram_pauses(ram, pause, seed)
     delay_write_responses(ram, clk, response_latency, seed * 13 + 5)
+    # the kernel is the master: its RREADY/BREADY low in and right after reset, the waits an
+    # SI-side AXI firewall times, nothing owed in the edge its ap_done rises
     ram.monitor = AxiProtocolMonitor(dut, prefix, clk, len(getattr(dut, f"{prefix}_WDATA")),
                                      rst_n=rst_n if not reset_active_level else None,
-                                     kernel_rules=kernel_rules)
+                                     kernel_rules=kernel_rules,
+                                     reset_readies=("R", "B"), waits=FIREWALL_WAITS["master"],
+                                     done=kernel_ap_done(dut))
+    ram.monitor.rules.fatal = monitors_fatal()
     return ram
 
 
-def make_axil_master(dut, prefix, clk, rst_n, pause=0.0, seed=0, reset_active_level=False):
+def monitors_fatal() -> bool:
+    """Whether the project's AXI monitors fail a test at their first finding (``MONITOR_ENV``)."""
+    mode = os.environ.get(MONITOR_ENV, "fatal")
+    if mode not in ("fatal", "record"):
+        raise ValueError(f"{MONITOR_ENV} must be 'fatal' or 'record', not {mode!r}")
+    return mode == "fatal"
+
+
+def kernel_ap_done(dut):
+    """The ``ap_done`` register of a Vitis kernel's control block (``control.ap_done`` in the
+    generated Verilog), or None for a design without one."""
+    try:
+        return dut.control.ap_done
+    except AttributeError:
+        return None
+
+
+#: the CheckerWatch of each simulated toplevel (one per simulation: cocotb runs one toplevel)
+_CHECKER_WATCHES = {}
+
+
+def watch_axi_checker(dut, clk, rst_n, reset_active_level=False):
+    """The :class:`~sim.axi_checker.CheckerWatch` of ``dut``: AMD's AXI protocol checker on
+    every AXI port the runner bound it to fails the test when it fires (nothing bound without
+    ``KSA_AWS_FPGA``: the log says so). Started once per test, by the first memory model or
+    control master a bench makes."""
+    from sim.axi_checker import CheckerWatch
+    key = id(dut)
+    watch = _CHECKER_WATCHES.get(key)
+    if watch is None or not watch.running:       # (the tasks of a test end with it)
+        watch = _CHECKER_WATCHES[key] = CheckerWatch(dut, clk, rst_n,
+                                                     reset_active_level=reset_active_level,
+                                                     log=dut._log)
+    return watch
+
+
+def make_axil_master(dut, prefix, clk, rst_n, pause=0.0, seed=0, reset_active_level=False,
+                     reset_readies=("AR", "AW", "W")):
+    """An AxiLiteMaster on the control port ``prefix`` with random idle cycles (``pause``) and
+    ``m.monitor``, the project's AXI4-Lite monitor of the port (the kernel is the slave: its
+    ``reset_readies`` low in and right after reset, the waits of an MI-side AXI firewall; a bare
+    control block without the Vitis top passes ``reset_readies=()``)."""
+    watch_axi_checker(dut, clk, rst_n, reset_active_level)
     m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, prefix), clk, rst_n,
                       reset_active_level=reset_active_level)
     for lg in ("write_if", "read_if"):
         getattr(m, lg).log.setLevel(logging.WARNING)
     set_axil_master_pauses(m, pause, seed)
+    m.monitor = AxiProtocolMonitor(dut, prefix, clk, len(getattr(dut, f"{prefix}_WDATA")),
+                                   rst_n=rst_n, reset_active_level=reset_active_level,
+                                   lite=True, reset_readies=reset_readies,
+                                   waits=FIREWALL_WAITS["slave"])
+    m.monitor.rules.fatal = monitors_fatal()
     return m
 
 
@@ -301,6 +361,9 @@ class KernelBench:
             dut, memory_bytes, pause, seed, ddr=memory_timing(settings),
             response_latency=response_latency)
         bench.monitors = (bench.read_ram.monitor, bench.write_ram.monitor)
+        bench.control = axil.monitor
+        # every byte the kernel writes lies in an output buffer of the call (bench.output)
+        bench.write_ram.monitor.rules.expect_writes([], exact=False)
         bench.driver = KernelDriver(axil, desc, clk)
         return bench
 
@@ -313,6 +376,8 @@ class KernelBench:
         """Place the next call's buffers from the start of both memories again."""
         self._next = {"read": PAGE, "write": PAGE}
         self._outputs.clear()
+        if hasattr(self, "write_ram"):
+            self.write_ram.monitor.rules.expect_writes([], exact=False)
 
     def _place(self, memory, size):
         address = self._next[memory]
@@ -345,6 +410,7 @@ class KernelBench:
         address = self._place("write", size)
         self._ram_write(self.write_ram, address, bytes([FILL]) * (size + GUARD_BYTES))
         self._outputs[address] = size
+        self.write_ram.monitor.rules.add_expected_write(address, size)
         return address
 
     def read_output(self, address: int) -> bytes:
@@ -389,9 +455,12 @@ class KernelBench:
 
     def settled(self, label=""):
         """No burst of either port owes a beat or a response, no W beat lacks its AW (after an
-        ap_done the kernel has completed every burst it started)."""
-        for monitor in self.monitors:
+        ap_done the kernel has completed every burst it started; the monitors check it in the
+        clock edge ap_done rises too), the control port owes nothing, and AMD's checker, where
+        bound, has found nothing."""
+        for monitor in (*self.monitors, self.control):
             monitor.settled(label)
+        watch_axi_checker(self.dut, self.dut.ap_clk, self.dut.ap_rst_n).check()
 
     def write_report(self, **figures):
         """With a ``report`` parameter (a path): the calls and ``figures`` as JSON, for bench/."""
@@ -404,6 +473,6 @@ class KernelBench:
 
     def check_bursts(self):
         """No port broke a rule, and no burst still owes beats or a response."""
-        for monitor in self.monitors:
+        for monitor in (*self.monitors, self.control):
             assert not monitor.errors, monitor.errors[:5]
         self.settled("at the end")

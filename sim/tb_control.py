@@ -24,8 +24,9 @@ PAUSE = float(P.get("pause", 0.0))
 
 async def setup(dut, seed=0):
     dut.done.value = 0
+    # (the bare control block: its READYs are gated in reset by the Vitis top, not here)
     axil = make_axil_master(dut, "s_axi_control", dut.clk, dut.rst, pause=PAUSE, seed=seed,
-                            reset_active_level=True)
+                            reset_active_level=True, reset_readies=())
     await start_clock_reset(dut.clk, rst=dut.rst)
     return axil
 

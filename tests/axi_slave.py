@@ -27,6 +27,10 @@ RID, RRESP)`` to override the correct values (None: correct, the burst's own ARI
 ``bid`` likewise per burst (default: OKAY, the burst's AWID; the rules then check the master
 side only: ``check_slave=False``).
 
+``expected_writes`` ([(address, length)], e.g. the writer's commands): the bytes the W beats
+must write, exactly (``exact_writes``) or within them (``KERNEL_WSTRB`` of
+:meth:`~sim.axi_monitor.ProtocolRules.expect_writes`).
+
 ``watch`` (name: signal) are sampled every cycle into ``watched[name]``. ``max_wait`` (channel:
 cycles, e.g. ``{"R": 32}``) raises when that channel's VALID waits longer for READY
 (``AXI4_RECM_RREADY_MAX_WAIT``, which the AXI firewall of an Alveo shell reports; set where a
@@ -85,7 +89,8 @@ class AxiSlave:
                  read_beat=lambda burst, beat: None, bresp=lambda burst: 0,
                  bid=None, watch=None, aw_after_w=False, w_after_aw=False,
                  response_latency=(0, 0), patience=64, rst_n=None, slave_reset=True,
-                 check_slave=True, max_wait=None, name="axi", kernel_rules=True):
+                 check_slave=True, max_wait=None, name="axi", kernel_rules=True,
+                 expected_writes=None, exact_writes=True):
         self.axi, self.ready, self.data_rate = axi, ready, data_rate
         self.watch = watch or {}
         self.watched = {name: [] for name in self.watch}   # their values, cycle by cycle
@@ -98,6 +103,8 @@ class AxiSlave:
         self.max_wait = dict(max_wait or {})
         self.rules = ProtocolRules(len(axi.WDATA) // 8, name, slave_reset=slave_reset,
                                    kernel_rules=kernel_rules)
+        if expected_writes is not None:
+            self.rules.expect_writes(expected_writes, exact=exact_writes)
         self.cycle = 0
         self.ar = []            # (cycle, address, beats) of every accepted AR
         self.aw = []            # (cycle, address, beats)

@@ -23,8 +23,7 @@ def simulate(dut, *testbenches, background=()):
 
 def simulate_top(dut, *testbenches, background=()):
     """:func:`simulate` for a :class:`~hw.vitis.top.VitisKernel`, whose ``sync`` domain is
-    clocked by its ``ap_clk`` port (10 ns)."""
-
+    clocked by its ``ap_clk`` port."""
     async def clock(ctx):
         while True:
             ctx.set(dut.ap_clk, 0)

@@ -114,3 +114,70 @@ def test_amds_checker_compiles_bound_to_a_kernel_and_names_its_rules(tmp_path):
                              str(bound), str(source), "--top-module", name],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+# -- whole kernel runs with AMD's checker on every port (skipped without the checkout) --------
+
+def bench_log(results_xml):
+    """The cocotb log of the run whose results ``results_xml`` (sim.runner) names."""
+    tag = results_xml.name[len("results-"):-len(".xml")]
+    return (results_xml.parent / f"log-{tag}.txt").read_text(errors="replace")
+
+
+def assert_silent_on(results_xml, ports):
+    """The run bound AMD's checker to ``ports`` and it never asserted (the run passed: a
+    ``pc_asserted`` fails it)."""
+    import re
+    log = bench_log(results_xml)
+    bound = re.findall(r"AMD AXI protocol checker bound to (.*?) \(", log)
+    assert bound and all(set(line.split(", ")) == set(ports) for line in bound), \
+        (bound, log[-2000:])
+    assert "AMD AXI protocol checker, cycle" not in log
+
+
+KERNEL_PORTS = ["m_axi_gmem0", "m_axi_gmem1", "s_axi_control"]
+
+
+@needs_checker
+def test_a_sketch_kernel_run_is_silent_on_every_port():
+    """The JACC sketch kernel's regression of tests/test_sketch_kernel.py (12 genomes across
+    calls, random stalls on every channel, B latency 0..64) with AMD's checker on both masters
+    and the control port."""
+    from sim.runner import run_kernel_bench
+    from tests.test_sketch_kernel import SMALL, genomes
+    xml = run_kernel_bench(SMALL, "sim.sketch.tb_sketch_kernel",
+                           {"genomes": [[f.decode("latin-1") for f in files]
+                                        for files in genomes()],
+                            "pause": 0.3, "seed": 5, "max_chunk_bytes": 2048,
+                            "max_block_beats": 16}, axi_checker=True)
+    assert_silent_on(xml, KERNEL_PORTS)
+
+
+@needs_checker
+def test_a_similarity_kernel_run_is_silent_on_every_port(tmp_path):
+    """The JACC similarity kernel's runs of tests/test_jacc_similarity_kernel.py (a full matrix,
+    a pruned run with random stalls, a partial last call; buffers across 2^32) with AMD's checker
+    on every port, and the JSD similarity kernel's of tests/test_jsd_kernel.py."""
+    import numpy as np
+    from hw.jacc_similarity import JaccSimilarityKernel
+    from kmerspec.golden.hll import HllParams
+    from kmerspec.kernels.jacc_similarity import Params
+    from sim.runner import run_kernel_bench
+    from tests.similarity_sketches import sketch_set
+    from tests.test_jsd_kernel import SIMILARITY
+    np.save(tmp_path / "sketches.npy", sketch_set(16, 5, HllParams(10, 4), seed=3))
+    xml = run_kernel_bench(JaccSimilarityKernel(Params(4, 2, 10, 4)).params,
+                           "sim.jacc_similarity.tb_kernel",
+                           {"sketches": str(tmp_path / "sketches.npy"), "seed": 5,
+                            "address_base": (1 << 32) - 0x1100,
+                            "memory_bytes": (1 << 22) + 4096,
+                            "runs": [[None, 0.0, None], [0.3, 0.3, None], [None, 0.2, 22]],
+                            "out": str(tmp_path / "report.json")}, axi_checker=True)
+    assert_silent_on(xml, KERNEL_PORTS)
+    runs = [{"pivots": [0, 1, 6], "pqas": [0, 1, 2, 3, 4, 5, 6], "mode": "textbook"},
+            {"pivots": [2, 3], "pqas": [5, 2, 6, 0], "mode": "counts"}]
+    xml = run_kernel_bench(SIMILARITY, "sim.jsd.tb_similarity_kernel",
+                           {"runs": runs, "records": 6, "pause": 0.3, "seed": 2,
+                            "address_base": (1 << 32) - 0x1100,
+                            "memory_bytes": (1 << 22) + 4096}, axi_checker=True)
+    assert_silent_on(xml, KERNEL_PORTS)

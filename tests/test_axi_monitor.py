@@ -197,3 +197,126 @@ def test_a_master_reset_alone_leaves_the_slave_owing():
         cycle(rules, ["R"], ["R"], R=r())
     rules.slave_was_reset()
     assert rules.stale == (0, 0, 0)
+
+
+# -- AXI4-Lite, READY in reset, the firewall's waits, WSTRB values ---------------------------
+
+def lite_cycle(rules, valid=(), ready=(), **payload):
+    return rules.step({ch: ch in valid for ch in PAYLOADS}, {ch: ch in ready for ch in PAYLOADS},
+                      {ch: payload.get(ch) for ch in PAYLOADS})
+
+
+def test_lite_writes_and_reads_are_one_beat_each_and_each_gets_its_response():
+    rules = ProtocolRules(4, "s_axi_control", lite=True)
+    lite_cycle(rules, ["AW", "W"], ["AW", "W"], AW={"ADDR": 0x10}, W={"DATA": 1, "STRB": 0xF})
+    lite_cycle(rules, ["AW", "W", "B"], ["AW", "W"], AW={"ADDR": 0x14},
+               W={"DATA": 2, "STRB": 0xF}, B={"RESP": 0})
+    assert rules.owed() == (0, 0, 2, 0)
+    lite_cycle(rules, ["B", "AR"], ["B", "AR"], B={"RESP": 0}, AR={"ADDR": 0x10})
+    lite_cycle(rules, ["R"], [], R={"DATA": 1, "RESP": 0})
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRS_BRESP_ALL_DONE_EOS: 1 write bursts"):
+        rules.settled()          # two posted writes, one B so far (the M9 mutant)
+    rules = ProtocolRules(4, "s_axi_control", lite=True)
+    lite_cycle(rules, ["AR"], ["AR"], AR={"ADDR": 0x10})
+    lite_cycle(rules, ["R", "AR"], [], R={"DATA": 1, "RESP": 0}, AR={"ADDR": 0x14})
+    with pytest.raises(AxiProtocolError, match="AXI4_ERRS_RDATA_STABLE .*DATA 0x1 -> 0x2"):
+        lite_cycle(rules, ["R", "AR"], ["R"], R={"DATA": 2, "RESP": 0}, AR={"ADDR": 0x14})
+
+
+@pytest.mark.parametrize("channel", ["AR", "AW", "W"])
+def test_the_slaves_readies_low_in_reset_and_in_the_first_edge_after_it(channel):
+    rules = ProtocolRules(4, lite=True, reset_readies=("AR", "AW", "W"))
+    with pytest.raises(AxiProtocolError, match=f"KERNEL_{channel}READY_RESET .*high while "
+                                               f"ARESETn is low"):
+        rules.reset_cycle(dict(IDLE), {**IDLE, channel: True})
+    rules = ProtocolRules(4, lite=True, reset_readies=("AR", "AW", "W"))
+    rules.reset_cycle(dict(IDLE), dict(IDLE))
+    assert rules.needs_ready_levels
+    with pytest.raises(AxiProtocolError, match=f"XILINX_{channel}READY_RESET \\(PG101\\)"):
+        lite_cycle(rules, [], [channel])
+    # the edge after that one may take a transfer
+    rules = ProtocolRules(4, lite=True, reset_readies=("AR", "AW", "W"))
+    rules.reset_cycle(dict(IDLE), dict(IDLE))
+    lite_cycle(rules, [], [])
+    assert not rules.needs_ready_levels
+    lite_cycle(rules, [], [channel])
+
+
+@pytest.mark.parametrize("rule, trace", [
+    ("RECS_AWREADY_MAX_WAIT", lambda rules: [lite_cycle(rules, ["AW"], [], AW={"ADDR": 0})
+                                             for _ in range(4)]),
+    ("RECM_BREADY_MAX_WAIT", lambda rules: [
+        lite_cycle(rules, ["AW", "W"], ["AW", "W"], AW={"ADDR": 0}, W={"DATA": 0, "STRB": 1}),
+        *[lite_cycle(rules, ["B"], [], B={"RESP": 0}) for _ in range(4)]]),
+    ("RECS_CONTINUOUS_RTRANSFERS_MAX_WAIT", lambda rules: [
+        lite_cycle(rules, ["AR"], ["AR"], AR={"ADDR": 0}), *[lite_cycle(rules) for _ in range(4)]]),
+    ("RECS_WRITE_TO_BVALID_MAX_WAIT", lambda rules: [
+        lite_cycle(rules, ["AW", "W"], ["AW", "W"], AW={"ADDR": 0}, W={"DATA": 0, "STRB": 1}),
+        *[lite_cycle(rules) for _ in range(4)]]),
+    ("RECM_CONTINUOUS_WTRANSFERS_MAX_WAIT", lambda rules: [
+        lite_cycle(rules, ["AW"], ["AW"], AW={"ADDR": 0}), *[lite_cycle(rules) for _ in range(4)]]),
+    ("RECM_WVALID_TO_AWVALID_MAX_WAIT", lambda rules: [
+        lite_cycle(rules, ["W"], ["W"], W={"DATA": 0, "STRB": 1}),
+        *[lite_cycle(rules) for _ in range(4)]]),
+])
+def test_each_firewall_wait_fails_one_cycle_past_its_limit(rule, trace):
+    """PG293's timeouts with a limit of 2 cycles: a wait of 2 passes, the third cycle fails."""
+    rules = ProtocolRules(4, lite=True, waits={rule: 2})
+    with pytest.raises(AxiProtocolError, match=f"{rule} \\(AXI firewall, PG293; limit 2\\): "
+                                               f".*3 cycles"):
+        trace(rules)
+    assert len(rules.errors) == 1
+    with pytest.raises(ValueError, match="unknown wait rules"):
+        ProtocolRules(4, waits={"RECM_NOTHING": 1})
+
+
+def test_wstrb_values_against_the_bytes_of_the_writes():
+    """Exact: the writer's commands (the last beat of 0x1000 + 70 bytes has 6 bytes). Within:
+    a kernel's output buffers, all ones but a burst's last beat, which may end early."""
+    rules = ProtocolRules(64)
+    rules.expect_writes([(0x1000, 70)])
+    cycle(rules, ["AW"], ["AW"], AW=address(0x1000, length=1))
+    cycle(rules, ["W"], ["W"], W=w(strobe=(1 << 64) - 1))
+    with pytest.raises(AxiProtocolError, match="KERNEL_WSTRB .*WSTRB 0xff on the beat at "
+                                               "0x1040; the bytes it should write are 0x3f"):
+        cycle(rules, ["W"], ["W"], W=w(strobe=0xFF, last=1))
+    rules = ProtocolRules(64)
+    rules.expect_writes([], exact=False)
+    rules.add_expected_write(0x1000, 128)
+    cycle(rules, ["W"], ["W"], W=w(strobe=(1 << 64) - 1))          # before its AW
+    cycle(rules, ["W"], ["W"], W=w(strobe=0xF, last=1))            # ends early: legal
+    cycle(rules, ["AW"], ["AW"], AW=address(0x1000, length=1))
+    cycle(rules, ["AW"], ["AW"], AW=address(0x1040, length=1))
+    with pytest.raises(AxiProtocolError, match="KERNEL_WSTRB .*WSTRB 0xf on the beat at 0x1040"):
+        cycle(rules, ["W"], ["W"], W=w(strobe=0xF))                # not the burst's last beat
+    rules = ProtocolRules(64)
+    rules.expect_writes([(0x1000, 64)], exact=False)
+    cycle(rules, ["AW"], ["AW"], AW=address(0x1000, length=1))
+    cycle(rules, ["W"], ["W"], W=w(strobe=(1 << 64) - 1))
+    with pytest.raises(AxiProtocolError, match="KERNEL_WSTRB .*beat at 0x1040; the bytes of the "
+                                               "outputs there are 0x0"):
+        cycle(rules, ["W"], ["W"], W=w(strobe=0x1, last=1))         # past the output
+
+
+@pytest.mark.parametrize("rule, owe", [
+    ("RECS_CONTINUOUS_RTRANSFERS_MAX_WAIT", lambda rules: lite_cycle(rules, ["AR"], ["AR"],
+                                                                     AR={"ADDR": 0})),
+    ("RECS_WRITE_TO_BVALID_MAX_WAIT", lambda rules: lite_cycle(
+        rules, ["AW", "W"], ["AW", "W"], AW={"ADDR": 0}, W={"DATA": 0, "STRB": 1})),
+    ("RECM_CONTINUOUS_WTRANSFERS_MAX_WAIT", lambda rules: lite_cycle(rules, ["AW"], ["AW"],
+                                                                     AW={"ADDR": 0})),
+    ("RECM_WVALID_TO_AWVALID_MAX_WAIT", lambda rules: lite_cycle(
+        rules, ["W"], ["W"], W={"DATA": 0, "STRB": 1})),
+])
+def test_the_idle_shortcut_counts_the_waits_for_a_valid(rule, owe):
+    """``idle_cycle`` (the monitor's cycles without any VALID) times them as ``step`` with
+    every VALID low does: the same cycle fails."""
+    failed = []
+    for shortcut in (False, True):
+        rules = ProtocolRules(4, lite=True, waits={rule: 2})
+        owe(rules)
+        with pytest.raises(AxiProtocolError, match=f"{rule} .*limit 2"):
+            for _ in range(10):
+                rules.idle_cycle() if shortcut else lite_cycle(rules)
+        failed.append(rules.cycle)
+    assert failed[0] == failed[1] <= 4, failed

@@ -218,6 +218,9 @@ def run_writer(*, beats=None, commands=None, ready=always_ready, data_gap=0.0, a
     commands = commands or [(0x3000, beats * 4 - 1)]
     total = sum(-(-length // 4) for _, length in commands)
     dut = AxiBurstWriter(data_width=32, max_beats=max_beats, max_outstanding=4)
+    # every W beat writes exactly the bytes of its command (an abort: none outside them)
+    slave_options.setdefault("expected_writes", commands)
+    slave_options.setdefault("exact_writes", abort_at is None)
     slave = AxiSlave(dut.axi, ready=ready, data_rate=0.7, seed=seed, bresp=bresp, bid=bid,
                      response_latency=response_latency,
                      watch={"abort": dut.abort, "idle": dut.idle}, **slave_options)

@@ -7,6 +7,7 @@ table lists them. Processes run with TMPDIR set to an empty directory of the tes
 that "nothing left in TMPDIR" is checked, not assumed.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -108,6 +109,64 @@ def test_a_list_line_without_end_is_refused_at_its_limit(tmp_path, genomes, caps
     listed.write_text(f"{genomes[0]}\n{genomes[1]}\n{genomes[0]}\n")
     assert run("dist", "-l", listed) == 2
     assert f"{listed}: line 3: {genomes[0]}: listed twice (also line 1)" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("kind", ["plain", "gzip", "pipe"])
+def test_a_genome_held_whole_is_bounded(tmp_path, monkeypatch, capsys, kind):
+    """The backends that take whole genomes (here golden) hold at most host.io.WHOLE_FILE_LIMIT
+    bytes of one file (set to 64 KiB here): before, ``(echo '>a'; yes ACGT) | sketch -
+    --backend golden`` grew by about 200 MB a second until memory ran out."""
+    import gzip
+    import host.io
+    monkeypatch.setattr(host.io, "WHOLE_FILE_LIMIT", 1 << 16)
+    text = b">a\n" + b"ACGTTGCAAC\n" * 7_000           # 77 kB
+    out = tmp_path / "a.sketch"
+    if kind == "pipe":
+        read_end, write_end = os.pipe()
+        def feed():
+            with open(write_end, "wb") as writer:
+                with contextlib.suppress(BrokenPipeError):
+                    writer.write(text)
+        feeder = threading.Thread(target=feed)
+        feeder.start()
+        source = f"/dev/fd/{read_end}"
+    else:
+        source = tmp_path / "a.fa"
+        source.write_bytes(gzip.compress(text) if kind == "gzip" else text)
+    try:
+        assert run("sketch", source, "--backend", "golden", "-o", out) == 2
+    finally:
+        if kind == "pipe":
+            os.close(read_end)
+            feeder.join()
+    assert one_error_line(capsys) == (f"error: {source}: more than 64 KiB of sequence "
+                                      f"in one file, which this backend holds whole (the sw "
+                                      f"backend, the default, reads files of any size as they "
+                                      f"come)\n")
+    assert not out.exists()
+    monkeypatch.setattr(host.io, "WHOLE_FILE_LIMIT", len(text))
+    if kind != "pipe":
+        assert run("sketch", source, "--backend", "golden", "-o", out) == 0
+
+
+@pytest.mark.parametrize("option, output", [("--order", "-o"), ("--order", "--reps"),
+                                            ("--quality", "-o"), ("--quality", "--plot")])
+def test_an_order_file_or_quality_table_is_never_an_output(tmp_path, refs, genomes, capsys,
+                                                           option, output):
+    """Before: ``cluster refs --order order.txt -o order.txt`` (or ``--quality q.tsv``, or
+    ``--reps``) replaced the file it read, exit 0."""
+    table = tmp_path / "table.txt"
+    if option == "--order":
+        table.write_text("".join(f"{Path(g).name}\n" for g in reversed(genomes)))
+    else:
+        table.write_text("genome\tcompleteness\tcontamination\n"
+                         + "".join(f"{Path(g).stem}\t90\t1\n" for g in genomes))
+    before = table.read_bytes()
+    extra = ["-o", tmp_path / "c.tsv"] if output != "-o" else []
+    assert run("cluster", refs, option, table, output, table, *extra) == 2
+    assert one_error_line(capsys) == (f"error: {table}: is also an input; refusing to overwrite "
+                                      f"it (give another output file)\n")
+    assert table.read_bytes() == before
 
 
 def test_pipes_are_read_once_and_nothing_is_left_in_tmpdir(tmp_path, genomes, tmpdir_env):
