@@ -47,7 +47,8 @@ def test_records_are_sketched_one_by_one(scratch):
 @pytest.mark.parametrize("call, message", [
     (lambda: ksa.sketch(["missing.fa"]), "missing.fa: no such file"),
     (lambda: ksa.sketch_texts({"a\tb": "ACGT"}), "contains the control character '\\t'"),
-    (lambda: ksa.sketch_texts({"x": "ACGT", "y": "AC GT"}), "y: record 1, line 2: a space inside a sequence line (column 3)"),
+    (lambda: ksa.sketch_texts({"x": "ACGT", "y": "AC GT"}),
+     "y: record 1, line 2: a space inside a sequence line (column 3)"),
     (lambda: ksa.sketch_texts([("x", "ACGT"), ("x", "ACGT")]), "x: given twice"),
     (lambda: ksa.sketch_texts({"x": "ACGT"}, index_bits=30),
      "hll sketches: p must be an integer from 8 to 18, not 30"),

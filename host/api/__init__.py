@@ -253,7 +253,8 @@ def search(queries: Collection, references: Collection, *, metric: str = "jaccar
     check_table_names(reference_set)
     n_ref = len(reference_set)
     packed, hll = packed_together(reference_set, query_set)
-    values, fractions = query_block(packed, hll, reference_set.params["k"], np.arange(len(query_set)) + n_ref,
+    values, fractions = query_block(packed, hll, reference_set.params["k"],
+                                    np.arange(len(query_set)) + n_ref,
                                     np.arange(n_ref), metric, estimator, detection, threads,
                                     ani_from, min_af if ani_from == "containment" else 0.0,
                                     fractions=True)

@@ -76,9 +76,10 @@ def _few_kmer_estimates(registers: np.ndarray) -> np.ndarray:
 
 def warn_without_kmers(warnings: list[str], paths: Sequence[str], empty: Sequence[bool],
                        what: str, estimates: Sequence[float] | None = None) -> None:
-    """A warning in ``warnings`` for each genome without k-mers (``what`` says which), saying why where the
-    file shows it (host.io.few_kmers_cause); and, given the sketches' ``estimates`` of distinct
-    k-mers, one for each genome with almost none whose file shows why."""
+    """A warning in ``warnings`` for each genome without k-mers (``what`` says which), saying
+    why where the file shows it (host.io.few_kmers_cause); and, given the sketches'
+    ``estimates`` of distinct k-mers, one for each genome with almost none whose file shows
+    why."""
     for index, (path, is_empty) in enumerate(zip(paths, empty)):
         try:
             size = None if is_stream(path) else os.path.getsize(path)  # a pipe's is 0
@@ -342,7 +343,8 @@ def sketch_pool(paths: Sequence[str], reference: SketchSet, sketching: Sketching
                 run: Run) -> np.ndarray:
     """The HLL registers of one read set made of every file of ``paths`` (screen's pool, as
     ``mash screen``'s): the sequence files are sketched together as one genome with the
-    parameters of ``reference`` (the command has no options of its own for them), so --min-count counts a k-mer over all of them (FASTQ files;
+    parameters of ``reference`` (the command has no options of its own for them), so
+    --min-count counts a k-mer over all of them (FASTQ files;
     FASTA files are sketched in full beside them unless --min-count-fasta, as dist does);
     HLL sketch files (of reads sketched before) are joined in by their union (register-wise
     maximum). Pipes are read too, each once (host.streams)."""

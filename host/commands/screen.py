@@ -5,13 +5,13 @@ import re
 
 import numpy as np
 
+from ..api.pairs import read_references
+from ..api.sketching import sketch_pool
 from ..estimators import DEFAULT_DETECTION
 from ..io import InputError, compression_of, decompressed_head, read_input
 from ..sketchfile import is_sketch_file
 from ..screen import screen
 from .collections import collection_options
-from ..api.pairs import read_references
-from ..api.sketching import sketch_pool
 from .common import Session, parameter_header, run_of, sketching_of
 from .options import (backend_options, detection_z, min_count_options, new_command,
                       output_option, ranged_float)

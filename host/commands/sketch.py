@@ -21,8 +21,8 @@ def add_parser(commands) -> None:
     sketch.add_argument("-i", "--individual", action="store_true", default=False,
                         help="one sketch per record (a plasmid, contig or read) instead of per "
                              "file, named by the record's header up to its first space (as mash "
-                             "sketch -i; docs/cli.md, genome names); --kind hll only (default: one sketch per "
-                             "file)")
+                             "sketch -i; docs/cli.md, genome names); --kind hll only "
+                             "(default: one sketch per file)")
     sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
                         help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
     output_option(sketch)
