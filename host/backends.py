@@ -18,12 +18,12 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from .calls import F2_STAND_IN_ENV, STAND_IN_ENV
 from kmerspec.golden.hll import Hll, HllParams
 from kmerspec.golden.mincount import MinCountParams, passing_kmers
 from kmerspec.golden.parse import genome_kmers
 
-__all__ = ["BACKENDS", "KERNEL_BACKENDS", "get_backend", "STAND_IN_ENV", "xrt_stand_in",
-           "F2_STAND_IN_ENV", "f2_stand_in"]
+__all__ = ["BACKENDS", "KERNEL_BACKENDS", "get_backend", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
 
 
 class SoftwareBackend:
@@ -119,28 +119,8 @@ def _sim_backend(geometry: str = "small") -> KernelBackend:
     return KernelBackend(SimDevice(geometry=geometry), "sim")
 
 
-#: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py),
-#: which simulates the kernels of a ``python -m hw.build`` output directory, instead of a card
-#: (the variable keeps the name it had when the stand-in imitated pyxrt)
-STAND_IN_ENV = "KMER_SKETCH_PYXRT"
-
-
-def xrt_stand_in():
-    """The XRT stand-in the xrt backend hands host.xrt.XrtDevice with ``KMER_SKETCH_PYXRT=sim``,
-    else None (XRT's library). The one place outside the tests that reaches the stand-in: the
-    driver itself imports no stand-in."""
-    from .calls import DeviceError
-    choice = os.environ.get(STAND_IN_ENV, "")
-    if not choice:
-        return None
-    if choice != "sim":
-        raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
-                          "XRT stand-in), unset uses XRT's C API")
-    from sim.xrt_sim import stand_in
-    return stand_in()
-
-
 def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
+    from .device import xrt_stand_in
     from .xrt import XrtDevice
     xclbin = xclbin or os.environ.get("KMER_SKETCH_XCLBIN")
     if not xclbin:
@@ -149,27 +129,8 @@ def _xrt_backend(xclbin: str | None = None) -> KernelBackend:
     return KernelBackend(XrtDevice(xclbin, api=xrt_stand_in()), "xrt")
 
 
-#: ``KMER_SKETCH_F2_SIM=DIR``: the f2 backend drives the stand-in of AWS's SDK (sim/f2_sim.py),
-#: whose slot 0 holds the CL directory DIR of ``python -m hw.build --board f2``, simulated
-F2_STAND_IN_ENV = "KMER_SKETCH_F2_SIM"
-
-
-def f2_stand_in():
-    """The SDK stand-in the f2 backend hands host.f2.F2Device with ``KMER_SKETCH_F2_SIM``, else
-    None (AWS's library). The one place outside the tests that reaches it."""
-    from .calls import DeviceError
-    directory = os.environ.get(F2_STAND_IN_ENV, "")
-    if not directory:
-        return None
-    if not os.path.isfile(os.path.join(directory, "build.json")) or \
-            not os.path.isdir(os.path.join(directory, "design")):
-        raise DeviceError(f"{F2_STAND_IN_ENV}={directory}: not a CL directory of python -m "
-                          "hw.build --board f2 (no build.json and design/)")
-    from sim.f2_sim import stand_in
-    return stand_in(directory)
-
-
 def _f2_backend(slot: int = 0) -> KernelBackend:
+    from .device import f2_stand_in
     from .f2 import F2Device
     return KernelBackend(F2Device(slot, api=f2_stand_in()), "f2")
 
@@ -178,7 +139,7 @@ def _auto_backend(xclbin: str | None = None):
     """The card if one is usable, else the software backend; says which on stderr (a card is
     never picked silently, nor silently passed over)."""
     import sys
-    from .device import DeviceError
+    from .calls import DeviceError
     try:
         backend = _xrt_backend(xclbin)
     except (DeviceError, ValueError) as error:

@@ -13,7 +13,18 @@ import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
            "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields",
-           "in_flight"]
+           "in_flight", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
+
+#: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
+#: reached through host.device.xrt_stand_in), which simulates the kernels of a ``python -m
+#: hw.build`` output directory, instead of a card (the variable keeps the name it had when the
+#: stand-in imitated pyxrt)
+STAND_IN_ENV = "KMER_SKETCH_PYXRT"
+
+#: ``KMER_SKETCH_F2_SIM=DIR``: the f2 backend drives the stand-in of AWS's SDK (sim/f2_sim.py,
+#: reached through host.device.f2_stand_in), whose slot 0 holds the CL directory DIR of
+#: ``python -m hw.build --board f2``, simulated
+F2_STAND_IN_ENV = "KMER_SKETCH_F2_SIM"
 
 
 class DeviceError(RuntimeError):

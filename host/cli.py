@@ -36,7 +36,6 @@ from .commands.cluster import ORDERS
 from .commands.collections import expand_collections
 from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
                               pyxrt_stand_in)
-from .commands.inputs import sketch_sequences
 from .commands.options import Parser
 from .interrupts import ending_signals, interrupted_line
 from .io import InputError, descriptor_of
@@ -44,9 +43,6 @@ from .outputs import (ReaderGone, closed_at_start, input_identities, move_off_in
                       open_closed_standard_streams, output_transaction)
 
 __all__ = ["main", "build_parser", "genome_names"]
-
-# the names tests and benches used before the commands had modules of their own
-_Session, _sketch_sequences = Session, sketch_sequences
 
 
 def build_parser() -> argparse.ArgumentParser:

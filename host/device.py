@@ -20,9 +20,11 @@ cocotb kernel tests use, so the devices cannot disagree on a byte:
 * :class:`host.xrt.XrtDevice`: a card through XRT's C API (libxrt_coreutil), or, with
   ``KMER_SKETCH_PYXRT=sim``, the same driver on the XRT stand-in (sim/xrt_sim.py).
 
-This is the one module of host/ that reaches into hw/ and sim/ for RTL simulation:
-:class:`SimDevice` builds the RTL kernel from its Params and simulates it; driving a card needs
-neither.
+This is the one module of host/ that reaches into hw/ and sim/, each time inside the function
+that needs it: :class:`SimDevice` builds the RTL kernel from its Params and simulates it, and
+:func:`xrt_stand_in` hands the xrt backend (host.backends) the XRT C API stand-in with
+``KMER_SKETCH_PYXRT=sim``, as :func:`f2_stand_in` hands the f2 backend the stand-in of AWS's
+FPGA SDK with ``KMER_SKETCH_F2_SIM=DIR``; driving a card needs none of them.
 """
 
 import json
@@ -31,10 +33,39 @@ import pathlib
 import tempfile
 from collections.abc import Iterable, Iterator
 
-from .calls import (SIM_GEOMETRIES, DeviceError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, parse_build, scalars)
+from .calls import (F2_STAND_IN_ENV, SIM_GEOMETRIES, STAND_IN_ENV, DeviceError, Output,
+                    RunResult, as_bytes, buffer_sizes, check_arguments, parse_build, scalars)
 
-__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "parse_build"]
+__all__ = ["Output", "RunResult", "DeviceError", "SimDevice", "parse_build", "xrt_stand_in",
+           "f2_stand_in"]
+
+
+def xrt_stand_in():
+    """The XRT stand-in the xrt backend hands host.xrt.XrtDevice with ``KMER_SKETCH_PYXRT=sim``,
+    else None (XRT's library). The one place outside the tests that reaches the stand-in: the
+    driver itself imports no stand-in."""
+    choice = os.environ.get(STAND_IN_ENV, "")
+    if not choice:
+        return None
+    if choice != "sim":
+        raise DeviceError(f"{STAND_IN_ENV}={choice}: unknown; 'sim' simulates the kernels (the "
+                          "XRT stand-in), unset uses XRT's C API")
+    from sim.xrt_sim import stand_in
+    return stand_in()
+
+
+def f2_stand_in():
+    """The SDK stand-in the f2 backend hands host.f2.F2Device with ``KMER_SKETCH_F2_SIM``, else
+    None (AWS's library). The one place outside the tests that reaches it."""
+    directory = os.environ.get(F2_STAND_IN_ENV, "")
+    if not directory:
+        return None
+    if not os.path.isfile(os.path.join(directory, "build.json")) or \
+            not os.path.isdir(os.path.join(directory, "design")):
+        raise DeviceError(f"{F2_STAND_IN_ENV}={directory}: not a CL directory of python -m "
+                          "hw.build --board f2 (no build.json and design/)")
+    from sim.f2_sim import stand_in
+    return stand_in(directory)
 
 
 class SimDevice:

@@ -26,7 +26,6 @@ from .detection import HllDetection, detection_cardinalities, relative_errors
 __all__ = ["ESTIMATORS", "DEFAULT_ESTIMATOR", "DEFAULT_DETECTION", "hll_floor", "hll_detected",
            "HllDetection", "detection_cardinalities", "relative_errors",
            "mle_pairs", "mle_matrix", "mle_query_values", "block_values", "block_containment_ani",
-           "add_estimator_options",
            "detection_floor", "floor_jaccard_tiles", "KERNEL_NOTE", "p_value_lines"]
 
 #: the estimator of dist and search unless --estimator says otherwise (SPEC 3)
@@ -135,38 +134,9 @@ def mle_query_values(references: np.ndarray, queries: np.ndarray, params: HllPar
                         kind, "mle", z, threads)
 
 
-# -- the command line (dist and search) ----------------------------------------------------------
-
 KERNEL_NOTE = ("note: --estimator mle: the pairs are estimated on the host from the sketches; "
                "the similarity kernel returns union features (Z, nz) only, not the register "
                "pairs the joint MLE needs")
-
-
-def add_estimator_options(sub) -> None:
-    """--estimator, --detection and --pvalue (SPEC 3) on a dist or search parser."""
-    from .commands.options import detection_z   # the parsers' module imports this one
-    group = sub.add_argument_group("Estimator and detection (SPEC 3)")
-    group.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
-                       help="mle: Ertl's joint maximum-likelihood estimate of the shared k-mers "
-                            "from the two sketches' registers (default; finds a piece of 0.1 %% "
-                            "of a genome's size inside it, and is a calibrated test); hll: "
-                            "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
-                            "similarity kernel computes; about 5x the pairs per CPU second on "
-                            "the host, misses overlaps below J = 0.0244 at p = 14). With "
-                            "--backend sim or xrt, "
-                            "mle estimates the pairs on the host from the sketches")
-    group.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION, metavar="Z",
-                       help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
-                            "0) unless its shared k-mers are Z standard deviations above zero "
-                            "(mle: likelihood ratio >= Z^2; hll: I >= Z 1.04/sqrt(2^p) "
-                            "|X u Y|, the raw formula's bias and linear counting's error taken "
-                            "into account for sets of 2 to 8 x 2^p k-mers, SPEC 3); 0 prints "
-                            "every estimate (default 3)")
-    group.add_argument("--pvalue", action="store_true",
-                       help="add a p_value column to each line (dist --format edges, search): "
-                            "the one-sided p-value of 'nothing shared' (mle: of the likelihood "
-                            "ratio; hll: P(N(0,1) >= I / sigma)), as mash dist prints it "
-                            "(default: no such column)")
 
 
 def p_value_lines(registers, params: HllParams, estimator: str, row: int, columns,

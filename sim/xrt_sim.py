@@ -2,8 +2,8 @@
 holds XRT's rules and nothing else.
 
 The tests hand it to the card driver, ``host.xrt.XrtDevice(DIR, api=stand_in)``, as does
-``--backend xrt`` with ``KMER_SKETCH_PYXRT=sim`` (host.backends, the one place outside the tests
-that reaches it), so the driver's own code (argument order, 64-bit buffer handles and device
+``--backend xrt`` with ``KMER_SKETCH_PYXRT=sim`` (host.device.xrt_stand_in, the one place
+outside the tests that reaches it), so the driver's own code (argument order, 64-bit buffer handles and device
 addresses, memory groups, sync directions, compute units, register access, XRT's messages) runs
 without a card::
 

@@ -66,10 +66,10 @@ def rng():
 def xrt_stand_in(monkeypatch):
     """A fresh XRT C API stand-in (sim/xrt_sim.py) for one test, with its own device and
     simulations: a test hands it to host.xrt.XrtDevice (``api=``), and ``--backend xrt`` takes
-    it through host.backends (KMER_SKETCH_PYXRT=sim); its ``started`` counts the runs of each
-    compute unit and ``register_writes`` lists the register writes. After the test its compute
-    units are closed and its memory banks removed."""
-    from host.backends import STAND_IN_ENV
+    it through host.device.xrt_stand_in (KMER_SKETCH_PYXRT=sim); its ``started`` counts the runs
+    of each compute unit and ``register_writes`` lists the register writes. After the test its
+    compute units are closed and its memory banks removed."""
+    from host.calls import STAND_IN_ENV
     from sim import xrt_sim
     fresh = xrt_sim.XrtStandIn()
     monkeypatch.setattr(xrt_sim, "_instance", fresh)

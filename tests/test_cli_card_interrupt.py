@@ -1,7 +1,8 @@
 """Ctrl-C during a card run (issue 51, item 2), through the XRT stand-in: ``sketch --backend xrt``
-with ``KMER_SKETCH_PYXRT=sim`` (host.backends hands host.xrt.XrtDevice sim/xrt_sim.py), the
-stand-in's compute unit slow (``KMER_SKETCH_XRT_SIM_SLOW_WAIT``: every wait lasts 120 s), and
-every C call logged (``KMER_SKETCH_XRT_SIM_LOG``), SIGINT sent once the run has started.
+with ``KMER_SKETCH_PYXRT=sim`` (host.device.xrt_stand_in hands host.xrt.XrtDevice
+sim/xrt_sim.py), the stand-in's compute unit slow (``KMER_SKETCH_XRT_SIM_SLOW_WAIT``: every wait
+lasts 120 s), and every C call logged (``KMER_SKETCH_XRT_SIM_LOG``), SIGINT sent once the run has
+started.
 
 The command closes what it may and keeps what the running unit may still write: its compute
 units (xrtKernelClose) and the device (xrtDeviceClose) are closed, the started run's handle and

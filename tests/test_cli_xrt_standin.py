@@ -1,4 +1,4 @@
-"""`--backend xrt` without a card: with KMER_SKETCH_PYXRT=sim, host.backends hands host.xrt.XrtDevice
+"""`--backend xrt` without a card: with KMER_SKETCH_PYXRT=sim, host.device hands host.xrt.XrtDevice
 the XRT C API stand-in (sim/xrt_sim.py), which simulates the kernels of a `python -m hw.build`
 output directory from its kernel.xml and Verilog. sketch, dist, search, jsd (the PQAs from the JSD
 builder, the matrix from the JSD similarity kernel) and motifs through it equal `--backend sw`

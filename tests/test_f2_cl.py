@@ -41,6 +41,7 @@ from sim.axi_checker import checker_source, unavailable_reason
 from sim.f2_sim import F2StandIn, simulation_design
 from sim.runner import available_simulators
 from tests.genomes import random_genome_bytes, related_sequences
+from tests.interrupting import Interrupting
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
 needs_checker = pytest.mark.skipif(checker_source() is None, reason=str(unavailable_reason()))
@@ -192,35 +193,6 @@ def test_pcis_while_a_kernel_streams(f2_stand_in):
         device.close()
 
 
-class Interrupting:
-    """The SDK stand-in, with SIGINT raised once, just after the ``at``-th SDK call (counted
-    from when it is armed) returns: Python's handler then raises KeyboardInterrupt where the
-    driver is, unless a block of it defers signals (host.interrupts.uninterrupted), as a Ctrl-C
-    there would. ``calls`` lists (name, arguments) of the calls made since it was armed."""
-
-    def __init__(self, api):
-        self._api = api
-        self.calls: list[tuple] = []
-        self.at: int | None = None
-
-    def arm(self, at: int | None) -> None:
-        self.calls, self.at = [], at
-
-    def __getattr__(self, name):
-        target = getattr(self._api, name)
-        if name not in PROTOTYPES:
-            return target
-
-        def call(*args):
-            result = target(*args)
-            self.calls.append((name, args))
-            if self.at is not None and len(self.calls) == self.at:
-                self.at = None
-                signal.raise_signal(signal.SIGINT)
-            return result
-        return call
-
-
 def test_every_point_of_an_interrupted_call(f2_stand_in):
     """One sketch call interrupted just after each of its SDK calls in turn: whatever the
     point, nothing is left in flight and no buffer is freed while the unit may run; once
@@ -228,7 +200,7 @@ def test_every_point_of_an_interrupted_call(f2_stand_in):
     never reused), the unit named and the slot refused with the advice to clear and reload the
     AFI; before it, or once the run is over, its buffers are freed."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    proxy = Interrupting(f2_stand_in)
+    proxy = Interrupting(f2_stand_in, PROTOTYPES)
     data = genomes()[:1]
     try:
         device = F2Device(0, api=proxy)

@@ -1,9 +1,9 @@
 """The floors of the project (docs/architecture.md), checked on every module's imports, including
 those inside functions: kmerspec imports nothing else of the project, hw/ never imports host/ or
-sim/, host/ imports hw/ and sim/ only in the module that simulates RTL (host.device) and, for the
-XRT stand-in with KMER_SKETCH_PYXRT=sim and the F2 SDK stand-in with KMER_SKETCH_F2_SIM, in the
-backend factory (host.backends), never in the card drivers (host.xrt, host.f2), sim/ imports
-host/ only in the bench that runs the host's call plan on a kernel, in the XRT and F2 stand-ins
+sim/, host/ imports hw/ and sim/ only in one module (host.device: it simulates RTL and hands the
+xrt backend the XRT stand-in with KMER_SKETCH_PYXRT=sim and the f2 backend the F2 SDK stand-in
+with KMER_SKETCH_F2_SIM), never in the card drivers (host.xrt, host.f2), sim/ imports host/
+only in the bench that runs the host's call plan on a kernel, in the XRT and F2 stand-ins
 (the drivers' declared C APIs, host.xrt_binding and host.f2_binding) and in the xclbin
 writer (the structures the driver reads with, host.xclbin), the card path (host without
 host.device, kmerspec) needs no Amaranth, and no modules of host/ import each other in a
@@ -21,12 +21,11 @@ PACKAGES = ("kmerspec", "hw", "host", "sim")
 PROJECT = PACKAGES + ("tests", "bench")
 #: the one module of host/ that loads a simulator: SimDevice builds and simulates RTL
 SIMULATOR_BACKEND = "host.device"
-#: the modules of host/ that may reach into hw/ and sim/, and their only such edges: SimDevice
-#: builds and simulates RTL; the xrt backend hands XrtDevice the XRT stand-in when
-#: KMER_SKETCH_PYXRT=sim, the f2 backend F2Device AWS's SDK stand-in when KMER_SKETCH_F2_SIM=DIR
-#: (the drivers, host.xrt and host.f2, do not know their test doubles)
-SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner"},
-                   "host.backends": {"sim.xrt_sim", "sim.f2_sim"}}
+#: the one module of host/ that may reach into hw/ and sim/, and its only such edges: SimDevice
+#: builds and simulates RTL; xrt_stand_in gives the xrt backend the XRT stand-in for XrtDevice
+#: when KMER_SKETCH_PYXRT=sim, f2_stand_in the f2 backend AWS's SDK stand-in for F2Device when
+#: KMER_SKETCH_F2_SIM=DIR (the drivers, host.xrt and host.f2, do not know their test doubles)
+SIMULATOR_EDGES = {"host.device": {"hw.build", "sim.runner", "sim.xrt_sim", "sim.f2_sim"}}
 #: what each package may import of the project (besides itself)
 ALLOWED = {
     "kmerspec": set(),
@@ -87,7 +86,7 @@ def test_imports_are_parsed_with_function_level_ones():
     found = imports_of(ROOT / "host" / "device.py")
     assert "sim.runner" in found   # inside SimDevice.run_many
     assert "hw.build" in found
-    assert "sim.xrt_sim" in imports_of(ROOT / "host" / "backends.py")  # in xrt_stand_in()
+    assert "sim.xrt_sim" in found   # inside xrt_stand_in()
     assert "kmerspec.golden.hashes" in imports_of(ROOT / "kmerspec" / "golden" / "motif.py")
 
 
@@ -107,6 +106,14 @@ def test_each_package_imports_only_the_floors_below(package):
             if top in PROJECT and top not in allowed:
                 violations.append(f"{name} imports {imported}")
     assert not violations, "\n".join(violations)
+
+
+def test_one_module_of_host_reaches_into_hw_and_sim():
+    """host.device alone imports hw/ or sim/ (issue 52: the sim backend and the XRT stand-in
+    were reached from two modules)."""
+    reaching = sorted(module_name(path) for path in modules("host")
+                      if {m.split(".")[0] for m in imports_of(path)} & {"hw", "sim"})
+    assert reaching == sorted(SIMULATOR_EDGES) == [SIMULATOR_BACKEND]
 
 
 @pytest.mark.parametrize("package", ["kmerspec", "host"])
@@ -205,3 +212,18 @@ def test_hw_build_and_the_standalone_flows_do_not_import_each_other():
     assert {b["name"] for b in standalone} >= {"rfsoc4x2", "ulx3s"}
     for board in standalone:
         assert callable(standalone_builder(board))
+
+
+def test_the_api_is_the_floor_under_the_commands():
+    """host.api (the Python API) imports nothing of the command line, and the commands that
+    sketch, compare and cluster call it rather than keeping copies (issue 52 item 8)."""
+    api = [path for path in modules("host") if module_name(path).startswith("host.api")]
+    assert {module_name(path) for path in api} >= {"host.api", "host.api.pairs",
+                                                   "host.api.sketching", "host.api.clustering"}
+    upward = [f"{module_name(path)} imports {imported}" for path in api
+              for imported in sorted(imports_of(path))
+              if imported.startswith(("host.commands", "host.cli"))]
+    assert not upward, "\n".join(upward)
+    for command in ("sketch", "dist", "search", "screen", "cluster"):
+        path = ROOT / "host" / "commands" / f"{command}.py"
+        assert any(imported.startswith("host.api") for imported in imports_of(path)), command

@@ -112,7 +112,7 @@ def test_a_sketch_with_a_damaged_magic_is_named_a_sketch(tmp_path, capsys):
     damaged[0] ^= 0x20
     sketch.write_bytes(bytes(damaged))
     capsys.readouterr()
-    # dist, given a file named .sketch, reads it as a sketch file (host.commands.inputs); a zip
+    # dist, given a file named .sketch, reads it as a sketch file (host.api.sketching); a zip
     # archive holding a sketch header whose magic is flipped is a damaged sketch file (issue 51)
     as_sketch = (f"error: {sketch}: damaged sketch file (bad magic b'pK\\x03\\x04', expected "
                  f"b'PK\\x03\\x04')")

@@ -5,8 +5,8 @@ import random
 
 import numpy as np
 
-from host import cli
-from host.outputs import Outputs
+from host.api.run import Run
+from host.api.sketching import sketch_files
 from host.progress import BaseCounter, Progress, count_bases
 from kmerspec.golden.line_machine import ByteClass, LineState, classify, step_class
 from tests.genomes import ADVERSARIAL_TEXTS, random_genome_bytes
@@ -94,9 +94,8 @@ def test_sketch_progress_counts_genomes_sketched_not_read(tmp_path, monkeypatch)
                 seen.append(terminal.getvalue().rsplit("\r", 1)[-1])
                 yield np.ones(params.m, dtype=np.uint8)
 
-    session = cli._Session(Outputs(), terminal)
-    sketches = cli._sketch_sequences(paths, {"k": 31, "p": 10, "w": 4, "canonical": True},
-                                     RecordingBackend(), None, session)
+    run = Run(terminal=terminal, made_backend=RecordingBackend())
+    sketches = sketch_files(paths, {"k": 31, "p": 10, "w": 4, "canonical": True}, run)
     assert len(sketches) == 3
     assert [line.split(",")[0] for line in seen] == ["", "sketch: 1/3 genomes",
                                                       "sketch: 2/3 genomes"]

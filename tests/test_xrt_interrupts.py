@@ -29,6 +29,7 @@ from host.xrt_binding import PROTOTYPES
 from hw.kernels.checksum import ChecksumParams, checksum_model
 from sim import xrt_sim
 from sim.runner import available_simulators
+from tests.interrupting import Interrupting
 from tests.test_xrt_standin import checksum_call, linked_build
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
@@ -45,39 +46,6 @@ def checksum_dir(tmp_path_factory):
 def two_unit_dir(tmp_path_factory):
     return linked_build(tmp_path_factory.mktemp("hw") / "checksum2",
                         "[compute_units]\nchecksum = 2\n")
-
-
-class Interrupting:
-    """The stand-in, with SIGINT raised once, just after the ``at``-th C call (counted from when
-    it is armed) returns (``at`` = -1: just before the first): Python's handler then raises
-    KeyboardInterrupt where the driver is, unless a block of it defers signals
-    (host.interrupts.uninterrupted), exactly as a Ctrl-C there would. ``calls`` lists the calls
-    made since it was armed."""
-
-    def __init__(self, api):
-        self._api = api
-        self.calls: list[str] = []
-        self.at: int | None = None
-
-    def arm(self, at: int | None) -> None:
-        self.calls, self.at = [], at
-
-    def __getattr__(self, name):
-        target = getattr(self._api, name)
-        if name not in PROTOTYPES:
-            return target
-
-        def call(*args):
-            if self.at == -1:
-                self.at = None
-                signal.raise_signal(signal.SIGINT)
-            result = target(*args)
-            self.calls.append(name)
-            if self.at is not None and len(self.calls) == self.at:
-                self.at = None
-                signal.raise_signal(signal.SIGINT)
-            return result
-        return call
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +66,7 @@ def slow(monkeypatch):
     monkeypatch.setattr(xrt_sim, "KERNEL_CLOCK_HZ", 64_000)
     monkeypatch.setattr(xrt, "WAIT_SLICE_MS", 1)
     api = xrt_sim.XrtStandIn()
-    yield api, Interrupting(api)
+    yield api, Interrupting(api, PROTOTYPES)
     api.release()
 
 
@@ -146,7 +114,7 @@ def test_every_point_of_a_call(checksum_dir, slow, monkeypatch):
         checksum_model(DATA)            # the unit's simulation runs, its identity checked
     proxy.arm(None)
     first.run(ChecksumParams(), checksum_call(DATA))
-    sequence = list(proxy.calls)
+    sequence = proxy.names
     assert "xrtRunStart" in sequence and sequence.count("xrtRunWaitFor") > 1
     start = sequence.index("xrtRunStart")
     completed = len(sequence) - 1 - sequence[::-1].index("xrtRunWaitFor")
@@ -207,6 +175,6 @@ def test_the_wait_is_sliced_and_a_slow_run_still_completes(checksum_dir, slow):
     data = os.urandom(3000)
     assert device.run(ChecksumParams(), checksum_call(data)).outputs["res"] == \
         checksum_model(data)
-    assert proxy.calls.count("xrtRunWaitFor") > 1
+    assert proxy.names.count("xrtRunWaitFor") > 1
     device.close()
     assert live(api, xrt_sim._Run) == [] and live(api, xrt_sim._Buffer) == []

@@ -1,28 +1,22 @@
 """``cluster``: genomes grouped at an ANI (or Jaccard, or Mash distance) threshold, greedily with
 one representative per cluster (as galah dereplicates) or by single, average or complete linkage;
-the algorithms are host.clustering's, the pairs those of ``dist`` (host.commands.dist.pair_tiles)
-and ``search`` (host.commands.search.query_block), by the run's estimator and detection."""
+the clustering is host.api.clustering's, the pairs those of ``dist`` and ``search``, by the run's
+estimator and detection."""
 
 import numpy as np
 
-from ..clustering import GREEDY_BLOCK, METHODS, central_first, components, greedy, \
-    linkage_clusters, number_clusters, self_value
-from ..io import InputError, bounded_lines, open_input
-from ..metrics import express, jaccard_bound, passes, threshold_problem, threshold_text
+from ..api.clustering import ORDERS, Clustering, cluster_genomes, metric_matrix, square
+from ..clustering import METHODS
+from ..io import InputError
+from ..metrics import threshold_problem, threshold_text
 from ..plot import METRIC_TITLES, plot_format, plot_matrix
-from ..scheduler import LocalExecutor
 from ..sketchfile import SketchSet
 from .collections import collection_options
-from .common import Session, executor_of, parameter_header, require_scipy, row_tiles
-from .dist import comparison_options, pair_tiles, plot_options
-from .inputs import load_inputs
+from .common import Session, executor_of, load_inputs, parameter_header, require_scipy, run_of
+from .dist import comparison_options, plot_options
 from .options import ani_options, ani_source, backend_options, new_command, output_option, \
     plain_float
-from .search import query_block, query_tile
-from kmerspec.golden.hll import HllParams
 
-#: the orders of preference by name (--order); any other value is a file of genome names
-ORDERS = ("centrality", "size", "input", "quality")
 
 
 def add_parser(commands) -> None:
@@ -112,68 +106,6 @@ def _ani_source(args) -> tuple[str, float]:
     return ani_source(args, args.metric)
 
 
-def _preference(args, sketches: SketchSet, cards: np.ndarray) -> np.ndarray:
-    """Each genome's rank in the order of preference (0 = most preferred); for "centrality"
-    the rank by size, which breaks its ties and makes its first pass."""
-    n = len(sketches)
-    if args.order == "input":
-        return np.arange(n)
-    if args.order in ("size", "centrality"):
-        order = np.lexsort((np.arange(n), -cards))
-    elif args.order == "quality":
-        from ..quality import quality_scores
-        scores = quality_scores(args.quality, sketches.names, sketches.files)
-        order = np.lexsort((np.arange(n), -cards, -scores))
-    else:
-        order = _order_file(args.order, sketches)
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    return rank
-
-
-def _order_file(path: str, sketches: SketchSet) -> np.ndarray:
-    index = {name: i for i, name in enumerate(sketches.names)}
-    for i, files in enumerate(sketches.files):  # a genome may be named by its file as given
-        for file in files:
-            index.setdefault(file, i)
-    order, seen = [], {}
-    what = "a text file of genome names (--order)"
-    try:
-        with open_input(path, "a file of genome names (--order)") as table:
-            # a line at a time, each line naming a genome once: memory holds no more than the
-            # genomes' own order, whatever the file (host.io.bounded_lines)
-            for number, raw in bounded_lines(table, path, what):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise InputError(f"{path}: --order: not a text file of genome names "
-                                     f"(line {number} is not UTF-8)") from None
-                name = line.split("\t")[0].strip()
-                if not name or name.startswith("#"):
-                    continue
-                order.append(_ordered(path, number, name, index, seen))
-    except OSError as error:
-        raise InputError(f"{path}: --order: {error.strerror or error}") from None
-    missing = [sketches.names[i] for i in range(len(sketches)) if i not in seen]
-    if missing:
-        raise InputError(f"{path}: --order does not name {len(missing)} input genome(s), "
-                         f"first {missing[0]!r}; name every genome once")
-    return np.array(order, dtype=np.int64)
-
-
-def _ordered(path: str, number: int, name: str, index: dict, seen: dict) -> int:
-    """The genome line ``number`` of the --order file names, once."""
-    if name not in index:
-        raise InputError(f"{path}: line {number}: --order names {name!r}, which is not an "
-                         f"input genome")
-    genome = index[name]
-    if genome in seen:
-        raise InputError(f"{path}: line {number}: --order names {name!r} again (line "
-                         f"{seen[genome]})")
-    seen[genome] = number
-    return genome
-
-
 def _check(args) -> None:
     if args.method in ("average", "complete"):
         require_scipy(f"--method {args.method}")
@@ -210,62 +142,21 @@ def run(args, session: Session) -> None:
         _cluster(args, session, sketches, executor, output, reps_file, plot)
 
 
-def _query(args, sketches: SketchSet, executor):
-    """``query(rows, columns, fractions=False)``: the metric of those pairs by the run's
-    estimator (with ``fractions``, and the aligned fractions of a containment ANI), in this
-    process (threads) or split by columns over the Dask workers."""
-    from ..similarity import PackedSketches
-    params = HllParams(sketches.params["p"], sketches.params["w"])
-    registers, k = sketches.arrays["registers"], sketches.params["k"]
-    packed = PackedSketches(registers, params)
-    local = isinstance(executor, LocalExecutor)
-    options = (args.metric, args.estimator, args.detection)
-    ani = (args.ani_from or "jaccard", args.min_af)
-    if not local:
-        shared = executor.share(packed)
-        threads = args.threads or 1
-
-    def query(rows, columns, fractions=False):
-        if local:
-            return query_block(packed, params, k, rows, columns, *options, args.threads, *ani,
-                               fractions)
-        parts = [columns[tile.start:tile.stop] for tile in row_tiles(columns.size)]
-        found = list(executor.map_ordered(query_tile, parts, shared, params.p, params.w, k,
-                                          rows, *options, threads, *ani, True))
-        values = np.hstack([part[0] for part in found])
-        if not fractions:
-            return values
-        return values, (np.hstack([part[1] for part in found]) if found[0][1] is not None
-                        else None)
-    return query, packed.cards
+def clustering_of(args) -> Clustering:
+    """How the command clusters (its options, checked by :func:`run`) as the API takes it."""
+    return Clustering(metric=args.metric, threshold=args.threshold, estimator=args.estimator,
+                      detection=args.detection, ani_from=args.ani_from, min_af=args.min_af,
+                      method=args.method, order=args.order, quality=args.quality)
 
 
 def _cluster(args, session: Session, sketches: SketchSet, executor, out, reps_file,
              plot) -> None:
-    n, k = len(sketches), sketches.params["k"]
-    query, cards = _query(args, sketches, executor)
-    rank = _preference(args, sketches, cards)
-    progress = session.progress("cluster", n, "genomes")
+    n = len(sketches)
+    how, run = clustering_of(args), run_of(args, session)
+    found = cluster_genomes(sketches, how, run, executor)
+    cluster, representative = found.cluster, found.representative
+    values, fractions = found.values, found.fractions
     containment = args.ani_from == "containment"
-    if args.method == "greedy":
-        representative, _ = greedy(np.argsort(rank, kind="stable"), query, args.metric,
-                                   args.threshold, block=GREEDY_BLOCK)
-        groups = representative
-        if args.order == "centrality":  # the clusters anew, the central genomes first
-            rank = central_first(groups, query, args.metric, rank)
-            representative, _ = greedy(np.argsort(rank, kind="stable"), query, args.metric,
-                                       args.threshold, block=GREEDY_BLOCK)
-            groups = representative
-    elif containment:
-        groups = _linkage_groups_of_queries(args, query, n)
-    else:
-        groups = _linkage_groups(args, session, sketches, executor)
-    if args.method != "greedy" and args.order == "centrality":
-        rank = central_first(groups, query, args.metric, rank)
-    progress.advance(n)
-    progress.close()
-    cluster, representative = number_clusters(groups, rank)
-    values, fractions = _values_to_representatives(query, representative, args.metric)
     chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "method": args.method,
               "order": args.order if args.order in ORDERS else "file",
@@ -287,120 +178,14 @@ def _cluster(args, session: Session, sketches: SketchSet, executor, out, reps_fi
         for rep in sorted(set(representative.tolist()), key=lambda r: cluster[r]):
             reps_file.write("\t".join(sketches.files[rep] or [names[rep]]) + "\n")
     if plot is not None:
-        _plot(args, session, sketches, executor, cluster, representative, plot, query)
+        _plot(how, run, args, sketches, executor, cluster, representative, plot, found.query)
 
 
-def _linkage_groups(args, session: Session, sketches: SketchSet, executor) -> np.ndarray:
-    """Group labels of single, average or complete linkage cut at the threshold: the
-    single-linkage components from the pruned all-pairs loop (pairs that pass only), then each
-    component's own linkage for average and complete."""
-    n, k = len(sketches), sketches.params["k"]
-    bound = jaccard_bound(args.metric, args.threshold, k)
-    edge_tiles, _ = pair_tiles(args, session, sketches, executor, bound)
-
-    def passing():
-        for tile in edge_tiles:
-            for i, js, jaccard in tile:
-                keep = passes(args.metric, express(args.metric, jaccard, k), args.threshold)
-                yield i, js[keep]
-    return _linkage_within(args, components(n, passing()), lambda members: _matrix(
-        args, session, _subset(sketches, members), executor, note=False))
-
-
-def _linkage_within(args, groups: np.ndarray, matrix_of) -> np.ndarray:
-    """Group labels of the run's linkage from the single-linkage components ``groups``:
-    single linkage is those; average and complete cut each component's own linkage tree, its
-    matrix of the metric from ``matrix_of(members)``."""
-    if args.method == "single":
-        return groups
-    labels = np.empty(groups.size, dtype=np.int64)
-    next_label = 0
-    for members in _groups_of(groups):
-        sub = np.zeros(1, dtype=np.int64)
-        if members.size > 1:
-            sub = linkage_clusters(matrix_of(members), args.metric, args.method, args.threshold)
-        labels[members] = sub + next_label
-        next_label += int(sub.max()) + 1
-    return labels
-
-
-def _groups_of(labels: np.ndarray) -> list[np.ndarray]:
-    """The genomes of each label, ascending, labels in ascending order (one sort, not a pass
-    over every genome per label)."""
-    order = np.argsort(labels, kind="stable")
-    starts = np.flatnonzero(np.concatenate([[True], labels[order][1:] != labels[order][:-1]]))
-    return np.split(order, starts[1:]) if labels.size else []
-
-
-def _subset(sketches: SketchSet, members: np.ndarray) -> SketchSet:
-    return SketchSet(kind=sketches.kind, params=sketches.params,
-                     names=[sketches.names[i] for i in members.tolist()],
-                     files=[sketches.files[i] for i in members.tolist()],
-                     arrays={"registers": sketches.arrays["registers"][members]},
-                     origin=sketches.origin)
-
-
-def _matrix(args, session: Session, sketches: SketchSet, executor, note: bool = True
-            ) -> np.ndarray:
-    """The full matrix of the metric by the run's estimator (dist's row tiles)."""
-    n, k = len(sketches), sketches.params["k"]
-    _, row_tiles_ = pair_tiles(args, session, sketches, executor, None, note=note)
-    similarity = np.empty((n, n))
-    for tile, rows in row_tiles_:
-        similarity[tile.start:tile.stop] = rows
-    return express(args.metric, similarity, k)
-
-
-def _values_to_representatives(query, representative: np.ndarray, metric: str):
-    """(each genome's value to its representative, and the aligned fraction of a containment
-    ANI (None otherwise)), a cluster at a time (the metric of a genome with itself, and 1, for
-    the representatives)."""
-    values = np.full(representative.size, self_value(metric))
-    fractions = np.ones(representative.size)
-    for group in _groups_of(representative):
-        rep = int(representative[group[0]])
-        members = group[group != rep]
-        if members.size:
-            found, fraction = query(members, np.array([rep]), fractions=True)
-            values[members] = found[:, 0]
-            if fraction is None:
-                fractions = None
-            elif fractions is not None:
-                fractions[members] = fraction[:, 0]
-    return values, fractions
-
-
-def _linkage_groups_of_queries(args, query, n: int) -> np.ndarray:
-    """Group labels of single, average or complete linkage of a metric the all-pairs loops do
-    not compute (the containment ANI), from blocks of rows against every genome: the passing
-    pairs' components, then each component's own matrix for average and complete."""
-    every = np.arange(n)
-
-    def passing():
-        for tile in row_tiles(n):
-            rows = np.arange(tile.start, tile.stop)
-            values = query(rows, every)
-            for row, genome in enumerate(rows.tolist()):
-                keep = passes(args.metric, values[row], args.threshold)
-                keep[genome] = False
-                yield genome, every[keep]
-    return _linkage_within(args, components(n, passing()),
-                           lambda members: _square(query, members, args.metric))
-
-
-def _square(query, members: np.ndarray, metric: str) -> np.ndarray:
-    """The matrix of ``query`` over ``members``, its diagonal the metric of a genome with
-    itself."""
-    matrix = query(members, members)
-    np.fill_diagonal(matrix, self_value(metric))
-    return matrix
-
-
-def _plot(args, session, sketches, executor, cluster, representative, plot, query) -> None:
+def _plot(how, run, args, sketches, executor, cluster, representative, plot, query) -> None:
     if args.ani_from == "containment":
-        values = _square(query, np.arange(len(sketches)), args.metric)
+        values = square(query, np.arange(len(sketches)), args.metric)
     else:
-        values = _matrix(args, session, sketches, executor, note=False)
+        values = metric_matrix(how, run, sketches, executor, note=False)
     method = "average" if args.method == "greedy" else args.method
     from ..metrics import metric_distance
     cut = float(metric_distance(args.metric, np.array(args.threshold)))

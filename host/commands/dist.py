@@ -1,26 +1,24 @@
 """``dist``: all-pairs Jaccard (or containment, ANI, Mash distance) of HLL sketches, streamed tile
 by tile as a TSV or PHYLIP matrix, or as edges (``--threshold``, ``--top``), or a Newick tree.
-:func:`pair_tiles` is the estimator- and backend-dispatching pair loop that ``cluster`` shares."""
+:func:`pair_tiles`, the estimator- and backend-dispatching pair loop that ``cluster`` shares, is
+host.api.pairs.pair_tiles."""
 
 import numpy as np
 
-from ..backends import KERNEL_BACKENDS
-from ..scheduler import LocalExecutor
-from ..estimators import (KERNEL_NOTE, add_estimator_options, detection_floor,
-                          floor_jaccard_tiles, p_value_lines)
+from ..estimators import p_value_lines
 from ..io import InputError, phylip_name
-from ..metrics import (METRICS, base_similarity, express, jaccard_bound, metric_values,
-                       pair_similarity, passes, phylip_distance, threshold_problem,
-                       threshold_text)
+from ..metrics import (METRICS, base_similarity, express, jaccard_bound, passes, phylip_distance,
+                       threshold_problem, threshold_text)
 from ..plot import METRIC_TITLES, PLOT_ORDERS, plot_format, plot_matrix
 from ..sketchfile import SketchSet
 from ..trees import TREES
 from .collections import collection_options
-from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
-                     require_scipy, row_tiles, warn_saturated)
-from .inputs import load_inputs
-from .options import (METRIC_HELP, plain_float, backend_options, scheduler_options, hll_options,
-                      min_count_options, new_command, output_option, ranged_int)
+from ..api.pairs import pair_tiles as api_pair_tiles
+from .common import (Session, comparison_of, executor_of, load_inputs, parameter_header,
+                     parameters_file, require_scipy, run_of, warn_saturated)
+from .options import (METRIC_HELP, add_estimator_options, backend_options, hll_options,
+                      min_count_options, new_command, output_option, plain_float, ranged_int,
+                      scheduler_options)
 from kmerspec.golden.hll import HllParams
 
 
@@ -141,104 +139,11 @@ def run(args, session: Session) -> None:
         _write_dist(args, session, sketches, executor, output, parameters, plot)
 
 
-def _software_tiles(sketches: SketchSet, executor, args, threshold: float | None):
-    """(edge tiles, row tiles) computed on the host, in this process or on the Dask workers, by
-    the estimator of the options.
-
-    Edge tiles yield (i, js, values): J >= ``threshold`` (a Jaccard bound), the metric for
-    --top. Row tiles yield (rows, full rows of the base similarity: J, or C for containment).
-    The "mle" estimator's values are after detection; the "hll" estimator's Jaccard before it
-    (floored later)."""
-    from ..neighbours import RunningTopK, metric_row_tile, top_row_tile
-    from ..similarity import (PackedSketches, all_pairs, edge_tile, joint_triangle, row_tile,
-                              similarity_row_tiles)
-    p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
-    params, threads, top = HllParams(p, w), args.threads, getattr(args, "top", None)
-    packed = PackedSketches(sketches.arrays["registers"], params)
-    cards, tiles = packed.cards, row_tiles(len(sketches))
-    base = base_similarity(args.metric)
-    floor = detection_floor(args, params)
-    mle = args.estimator == "mle"
-    detection = args.detection if mle else None
-    by_name = {"estimator": args.estimator, "detection": detection}
-    if isinstance(executor, LocalExecutor):
-        if threshold is not None:  # one run over every core, each pair once
-            return [all_pairs(packed, params, threshold, threads=threads, **by_name)], None
-        if top is not None and mle:  # each pair once, its two ends' candidates kept
-            best = RunningTopK(len(sketches), top, args.metric)
-            for i, js, found in joint_triangle(packed, params, threads=threads):
-                best.add(np.full(js.size, i), js,
-                         express(args.metric, found.values(base, detection), k))
-                best.add(js, np.full(js.size, i),
-                         express(args.metric, found.swapped().values(base, detection), k))
-            return [best.rows()], None
-        if top is None and (base == "jaccard" or mle):
-            return None, similarity_row_tiles(packed, params, tiles, threads=threads, kind=base,
-                                              **by_name)
-    else:
-        # On a cluster the workers are the parallelism: one thread per task unless told so.
-        packed, threads = executor.share(packed), threads or 1
-    if top is not None:  # each task: its rows against every genome, K kept per row
-        return executor.map_ordered(top_row_tile, tiles, packed, cards, p, w, args.metric, k,
-                                    top, threads, floor, args.estimator, detection), None
-    if threshold is not None:
-        return executor.map_ordered(edge_tile, tiles, packed, cards, p, w, threshold,
-                                    threads, args.estimator, detection), None
-    if base == "jaccard" or mle:
-        return None, zip(tiles, executor.map_ordered(row_tile, tiles, packed, cards, p, w,
-                                                     threads, args.estimator, base, detection))
-    return None, zip(tiles, executor.map_ordered(metric_row_tile, tiles, packed, cards, p, w,
-                                                 base, k, threads, floor))
-
-
-def _kernel_tiles(sketches: SketchSet, backend, args, threshold: float | None):
-    """(edge tiles, row tiles) as _software_tiles, from the similarity kernel's calls: the
-    pruned walk for --threshold, else the union estimates of every pair, call by call (--top
-    keeps K per genome as the calls complete)."""
-    from ..neighbours import RunningTopK
-    from ..similarity import cardinalities
-    params = HllParams(sketches.params["p"], sketches.params["w"])
-    registers, k, n = sketches.arrays["registers"], sketches.params["k"], len(sketches)
-    top = getattr(args, "top", None)
-    if threshold is not None:
-        return [list(backend.all_pairs(registers, params, threshold))], None
-    cards = cardinalities(registers, params)
-    base = base_similarity(args.metric)
-    floor = detection_floor(args, params)
-    if top is not None:
-        best = RunningTopK(n, top, args.metric)
-        for i, j, unions in backend.union_calls(registers, params):
-            best.add(i, j, metric_values(args.metric, cards[i], cards[j], unions, k, floor))
-            best.add(j, i, metric_values(args.metric, cards[j], cards[i], unions, k, floor))
-        return [best.rows()], None
-    matrix = np.eye(n)
-    for i, j, unions in backend.union_calls(registers, params):
-        matrix[i, j] = pair_similarity(base, cards[i], cards[j], unions, floor)
-        matrix[j, i] = pair_similarity(base, cards[j], cards[i], unions, floor)
-    return None, [(range(n), matrix)]
-
-
 def pair_tiles(args, session: Session, sketches: SketchSet, executor,
                threshold: float | None, note: bool = True):
-    """(edge tiles, row tiles) of every pair of ``sketches`` by the run's estimator (--estimator)
-    on its backend or executor, detection (--detection) applied: with ``threshold`` (a Jaccard
-    bound, host.metrics.jaccard_bound) edge tiles of the pairs with J >= it; with ``args.top``
-    edge tiles of each genome's best; else row tiles of full rows of the base similarity of
-    ``args.metric`` (J, or C for containment). Only --plot and newick hold these rows whole."""
-    backend = backend_of(args, session) if args.backend in KERNEL_BACKENDS else None
-    params = HllParams(sketches.params["p"], sketches.params["w"])
-    top = getattr(args, "top", None)
-    if args.estimator == "hll" and hasattr(backend, "all_pairs"):
-        edge_tiles, row_tiles = _kernel_tiles(sketches, backend, args, threshold)
-    else:
-        if hasattr(backend, "all_pairs") and note:
-            print(KERNEL_NOTE, file=session.terminal, flush=True)
-        edge_tiles, row_tiles = _software_tiles(sketches, executor, args, threshold)
-    if args.estimator == "hll" and top is None and base_similarity(args.metric) == "jaccard":
-        from ..similarity import cardinalities
-        rule = detection_floor(args, params, cardinalities(sketches.arrays["registers"], params))
-        edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles, rule, threshold)
-    return edge_tiles, row_tiles
+    """host.api.pairs.pair_tiles with the command's comparison and run."""
+    return api_pair_tiles(comparison_of(args), run_of(args, session), sketches, executor,
+                          threshold, note)
 
 
 def _write_dist(args, session: Session, sketches: SketchSet, executor, out, parameters,

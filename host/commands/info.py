@@ -4,7 +4,7 @@ import re
 
 from ..outputs import STDOUT
 from .common import Session, warn_saturated
-from .inputs import read_sketch_files
+from ..api.sketching import read_sketch_files
 from .options import new_command
 from kmerspec.golden.hll import HllParams
 
@@ -30,7 +30,7 @@ def _printable(text: str) -> str:
 def run(args, session: Session) -> None:
     from ..similarity import cardinalities
     lines = []
-    sets = read_sketch_files(args.inputs, session)
+    sets = read_sketch_files(args.inputs)
     warn_saturated(session, *sets)
     for path, sketches in zip(args.inputs, sets):
         lines.append(f"{path}: {len(sketches)} {sketches.kind} sketches, "

@@ -3,10 +3,9 @@
 from ..io import phylip_name
 from ..scheduler import LocalExecutor
 from ..jsdmatrix import ARITHMETICS
-from .common import (Session, backend_of, executor_of, parameter_header, parameters_file,
-                     row_tiles)
+from .common import (Session, backend_of, executor_of, load_inputs, parameter_header,
+                     parameters_file, row_tiles)
 from .dist import matrix_command
-from .inputs import load_inputs
 from .options import scheduler_options, jsd_options
 
 

@@ -4,7 +4,7 @@ from ..io import InputError, name_problem
 from ..sketchfile import merge, write_sketches
 from .collections import collection_options
 from .common import Session
-from .inputs import disambiguate, read_sketch_files
+from ..api.sketching import disambiguate, read_sketch_files
 from .options import new_command, output_option
 
 
@@ -42,7 +42,7 @@ def _renames(pairs: list[str]) -> dict[str, str]:
 
 def run(args, session: Session) -> None:
     output = session.outputs.open(args.output, binary=True)
-    sets = disambiguate(read_sketch_files(args.inputs, session))
+    sets = disambiguate(read_sketch_files(args.inputs))
     renames = _renames(args.rename)
     names = {name for sketches in sets for name in sketches.names}
     missing = [old for old in renames if old not in names]

@@ -9,7 +9,7 @@ from ..progress import Progress, count_bases
 from ..reader import read_genomes
 from .collections import collection_options
 from .common import Session, backend_of, genome_names, parameter_header
-from .inputs import warn_without_kmers
+from ..api.sketching import warn_without_kmers
 from .options import backend_options, new_command, output_option, ranged_int
 
 if TYPE_CHECKING:
@@ -80,7 +80,8 @@ def _read_motif_set(paths: Sequence[str], params: "MotifParams", session: Sessio
         progress.advance(1, count_bases(data), show_rate=False)
         if not any(words.size for words in kmer_blocks(data, params.kmin, params.canonical,
                                                          copy=False)):
-            warn_without_kmers(session, [path], [True], f"no k-mer of length {params.kmin}")
+            warn_without_kmers(session.warnings, [path], [True],
+                               f"no k-mer of length {params.kmin}")
     return files
 
 
@@ -101,7 +102,8 @@ def _find_streaming(args, params: "MotifParams", backend, session: Session,
     for path, file, kmers in zip(args.test + args.control, test + control, found):
         progress.advance(1, file.bases or 0, show_rate=False)
         if not kmers:
-            warn_without_kmers(session, [path], [True], f"no k-mer of length {params.kmin}")
+            warn_without_kmers(session.warnings, [path], [True],
+                               f"no k-mer of length {params.kmin}")
     return rows
 
 

@@ -4,15 +4,17 @@ groups (output, backend, scheduler, HyperLogLog, minimum count, JSD engine)."""
 import argparse
 
 from ..backends import BACKENDS
+from ..estimators import DEFAULT_DETECTION, DEFAULT_ESTIMATOR, ESTIMATORS
 from ..outputs import STDOUT
-from .common import HLL_DEFAULTS, JSD_DEFAULTS, one_line, option_name
+from ..api.params import HLL_DEFAULTS, JSD_DEFAULTS
+from ..api.run import one_line
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
 
 __all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option", "ani_options",
            "backend_options", "scheduler_options", "hll_options", "min_count_options",
            "jsd_options", "k_and_strand", "given_options", "shown_option", "HLL_ONLY",
-           "PQA_ONLY", "SKETCHING"]
+           "PQA_ONLY", "SKETCHING", "add_estimator_options", "option_name"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -267,6 +269,10 @@ PQA_ONLY = ("s", "sample_seed", "d", "cw", "R", "n", "update")
 SKETCHING = ("k", "no_canonical")
 
 
+def option_name(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
 def shown_option(key: str) -> str:
     """The name an option is shown by in messages (its first long or Mash-like form)."""
     return OPTION_STRINGS.get(key, (option_name(key),))[0]
@@ -293,3 +299,29 @@ def jsd_options(sub, with_k, from_sketches, title="JSD engine (SPEC 4)"):
     group.add_argument("--update", choices=("cu", "cm"), default=None,
                        help=f"Count-Min update: cu conservative or cm plain (default "
                             f"cu{like})")
+
+
+def add_estimator_options(sub) -> None:
+    """--estimator, --detection and --pvalue (SPEC 3) on a dist or search parser."""
+    group = sub.add_argument_group("Estimator and detection (SPEC 3)")
+    group.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
+                       help="mle: Ertl's joint maximum-likelihood estimate of the shared k-mers "
+                            "from the two sketches' registers (default; finds a piece of 0.1 %% "
+                            "of a genome's size inside it, and is a calibrated test); hll: "
+                            "|X| + |Y| - |X u Y| from the three HLL estimates (what the "
+                            "similarity kernel computes; about 5x the pairs per CPU second on "
+                            "the host, misses overlaps below J = 0.0244 at p = 14). With "
+                            "--backend sim or xrt, "
+                            "mle estimates the pairs on the host from the sketches")
+    group.add_argument("--detection", type=detection_z, default=DEFAULT_DETECTION, metavar="Z",
+                       help="report a pair as sharing nothing (J = C = 0, Mash distance 1, ANI "
+                            "0) unless its shared k-mers are Z standard deviations above zero "
+                            "(mle: likelihood ratio >= Z^2; hll: I >= Z 1.04/sqrt(2^p) "
+                            "|X u Y|, the raw formula's bias and linear counting's error taken "
+                            "into account for sets of 2 to 8 x 2^p k-mers, SPEC 3); 0 prints "
+                            "every estimate (default 3)")
+    group.add_argument("--pvalue", action="store_true",
+                       help="add a p_value column to each line (dist --format edges, search): "
+                            "the one-sided p-value of 'nothing shared' (mle: of the likelihood "
+                            "ratio; hll: P(N(0,1) >= I / sigma)), as mash dist prints it "
+                            "(default: no such column)")

@@ -5,16 +5,16 @@ import re
 
 import numpy as np
 
+from ..api.pairs import read_references
+from ..api.sketching import sketch_pool
 from ..estimators import DEFAULT_DETECTION
 from ..io import InputError, compression_of, decompressed_head, read_input
 from ..sketchfile import is_sketch_file
 from ..screen import screen
 from .collections import collection_options
-from .common import Session, parameter_header
-from .inputs import sketch_pool
+from .common import Session, parameter_header, run_of, sketching_of
 from .options import (backend_options, detection_z, min_count_options, new_command,
                       output_option, ranged_float)
-from .search import read_references
 from kmerspec.golden.hll import HllParams
 
 
@@ -111,10 +111,10 @@ def _swapped_warning(references, reads: np.ndarray, params: HllParams, session) 
 def run(args, session: Session) -> None:
     _refuse_reads_first(args)
     output = session.outputs.open(args.output)
-    references = read_references(args.references, "REFS", session)
+    references = read_references(args.references, "REFS")
     params = references.params
     k, hll = params["k"], HllParams(params["p"], params["w"])
-    reads = sketch_pool(args.reads, references, args, session)
+    reads = sketch_pool(args.reads, references, sketching_of(args), run_of(args, session))
     _swapped_warning(references, reads, hll, session)
     found = screen(references.arrays["registers"], reads, hll, args.detection,
                    args.winner_take_all)

@@ -3,16 +3,15 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..estimators import add_estimator_options, block_containment_ani, block_values, p_value_lines
+from ..api.pairs import packed_together, query_block, read_references
+from ..estimators import p_value_lines
 from ..io import InputError
-from ..metrics import (METRICS, base_similarity, express, passes, threshold_problem,
-                       threshold_text)
+from ..metrics import METRICS, passes, threshold_problem, threshold_text
 from .collections import collection_options
-from .common import Session, check_table_names, parameter_header, row_tiles, warn_saturated
-from .inputs import load_inputs, read_sketch_files
-from .options import (METRIC_HELP, ani_options, ani_source, backend_options, hll_options,
-                      min_count_options, new_command, output_option, plain_float, ranged_int)
-from kmerspec.golden.hll import HllParams
+from .common import Session, load_inputs, parameter_header, row_tiles, warn_saturated
+from .options import (METRIC_HELP, add_estimator_options, ani_options, ani_source,
+                      backend_options, hll_options, min_count_options, new_command,
+                      output_option, plain_float, ranged_int)
 
 
 def add_parser(commands) -> None:
@@ -46,57 +45,8 @@ def add_parser(commands) -> None:
     search.set_defaults(run=run)
 
 
-def query_block(packed, params: HllParams, k: int, rows, columns, metric: str, estimator: str,
-                detection: float, threads: int | None = None, ani_from: str = "jaccard",
-                min_af: float = 0.0, fractions: bool = False):
-    """The (rows x columns) values of ``metric`` for the genomes ``rows`` against ``columns`` of
-    ``packed`` (host.similarity.PackedSketches) by ``estimator``, pairs below ``detection`` as
-    sharing nothing: what search prints, and what cluster compares its genomes with its
-    representatives by. An ANI ``ani_from`` "containment" is 0 below the aligned fraction
-    ``min_af``; with ``fractions``, (values, aligned fractions) (None for a Jaccard ANI and
-    the other metrics)."""
-    if metric == "ani" and ani_from == "containment":
-        values, fraction = block_containment_ani(packed, params, rows, columns, k, estimator,
-                                                 detection, threads)
-        values = np.where(fraction >= min_af, values, 0.0)
-        return (values, fraction) if fractions else values
-    values = express(metric, block_values(packed, params, rows, columns,
-                                          base_similarity(metric), estimator, detection,
-                                          threads), k)
-    return (values, None) if fractions else values
-
-
-def query_tile(columns, packed, p: int, w: int, k: int, rows, metric: str, estimator: str,
-               detection: float, threads: int | None = None, ani_from: str = "jaccard",
-               min_af: float = 0.0, fractions: bool = False):
-    """:func:`query_block` for some columns: a task on a Dask worker (``packed`` shared)."""
-    return query_block(packed, HllParams(p, w), k, rows, columns, metric, estimator, detection,
-                       threads, ani_from, min_af, fractions)
-
-
-def read_references(path: str, option: str, session: Session):
-    """The HLL sketch collection ``path`` (given as ``option``), checked: not empty, names fit
-    for a table and distinct."""
-    references, = read_sketch_files([path], session)
-    if references.kind != "hll":
-        raise InputError(f"{references.origin}: {option} needs HLL sketches (python -m host "
-                         f"sketch), not {references.kind}")
-    if not len(references):
-        raise InputError(f"{references.origin}: holds no genomes; nothing to search")
-    check_table_names(references)
-    first = {}
-    for index, name in enumerate(references.names):
-        if name in first:
-            raise InputError(f"{references.origin}: holds two references named {name!r} "
-                             f"(genomes {first[name] + 1} and {index + 1}); their results could "
-                             f"not be told apart")
-        first[name] = index
-    return references
-
-
 def run(args, session: Session) -> None:
     from ..neighbours import top_of_rows
-    from ..similarity import PackedSketches
     if args.threshold is not None:
         problem = threshold_problem(args.metric, args.threshold)
         if problem is not None:
@@ -105,17 +55,12 @@ def run(args, session: Session) -> None:
     ani_from, min_af = ani_source(args, args.metric)
     containment = ani_from == "containment"
     output = session.outputs.open(args.output)
-    references = read_references(args.db, "--db", session)
+    references = read_references(args.db, "--db")
     queries = load_inputs(args.queries, "hll", "search", args, session, None,
                            reference=references)
     warn_saturated(session, references, queries)
-    params = references.params
-    k, hll = params["k"], HllParams(params["p"], params["w"])
-    n_ref = len(references)
-    # One packing of references and queries: query rows meet reference columns.
-    packed_registers = np.concatenate([references.arrays["registers"],
-                                       queries.arrays["registers"]])
-    packed = PackedSketches(packed_registers, hll)
+    params, k, n_ref = references.params, references.params["k"], len(references)
+    packed, hll = packed_together(references, queries)
     chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "top": args.top,
               "estimator": args.estimator, "detection": args.detection}

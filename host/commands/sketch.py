@@ -1,11 +1,12 @@
 """``sketch``: one HyperLogLog sketch (or PQA, ``--kind pqa``) per sequence file."""
 
 from ..io import InputError
-from ..sketchfile import engine_params, write_sketches
+from ..sketchfile import write_sketches
 from .collections import collection_options
-from .common import (HLL_DEFAULTS, Session, backend_of, executor_of, hll_params, jsd_params,
-                     min_count_params, warn_saturated)
-from .inputs import pqa_sequences, sketch_sequences
+from ..api.params import jsd_params
+from ..api.sketching import pqa_files, sketch_sequences
+from .common import (HLL_DEFAULTS, Session, executor_of, run_of, shown_setting, sketching_of,
+                     warn_saturated)
 from .options import (HLL_ONLY, PQA_ONLY, backend_options, scheduler_options, given_options,
                       hll_options, jsd_options, k_and_strand, min_count_options, new_command,
                       output_option)
@@ -17,6 +18,11 @@ def add_parser(commands) -> None:
                         help="FASTA/FASTQ files, plain or compressed, one genome per file, "
                              "or directories of them")
     collection_options(sketch, ("files",), listed="files")
+    sketch.add_argument("-i", "--individual", action="store_true", default=False,
+                        help="one sketch per record (a plasmid, contig or read) instead of per "
+                             "file, named by the record's header up to its first space (as mash "
+                             "sketch -i; docs/cli.md, genome names); --kind hll only "
+                             "(default: one sketch per file)")
     sketch.add_argument("--kind", choices=("hll", "pqa"), default="hll",
                         help="hll: HyperLogLog for dist (default); pqa: priority queues for jsd")
     output_option(sketch)
@@ -34,20 +40,20 @@ def add_parser(commands) -> None:
 
 def run(args, session: Session) -> None:
     output = session.outputs.open(args.output, binary=True)
+    sketching, run = sketching_of(args), run_of(args, session)
     with executor_of(args) as executor:
-        backend = backend_of(args, session)
+        run.backend()
         other = given_options(args, HLL_ONLY if args.kind == "pqa" else PQA_ONLY)
         if other:
             kind = "hll" if args.kind == "pqa" else "pqa"
             raise InputError(f"{other[0]}: applies to --kind {kind} sketches, not --kind "
                              f"{args.kind}; drop {', '.join(other)} or give --kind {kind}")
         if args.kind == "pqa":
-            sketches = pqa_sequences(args.files, jsd_params(args), backend, executor, session,
-                                     args.threads)
+            if args.individual:
+                raise InputError("-i: sketches each record as an HLL sketch; drop --kind pqa")
+            sketches = pqa_files(args.files, jsd_params(sketching, option=shown_setting), run,
+                                 executor)
         else:
-            params = hll_params(args)
-            engine_params("hll", params)
-            sketches = sketch_sequences(args.files, params, backend, executor, session,
-                                        args.threads, min_count_params(args))
+            sketches = sketch_sequences(args.files, sketching, run, executor)
             warn_saturated(session, sketches)
     write_sketches(output, sketches)

@@ -1,29 +1,30 @@
-"""Genomes into sketches: sequence files sketched on the command's backend (or its cluster), and
-the inputs of dist, search and jsd, sketch files and sequence files mixed."""
+"""Genomes into sketches, for the API and the commands: sequence files sketched on a run's backend
+(or its Dask workers), one sketch per file or per record (``sketch -i``), sketch files read, and
+the two mixed as dist, search and cluster take them; screen's read set pooled into one sketch."""
 
 import os
-import sys
 from collections import deque
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ..backends import get_backend
-from ..scheduler import LocalExecutor
 from ..io import InputError, descriptor_of, few_kmers_cause, is_stream, read_sequence_file
 from ..progress import Progress, count_bases
 from ..reader import SequenceFile, read_file_groups, read_genomes
-from ..streams import opened_streams, refuse_streams_for_workers
+from ..scheduler import LocalExecutor
 from ..sketchfile import (SketchSet, engine_params, in_input_order, is_sketch_file, merge,
                           read_sketches)
-from .common import (Session, backend_of, check_table_names, genome_names, hll_params,
-                     jsd_params, min_count_params)
-from .options import HLL_ONLY, PQA_ONLY, SKETCHING, given_options
+from ..streams import opened_streams, refuse_streams_for_workers
+from .params import (HLL_ONLY, PQA_ONLY, SKETCHING, Sketching, check_table_names,
+                     genome_names, hll_params, jsd_params, min_count_params)
+from .run import Run
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
-__all__ = ["sketch_sequences", "pqa_sequences", "load_inputs", "warn_without_kmers",
+__all__ = ["sketch_sequences", "sketch_files", "pqa_files", "collect", "warn_without_kmers",
            "disambiguate", "read_sketch_files", "sketch_pool"]
+
 
 def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
                    backend=None) -> Iterable[list]:
@@ -73,11 +74,12 @@ def _few_kmer_estimates(registers: np.ndarray) -> np.ndarray:
         return np.where(empty > 0, m * np.log(m / np.maximum(empty, 1)), np.inf)
 
 
-def warn_without_kmers(session: Session, paths: Sequence[str], empty: Sequence[bool],
-                        what: str, estimates: Sequence[float] | None = None) -> None:
-    """A warning for each genome without k-mers (``what`` says which), saying why where the
-    file shows it (host.io.few_kmers_cause); and, given the sketches' ``estimates`` of distinct
-    k-mers, one for each genome with almost none whose file shows why."""
+def warn_without_kmers(warnings: list[str], paths: Sequence[str], empty: Sequence[bool],
+                       what: str, estimates: Sequence[float] | None = None) -> None:
+    """A warning in ``warnings`` for each genome without k-mers (``what`` says which), saying
+    why where the file shows it (host.io.few_kmers_cause); and, given the sketches'
+    ``estimates`` of distinct k-mers, one for each genome with almost none whose file shows
+    why."""
     for index, (path, is_empty) in enumerate(zip(paths, empty)):
         try:
             size = None if is_stream(path) else os.path.getsize(path)  # a pipe's is 0
@@ -85,15 +87,15 @@ def warn_without_kmers(session: Session, paths: Sequence[str], empty: Sequence[b
             size = None
         if is_empty:
             if size == 0:
-                session.warnings.append(f"{path}: empty file, no k-mers")
+                warnings.append(f"{path}: empty file, no k-mers")
                 continue
             why = few_kmers_cause(path)
-            session.warnings.append(f"{path}: {what}" + (f": {why}" if why else ""))
+            warnings.append(f"{path}: {what}" + (f": {why}" if why else ""))
         elif estimates is not None and size and estimates[index] < FEW_KMERS_PER_BYTE * size:
             why = few_kmers_cause(path)
             if why:
-                session.warnings.append(f"{path}: almost no k-mers (~{estimates[index]:.0f} "
-                                        f"distinct in {size:,} bytes): {why}")
+                warnings.append(f"{path}: almost no k-mers (~{estimates[index]:.0f} "
+                                f"distinct in {size:,} bytes): {why}")
 
 
 def _min_count_arguments(min_count: MinCountParams) -> dict:
@@ -110,25 +112,28 @@ def _sketch_path(path: str, params: dict, backend_name: str,
                                    params["canonical"], **_min_count_arguments(min_count)))
 
 
-def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
-                      session: Session | None = None, threads: int | None = None,
-                      min_count: MinCountParams = MinCountParams()) -> SketchSet:
+def sketch_files(paths: Sequence[str], params: dict, run: Run, executor=None,
+                 min_count: MinCountParams = MinCountParams()) -> SketchSet:
+    """One HLL sketch per sequence file of ``paths`` (SPEC 3 ``params``) on the run's backend,
+    here or on the Dask workers of ``executor``, each named by its file
+    (host.api.params.genome_names), the read files filtered by ``min_count`` (SPEC 7); genomes
+    without k-mers are in ``run.warnings``."""
     names = genome_names(paths)
     groups, note = read_file_groups(paths, min_count)
     if note is not None:  # --min-count filters the FASTQ files only (host.reader.ReadsMinCount)
-        print(f"note: {note}", file=sys.stderr)
-        parts = [(indices, sketch_sequences([paths[i] for i in indices], params, backend,
-                                            executor, session, threads, group_filter))
+        run.say(f"note: {note}")
+        parts = [(indices, sketch_files([paths[i] for i in indices], params, run, executor,
+                                        group_filter))
                  for indices, group_filter in groups]
         return in_input_order(parts, names, _sequence_origin(paths))
     min_count = groups[0][1]
     hll = HllParams(params["p"], params["w"])
-    progress = (session.progress("sketch", len(paths)) if session is not None
-                else Progress("sketch", len(paths), enabled=False))
+    progress = run.progress("sketch", len(paths))
+    backend = run.backend()
     bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
         results = backend.sketch_hll(_timed_genomes(paths, progress, bases, backend),
-                                     params["k"], hll, params["canonical"], threads=threads,
+                                     params["k"], hll, params["canonical"], threads=run.threads,
                                      **_min_count_arguments(min_count))
     else:
         refuse_streams_for_workers(paths)
@@ -136,16 +141,36 @@ def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
     registers = _each_with_progress(results, progress, bases)
     arrays = {"registers": np.stack(registers) if registers
               else np.zeros((0, hll.m), dtype=np.uint8)}
-    if session is not None:
-        seen = (f" seen at least {min_count.min_count} times (--min-count "
-                f"{min_count.min_count})" if min_count.active else "")
-        warn_without_kmers(session, paths, [not r.any() for r in registers],
-                           f"no k-mer of length {params['k']}{seen}",
-                           _few_kmer_estimates(arrays["registers"]))
+    seen = (f" seen at least {min_count.min_count} times ({run.option('min_count')} "
+            f"{min_count.min_count})" if min_count.active else "")
+    warn_without_kmers(run.warnings, paths, [not r.any() for r in registers],
+                       f"no k-mer of length {params['k']}{seen}",
+                       _few_kmer_estimates(arrays["registers"]))
     return SketchSet(kind="hll", params=params, names=names,
                      files=[[str(p)] for p in paths], arrays=arrays,
                      origin=_sequence_origin(paths), from_sequences=True,
                      min_counts=[min_count.record()] * len(paths) if min_count.active else [])
+
+
+def sketch_sequences(paths: Sequence[str], sketching: Sketching, run: Run, executor=None,
+                     params: dict | None = None) -> SketchSet:
+    """HLL sketches of the sequence files ``paths`` with ``params`` (default: those
+    ``sketching`` resolves to, host.api.params.hll_params): one a file, the read files filtered
+    as ``sketching`` says (SPEC 7), or one a record with ``sketching.per_record``
+    (host.api.records)."""
+    params = hll_params(sketching, option=run.option) if params is None else params
+    if sketching.per_record:
+        given = sketching.given(("min_count", "mc_depth", "mc_width_bits", "min_count_fasta"))
+        if given:
+            raise InputError(f"{run.option(given[0])}: counts k-mers over a read set, but "
+                             f"with {run.option('per_record')} each record is its own sketch; "
+                             f"drop {run.option(given[0])}")
+        if executor is not None and not isinstance(executor, LocalExecutor):
+            raise InputError(f"{run.option('per_record')}: sketches in this process; drop "
+                             f"--workers/--scheduler")
+        from .records import sketch_records
+        return sketch_records(paths, params, run)
+    return sketch_files(paths, params, run, executor, min_count_params(sketching))
 
 
 def _sequence_origin(paths: Sequence[str]) -> str:
@@ -160,24 +185,26 @@ def _pqa_of_path(path: str, params: dict, backend_name: str):
                                                 engine_params("pqa", params))))
 
 
-def pqa_sequences(paths: Sequence[str], params: dict, backend, executor,
-                   session: Session, threads: int | None = None) -> SketchSet:
+def pqa_files(paths: Sequence[str], params: dict, run: Run, executor=None) -> SketchSet:
+    """One PQA sketch (SPEC 4 ``params``) per sequence file of ``paths``, as
+    :func:`sketch_files` makes HLL sketches."""
     from ..fast.jsd import pqa_to_arrays
     names = genome_names(paths)
     shape = (1 << params["R"], params["n"])
-    progress = session.progress("pqa", len(paths))
+    progress = run.progress("pqa", len(paths))
+    backend = run.backend()
     bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
         results = (pqa_to_arrays(pqa) for pqa in backend.build_pqa(
             _timed_genomes(paths, progress, bases, backend), engine_params("pqa", params),
-            threads=threads))
+            threads=run.threads))
     else:
         refuse_streams_for_workers(paths)
         results = executor.map_ordered(_pqa_of_path, paths, params, backend.name)
     done = _each_with_progress(results, progress, bases)
     tags = [genome_tags for genome_tags, _ in done]
     values = [genome_values for _, genome_values in done]
-    warn_without_kmers(session, paths, [not v.any() for v in values],
+    warn_without_kmers(run.warnings, paths, [not v.any() for v in values],
                         f"no sampled k-mer (k={params['k']}, s={params['s']})")
 
     def stack(arrays):
@@ -233,7 +260,7 @@ def _streams_of(paths: Sequence[str]):
     return opened_streams(paths)
 
 
-def read_sketch_files(paths: Sequence[str], session: Session) -> list[SketchSet]:
+def read_sketch_files(paths: Sequence[str]) -> list[SketchSet]:
     """The sketch files ``paths``, pipes among them too (host.streams spools a sketch file
     arriving on a pipe, within the size its header states, since a zip archive is read by
     seeking)."""
@@ -241,16 +268,18 @@ def read_sketch_files(paths: Sequence[str], session: Session) -> list[SketchSet]
         return [read_sketches(path) for path in paths]
 
 
-def load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
-                executor, reference: SketchSet | None = None) -> SketchSet:
-    """Sketch files are read; sequence files are sketched with the parameters of the sketch
-    files given (of ``reference``, which every input must match, when given), or with the
-    command-line ones when there are none. Pipes are read too, each once (host.streams)."""
+def collect(paths: Sequence[str], kind: str, command: str, sketching: Sketching, run: Run,
+            executor=None, reference: SketchSet | None = None) -> SketchSet:
+    """One set of the genomes of ``paths`` (``kind`` sketches, for ``command``'s messages):
+    sketch files are read; sequence files are sketched with the parameters of the sketch files
+    given (of ``reference``, which every input must match, when given), or with ``sketching``'s
+    when there are none. Pipes are read too, each once (host.streams)."""
     with _streams_of(paths):
-        return _load_inputs(paths, kind, command, args, session, executor, reference)
+        return _collect(paths, kind, command, sketching, run, executor, reference)
 
 
-def _split_inputs(paths: Sequence[str], kind: str, args) -> tuple[list[str], list[str]]:
+def _split_inputs(paths: Sequence[str], kind: str, sketching: Sketching, option
+                  ) -> tuple[list[str], list[str]]:
     """(sketch files, sequence files) among ``paths``; a file named ``*.sketch`` that is not
     one, and sketching options given with sketch files only, are refused."""
     sketch_paths = [p for p in paths if is_sketch_file(p)]
@@ -259,7 +288,8 @@ def _split_inputs(paths: Sequence[str], kind: str, args) -> tuple[list[str], lis
         if str(path).lower().endswith(".sketch"):
             read_sketches(path)  # named a sketch file but not one (empty, damaged): its error
     if not sequence_paths:
-        given = given_options(args, SKETCHING + (HLL_ONLY if kind == "hll" else PQA_ONLY))
+        given = [option(key) for key in
+                 sketching.given(SKETCHING + (HLL_ONLY if kind == "hll" else PQA_ONLY))]
         if given:
             raise InputError(f"{given[0]}: sets how sequence files are sketched, but only "
                              f"sketch files were given (their own parameters are used); drop "
@@ -282,22 +312,20 @@ def _read_sketches_of_kind(paths: Sequence[str], kind: str, command: str,
     return sets
 
 
-def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: Session,
-                 executor, reference: SketchSet | None = None) -> SketchSet:
-    sketch_paths, sequence_paths = _split_inputs(paths, kind, args)
+def _collect(paths: Sequence[str], kind: str, command: str, sketching: Sketching, run: Run,
+             executor, reference: SketchSet | None = None) -> SketchSet:
+    sketch_paths, sequence_paths = _split_inputs(paths, kind, sketching, run.option)
     sets = _read_sketches_of_kind(sketch_paths, kind, command, reference)
     stored_names = [list(sketches.names) for sketches in sets]
     disambiguate(sets)  # so that merge, below, refuses only a genome given twice
     like = reference or (merge(sets) if sets else None)
     if sequence_paths:
-        backend = backend_of(args, session)
         if kind == "hll":
-            sets.append(sketch_sequences(sequence_paths, hll_params(args, like), backend,
-                                          executor, session, args.threads,
-                                          min_count_params(args)))
+            sets.append(sketch_sequences(sequence_paths, sketching, run, executor,
+                                         hll_params(sketching, like, run.option)))
         else:
-            sets.append(pqa_sequences(sequence_paths, jsd_params(args, like), backend,
-                                       executor, session, args.threads))
+            sets.append(pqa_files(sequence_paths, jsd_params(sketching, like, run.option), run,
+                                  executor))
     # once more with the sequence files, from the names the sketch files hold: a sequence file
     # named as a genome of a sketch file but another file (b/x.fa, and x.fa sketched from
     # a/x.fa) is named by its path, as that genome is, as among sketch files
@@ -311,12 +339,12 @@ def _load_inputs(paths: Sequence[str], kind: str, command: str, args, session: S
     return combined
 
 
-
-
-def sketch_pool(paths: Sequence[str], reference: SketchSet, args, session: Session) -> np.ndarray:
+def sketch_pool(paths: Sequence[str], reference: SketchSet, sketching: Sketching,
+                run: Run) -> np.ndarray:
     """The HLL registers of one read set made of every file of ``paths`` (screen's pool, as
     ``mash screen``'s): the sequence files are sketched together as one genome with the
-    parameters of ``reference`` (the command has no options of its own for them), so --min-count counts a k-mer over all of them (FASTQ files;
+    parameters of ``reference`` (the command has no options of its own for them), so
+    --min-count counts a k-mer over all of them (FASTQ files;
     FASTA files are sketched in full beside them unless --min-count-fasta, as dist does);
     HLL sketch files (of reads sketched before) are joined in by their union (register-wise
     maximum). Pipes are read too, each once (host.streams)."""
@@ -324,25 +352,25 @@ def sketch_pool(paths: Sequence[str], reference: SketchSet, args, session: Sessi
     hll = HllParams(params["p"], params["w"])
     registers = np.zeros(hll.m, dtype=np.uint8)
     with _streams_of(paths):
-        sketch_paths, sequence_paths = _split_inputs(paths, "hll", args)
+        sketch_paths, sequence_paths = _split_inputs(paths, "hll", sketching, run.option)
         for sketches in _read_sketches_of_kind(sketch_paths, "hll", "screen", reference):
             if len(sketches):
                 np.maximum(registers, sketches.arrays["registers"].max(axis=0), out=registers)
         if sequence_paths:
             genome_names(sequence_paths)  # a file given twice is refused
-            backend = backend_of(args, session)
+            backend = run.backend()
             streams = getattr(backend, "streams_files", False)
-            groups, note = read_file_groups(sequence_paths, min_count_params(args))
+            groups, note = read_file_groups(sequence_paths, min_count_params(sketching))
             if note is not None:
-                print(f"note: {note}", file=sys.stderr)
+                run.say(f"note: {note}")
             for indices, min_count in groups:
                 files = [SequenceFile(sequence_paths[i]) if streams
                          else read_sequence_file(sequence_paths[i]) for i in indices]
                 sketch = next(iter(backend.sketch_hll([files], params["k"], hll,
-                                                      params["canonical"], threads=args.threads,
+                                                      params["canonical"], threads=run.threads,
                                                       **_min_count_arguments(min_count))))
                 np.maximum(registers, sketch, out=registers)
     if not registers.any():
-        session.warnings.append(f"{_sequence_origin(list(paths))}: the read set has no k-mer "
+        run.warnings.append(f"{_sequence_origin(list(paths))}: the read set has no k-mer "
                                 f"of length {params['k']}")
     return registers
