@@ -32,6 +32,7 @@ from .fast.native import native
 from .fast.threads import map_in_threads, thread_count
 
 __all__ = ["union_features", "estimates", "union_saturated", "cardinalities", "pack_registers",
+           "unpack_registers", "packed_width", "saturated_counts",
            "PackedSketches", "JointEstimates", "ESTIMATORS", "all_pairs", "similarity_rows",
            "union_rows", "similarity_row_tiles", "mash_distance", "row_tile", "edge_tile",
            "hll_floor", "joint_triangle"]
@@ -107,6 +108,37 @@ def pack_registers(registers: np.ndarray, params: HllParams) -> np.ndarray:
     return np.ascontiguousarray(registers[:, 0::2] | (registers[:, 1::2] << 4))
 
 
+def packed_width(params: HllParams) -> int:
+    """Bytes a sketch in :func:`pack_registers`' layout takes: 2^(p-1) at w = 4, else 2^p."""
+    return params.m // 2 if params.w == 4 else params.m
+
+
+def unpack_registers(packed: np.ndarray, params: HllParams) -> np.ndarray:
+    """The registers (one byte each, n x 2^p) of sketches in :func:`pack_registers`' layout."""
+    packed = np.asarray(packed, dtype=np.uint8)
+    if params.w != 4:
+        return packed
+    registers = np.empty((packed.shape[0], params.m), dtype=np.uint8)
+    np.bitwise_and(packed, 0x0F, out=registers[:, 0::2])
+    np.right_shift(packed, 4, out=registers[:, 1::2])
+    return registers
+
+
+def saturated_counts(packed: np.ndarray, params: HllParams) -> np.ndarray:
+    """C_R (SPEC 3 "Saturated registers") of each sketch in :func:`pack_registers`' layout."""
+    from kmerspec.golden.hll import top_rank
+    top = top_rank(params)
+    counts = np.zeros(packed.shape[0], dtype=np.int64)
+    for lo in range(0, packed.shape[0], 1024):  # a bounded temporary, never the collection's
+        rows = packed[lo:lo + 1024]
+        if params.w == 4:
+            counts[lo:lo + 1024] = (((rows & 0x0F) == top).sum(axis=1)
+                                    + ((rows >> 4) == top).sum(axis=1))
+        else:
+            counts[lo:lo + 1024] = (rows == top).sum(axis=1)
+    return counts
+
+
 def cardinalities(registers: np.ndarray, params: HllParams) -> np.ndarray:
     """The estimate of every sketch (== kmerspec.golden.hll.estimate)."""
     return PackedSketches(registers, params).cards
@@ -114,11 +146,22 @@ def cardinalities(registers: np.ndarray, params: HllParams) -> np.ndarray:
 
 class PackedSketches:
     """Sketches packed for the native pair loop, with their cardinalities: pack once, then
-    share (it pickles) with every tile of a run."""
+    share (it pickles) with every tile of a run. With ``packed``, ``registers`` is in
+    :func:`pack_registers`' layout already (a sketch file's, host.sketchfile) and is used as it
+    is, not copied."""
 
-    def __init__(self, registers: np.ndarray, params: HllParams, cards: np.ndarray | None = None):
+    def __init__(self, registers: np.ndarray, params: HllParams, cards: np.ndarray | None = None,
+                 packed: bool = False):
         self.params = params
-        self.packed = pack_registers(registers, params)
+        if packed:
+            registers = np.asarray(registers)
+            if registers.dtype != np.uint8 or registers.ndim != 2 or \
+                    registers.shape[1] != packed_width(params):
+                raise ValueError(f"packed registers must be an n x {packed_width(params)} "
+                                 f"uint8 array, not {registers.dtype} {registers.shape}")
+            self.packed = np.ascontiguousarray(registers)
+        else:
+            self.packed = pack_registers(registers, params)
         self.n = self.packed.shape[0]
         saturated = np.empty(self.n, dtype=np.uint32)
         estimated = np.empty(self.n, dtype=np.float64)

@@ -150,11 +150,10 @@ def _software_tiles(sketches: SketchSet, executor, args, threshold: float | None
     The "mle" estimator's values are after detection; the "hll" estimator's Jaccard before it
     (floored later)."""
     from ..neighbours import RunningTopK, metric_row_tile, top_row_tile
-    from ..similarity import (PackedSketches, all_pairs, edge_tile, joint_triangle, row_tile,
-                              similarity_row_tiles)
+    from ..similarity import all_pairs, edge_tile, joint_triangle, row_tile, similarity_row_tiles
     p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
     params, threads, top = HllParams(p, w), args.threads, getattr(args, "top", None)
-    packed = PackedSketches(sketches.arrays["registers"], params)
+    packed = sketches.packed_sketches()
     cards, tiles = packed.cards, row_tiles(len(sketches))
     base = base_similarity(args.metric)
     floor = detection_floor(args, params)
@@ -198,7 +197,7 @@ def _kernel_tiles(sketches: SketchSet, backend, args, threshold: float | None):
     from ..neighbours import RunningTopK
     from ..similarity import cardinalities
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    registers, k, n = sketches.arrays["registers"], sketches.params["k"], len(sketches)
+    registers, k, n = sketches.registers(), sketches.params["k"], len(sketches)
     top = getattr(args, "top", None)
     if threshold is not None:
         return [list(backend.all_pairs(registers, params, threshold))], None
@@ -235,8 +234,7 @@ def pair_tiles(args, session: Session, sketches: SketchSet, executor,
             print(KERNEL_NOTE, file=session.terminal, flush=True)
         edge_tiles, row_tiles = _software_tiles(sketches, executor, args, threshold)
     if args.estimator == "hll" and top is None and base_similarity(args.metric) == "jaccard":
-        from ..similarity import cardinalities
-        rule = detection_floor(args, params, cardinalities(sketches.arrays["registers"], params))
+        rule = detection_floor(args, params, sketches.packed_sketches().cards)
         edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles, rule, threshold)
     return edge_tiles, row_tiles
 
@@ -264,8 +262,7 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
 
     if args.format == "edges":
         if args.pvalue:
-            from ..similarity import PackedSketches
-            registers_for_p = PackedSketches(sketches.arrays["registers"], params)
+            registers_for_p = sketches.packed_sketches()
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
         if edge_tiles is None:  # every pair (both directions for containment)

@@ -113,9 +113,8 @@ def run(args, session: Session) -> None:
     k, hll = params["k"], HllParams(params["p"], params["w"])
     n_ref = len(references)
     # One packing of references and queries: query rows meet reference columns.
-    packed_registers = np.concatenate([references.arrays["registers"],
-                                       queries.arrays["registers"]])
-    packed = PackedSketches(packed_registers, hll)
+    packed = PackedSketches(np.concatenate([references.packed_registers(),
+                                            queries.packed_registers()]), hll, packed=True)
     chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "top": args.top,
               "estimator": args.estimator, "detection": args.detection}
