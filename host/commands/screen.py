@@ -116,8 +116,8 @@ def run(args, session: Session) -> None:
     k, hll = params["k"], HllParams(params["p"], params["w"])
     reads = sketch_pool(args.reads, references, args, session)
     _swapped_warning(references, reads, hll, session)
-    found = screen(references.registers(), reads, hll, args.detection,
-                   args.winner_take_all)
+    found = screen(references.packed_registers(), reads, hll, args.detection,
+                   args.winner_take_all, packed=True)
     identity = found.identity(k)
     chosen = {"estimator": "mle", "detection": args.detection,
               "winner_take_all": args.winner_take_all, "min_identity": args.min_identity}
