@@ -27,7 +27,6 @@ the families. Prints a table; asserts nothing.
 import argparse
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.cluster_scale import run  # noqa: E402
 from host.sketchfile import read_sketches  # noqa: E402
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
@@ -66,21 +66,6 @@ def write_genomes(directory: Path, genomes: int, families: int, length: int, rat
     listing = directory / "genomes.txt"
     listing.write_text("\n".join(paths) + "\n")
     return listing, family
-
-
-def run(arguments: list[str]) -> dict:
-    """Wall s, CPU s and peak resident MiB of ``python -m host ARGUMENTS`` in a fresh process,
-    with the 1-minute load average before it."""
-    load = os.getloadavg()[0]
-    started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "host", *arguments], cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"host {' '.join(arguments)} failed ({status})")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_mib": usage.ru_maxrss / 1024, "load": load}
 
 
 def distinct_sketches(path: Path) -> int:
