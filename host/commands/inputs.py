@@ -137,9 +137,13 @@ def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
     # them (host.similarity.pack_registers), as they arrive: the collection is held once.
     packed = np.empty((len(paths), packed_width(hll)), dtype=np.uint8)
     filled = np.empty(len(paths), dtype=np.int64)
-    for index, genome in enumerate(_each_with_progress(results, progress, bases)):
-        packed[index] = pack_registers(genome[None, :], hll)[0]
-        filled[index] = np.count_nonzero(genome)
+    done = 0
+    for genome in _each_with_progress(results, progress, bases):
+        packed[done] = pack_registers(genome[None, :], hll)[0]
+        filled[done] = np.count_nonzero(genome)
+        done += 1
+    if done != len(paths):  # a backend that lost a genome: never rows of uninitialised memory
+        raise RuntimeError(f"the backend returned {done} sketches for {len(paths)} genomes")
     if session is not None:
         seen = (f" seen at least {min_count.min_count} times (--min-count "
                 f"{min_count.min_count})" if min_count.active else "")
