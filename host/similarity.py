@@ -29,6 +29,7 @@ from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, hll_floor
 from kmerspec.kernels.jacc_similarity import partner_stops
 from .detection import HllDetection, erfc
 from .fast.native import native
+from .registers import pack_registers, packed_width, saturated_counts, unpack_registers
 from .fast.threads import map_in_threads, thread_count
 
 __all__ = ["union_features", "estimates", "union_saturated", "cardinalities", "pack_registers",
@@ -94,49 +95,6 @@ def union_saturated(registers: np.ndarray, params: HllParams, saturated: np.ndar
         part = flagged[lo:lo + 1024]
         out[part] = (np.maximum(registers[left[part]], registers[right[part]]) == top).sum(axis=1)
     return out
-
-
-def pack_registers(registers: np.ndarray, params: HllParams) -> np.ndarray:
-    """The layout of the native pair loop: w = 4 registers two to a byte (register 2i in the
-    low nibble of byte i), wider ones a byte each; one C-contiguous row per sketch."""
-    registers = np.asarray(registers, dtype=np.uint8)
-    if registers.ndim != 2 or registers.shape[1] != params.m:
-        raise ValueError(f"registers must be an n x {params.m} array, not shape "
-                         f"{registers.shape}")
-    if params.w != 4:
-        return np.ascontiguousarray(registers)
-    return np.ascontiguousarray(registers[:, 0::2] | (registers[:, 1::2] << 4))
-
-
-def packed_width(params: HllParams) -> int:
-    """Bytes a sketch in :func:`pack_registers`' layout takes: 2^(p-1) at w = 4, else 2^p."""
-    return params.m // 2 if params.w == 4 else params.m
-
-
-def unpack_registers(packed: np.ndarray, params: HllParams) -> np.ndarray:
-    """The registers (one byte each, n x 2^p) of sketches in :func:`pack_registers`' layout."""
-    packed = np.asarray(packed, dtype=np.uint8)
-    if params.w != 4:
-        return packed
-    registers = np.empty((packed.shape[0], params.m), dtype=np.uint8)
-    np.bitwise_and(packed, 0x0F, out=registers[:, 0::2])
-    np.right_shift(packed, 4, out=registers[:, 1::2])
-    return registers
-
-
-def saturated_counts(packed: np.ndarray, params: HllParams) -> np.ndarray:
-    """C_R (SPEC 3 "Saturated registers") of each sketch in :func:`pack_registers`' layout."""
-    from kmerspec.golden.hll import top_rank
-    top = top_rank(params)
-    counts = np.zeros(packed.shape[0], dtype=np.int64)
-    for lo in range(0, packed.shape[0], 1024):  # a bounded temporary, never the collection's
-        rows = packed[lo:lo + 1024]
-        if params.w == 4:
-            counts[lo:lo + 1024] = (((rows & 0x0F) == top).sum(axis=1)
-                                    + ((rows >> 4) == top).sum(axis=1))
-        else:
-            counts[lo:lo + 1024] = (rows == top).sum(axis=1)
-    return counts
 
 
 def cardinalities(registers: np.ndarray, params: HllParams) -> np.ndarray:

@@ -86,7 +86,7 @@ class SketchSet:
         registers = self.arrays.get("registers") if self.kind == "hll" else None
         if registers is not None and registers.ndim == 2 and self.params.get("w") == 4 and \
                 registers.shape[1] == 1 << self.params["p"]:
-            from .similarity import pack_registers
+            from .registers import pack_registers
             self.arrays = {**self.arrays, "registers": pack_registers(registers, self.hll())}
 
     def __len__(self) -> int:
@@ -103,7 +103,7 @@ class SketchSet:
     def registers(self, rows=slice(None)) -> np.ndarray:
         """An HLL set's registers one a byte (n x 2^p), of ``rows`` (all by default): a new
         array at w = 4, so take the rows needed, not the whole collection, where it is large."""
-        from .similarity import unpack_registers
+        from .registers import unpack_registers
         return unpack_registers(self.arrays["registers"][rows], self.hll())
 
     def packed_sketches(self):

@@ -64,7 +64,7 @@ def warn_saturated(session: Session, *sets: SketchSet) -> None:
         p, w = sketches.params["p"], sketches.params["w"]
         top = top_rank(HllParams(p, w))
         total += len(sketches)
-        from ..similarity import saturated_counts
+        from ..registers import saturated_counts
         share = saturated_counts(sketches.packed_registers(), sketches.hll()) / (1 << p)
         found += [(sketches.names[g], p, w, top) for g in np.flatnonzero(share > SATURATED_SHARE)]
     if not found:

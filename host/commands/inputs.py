@@ -132,7 +132,7 @@ def sketch_sequences(paths: Sequence[str], params: dict, backend, executor=None,
     else:
         refuse_streams_for_workers(paths)
         results = executor.map_ordered(_sketch_path, paths, params, backend.name, min_count)
-    from ..similarity import pack_registers, packed_width
+    from ..registers import pack_registers, packed_width
     # Each genome's registers go into their row of the collection, packed as sketch files hold
     # them (host.similarity.pack_registers), as they arrive: the collection is held once.
     packed = np.empty((len(paths), packed_width(hll)), dtype=np.uint8)
