@@ -85,8 +85,10 @@ def collection(genomes: int, per_species: float, seed: int) -> tuple[np.ndarray,
     return registers, species
 
 
-def run(arguments: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak resident MiB) of ``python -m host ARGUMENTS`` in a fresh process."""
+def run(arguments: list[str]) -> dict:
+    """Wall s, CPU s (user + system) and peak resident MiB of ``python -m host ARGUMENTS`` in a
+    fresh process (its rusage), with the 1-minute load average before it."""
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "host", *arguments], cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -94,7 +96,8 @@ def run(arguments: list[str]) -> tuple[float, float]:
     wall = time.perf_counter() - started
     if status != 0:
         raise SystemExit(f"host {' '.join(arguments)} failed ({status})")
-    return wall, usage.ru_maxrss / 1024
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_mib": usage.ru_maxrss / 1024, "load": load}
 
 
 def agreement(path: Path, species: np.ndarray) -> tuple[int, bool]:
@@ -144,8 +147,9 @@ def main() -> None:
                 if method != "greedy" and n > args.linkage_up_to:
                     continue
                 out = Path(tmp) / f"clusters{n}.{method}.tsv"
-                wall, peak = run(["cluster", str(sketch), "--ani", "95", "--method", method,
-                                  "-p", "1", "-o", str(out)])
+                step = run(["cluster", str(sketch), "--ani", "95", "--method", method,
+                            "-p", "1", "-o", str(out)])
+                wall, peak = step["wall_s"], step["peak_mib"]
                 clusters, exact = agreement(out, species)
                 rows.append({"genomes": n, "species": len(set(species.tolist())),
                              "method": method, "clusters": clusters, "exact": exact,

@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
            "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields",
-           "in_flight", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
+           "stream_calls", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
 
 #: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
 #: reached through host.device.xrt_stand_in), which simulates the kernels of a ``python -m

@@ -29,9 +29,11 @@ from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS, hll_floor
 from kmerspec.kernels.jacc_similarity import partner_stops
 from .detection import HllDetection, erfc
 from .fast.native import native
+from .registers import pack_registers, packed_width, saturated_counts, unpack_registers
 from .fast.threads import map_in_threads, thread_count
 
 __all__ = ["union_features", "estimates", "union_saturated", "cardinalities", "pack_registers",
+           "unpack_registers", "packed_width", "saturated_counts",
            "PackedSketches", "JointEstimates", "ESTIMATORS", "all_pairs", "similarity_rows",
            "union_rows", "similarity_row_tiles", "mash_distance", "row_tile", "edge_tile",
            "hll_floor", "joint_triangle"]
@@ -95,18 +97,6 @@ def union_saturated(registers: np.ndarray, params: HllParams, saturated: np.ndar
     return out
 
 
-def pack_registers(registers: np.ndarray, params: HllParams) -> np.ndarray:
-    """The layout of the native pair loop: w = 4 registers two to a byte (register 2i in the
-    low nibble of byte i), wider ones a byte each; one C-contiguous row per sketch."""
-    registers = np.asarray(registers, dtype=np.uint8)
-    if registers.ndim != 2 or registers.shape[1] != params.m:
-        raise ValueError(f"registers must be an n x {params.m} array, not shape "
-                         f"{registers.shape}")
-    if params.w != 4:
-        return np.ascontiguousarray(registers)
-    return np.ascontiguousarray(registers[:, 0::2] | (registers[:, 1::2] << 4))
-
-
 def cardinalities(registers: np.ndarray, params: HllParams) -> np.ndarray:
     """The estimate of every sketch (== kmerspec.golden.hll.estimate)."""
     return PackedSketches(registers, params).cards
@@ -114,11 +104,22 @@ def cardinalities(registers: np.ndarray, params: HllParams) -> np.ndarray:
 
 class PackedSketches:
     """Sketches packed for the native pair loop, with their cardinalities: pack once, then
-    share (it pickles) with every tile of a run."""
+    share (it pickles) with every tile of a run. With ``packed``, ``registers`` is in
+    :func:`pack_registers`' layout already (a sketch file's, host.sketchfile) and is used as it
+    is, not copied."""
 
-    def __init__(self, registers: np.ndarray, params: HllParams, cards: np.ndarray | None = None):
+    def __init__(self, registers: np.ndarray, params: HllParams, cards: np.ndarray | None = None,
+                 packed: bool = False):
         self.params = params
-        self.packed = pack_registers(registers, params)
+        if packed:
+            registers = np.asarray(registers)
+            if registers.dtype != np.uint8 or registers.ndim != 2 or \
+                    registers.shape[1] != packed_width(params):
+                raise ValueError(f"packed registers must be an n x {packed_width(params)} "
+                                 f"uint8 array, not {registers.dtype} {registers.shape}")
+            self.packed = np.ascontiguousarray(registers)
+        else:
+            self.packed = pack_registers(registers, params)
         self.n = self.packed.shape[0]
         saturated = np.empty(self.n, dtype=np.uint32)
         estimated = np.empty(self.n, dtype=np.float64)

@@ -12,7 +12,10 @@ member         type                       content
                                           an HLL genome sketched with m > 1 (SPEC 7: m and
                                           the Count-Min's mc_depth, mc_width_bits,
                                           mc_counter_bits, mc_seed)
-``registers``  uint8 [N, 2^p]             kind ``hll``: the registers of each genome
+``registers``  uint8 [N, 2^(p-1)] (w = 4)  kind ``hll``: the registers of each genome, at
+               uint8 [N, 2^p] (w = 5..8)  w = 4 two a byte (register 2i in the low nibble of
+                                          byte i), wider ones a byte each (format version 2;
+                                          version 1 held every width a byte a register)
 ``tags``       uint32 [N, 2^R, n]         kind ``pqa``: entry tags, queue by queue
 ``values``     uint32 [N, 2^R, n]         kind ``pqa``: entry values (0 = empty)
 =============  =========================  ==================================================
@@ -51,7 +54,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "SketchSet", "read_sketches", "write_sket
            "is_sketch_file", "merge", "engine_params"]
 
 FORMAT = "kmer-sketch-accel"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ARRAYS_OF_KIND = {"hll": ("registers",), "pqa": ("tags", "values")}
 _HASH_OF_KIND = {"hll": "fmix64", "pqa": "murmur3_32"}
 _SEQUENCE_STARTS = (b">", b"@", b"\x1f\x8b")  # FASTA, FASTQ, gzip
@@ -76,8 +79,37 @@ class SketchSet:
     #: an empty list means m = 1 for every genome
     min_counts: list[dict] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # HLL registers are held in the pair loops' layout (two 4-bit registers a byte at w = 4,
+        # host.similarity.pack_registers), as sketch files of format version 2 store them;
+        # registers given one a byte are packed here, once.
+        registers = self.arrays.get("registers") if self.kind == "hll" else None
+        if registers is not None and registers.ndim == 2 and self.params.get("w") == 4 and \
+                registers.shape[1] == 1 << self.params["p"]:
+            from .registers import pack_registers
+            self.arrays = {**self.arrays, "registers": pack_registers(registers, self.hll())}
+
     def __len__(self) -> int:
         return len(self.names)
+
+    def hll(self) -> HllParams:
+        """The HllParams of an HLL set."""
+        return HllParams(self.params["p"], self.params["w"])
+
+    def packed_registers(self) -> np.ndarray:
+        """An HLL set's registers as held: n rows in host.similarity.pack_registers' layout."""
+        return self.arrays["registers"]
+
+    def registers(self, rows=slice(None)) -> np.ndarray:
+        """An HLL set's registers one a byte (n x 2^p), of ``rows`` (all by default): a new
+        array at w = 4, so take the rows needed, not the whole collection, where it is large."""
+        from .registers import unpack_registers
+        return unpack_registers(self.arrays["registers"][rows], self.hll())
+
+    def packed_sketches(self):
+        """host.similarity.PackedSketches over the registers as held (not copied)."""
+        from .similarity import PackedSketches
+        return PackedSketches(self.arrays["registers"], self.hll(), packed=True)
 
     def min_count(self, index: int) -> dict:
         """The minimum-count record of genome ``index`` ({} when sketched with m = 1)."""
@@ -215,8 +247,8 @@ class FormatLayout:
     """How one format version stores a kind's arrays: ``members`` gives each array's member
     name and its dtype and shape as stored, from the header's own parameters and genome count
     (the reader compares them with the archive before allocating); ``decode`` turns the stored
-    arrays into the SketchSet's (identity for version 1). A new version (registers packed, say)
-    adds its entry to :data:`_LAYOUTS`; the versions before it keep reading."""
+    arrays into the SketchSet's (version 1's registers are packed as version 2 stores them). A
+    new version adds its entry to :data:`_LAYOUTS`; the versions before it keep reading."""
 
     version: int
     members: Callable[[str, dict, int], dict[str, tuple[np.dtype, tuple[int, ...]]]]
@@ -230,8 +262,42 @@ def _members_v1(kind: str, params: dict, genomes: int) -> dict:
     return {"tags": (np.dtype(np.uint32), queues), "values": (np.dtype(np.uint32), queues)}
 
 
+def _members_v2(kind: str, params: dict, genomes: int) -> dict:
+    if kind == "hll":  # w = 4: two registers a byte (register 2i in the low nibble of byte i)
+        width = 1 << (params["p"] - 1 if params["w"] == 4 else params["p"])
+        return {"registers": (np.dtype(np.uint8), (genomes, width))}
+    return _members_v1(kind, params, genomes)
+
+
+class _RegisterTooLarge(ValueError):
+    pass
+
+
+def _checked_registers(registers: np.ndarray, params: dict) -> np.ndarray:
+    """``registers`` (one a byte), refused if one exceeds 2^w - 1, checked a block at a time."""
+    top = HllParams(params["p"], params["w"]).max_rank
+    for lo in range(0, registers.shape[0], 1024):
+        if registers[lo:lo + 1024].size and int(registers[lo:lo + 1024].max()) > top:
+            raise _RegisterTooLarge("a register exceeds 2^w - 1")
+    return registers
+
+
+def _decode_v1(kind: str, params: dict, arrays: dict) -> dict:
+    """Version 1 held HLL registers one a byte: checked here; SketchSet packs them at w = 4."""
+    if kind == "hll":
+        _checked_registers(arrays["registers"], params)
+    return arrays
+
+
+def _decode_v2(kind: str, params: dict, arrays: dict) -> dict:
+    if kind == "hll" and params["w"] != 4:  # at w = 4 every nibble is a register value
+        _checked_registers(arrays["registers"], params)
+    return arrays
+
+
 _LAYOUTS: dict[int, FormatLayout] = {
-    1: FormatLayout(1, _members_v1, lambda kind, params, arrays: arrays),
+    1: FormatLayout(1, _members_v1, _decode_v1),
+    2: FormatLayout(2, _members_v2, _decode_v2),
 }
 
 #: a sketch header is an object of lists of objects (genomes, their files, min_count): 4
@@ -381,13 +447,10 @@ def read_sketches(path) -> SketchSet:
             arrays = layout.decode(kind, params, {
                 name: archive.read_member(file, members[f"{name}.npy"], npy_header)
                 for name, npy_header in checked.items()})
-        except archive.Damaged as error:
+        except (archive.Damaged, _RegisterTooLarge) as error:
             raise _damaged(path, str(error)) from None
         except OSError as error:
             raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
-    if kind == "hll" and arrays["registers"].size and \
-            int(arrays["registers"].max()) > HllParams(params["p"], params["w"]).max_rank:
-        raise _damaged(path, "a register exceeds 2^w - 1")
     return SketchSet(kind=kind, params=params, names=names, files=files, arrays=arrays,
                      origin=os.fspath(path), min_counts=min_counts)
 

@@ -83,7 +83,7 @@ def xrt_stand_in(monkeypatch):
 def simd_levels() -> list[str]:
     """The instruction sets host/fast/_allpairs.c and _mle.c can run at on this CPU."""
     from host.fast.native import available_levels, native
-    return available_levels(native.set_simd_level, ("scalar", "ssse3", "avx2"))
+    return available_levels(native.set_simd_level, ("scalar", "ssse3", "avx2", "avx512"))
 
 
 @pytest.fixture(params=simd_levels())

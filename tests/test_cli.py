@@ -39,7 +39,7 @@ def test_sketch_then_dist_matches_golden(tmp_path, genomes):
     assert sketches.names == [p.name for p in genomes]
     assert sketches.params == {"k": 31, "p": 10, "w": 4, "canonical": True, "hash": "fmix64"}
     params = HllParams(10, 4)
-    for path, registers in zip(genomes, sketches.arrays["registers"]):
+    for path, registers in zip(genomes, sketches.registers()):
         data = path.read_bytes()
         if path.suffix == ".gz":
             data = gzip.decompress(data)
@@ -121,7 +121,7 @@ def test_merge_reuses_sketches(tmp_path, genomes):
     together = tmp_path / "t.sketch"
     assert run("sketch", *genomes[:4], "-o", together) == 0
     m, t = read_sketches(merged), read_sketches(together)
-    assert m.names == t.names and np.array_equal(m.arrays["registers"], t.arrays["registers"])
+    assert m.names == t.names and np.array_equal(m.registers(), t.registers())
 
 
 @pytest.mark.parametrize("problem", ["missing", "directory", "binary", "truncated_gzip",
@@ -159,7 +159,7 @@ def test_bad_input_is_named_and_nothing_is_written(tmp_path, genomes, capsys, mo
     status = run("sketch", genomes[0], bad, "-o", out)
     err = capsys.readouterr().err
     if problem == "empty_ok":
-        assert status == 0 and not read_sketches(out).arrays["registers"][1].any()
+        assert status == 0 and not read_sketches(out).registers()[1].any()
         return
     assert status == 2
     assert err.count("\n") == 1 and str(bad) in err and expected in err, err

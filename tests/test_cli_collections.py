@@ -77,8 +77,8 @@ def test_a_list_file_as_mash_sketch_l(tmp_path, monkeypatch):
     assert names_of("l.sketch") == ["vdv1dwv5.fa.gz", "vdv1dwv9.fa.gz", "dwv.fa.gz"]
     assert run_status("sketch", "vdv1dwv5.fa.gz", "vdv1dwv9.fa.gz", "dwv.fa.gz",
                       "-o", "p.sketch") == 0
-    listed_registers = read_sketches("l.sketch").arrays["registers"]
-    assert np.array_equal(listed_registers, read_sketches("p.sketch").arrays["registers"])
+    listed_registers = read_sketches("l.sketch").registers()
+    assert np.array_equal(listed_registers, read_sketches("p.sketch").registers())
 
 
 @pytest.mark.parametrize("command", ["dist", "search", "cluster", "jsd", "screen", "merge"])
@@ -150,7 +150,7 @@ def test_a_list_longer_than_the_shells_argument_limit(tmp_path):
     assert run_status("sketch", "-l", listed, "-o", out, "--index-bits", "8") == 0
     sketches = read_sketches(out)
     assert sketches.names == [p.name for p in paths]
-    assert all(row.any() for row in sketches.arrays["registers"])
+    assert all(row.any() for row in sketches.registers())
     found = tmp_path / "found.tsv"
     assert run_status("search", "-l", listed, "--db", out, "--top", "1", "-o", found) == 0
     hits = [line.split("\t") for line in found.read_text().splitlines()[2:]]

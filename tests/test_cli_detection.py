@@ -42,7 +42,7 @@ def collection(tmp_path_factory):
     assert run_status("sketch", *paths, "--k", K, "--index-bits", P, "-o", sketch) == 0
     sketches = read_sketches(sketch)
     return {"paths": paths, "sketch": sketch, "names": sketches.names,
-            "registers": sketches.arrays["registers"]}
+            "registers": sketches.registers()}
 
 
 def matrix(path) -> tuple[list[str], np.ndarray]:

@@ -40,7 +40,7 @@ def test_sketch_equals_golden_and_records_the_filter(tmp_path, reads_and_referen
     assert sketches.params == {"k": 31, "p": 10, "w": 4, "canonical": True, "hash": "fmix64"}
     golden = Hll(HllParams(10, 4)).update(passing_kmers(kmers(gzip.decompress(
         reads.read_bytes()), 31), params))
-    assert sketches.arrays["registers"][0].tolist() == golden.registers
+    assert sketches.registers()[0].tolist() == golden.registers
     golden_out = tmp_path / "golden.sketch"
     assert run("sketch", reads, "-o", golden_out, "--index-bits", 10, "--min-count", 2,
                "--mc-width-bits", 12, "--backend", "golden") == 0

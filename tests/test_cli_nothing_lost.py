@@ -380,6 +380,6 @@ def test_cr_only_line_ends_and_rna_get_a_warning_that_says_why(tmp_path, genomes
     assert re.search(rf"{long_rna}: almost no k-mers \(~\d+ distinct in 200,004 bytes\): it "
                      rf"is RNA", err), err
     assert f"{as_n}: no k-mer of length 31; " in err  # N: no cause to name
-    sketches = read_sketches(tmp_path / "l.sketch").arrays["registers"]
+    sketches = read_sketches(tmp_path / "l.sketch").registers()
     assert sketches[0].any() and (sketches[0] == sketches[1]).all()
     assert (sketches[2] == sketches[3]).all()

@@ -43,7 +43,7 @@ def test_short_k_sketches_as_the_long_form(tmp_path, genomes):
     assert run("sketch", *genomes, "--k", 21, "-o", tmp_path / "long.sketch") == 0
     short, long = read_sketches(tmp_path / "short.sketch"), read_sketches(tmp_path / "long.sketch")
     assert short.params["k"] == 21
-    assert (short.arrays["registers"] == long.arrays["registers"]).all()
+    assert (short.registers() == long.registers()).all()
 
 
 @pytest.mark.parametrize("command", ["dist", "search", "jsd", "motifs"])

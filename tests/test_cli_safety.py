@@ -240,7 +240,7 @@ def test_sketch_dash_reads_standard_input(tmp_path, genomes):
     assert sketches.names == ["stdin", "g1.fa"]
     alone = tmp_path / "alone.sketch"
     assert run("sketch", genomes[0], "-o", alone) == 0
-    assert (sketches.arrays["registers"][0] == read_sketches(alone).arrays["registers"][0]).all()
+    assert (sketches.registers()[0] == read_sketches(alone).registers()[0]).all()
 
 
 # -- messages -------------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def test_the_abundance_filter_applies_to_the_reads_as_in_dist(sketches, tmp_path
     assert outputs["filtered"] != outputs["plain"]
     params = HllParams(14, 4)
     plain = sketch_files([gzip.decompress(READS.read_bytes())], 21, params)
-    filtered = read_sketches(read_sketch).arrays["registers"][0]
+    filtered = read_sketches(read_sketch).registers()[0]
     assert (filtered <= plain).all() and (filtered < plain).any()
 
 

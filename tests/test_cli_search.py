@@ -41,7 +41,7 @@ def collection(tmp_path_factory):
     assert run_status("sketch", *paths, "--k", "21", "--index-bits", "10", "-o", sketch) == 0
     sketches = read_sketches(sketch)
     return {"paths": paths, "sketch": sketch, "names": sketches.names,
-            "registers": sketches.arrays["registers"], "directory": directory}
+            "registers": sketches.registers(), "directory": directory}
 
 
 def data_lines(path) -> list[str]:
@@ -165,8 +165,8 @@ def test_search_equals_rows_of_the_full_matrix(tmp_path, collection, metric, est
     # best first, ties in --db order, against golden values
     sketches = read_sketches(query_sketch)
     # sketch files first, then the sequence files (as dist orders its inputs)
-    queries = np.concatenate([sketches.arrays["registers"],
-                              read_sketches_of(tmp_path, query_sequence).arrays["registers"]])
+    queries = np.concatenate([sketches.registers(),
+                              read_sketches_of(tmp_path, query_sequence).registers()])
     expected = golden_matrix(queries, HllParams(10, 4), metric, 21,
                              columns=collection["registers"], estimator=estimator or "mle")
     sign = 1.0 if metric == "mash" else -1.0

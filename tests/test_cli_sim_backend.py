@@ -79,7 +79,7 @@ def test_metrics_and_top_through_the_similarity_kernel(tmp_path, small_genomes):
     for metric, top in (("containment", 2), ("mash", 3)):
         edges = run_both(tmp_path, "dist", str(sketch), "--format", "edges", "--metric", metric,
                          "--top", str(top), "--estimator", "hll")
-        expected = golden_matrix(sketches.arrays["registers"], HllParams(10, 4), metric, 21)
+        expected = golden_matrix(sketches.registers(), HllParams(10, 4), metric, 21)
         assert edges.decode().splitlines()[2:] == top_edges_text(expected, sketches.names,
                                                                  top, metric)
 

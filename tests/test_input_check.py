@@ -222,7 +222,7 @@ def test_lambda_with_trailing_whitespace_sketches_as_lambda(tmp_path, lambda_var
         out = tmp_path / f"{name}.sketch"
         assert main(["sketch", str(paths[name]), "--index-bits", "12", "-o", str(out),
                      "--backend", backend]) == 0
-        outputs[name] = read_sketches(out).arrays["registers"]
+        outputs[name] = read_sketches(out).registers()
     assert np.array_equal(outputs["spaced"], outputs["clean"])
     distinct = len(set(kmers(paths["clean"].read_bytes(), 31)))
     assert 48_000 < distinct < 49_000
@@ -281,7 +281,7 @@ def test_the_kernel_gets_checked_bytes(tmp_path, capsys):
         out = tmp_path / f"{name}.sketch"
         assert main(["sketch", str(paths[name]), "--index-bits", "10", "--k", "21", "-o", str(out),
                      "--backend", backend]) == 0
-        registers[name] = read_sketches(out).arrays["registers"]
+        registers[name] = read_sketches(out).registers()
     assert registers["spaced"].any()
     assert np.array_equal(registers["spaced"], registers["clean"])
     bad = tmp_path / "bad.fq"
@@ -337,7 +337,7 @@ def test_sw_and_golden_backends_agree_on_edited_files(tmp_path_factory, texts):
             status = main(["sketch", *map(str, paths), "--k", "5", "--index-bits", "8", "-o", str(out),
                            "--backend", backend])
         results[backend] = (status, err.getvalue(),
-                            read_sketches(out).arrays["registers"].tolist() if status == 0
+                            read_sketches(out).registers().tolist() if status == 0
                             else None)
     assert results["sw"] == results["golden"]
     status, err, registers = results["sw"]

@@ -47,7 +47,7 @@ def test_bzip2_and_xz_are_read(tmp_path, suffix, compress):
         out = tmp_path / f"{backend}.sketch"
         assert main(["sketch", str(source), "--index-bits", "10", "-o", str(out),
                      "--backend", backend]) == 0
-        registers.append(read_sketches(out).arrays["registers"].tolist())
+        registers.append(read_sketches(out).registers().tolist())
     assert registers[1] == registers[2] == registers[0]
 
 

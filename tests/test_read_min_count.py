@@ -35,9 +35,9 @@ def test_mixed_inputs_filter_the_reads_only(tmp_path, capsys, backend):
     genomes = sketch(tmp_path, "genomes.sketch", DWV, VDV1)
     assert mixed.names == ["dwv.fa.gz", "SRR059298_2000.fq.gz", "vdv1.fa.gz"]
     assert mixed.files == [[str(DWV)], [str(READS)], [str(VDV1)]]
-    registers = mixed.arrays["registers"]
-    assert np.array_equal(registers[1], reads.arrays["registers"][0])
-    assert np.array_equal(registers[[0, 2]], genomes.arrays["registers"])
+    registers = mixed.registers()
+    assert np.array_equal(registers[1], reads.registers()[0])
+    assert np.array_equal(registers[[0, 2]], genomes.registers())
     assert registers[0].any() and registers[2].any()
     assert mixed.min_counts == [{}, MinCountParams(min_count=2).record(), {}]
 
@@ -59,7 +59,7 @@ def test_dist_reads_against_a_reference(tmp_path, capsys):
     assert out.read_text().splitlines()[1:] == expected.read_text().splitlines()[1:]
     value = float(out.read_text().splitlines()[2].split("\t")[2])
     assert value > 0.1
-    assert filtered_reads.arrays["registers"].any() and whole_reference.arrays["registers"].any()
+    assert filtered_reads.registers().any() and whole_reference.registers().any()
 
     capsys.readouterr()
     assert main(["dist", str(READS), str(DWV), "--min-count", "2", "--min-count-fasta",

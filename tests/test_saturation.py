@@ -103,6 +103,6 @@ def test_sketch_warns_of_a_saturated_genome(tmp_path, capfd):
     assert capfd.readouterr().err == ""
     params = HllParams(8, 6)
     from host.sketchfile import read_sketches
-    registers = read_sketches(out).arrays["registers"]
+    registers = read_sketches(out).registers()
     assert (registers == top_rank(params)).sum() == 0
     assert abs(cardinalities(registers, params)[0] / 16_000_000 - 1) < 0.25

@@ -33,12 +33,13 @@ from tests.cli_helpers import run
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """A sketch file of two genomes at p = 8 (1.3 kB): a flip lands in every structure."""
+    """A sketch file of two genomes at p = 9 (1.3 kB, the registers packed two a byte): a flip
+    lands in every structure."""
     rng = np.random.default_rng(5)
-    sketches = SketchSet(kind="hll", params={"k": 21, "p": 8, "w": 4, "canonical": True,
+    sketches = SketchSet(kind="hll", params={"k": 21, "p": 9, "w": 4, "canonical": True,
                                              "hash": "fmix64"},
                          names=["a.fa", "b.fa"], files=[["a.fa"], ["b.fa"]],
-                         arrays={"registers": rng.integers(0, 16, (2, 256), dtype=np.uint8)})
+                         arrays={"registers": rng.integers(0, 16, (2, 512), dtype=np.uint8)})
     path = tmp_path_factory.mktemp("damage") / "small.sketch"
     write_sketches(path, sketches)
     return path
@@ -69,7 +70,7 @@ def test_every_byte_flipped_and_every_cut_is_refused_as_damage(small, tmp_path):
             if outcome(target) == "ok":
                 again = read_sketches(target)   # a harmless flip: the very same sketch
                 assert again.names == expected.names and again.params == expected.params
-                assert np.array_equal(again.arrays["registers"], expected.arrays["registers"])
+                assert np.array_equal(again.registers(), expected.registers())
                 read_back += 1
             else:
                 refused += 1
@@ -106,7 +107,8 @@ def header_bytes(**changes) -> bytes:
 
 
 def sketch_of(header: bytes, registers: bytes | None = None, method=zipfile.ZIP_STORED):
-    registers = npy(np.zeros((1, 256), dtype=np.uint8)) if registers is None else registers
+    # format version 2: p = 8, w = 4 is 128 bytes of registers packed two a byte
+    registers = npy(np.zeros((1, 128), dtype=np.uint8)) if registers is None else registers
     return archive({"header.npy": npy(np.frombuffer(header, dtype=np.uint8)),
                     "registers.npy": registers}, method)
 
@@ -132,9 +134,9 @@ def crafted_npy_header(text: str) -> bytes:
      "compression method 8"),
     ("2^40 registers", lambda: sketch_of(header_bytes(), crafted_npy_header(
         "{'descr': '|u1', 'fortran_order': False, 'shape': (65536, 16777216), }")),
-     "registers.npy: |u1 [65536, 16777216], expected |u1 [1, 256]"),
+     "registers.npy: |u1 [65536, 16777216], expected |u1 [1, 128]"),
     ("npy tokens", lambda: sketch_of(header_bytes(), crafted_npy_header(
-        "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 256), '''}")),
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 128), '''}")),
      "registers.npy: .npy header"),
     ("npy nested", lambda: sketch_of(header_bytes(), crafted_npy_header(
         "{'descr': '|u1', 'fortran_order': False, 'shape': " + "(" * 3000 + ")" * 3000 + "}")),
@@ -170,7 +172,7 @@ def test_a_newer_format_version_says_so(tmp_path, capsys):
     assert run("info", path) == 2
     assert capsys.readouterr().err == (
         f"error: {path}: made by a newer version of kmer-sketch-accel 9.0 (sketch format version "
-        f"99; this version, 0.1.0, reads versions 1 to 1): upgrade kmer-sketch-accel to read "
+        f"99; this version, 0.1.0, reads versions 1 to 2): upgrade kmer-sketch-accel to read "
         f"it\n")
 
 
@@ -230,4 +232,4 @@ def test_zip64_structures_are_read_as_numpy_writes_them(small, tmp_path, monkeyp
     assert b"PK\x06\x06" in data and b"PK\x06\x07" in data      # zip64 end record, locator
     again = read_sketches(big)
     assert again.names == sketches.names
-    assert np.array_equal(again.arrays["registers"], sketches.arrays["registers"])
+    assert np.array_equal(again.registers(), sketches.registers())

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..io import InputError, check_sequence, name_problem
 from ..metrics import DEFAULT_MIN_AF, METRICS, express, threshold_problem
+from ..registers import pack_sketches
 from ..sketchfile import SketchSet, write_sketches
 from .clustering import Clustering, cluster_genomes
 from .pairs import Comparison, packed_together, pair_tiles, query_block
@@ -39,8 +40,9 @@ def registers_of(sketches: SketchSet) -> np.ndarray:
     """The HLL registers of ``sketches`` (a host.sketchfile.SketchSet), one register a byte:
     the one place the API reads the in-memory layout of registers.
 
-    Returns a (genomes, 2^p) numpy array of uint8, row i genome i."""
-    return sketches.arrays["registers"]
+    Returns a (genomes, 2^p) numpy array of uint8, row i genome i (a new array: collections
+    hold registers packed, host.sketchfile.SketchSet.registers)."""
+    return sketches.registers()
 
 
 class Collection:
@@ -175,8 +177,7 @@ def sketch_texts(sequences: Mapping[str, str | bytes] | Iterable[tuple[str, str 
     for name, genome in zip(names, registers):
         if not genome.any():
             run.warnings.append(f"{name}: no k-mer of length {params['k']}")
-    arrays = {"registers": np.stack(registers) if registers
-              else np.zeros((0, hll.m), dtype=np.uint8)}
+    arrays = {"registers": pack_sketches(registers, hll)}
     sketches = SketchSet(kind="hll", params=params, names=names, files=[[] for _ in names],
                          arrays=arrays, origin="the sequences given", from_sequences=True)
     _finish(run, sketches)

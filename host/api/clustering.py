@@ -150,10 +150,9 @@ def pair_query(how: "Clustering", run: Run, sketches: SketchSet, executor):
     """``query(rows, columns, fractions=False)``: the metric of those pairs by the run's
     estimator (with ``fractions``, and the aligned fractions of a containment ANI), in this
     process (threads) or split by columns over the Dask workers."""
-    from ..similarity import PackedSketches
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    registers, k = sketches.arrays["registers"], sketches.params["k"]
-    packed = PackedSketches(registers, params)
+    k = sketches.params["k"]
+    packed = sketches.packed_sketches()
     local = isinstance(executor, LocalExecutor)
     options = (how.metric, how.estimator, how.detection)
     ani = (how.ani_from or "jaccard", how.min_af)

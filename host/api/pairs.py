@@ -57,11 +57,10 @@ def _software_tiles(sketches: SketchSet, executor, how: Comparison, threads: int
     The "mle" estimator's values are after detection; the "hll" estimator's Jaccard before it
     (floored later)."""
     from ..neighbours import RunningTopK, metric_row_tile, top_row_tile
-    from ..similarity import (PackedSketches, all_pairs, edge_tile, joint_triangle, row_tile,
-                              similarity_row_tiles)
+    from ..similarity import all_pairs, edge_tile, joint_triangle, row_tile, similarity_row_tiles
     p, w, k = sketches.params["p"], sketches.params["w"], sketches.params["k"]
     params, top = HllParams(p, w), how.top
-    packed = PackedSketches(sketches.arrays["registers"], params)
+    packed = sketches.packed_sketches()
     cards, tiles = packed.cards, row_tiles(len(sketches))
     base = base_similarity(how.metric)
     floor = detection_floor(how, params)
@@ -105,7 +104,7 @@ def _kernel_tiles(sketches: SketchSet, backend, how: Comparison, threshold: floa
     from ..neighbours import RunningTopK
     from ..similarity import cardinalities
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    registers, k, n = sketches.arrays["registers"], sketches.params["k"], len(sketches)
+    registers, k, n = sketches.registers(), sketches.params["k"], len(sketches)
     top = how.top
     if threshold is not None:
         return [list(backend.all_pairs(registers, params, threshold))], None
@@ -143,8 +142,7 @@ def pair_tiles(how: Comparison, run: Run, sketches: SketchSet, executor,
         edge_tiles, row_tiles = _software_tiles(sketches, executor, how, run.threads,
                                                 threshold)
     if how.estimator == "hll" and top is None and base_similarity(how.metric) == "jaccard":
-        from ..similarity import cardinalities
-        rule = detection_floor(how, params, cardinalities(sketches.arrays["registers"], params))
+        rule = detection_floor(how, params, sketches.packed_sketches().cards)
         edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles, rule, threshold)
     return edge_tiles, row_tiles
 
@@ -175,8 +173,8 @@ def packed_together(references: SketchSet, queries: SketchSet):
     compares them."""
     from ..similarity import PackedSketches
     hll = HllParams(references.params["p"], references.params["w"])
-    registers = np.concatenate([references.arrays["registers"], queries.arrays["registers"]])
-    return PackedSketches(registers, hll), hll
+    registers = np.concatenate([references.packed_registers(), queries.packed_registers()])
+    return PackedSketches(registers, hll, packed=True), hll
 
 
 def query_tile(columns, packed, p: int, w: int, k: int, rows, metric: str, estimator: str,

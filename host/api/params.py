@@ -181,7 +181,8 @@ def saturated_warning(*sets: SketchSet) -> str | None:
         p, w = sketches.params["p"], sketches.params["w"]
         top = top_rank(HllParams(p, w))
         total += len(sketches)
-        share = (sketches.arrays["registers"] == top).mean(axis=1)
+        from ..registers import saturated_counts
+        share = saturated_counts(sketches.packed_registers(), sketches.hll()) / (1 << p)
         found += [(sketches.names[g], p, w, top) for g in np.flatnonzero(share > SATURATED_SHARE)]
     if not found:
         return None

@@ -4,9 +4,9 @@ FASTQ file (a plasmid, a contig, a read) its own genome, named by its record nam
 
 from collections.abc import Iterator, Sequence
 
-import numpy as np
 
 from ..io import InputError, name_problem, read_sequence_file
+from ..registers import pack_sketches
 from ..sketchfile import SketchSet
 from .params import genome_names
 from .run import Run
@@ -93,8 +93,7 @@ def sketch_records(paths: Sequence[str], params: dict, run: Run) -> SketchSet:
         counts.setdefault(name, set()).add(source)
     names = [f"{source}:{name}" if len(counts[name]) > 1 else name
              for name, source in zip(names, sources)]
-    arrays = {"registers": np.stack(registers) if registers
-              else np.zeros((0, hll.m), dtype=np.uint8)}
+    arrays = {"registers": pack_sketches(registers, hll)}
     shown = ", ".join(str(p) for p in paths[:3])
     return SketchSet(kind="hll", params=params, names=names, files=files, arrays=arrays,
                      origin=f"the records of ({shown}{', ...' if len(paths) > 3 else ''})",

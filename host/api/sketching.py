@@ -4,7 +4,7 @@ the two mixed as dist, search and cluster take them; screen's read set pooled in
 
 import os
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -49,14 +49,13 @@ def _timed_genomes(paths: Sequence[str], progress: Progress, bases: deque,
         yield [item[1]]
 
 
-def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> list:
-    done = []
+def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> Iterator:
+    """``results`` one by one as they come, each counted on ``progress`` (closed at the end)."""
     for result in results:
-        done.append(result)
+        yield result
         counted = bases.popleft() if bases else 0
         progress.advance(1, counted if isinstance(counted, int) else counted.bases or 0)
     progress.close()
-    return done
 
 
 #: a genome with fewer distinct k-mers than this per byte of its file is looked at for a cause
@@ -65,11 +64,11 @@ def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> 
 FEW_KMERS_PER_BYTE = 1e-3
 
 
-def _few_kmer_estimates(registers: np.ndarray) -> np.ndarray:
-    """Each sketch's distinct k-mers by linear counting, m ln(m / empty registers): close for
-    the few k-mers it is used for (infinite for a sketch without an empty register)."""
-    m = registers.shape[1]
-    empty = m - np.count_nonzero(registers, axis=1)
+def _few_kmer_estimates(filled: np.ndarray, m: int) -> np.ndarray:
+    """Each sketch's distinct k-mers by linear counting, m ln(m / empty registers), from its
+    ``filled`` (nonzero) registers of m: close for the few k-mers it is used for (infinite for
+    a sketch without an empty register)."""
+    empty = m - filled
     with np.errstate(divide="ignore"):
         return np.where(empty > 0, m * np.log(m / np.maximum(empty, 1)), np.inf)
 
@@ -138,16 +137,25 @@ def sketch_files(paths: Sequence[str], params: dict, run: Run, executor=None,
     else:
         refuse_streams_for_workers(paths)
         results = executor.map_ordered(_sketch_path, paths, params, backend.name, min_count)
-    registers = _each_with_progress(results, progress, bases)
-    arrays = {"registers": np.stack(registers) if registers
-              else np.zeros((0, hll.m), dtype=np.uint8)}
+    from ..registers import pack_registers, packed_width
+    # Each genome's registers go into their row of the collection, packed as sketch files hold
+    # them (host.registers.pack_registers), as they arrive: the collection is held once.
+    packed = np.empty((len(paths), packed_width(hll)), dtype=np.uint8)
+    filled = np.empty(len(paths), dtype=np.int64)
+    done = 0
+    for genome in _each_with_progress(results, progress, bases):
+        packed[done] = pack_registers(genome[None, :], hll)[0]
+        filled[done] = np.count_nonzero(genome)
+        done += 1
+    if done != len(paths):  # a backend that lost a genome: never rows of uninitialised memory
+        raise RuntimeError(f"the backend returned {done} sketches for {len(paths)} genomes")
     seen = (f" seen at least {min_count.min_count} times ({run.option('min_count')} "
             f"{min_count.min_count})" if min_count.active else "")
-    warn_without_kmers(run.warnings, paths, [not r.any() for r in registers],
+    warn_without_kmers(run.warnings, paths, (filled == 0).tolist(),
                        f"no k-mer of length {params['k']}{seen}",
-                       _few_kmer_estimates(arrays["registers"]))
+                       _few_kmer_estimates(filled, hll.m))
     return SketchSet(kind="hll", params=params, names=names,
-                     files=[[str(p)] for p in paths], arrays=arrays,
+                     files=[[str(p)] for p in paths], arrays={"registers": packed},
                      origin=_sequence_origin(paths), from_sequences=True,
                      min_counts=[min_count.record()] * len(paths) if min_count.active else [])
 
@@ -201,7 +209,7 @@ def pqa_files(paths: Sequence[str], params: dict, run: Run, executor=None) -> Sk
     else:
         refuse_streams_for_workers(paths)
         results = executor.map_ordered(_pqa_of_path, paths, params, backend.name)
-    done = _each_with_progress(results, progress, bases)
+    done = list(_each_with_progress(results, progress, bases))
     tags = [genome_tags for genome_tags, _ in done]
     values = [genome_values for _, genome_values in done]
     warn_without_kmers(run.warnings, paths, [not v.any() for v in values],
@@ -355,7 +363,9 @@ def sketch_pool(paths: Sequence[str], reference: SketchSet, sketching: Sketching
         sketch_paths, sequence_paths = _split_inputs(paths, "hll", sketching, run.option)
         for sketches in _read_sketches_of_kind(sketch_paths, "hll", "screen", reference):
             if len(sketches):
-                np.maximum(registers, sketches.arrays["registers"].max(axis=0), out=registers)
+                for lo in range(0, len(sketches), 1024):  # a block at a time, never all unpacked
+                    np.maximum(registers, sketches.registers(slice(lo, lo + 1024)).max(axis=0),
+                               out=registers)
         if sequence_paths:
             genome_names(sequence_paths)  # a file given twice is refused
             backend = run.backend()

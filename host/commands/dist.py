@@ -169,8 +169,7 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
 
     if args.format == "edges":
         if args.pvalue:
-            from ..similarity import PackedSketches
-            registers_for_p = PackedSketches(sketches.arrays["registers"], params)
+            registers_for_p = sketches.packed_sketches()
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
         if edge_tiles is None:  # every pair (both directions for containment)

@@ -6,7 +6,6 @@ from ..outputs import STDOUT
 from .common import Session, warn_saturated
 from ..api.sketching import read_sketch_files
 from .options import new_command
-from kmerspec.golden.hll import HllParams
 
 
 def add_parser(commands) -> None:
@@ -28,15 +27,13 @@ def _printable(text: str) -> str:
 
 
 def run(args, session: Session) -> None:
-    from ..similarity import cardinalities
     lines = []
     sets = read_sketch_files(args.inputs)
     warn_saturated(session, *sets)
     for path, sketches in zip(args.inputs, sets):
         lines.append(f"{path}: {len(sketches)} {sketches.kind} sketches, "
                      + " ".join(f"{k}={v}" for k, v in sketches.params.items()))
-        estimates = (cardinalities(sketches.arrays["registers"],
-                                   HllParams(sketches.params["p"], sketches.params["w"]))
+        estimates = (sketches.packed_sketches().cards
                      if sketches.kind == "hll" else [None] * len(sketches))
         for index, (name, files, estimate) in enumerate(zip(sketches.names, sketches.files,
                                                              estimates)):

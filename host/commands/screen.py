@@ -97,7 +97,7 @@ def _swapped_warning(references, reads: np.ndarray, params: HllParams, session) 
     if len(references) == 1 and (any(_READ_FILE.search(f) for f in references.files[0])
                                  or references.min_count(0).get("min_count", 1) > 1):
         reasons.append("it is one genome sketched from reads")
-    cards = cardinalities(references.arrays["registers"], params)
+    cards = references.packed_sketches().cards
     read_set = float(cardinalities(reads[None, :], params)[0])
     if cards.size and cards.min() > MUCH_LARGER * max(read_set, 1.0):
         reasons.append(f"every reference has over {MUCH_LARGER:g} times the read set's "
@@ -116,8 +116,8 @@ def run(args, session: Session) -> None:
     k, hll = params["k"], HllParams(params["p"], params["w"])
     reads = sketch_pool(args.reads, references, sketching_of(args), run_of(args, session))
     _swapped_warning(references, reads, hll, session)
-    found = screen(references.arrays["registers"], reads, hll, args.detection,
-                   args.winner_take_all)
+    found = screen(references.packed_registers(), reads, hll, args.detection,
+                   args.winner_take_all, packed=True)
     identity = found.identity(k)
     chosen = {"estimator": "mle", "detection": args.detection,
               "winner_take_all": args.winner_take_all, "min_identity": args.min_identity}

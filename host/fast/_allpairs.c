@@ -158,7 +158,8 @@ static int use_simd_level(const char *level)
         loops4 = (UnionLoops4){union_features4_scalar, "scalar"};
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
-    if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
+    if ((best || strcmp(level, "avx2") == 0 || strcmp(level, "avx512") == 0) &&
+            __builtin_cpu_supports("avx2")) {   /* avx512: the MLE's popcount only (_mle.c) */
         loops4 = (UnionLoops4){union_features4_avx2, "avx2"};
         return 0;
     }
@@ -509,7 +510,7 @@ static int use_pair_simd_level(const char *level)
 
 static PyObject *set_simd_level(PyObject *self, PyObject *args)
 {
-    return set_level_from(args, use_pair_simd_level, "scalar, ssse3, avx2");
+    return set_level_from(args, use_pair_simd_level, "scalar, ssse3, avx2, avx512");
 }
 
 void init_allpairs(void)

@@ -406,6 +406,25 @@ static uint64_t count_and_avx2(const uint64_t *a, const uint64_t *b, size_t word
         count += (uint64_t)__builtin_popcountll(a[q] & b[q]);
     return count;
 }
+
+/* AVX-512 VPOPCNTDQ: a popcount instruction per 512 bits, no carry-save folding needed (about
+ * a third of count_and_avx2's instructions, the largest part of a pair's cost; issue 52). */
+__attribute__((target("avx512f,avx512vpopcntdq")))
+static uint64_t count_and_avx512(const uint64_t *a, const uint64_t *b, size_t words)
+{
+    __m512i total = _mm512_setzero_si512(), other = _mm512_setzero_si512();
+    size_t q = 0;
+    for (; q + 16 <= words; q += 16) {   /* two accumulators: the adds do not wait in line */
+        total = _mm512_add_epi64(total, _mm512_popcnt_epi64(_mm512_and_si512(
+            _mm512_loadu_si512(a + q), _mm512_loadu_si512(b + q))));
+        other = _mm512_add_epi64(other, _mm512_popcnt_epi64(_mm512_and_si512(
+            _mm512_loadu_si512(a + q + 8), _mm512_loadu_si512(b + q + 8))));
+    }
+    uint64_t count = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(total, other));
+    for (; q < words; q++)
+        count += (uint64_t)__builtin_popcountll(a[q] & b[q]);
+    return count;
+}
 #endif
 
 /* What the statistic and the likelihood of one sketch need: its planes, histogram, the
@@ -1408,7 +1427,8 @@ int mle_use_simd_level(const char *level)
     }
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
-    if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
+    int avx512 = strcmp(level, "avx512") == 0;
+    if ((best || avx512 || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
         /* the likelihood's vector exp and log are written with fused multiply-adds (every
          * AVX2 CPU but a few VIA ones has them; without, the C library's) */
         if (__builtin_cpu_supports("fma")) {
@@ -1418,6 +1438,12 @@ int mle_use_simd_level(const char *level)
         count_and = count_and_avx2;
         threshold_planes = threshold_planes_avx2;
         finish_terms = finish_terms_avx2;
+        /* "avx512": AVX2's loops with the AVX-512 popcount of the register-pair counts */
+        if ((best || avx512) && __builtin_cpu_supports("avx512f") &&
+                __builtin_cpu_supports("avx512vpopcntdq"))
+            count_and = count_and_avx512;
+        else if (avx512)
+            return -1;
         return 0;
     }
 #endif
