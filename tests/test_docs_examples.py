@@ -127,7 +127,7 @@ def test_the_python_api_gives_the_command_line_s_numbers(tmp_path, monkeypatch):
         [query, reference, f"{found[q, r]:.6g}"] for q, query in enumerate(genomes.names)
         for r, reference in enumerate(references.names))
     cli_table("sketch", *GENOMES, "-o", "cli.sketch")
-    assert np.array_equal(read_sketches("cli.sketch").arrays["registers"], genomes.registers)
+    assert np.array_equal(read_sketches("cli.sketch").registers(), genomes.registers)
 
 
 def test_each_public_function_s_help_says_what_it_returns():

@@ -49,8 +49,8 @@ def test_each_record_is_its_own_sketch(tmp_path, compressed):
     assert each.names == ["p1", "p2", "p3"]
     assert each.files == [[path.name]] * 3
     # each record's sketch is that of the record alone, and their union the file's sketch
-    assert np.array_equal(each.arrays["registers"], alone.arrays["registers"])
-    assert np.array_equal(each.arrays["registers"].max(axis=0), whole.arrays["registers"][0])
+    assert np.array_equal(each.registers(), alone.registers())
+    assert np.array_equal(each.registers().max(axis=0), whole.registers()[0])
 
 
 def test_reads_of_a_fastq_file_are_sketched_one_by_one(tmp_path):
