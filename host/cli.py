@@ -183,6 +183,7 @@ def _stdin_for_dash(args) -> None:
         elif value == "-":     # search --db -, screen - READS...
             dashes += 1
             setattr(args, name, STDIN)
+    args.stdin_as_dash = dashes > 0
     if dashes > 1:
         raise InputError("-: standard input given twice as input; it can be read once (give "
                          "each genome once)")
@@ -193,6 +194,12 @@ def _stdin_for_dash(args) -> None:
             what = ("standard input" if descriptor == 0
                     else f"file descriptor {descriptor}")
             raise InputError(f"{shown}: {what} is closed; nothing to read")
+
+
+def _as_typed(message: str, args) -> str:
+    """``message`` naming standard input as the user did: ``-`` where ``-`` was given (the
+    commands read it as /dev/stdin)."""
+    return message.replace(STDIN, "-") if getattr(args, "stdin_as_dash", False) else message
 
 
 def _close_backend(session: Session) -> None:
@@ -328,8 +335,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             error.filename = ", ".join(session.outputs.names()) or None
         message, status = _error_message(error)
         messages.guard(input_paths(args))
-        messages.say(f"error: {message}")
+        messages.say(f"error: {_as_typed(message, args)}")
         return 128 + signal.SIGPIPE if messages.gone else status
+    session.warnings[:] = [_as_typed(warning, args) for warning in session.warnings]
     if len(session.warnings) == 1:
         messages.say(f"warning: {one_line(session.warnings[0])}")
     elif session.warnings:

@@ -231,6 +231,14 @@ def test_pipe_errors_name_the_pipe(tmp_path):
     result = shell("echo junk | host dist /dev/stdin", tmp_path)
     assert result.returncode == 2
     assert result.stderr.startswith("error: /dev/stdin: not a FASTA/FASTQ file"), result.stderr
+    # given as -, standard input is named as the user typed it, in errors and warnings
+    result = shell("echo junk | host dist - ", tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "error: -: not a FASTA/FASTQ file (first character is b'j', " \
+                            "expected '>' or '@')\n", result.stderr
+    result = shell("printf '>a\\nACGT\\n' | host sketch - -o s.sketch", tmp_path)
+    assert result.returncode == 0 and result.stderr == "warning: -: no k-mer of length 31\n", \
+        result.stderr
 
 
 def test_sketch_dash_reads_standard_input(tmp_path, genomes):

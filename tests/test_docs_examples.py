@@ -113,6 +113,19 @@ def test_the_python_api_gives_the_command_line_s_numbers(tmp_path, monkeypatch):
         ours = ksa.dist(genomes, metric=metric,
                         **({"estimator": "hll"} if "hll" in options else {}))
         assert [[f"{v:.6g}" for v in row] for row in ours] == [row[1:] for row in rows], options
+    for options, keywords in [(("--format", "edges", "--threshold", "0.2"), {"threshold": 0.2}),
+                              (("--format", "edges", "--metric", "ani", "--threshold", "96"),
+                               {"metric": "ani", "threshold": 96.0}),
+                              (("--format", "edges", "--metric", "mash", "--threshold", "0.04"),
+                               {"metric": "mash", "threshold": 0.04}),
+                              (("--top", "1", "--metric", "containment"),
+                               {"top": 1, "metric": "containment"}),
+                              (("--format", "edges", "--estimator", "hll"),
+                               {"estimator": "hll"})]:
+        kept = ksa.edges(genomes, **keywords)
+        names = genomes.names
+        assert cli_table("dist", *GENOMES, *options) == [
+            [names[a], names[b], f"{value:.6g}"] for a, b, value in kept.tolist()], options
     assert cli_table("cluster", *GENOMES) == [
         [name, str(number), rep, f"{value:.6g}", f"{fraction:.4f}"]
         for name, number, rep, value, fraction in ksa.cluster(genomes).rows()]

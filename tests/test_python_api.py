@@ -56,6 +56,9 @@ def test_records_are_sketched_one_by_one(scratch):
      "min_count=: counts k-mers over a read set, but with individual= each record"),
     (lambda: ksa.dist(ksa.sketch_texts({"x": "ACGTTGCA" * 8}), metric="cosine"), "metric='cosine'"),
     (lambda: ksa.cluster(ksa.sketch_texts({"x": "ACGTTGCA" * 8}), ani=101), "ani=101"),
+    (lambda: ksa.edges(ksa.sketch_texts({"x": "ACGTTGCA" * 8}), metric="ani", threshold=101),
+     "threshold=101"),
+    (lambda: ksa.edges(ksa.sketch_texts({"x": "ACGTTGCA" * 8}), top=0), "top=0"),
 ])
 def test_mistakes_raise_input_error_with_the_command_line_s_words(scratch, call, message):
     (scratch / "m.fa").write_text(">a\nACGT\n")

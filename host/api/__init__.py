@@ -25,7 +25,7 @@ from ..metrics import DEFAULT_MIN_AF, METRICS, express, threshold_problem
 from ..registers import pack_sketches
 from ..sketchfile import SketchSet, write_sketches
 from .clustering import Clustering, cluster_genomes
-from .pairs import Comparison, packed_together, pair_tiles, query_block
+from .pairs import Comparison, kept_edges, packed_together, pair_tiles, query_block
 from .params import Sketching, check_table_names, hll_params, saturated_warning
 from .run import Run, SketchWarning, executor
 from .sketching import collect, sketch_sequences
@@ -33,7 +33,7 @@ from kmerspec.golden.hll import HllParams
 from kmerspec.golden.hll_joint import DEFAULT_DETECTION
 
 __all__ = ["Collection", "Clusters", "InputError", "SketchWarning", "sketch", "sketch_texts",
-           "read", "registers_of", "dist", "search", "cluster"]
+           "read", "registers_of", "dist", "edges", "search", "cluster"]
 
 
 def registers_of(sketches: SketchSet) -> np.ndarray:
@@ -233,6 +233,41 @@ def dist(genomes: Collection, *, metric: str = "jaccard", estimator: str = "mle"
         run.close()
     _finish(run)
     return express(metric, similarity, sketches.params["k"])
+
+
+EDGE_FIELDS = [("a", np.int64), ("b", np.int64), ("value", np.float64)]
+
+
+def edges(genomes: Collection, *, metric: str = "jaccard", threshold: float | None = None,
+          top: int | None = None, estimator: str = "mle", detection: float = DEFAULT_DETECTION,
+          backend: str = "sw", threads: int | None = None) -> np.ndarray:
+    """The pairs of ``genomes`` that ``python -m host dist --format edges`` writes: with
+    ``threshold``, those whose ``metric`` passes it (>=, or <= for the Mash distance); with
+    ``top``, each genome's K best; with neither, every pair (a < b; both ways for containment).
+    Same estimator and detection as :func:`dist`.
+
+    Returns a numpy structured array with fields ``a`` and ``b`` (genome indices, as in
+    ``genomes.names``) and ``value`` (the metric, float64 at full precision), in dist's order."""
+    _checked_metric(metric)
+    if threshold is not None:
+        problem = threshold_problem(metric, threshold)
+        if problem is not None:
+            raise InputError(f"threshold={threshold}: {problem}")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+        raise InputError(f"top={top!r}: give a whole number of genomes, at least 1")
+    how = Comparison(metric=metric, estimator=estimator, detection=detection, top=top)
+    sketches, run = genomes.sketches, _run(backend, threads)
+    pieces = []
+    try:
+        with executor() as local:
+            for i, js, values in kept_edges(how, run, sketches, local, threshold):
+                piece = np.empty(len(js), EDGE_FIELDS)
+                piece["a"], piece["b"], piece["value"] = i, js, values
+                pieces.append(piece)
+    finally:
+        run.close()
+    _finish(run)
+    return np.concatenate(pieces) if pieces else np.empty(0, EDGE_FIELDS)
 
 
 def search(queries: Collection, references: Collection, *, metric: str = "jaccard",

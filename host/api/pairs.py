@@ -13,7 +13,8 @@ from ..estimators import (DEFAULT_DETECTION, DEFAULT_ESTIMATOR, KERNEL_NOTE,
                           block_containment_ani, block_values, detection_floor,
                           floor_jaccard_tiles)
 from ..io import InputError
-from ..metrics import (DEFAULT_MIN_AF, base_similarity, express, metric_values, pair_similarity)
+from ..metrics import (DEFAULT_MIN_AF, base_similarity, express, jaccard_bound, metric_values,
+                       pair_similarity, passes)
 from ..scheduler import LocalExecutor
 from ..sketchfile import SketchSet
 from .params import check_table_names
@@ -21,7 +22,7 @@ from .run import Run
 from .sketching import read_sketch_files
 from kmerspec.golden.hll import HllParams
 
-__all__ = ["Comparison", "ROWS_PER_TILE", "row_tiles", "pair_tiles", "query_block",
+__all__ = ["Comparison", "ROWS_PER_TILE", "row_tiles", "pair_tiles", "kept_edges", "query_block",
            "query_tile", "read_references", "packed_together"]
 
 ROWS_PER_TILE = 32
@@ -145,6 +146,31 @@ def pair_tiles(how: Comparison, run: Run, sketches: SketchSet, executor,
         rule = detection_floor(how, params, sketches.packed_sketches().cards)
         edge_tiles, row_tiles = floor_jaccard_tiles(edge_tiles, row_tiles, rule, threshold)
     return edge_tiles, row_tiles
+
+
+def kept_edges(how: Comparison, run: Run, sketches: SketchSet, executor,
+               threshold: float | None, note: bool = True):
+    """Each genome's kept pairs as (i, js, values of ``how.metric``), what ``dist --format
+    edges`` writes: the pairs passing ``threshold`` (in the metric's own units; <= for the Mash
+    distance), each genome's best ``how.top``, or every pair (j > i; j != i for containment,
+    which is asymmetric). Yielded genome by genome, tile by tile, never held whole."""
+    k, n = sketches.params["k"], len(sketches)
+    bound = jaccard_bound(how.metric, threshold, k)
+    edge_tiles, row_tiles = pair_tiles(how, run, sketches, executor, bound, note)
+    if edge_tiles is None:  # every pair, from the full rows
+        symmetric = base_similarity(how.metric) == "jaccard"
+        edge_tiles = ([(i, js, row[js]) for i, row in zip(tile, rows)
+                       for js in [np.flatnonzero(np.arange(n) > i) if symmetric
+                                  else np.flatnonzero(np.arange(n) != i)]]
+                      for tile, rows in row_tiles)
+    for tile in edge_tiles:
+        for i, js, values in tile:
+            if how.top is None:  # J or C; --top gives the metric already
+                values = express(how.metric, values, k)
+                if threshold is not None:  # the metric's own test after the Jaccard bound
+                    keep = passes(how.metric, values, threshold)
+                    js, values = js[keep], values[keep]
+            yield i, js, values
 
 
 def query_block(packed, params: HllParams, k: int, rows, columns, metric: str, estimator: str,

@@ -7,13 +7,12 @@ import numpy as np
 
 from ..estimators import p_value_lines
 from ..io import InputError, phylip_name
-from ..metrics import (METRICS, base_similarity, express, jaccard_bound, passes, phylip_distance,
-                       threshold_problem, threshold_text)
+from ..metrics import (METRICS, express, phylip_distance, threshold_problem, threshold_text)
 from ..plot import METRIC_TITLES, PLOT_ORDERS, plot_format, plot_matrix
 from ..sketchfile import SketchSet
 from ..trees import TREES
 from .collections import collection_options
-from ..api.pairs import pair_tiles as api_pair_tiles
+from ..api.pairs import kept_edges, pair_tiles as api_pair_tiles
 from .common import (Session, comparison_of, executor_of, load_inputs, parameter_header,
                      parameters_file, require_scipy, run_of, warn_saturated)
 from .options import (METRIC_HELP, add_estimator_options, backend_options, hll_options,
@@ -116,8 +115,8 @@ def run(args, session: Session) -> None:
         raise InputError(f"--format {args.format}: needs a symmetric distance, but containment "
                          f"is asymmetric; use --format tsv or edges")
     if args.tree is not None and args.format != "newick":
-        raise InputError(f"--tree: chooses how --format newick builds its tree; use it with "
-                         f"--format newick")
+        raise InputError("--tree: chooses how --format newick builds its tree; use it with "
+                         "--format newick")
     if args.pvalue and args.format != "edges":
         raise InputError("--pvalue: adds a column to --format edges lines; the tsv, phylip and "
                          "newick outputs have no room for it")
@@ -154,8 +153,6 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
     names = sketches.names
     n = len(names)
     params = HllParams(sketches.params["p"], sketches.params["w"])
-    bound = jaccard_bound(args.metric, args.threshold, k)
-    edge_tiles, row_tiles = pair_tiles(args, session, sketches, executor, bound)
     chosen = {"metric": args.metric, "threshold": threshold_text(args.metric, args.threshold),
               "estimator": args.estimator, "detection": args.detection}
     if args.top is not None:
@@ -165,32 +162,22 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
         chosen["distance"] = "mash"
     header = parameter_header("dist", {**dict(sorted(sketches.params.items())), **chosen})
     progress = session.progress("dist", n, "rows")
-    base = base_similarity(args.metric)
 
     if args.format == "edges":
         if args.pvalue:
             registers_for_p = sketches.packed_sketches()
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
-        if edge_tiles is None:  # every pair (both directions for containment)
-            edge_tiles = ([(i, js, row[js]) for i, row in zip(tile, rows)
-                           for js in [np.flatnonzero(np.arange(n) > i) if base == "jaccard"
-                                      else np.flatnonzero(np.arange(n) != i)]]
-                          for tile, rows in row_tiles)
-        for tile in edge_tiles:
-            for i, js, values in tile:
-                if args.top is None:  # J or C; --top gives the metric already
-                    values = express(args.metric, values, k)
-                    if args.threshold is not None:  # the metric's own test after the bound
-                        keep = passes(args.metric, values, args.threshold)
-                        js, values = js[keep], values[keep]
-                ps = (p_value_lines(registers_for_p, params, args.estimator, i, js,
-                                    args.threads) if args.pvalue else [""] * len(js))
-                for j, v, p in zip(js.tolist(), values.tolist(), ps):
-                    out.write(f"{names[i]}\t{names[j]}\t{v:.6g}{p}\n")
-                progress.advance()
+        for i, js, values in kept_edges(comparison_of(args), run_of(args, session), sketches,
+                                        executor, args.threshold):
+            ps = (p_value_lines(registers_for_p, params, args.estimator, i, js,
+                                args.threads) if args.pvalue else [""] * len(js))
+            for j, v, p in zip(js.tolist(), values.tolist(), ps):
+                out.write(f"{names[i]}\t{names[j]}\t{v:.6g}{p}\n")
+            progress.advance()
         progress.close()
         return
+    _, row_tiles = pair_tiles(args, session, sketches, executor, None)  # no bound: every pair
     if args.format == "tsv":
         out.write(header + "\n")
         out.write("#genome\t" + "\t".join(names) + "\n")
