@@ -2,6 +2,7 @@
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,13 @@ from host.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 #: the environment of a command line run in a child process: this checkout's host package
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def interruptible() -> None:
+    """Popen's ``preexec_fn`` for a child that a test sends SIGINT: its SIGINT at the default.
+    A shell without job control starts a background job (``pytest ... &``) with SIGINT
+    ignored, which its children inherit, and a command started so rightly ignores Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run(*args):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from host.sketchfile import read_sketches
-from tests.cli_helpers import ENV, one_error_line, run
+from tests.cli_helpers import ENV, interruptible, one_error_line, run
 from tests.test_cli_safety import genomes, refs  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +208,7 @@ def test_a_signal_while_a_pipe_is_spooled_leaves_nothing_in_tmpdir(tmp_path, ref
     fifo = tmp_path / "slow.sketch"
     os.mkfifo(fifo)
     process = subprocess.Popen([sys.executable, "-m", "host", "info", str(fifo)], env=env,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     writer = open(fifo, "wb")
     try:
         data = refs.read_bytes()
@@ -286,7 +286,7 @@ def test_ctrl_c_ends_a_shell_loop(tmp_path, genomes):
     process = subprocess.Popen(["bash", "-c", loop], cwd=tmp_path, env=ENV,
                                start_new_session=True, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                               preexec_fn=interruptible)
     try:
         wait_for(lambda: list(tmp_path.glob(".1.sketch.*.partial")), process)
         os.killpg(process.pid, signal.SIGINT)
@@ -576,7 +576,8 @@ def test_an_interrupted_local_cluster_says_one_line(tmp_path, genomes):
             out.write(gzip.compress(f">big-{number}\n".encode()) + member * 250)
     process = subprocess.Popen([sys.executable, "-m", "host", "dist", *map(str, names),
                                 *map(str, genomes), "--workers", "2", "-o", str(tmp_path / "d.tsv")],
-                               env=ENV, stderr=subprocess.PIPE, text=True)
+                               env=ENV, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)
     try:
         def workers_started():
             children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,

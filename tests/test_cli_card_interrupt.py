@@ -26,7 +26,7 @@ import pytest
 
 from sim.runner import REPO_ROOT, available_simulators, build_root
 from sim.xrt_sim import CALL_LOG_ENV, SLOW_WAIT_ENV
-from tests.cli_helpers import ENV
+from tests.cli_helpers import ENV, interruptible
 from tests.test_cli_xrt_standin import hw_build
 
 pytestmark = pytest.mark.skipif(not available_simulators(), reason="no HDL simulator")
@@ -75,7 +75,7 @@ def test_sigint_during_a_card_run_closes_what_it_may_and_says_so(tmp_path_factor
     process = subprocess.Popen([sys.executable, "-m", "host", "sketch", str(genome), "--k", "21",
                                 "--index-bits", "10", "--backend", "xrt", "--xclbin", str(build),
                                 "-o", str(out)], env=env, cwd=REPO_ROOT, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=interruptible)
     try:
         deadline = time.monotonic() + 600      # a first Verilator build of the kernel
         while not (log.exists() and '"xrtRunStart"' in log.read_text()):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from host.sketchfile import read_sketches
-from tests.cli_helpers import one_error_line, run, shell
+from tests.cli_helpers import interruptible, one_error_line, run, shell
 from tests.genomes import write_related_genomes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,7 +195,8 @@ def test_signal_removes_the_partial_output(tmp_path, signum):
     os.mkfifo(fifo)
     out = tmp_path / "out.sketch"
     process = subprocess.Popen([sys.executable, "-m", "host", "sketch", str(fifo), "-o", str(out)],
-                               cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
+                               cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=interruptible)
     try:
         deadline = time.monotonic() + 60
         while not list(tmp_path.glob(".out.sketch.*.partial")):
