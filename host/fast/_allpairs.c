@@ -577,10 +577,12 @@ int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_pe
     return 0;
 }
 
-/* Rows of pairs are taken ROW_TILE at a time (fewer if their split sketches would pass
- * TILE_BYTES): each column sketch is then read from memory once for the tile and met by its
- * rows while it is in the first-level cache, the rows staying in the second. */
+/* Pairs are taken in tiles of ROW_TILE rows (fewer if their split sketches would pass
+ * TILE_BYTES) by COLUMN_TILE columns: the row sketches are split once for all their pairs,
+ * a tile's column sketches are read from memory once for its rows and stay in the second-
+ * level cache, and each row stays in the first-level cache for its columns. */
 #define ROW_TILE 16
+#define COLUMN_TILE 32
 #define TILE_BYTES (512 * 1024)
 
 /* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
@@ -625,18 +627,19 @@ static PyObject *pair_rows(PyObject *args, int unions)
                 last = plan.stops[t] > last ? plan.stops[t] : last;
             }
         }
-        for (Py_ssize_t u = first; u < last; u++) {
-            Py_ssize_t y = plan.order[u];
+        for (Py_ssize_t u0 = first; u0 < last; u0 += COLUMN_TILE)
             for (Py_ssize_t k = 0; k < rows; k++) {
-                Py_ssize_t t = t0 + k;
-                if (u < plan.starts[t] || u >= plan.stops[t])
-                    continue;
-                double card_union = union_estimate(s, &loops, sketch[k], y);
-                Py_ssize_t x = plan.rows[t];
-                row_out[k][u - plan.starts[t]] = unions ? card_union
-                                       : jaccard(plan.cards[x], plan.cards[y], card_union);
+                Py_ssize_t t = t0 + k, x = plan.rows[t];
+                Py_ssize_t start = plan.starts[t] > u0 ? plan.starts[t] : u0;
+                Py_ssize_t stop = plan.stops[t] < u0 + COLUMN_TILE ? plan.stops[t]
+                                                                  : u0 + COLUMN_TILE;
+                for (Py_ssize_t u = start; u < stop; u++) {
+                    Py_ssize_t y = plan.order[u];
+                    double card_union = union_estimate(s, &loops, sketch[k], y);
+                    row_out[k][u - plan.starts[t]] =
+                        unions ? card_union : jaccard(plan.cards[x], plan.cards[y], card_union);
+                }
             }
-        }
     }
     Py_END_ALLOW_THREADS
     free(scratch);
