@@ -87,6 +87,26 @@ static Features4 features_of_sums(uint64_t zeros, uint64_t top, uint64_t upper, 
                        (uint32_t)zeros, (uint32_t)top};
 }
 
+/* What both 256-bit loops hold: nibble masks, zero, the tally's lookup. */
+#define AVX2_CONSTANTS                                                                         \
+    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);        \
+    const __m256i none = _mm256_setzero_si256();                                               \
+    const __m256i zero_top = _mm256_setr_epi8(ZERO_TOP_TABLE, ZERO_TOP_TABLE)
+
+/* The union's registers of the 32 bytes at i (split row a, packed b), low and high nibbles
+ * as 0..15 a byte. */
+#define AVX2_UNION(i, low, high)                                                               \
+    __m256i y = _mm256_loadu_si256((const __m256i *)(b + (i)));                                \
+    __m256i low = _mm256_max_epu8(_mm256_loadu_si256((const __m256i *)(a + 2 * (i))),          \
+                                  _mm256_and_si256(y, nibble));                                \
+    __m256i high = _mm256_srli_epi16(_mm256_max_epu8(                                          \
+        _mm256_loadu_si256((const __m256i *)(a + 2 * (i) + 32)), _mm256_and_si256(y, highs)), 4)
+
+/* The step's zero and saturated registers into the byte tally. */
+#define AVX2_TALLY(tally, low, high)                                                           \
+    tally = _mm256_add_epi8(tally, _mm256_add_epi8(_mm256_shuffle_epi8(zero_top, low),         \
+                                                   _mm256_shuffle_epi8(zero_top, high)))
+
 /* The tally of 7 steps into the zero and saturated counts (64-bit lanes). */
 #define AVX2_ADD_TALLY(tally, sum_zero, sum_top)                                               \
     do {                                                                                       \
@@ -108,30 +128,21 @@ static uint64_t sum_lanes_avx2(__m256i v)
 __attribute__((target("avx2")))
 static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
-    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);
-    const __m256i none = _mm256_setzero_si256();
+    AVX2_CONSTANTS;
     const __m256i upper_low = _mm256_setr_epi8(UPPER_LOW, UPPER_LOW);
     const __m256i upper_high = _mm256_setr_epi8(UPPER_HIGH, UPPER_HIGH);
     const __m256i lower_low = _mm256_setr_epi8(LOWER_LOW, LOWER_LOW);
     const __m256i lower_high = _mm256_setr_epi8(LOWER_HIGH, LOWER_HIGH);
-    const __m256i zero_top = _mm256_setr_epi8(ZERO_TOP_TABLE, ZERO_TOP_TABLE);
     __m256i sum_upper = none, sum_lower = none, sum_zero = none, sum_top = none;
-    size_t i = 0;
-    while (i < bytes) {
+    for (size_t i = 0; i < bytes;) {
         __m256i tally = none;
         for (int step = 0; step < STEPS_PER_TALLY && i < bytes; step++, i += 32) {
-            __m256i y = _mm256_loadu_si256((const __m256i *)(b + i));
-            __m256i low = _mm256_max_epu8(_mm256_loadu_si256((const __m256i *)(a + 2 * i)),
-                                          _mm256_and_si256(y, nibble));
-            __m256i high = _mm256_srli_epi16(_mm256_max_epu8(
-                _mm256_loadu_si256((const __m256i *)(a + 2 * i + 32)),
-                _mm256_and_si256(y, highs)), 4);
+            AVX2_UNION(i, low, high);
             sum_upper = _mm256_add_epi64(sum_upper, _mm256_sad_epu8(
                 _mm256_shuffle_epi8(upper_low, low), _mm256_shuffle_epi8(upper_high, high)));
             sum_lower = _mm256_add_epi64(sum_lower, _mm256_sad_epu8(
                 _mm256_shuffle_epi8(lower_low, low), _mm256_shuffle_epi8(lower_high, high)));
-            tally = _mm256_add_epi8(tally, _mm256_add_epi8(_mm256_shuffle_epi8(zero_top, low),
-                                                           _mm256_shuffle_epi8(zero_top, high)));
+            AVX2_TALLY(tally, low, high);
         }
         AVX2_ADD_TALLY(tally, sum_zero, sum_top);
     }
@@ -152,32 +163,23 @@ static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t
 /* One step of 32 bytes at offset i: its sums into sum_low and sum_high, its tally. */
 #define AVX512_STEP(i, sum_low, sum_high)                                                      \
     do {                                                                                       \
-        __m256i y = _mm256_loadu_si256((const __m256i *)(b + (i)));                            \
-        __m256i low = _mm256_max_epu8(_mm256_loadu_si256((const __m256i *)(a + 2 * (i))),      \
-                                      _mm256_and_si256(y, nibble));                            \
-        __m256i high = _mm256_srli_epi16(_mm256_max_epu8(                                      \
-            _mm256_loadu_si256((const __m256i *)(a + 2 * (i) + 32)),                           \
-            _mm256_and_si256(y, highs)), 4);                                                   \
+        AVX2_UNION(i, low, high);                                                              \
         sum_low = _mm256_dpbusd_epi32(sum_low, _mm256_shuffle_epi8(mantissa, low),             \
                                       _mm256_shuffle_epi8(scale, low));                        \
         sum_high = _mm256_dpbusd_epi32(sum_high, _mm256_shuffle_epi8(mantissa, high),          \
                                        _mm256_shuffle_epi8(scale, high));                      \
-        tally = _mm256_add_epi8(tally, _mm256_add_epi8(_mm256_shuffle_epi8(zero_top, low),     \
-                                                       _mm256_shuffle_epi8(zero_top, high)));  \
+        AVX2_TALLY(tally, low, high);                                                          \
     } while (0)
 
 /* a: split by split_row; bytes: a multiple of 64. */
 __attribute__((target("avx2,avx512vl,avx512vnni")))
 static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
-    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);
-    const __m256i none = _mm256_setzero_si256();
+    AVX2_CONSTANTS;
     const __m256i mantissa = _mm256_setr_epi8(MANTISSA, MANTISSA);
     const __m256i scale = _mm256_setr_epi8(SCALE, SCALE);
-    const __m256i zero_top = _mm256_setr_epi8(ZERO_TOP_TABLE, ZERO_TOP_TABLE);
     __m256i sum0 = none, sum1 = none, sum2 = none, sum3 = none, sum_zero = none, sum_top = none;
-    size_t i = 0;
-    while (i < bytes) {
+    for (size_t i = 0; i < bytes;) {
         __m256i tally = none;
         for (int step = 0; step + 1 < STEPS_PER_TALLY && i < bytes; step += 2, i += 64) {
             AVX512_STEP(i, sum0, sum1);
