@@ -24,14 +24,16 @@ typedef struct {
     uint32_t top;  /* registers at 15: saturated (SPEC 3 "Saturated registers") */
 } Features4;
 
-/* The union of sketch a (packed, or split by split_row for the loops that read it so) and
- * packed sketch b: its features. */
-typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, size_t bytes);
+/* The union of sketch a (packed, or prepared by row_sketch for the loops that read it so)
+ * and packed sketch b (with its saturation_bits for the loops that read them): its features. */
+typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, const uint8_t *b_bits,
+                                    size_t bytes);
 
 static const uint32_t weight4[16] = {32768, 16384, 8192, 4096, 2048, 1024, 512, 256,
                                      128, 64, 32, 16, 8, 4, 2, 1};
 
-static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b, size_t bytes)
+static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b,
+                                        const uint8_t *unused, size_t bytes)
 {
     uint64_t z = 0;
     uint32_t nz = 0, top = 0;
@@ -126,7 +128,8 @@ static uint64_t sum_lanes_avx2(__m256i v)
 
 /* a: split by split_row. */
 __attribute__((target("avx2")))
-static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t bytes)
+static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b,
+                                      const uint8_t *unused, size_t bytes)
 {
     AVX2_CONSTANTS;
     const __m256i upper_low = _mm256_setr_epi8(UPPER_LOW, UPPER_LOW);
@@ -151,16 +154,33 @@ static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t
 }
 
 /*
- * AVX-512 VNNI (on 256-bit vectors: Zen 4 runs 512-bit ones at half rate, and these are as
- * fast): 2^(14 - r) = scale[r] * mantissa[r] for r = 1..14, scale 64 or 1, mantissa at most
- * 128, multiplied and summed four bytes at a time into 32-bit lanes (vpdpbusd) in four
- * accumulators, so that no step waits for the last one's sum. A lane gains at most
- * 4 * 8192 a step, so 2^17 bytes of registers (p = 18) stay below 2^31.
+ * AVX-512: 2^(14 - r) = scale[r] * mantissa[r] for r = 1..14, scale 64 or 1, mantissa at most
+ * 128, multiplied and summed four bytes at a time into 32-bit lanes (VNNI's vpdpbusd, on
+ * 256-bit vectors: Zen 4 runs 512-bit ones at half rate) in four accumulators, so that no
+ * step waits for the last one's sum; a lane gains at most 4 * 8192 a step, so 2^17 bytes of
+ * registers (p = 18) stay below 2^31. The registers at 0 and at 15 are not tallied a step at
+ * a time: each sketch's are bitmaps (saturation_bits), made once for a row or a tile's
+ * column, and the union's are popcount(zeros_a & zeros_b) and popcount(tops_a | tops_b).
  */
 #define MANTISSA 0, 128, 64, 32, 16, 8, 4, 2, 64, 32, 16, 8, 4, 2, 1, 0
 #define SCALE 0, 64, 64, 64, 64, 64, 64, 64, 1, 1, 1, 1, 1, 1, 1, 0
 
-/* One step of 32 bytes at offset i: its sums into sum_low and sum_high, its tally. */
+/* The bitmaps of a packed sketch's registers at 0, then of those at 15: bytes / 2 bytes. */
+__attribute__((target("avx512f,avx512bw")))
+static void saturation_bits(const uint8_t *packed, size_t bytes, uint8_t *bits)
+{
+    const __m512i nibble = _mm512_set1_epi8(15), highs = _mm512_set1_epi8((char)0xf0);
+    uint64_t *zeros = (uint64_t *)bits, *tops = zeros + bytes / 32;
+    for (size_t i = 0; i < bytes; i += 64, zeros += 2, tops += 2) {
+        __m512i x = _mm512_loadu_si512((const void *)(packed + i));
+        zeros[0] = _mm512_testn_epi8_mask(x, nibble);
+        zeros[1] = _mm512_testn_epi8_mask(x, highs);
+        tops[0] = _mm512_cmpeq_epi8_mask(_mm512_and_si512(x, nibble), nibble);
+        tops[1] = _mm512_cmpeq_epi8_mask(_mm512_and_si512(x, highs), highs);
+    }
+}
+
+/* One step of 32 bytes at offset i: its sums into sum_low and sum_high. */
 #define AVX512_STEP(i, sum_low, sum_high)                                                      \
     do {                                                                                       \
         AVX2_UNION(i, low, high);                                                              \
@@ -168,24 +188,31 @@ static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t
                                       _mm256_shuffle_epi8(scale, low));                        \
         sum_high = _mm256_dpbusd_epi32(sum_high, _mm256_shuffle_epi8(mantissa, high),          \
                                        _mm256_shuffle_epi8(scale, high));                      \
-        AVX2_TALLY(tally, low, high);                                                          \
     } while (0)
 
-/* a: split by split_row; bytes: a multiple of 64. */
-__attribute__((target("avx2,avx512vl,avx512vnni")))
-static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b, size_t bytes)
+/* a: split by split_row, its saturation_bits after; bytes: a multiple of 64. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni,avx512vpopcntdq")))
+static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
+                                        const uint8_t *b_bits, size_t bytes)
 {
-    AVX2_CONSTANTS;
+    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);
+    const __m256i none = _mm256_setzero_si256();
     const __m256i mantissa = _mm256_setr_epi8(MANTISSA, MANTISSA);
     const __m256i scale = _mm256_setr_epi8(SCALE, SCALE);
-    __m256i sum0 = none, sum1 = none, sum2 = none, sum3 = none, sum_zero = none, sum_top = none;
-    for (size_t i = 0; i < bytes;) {
-        __m256i tally = none;
-        for (int step = 0; step + 1 < STEPS_PER_TALLY && i < bytes; step += 2, i += 64) {
-            AVX512_STEP(i, sum0, sum1);
-            AVX512_STEP(i + 32, sum2, sum3);
-        }
-        AVX2_ADD_TALLY(tally, sum_zero, sum_top);
+    __m256i sum0 = none, sum1 = none, sum2 = none, sum3 = none;
+    for (size_t i = 0; i < bytes; i += 64) {
+        AVX512_STEP(i, sum0, sum1);
+        AVX512_STEP(i + 32, sum2, sum3);
+    }
+    const uint8_t *a_bits = a + 2 * bytes;
+    __m256i zeros = none, tops = none;
+    for (size_t i = 0; i < bytes / 4; i += 32) {
+        zeros = _mm256_add_epi64(zeros, _mm256_popcnt_epi64(_mm256_and_si256(
+            _mm256_loadu_si256((const __m256i *)(a_bits + i)),
+            _mm256_loadu_si256((const __m256i *)(b_bits + i)))));
+        tops = _mm256_add_epi64(tops, _mm256_popcnt_epi64(_mm256_or_si256(
+            _mm256_loadu_si256((const __m256i *)(a_bits + bytes / 4 + i)),
+            _mm256_loadu_si256((const __m256i *)(b_bits + bytes / 4 + i)))));
     }
     __m256i sum = _mm256_add_epi32(_mm256_add_epi32(sum0, sum1), _mm256_add_epi32(sum2, sum3));
     uint32_t lanes[8];
@@ -193,13 +220,14 @@ static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b, size
     uint64_t halves = 0;  /* sum of 2^(14 - r), r = 1..14 */
     for (int lane = 0; lane < 8; lane++)
         halves += lanes[lane];
-    uint64_t zeros = sum_lanes_avx2(sum_zero), top = sum_lanes_avx2(sum_top);
-    return (Features4){32768 * zeros + 2 * halves + top, (uint32_t)zeros, (uint32_t)top};
+    uint64_t zero = sum_lanes_avx2(zeros), top = sum_lanes_avx2(tops);
+    return (Features4){32768 * zero + 2 * halves + top, (uint32_t)zero, (uint32_t)top};
 }
 
 /* a: packed, as the scalar loop reads it. */
 __attribute__((target("ssse3")))
-static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_t bytes)
+static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b,
+                                       const uint8_t *unused, size_t bytes)
 {
     const __m128i nibble = _mm_set1_epi8(15), none = _mm_setzero_si128();
     const __m128i upper_low = _mm_setr_epi8(UPPER_LOW), upper_high = _mm_setr_epi8(UPPER_HIGH);
@@ -232,40 +260,42 @@ static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_
     _mm_storeu_si128((__m128i *)n, sum_zero);
     _mm_storeu_si128((__m128i *)t, sum_top);
     Features4 vector = features_of_sums(n[0] + n[1], t[0] + t[1], u[0] + u[1], l[0] + l[1], i);
-    Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
+    Features4 tail = union_features4_scalar(a + i, b + i, NULL, bytes - i);
     return (Features4){vector.z + tail.z, vector.nz + tail.nz, vector.top + tail.top};
 }
 #endif
 
-/* The w = 4 union loop of one instruction set; `split`: it reads its first sketch split. */
+/* The w = 4 union loop of one instruction set; `split`: it reads its first sketch split,
+ * `bits`: and both sketches' saturation_bits. */
 typedef struct {
     UnionFeatures4 union4;
-    int split;
+    int split, bits;
     const char *name;
 } UnionLoops4;
 
-static UnionLoops4 loops4 = {union_features4_scalar, 0, "scalar"};
+static UnionLoops4 loops4 = {union_features4_scalar, 0, 0, "scalar"};
 
 /* Use the loops of `level` ("best": the widest this CPU has); 0, or -1 if not available.
- * "avx512" without VNNI is AVX2 here (the MLE's popcount uses AVX-512 alone, _mle.c). */
+ * "avx512" without VNNI and VPOPCNTDQ is AVX2 here (the MLE's popcount asks less, _mle.c). */
 static int use_simd_level(const char *level)
 {
     int best = strcmp(level, "best") == 0, avx512 = strcmp(level, "avx512") == 0;
     if (best || strcmp(level, "scalar") == 0)
-        loops4 = (UnionLoops4){union_features4_scalar, 0, "scalar"};
+        loops4 = (UnionLoops4){union_features4_scalar, 0, 0, "scalar"};
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
     if ((best || avx512) && __builtin_cpu_supports("avx2") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
-        loops4 = (UnionLoops4){union_features4_avx512, 1, "avx512"};
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vpopcntdq")) {
+        loops4 = (UnionLoops4){union_features4_avx512, 1, 1, "avx512"};
         return 0;
     }
     if ((best || avx512 || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
-        loops4 = (UnionLoops4){union_features4_avx2, 1, "avx2"};
+        loops4 = (UnionLoops4){union_features4_avx2, 1, 0, "avx2"};
         return 0;
     }
     if ((best || strcmp(level, "ssse3") == 0) && __builtin_cpu_supports("ssse3")) {
-        loops4 = (UnionLoops4){union_features4_ssse3, 0, "ssse3"};
+        loops4 = (UnionLoops4){union_features4_ssse3, 0, 0, "ssse3"};
         return 0;
     }
 #endif
@@ -428,8 +458,13 @@ static double jaccard(double card_x, double card_y, double card_union)
     return j < 0 ? 0.0 : j > 1 ? 1.0 : j;
 }
 
-/* The first sketch of the pairs of row x, as `loops` read it: split into `scratch`
- * (2 * row_bytes) once for the row when they read it so, else where it is. */
+/* Bytes of a sketch of `bytes` packed bytes as the loops read a row's (ROW_BYTES) and a
+ * column's saturation_bits (BITS_BYTES). */
+#define ROW_BYTES(bytes) (2 * (bytes) + (bytes) / 2)
+#define BITS_BYTES(bytes) ((bytes) / 2)
+
+/* The first sketch of the pairs of row x, as `loops` read it: prepared in `scratch`
+ * (ROW_BYTES) once for the row when they read it split, else where it is. */
 static const uint8_t *row_sketch(const Sketches *s, const UnionLoops4 *loops, Py_ssize_t x,
                                  uint8_t *scratch)
 {
@@ -437,16 +472,33 @@ static const uint8_t *row_sketch(const Sketches *s, const UnionLoops4 *loops, Py
     if (s->w != 4 || !loops->split)
         return a;
     split_row(a, s->row_bytes, scratch);
+#ifdef HAVE_X86_DISPATCH
+    if (loops->bits)
+        saturation_bits(a, s->row_bytes, scratch + 2 * s->row_bytes);
+#endif
     return scratch;
 }
 
-/* |X u Y| of the row sketch `a` (from row_sketch) and sketch y. */
+/* Sketch y's saturation_bits in `bits` (BITS_BYTES) when `loops` read them, else NULL. */
+static const uint8_t *column_bits(const Sketches *s, const UnionLoops4 *loops, Py_ssize_t y,
+                                  uint8_t *bits)
+{
+#ifdef HAVE_X86_DISPATCH
+    if (s->w == 4 && loops->bits) {
+        saturation_bits(s->packed + (size_t)y * s->row_bytes, s->row_bytes, bits);
+        return bits;
+    }
+#endif
+    return NULL;
+}
+
+/* |X u Y| of the row sketch `a` (from row_sketch) and sketch y (its column_bits `b_bits`). */
 static double union_estimate(const Sketches *s, const UnionLoops4 *loops, const uint8_t *a,
-                             Py_ssize_t y)
+                             Py_ssize_t y, const uint8_t *b_bits)
 {
     const uint8_t *b = s->packed + (size_t)y * s->row_bytes;
     if (s->w == 4) {
-        Features4 f = loops->union4(a, b, s->row_bytes);
+        Features4 f = loops->union4(a, b, b_bits, s->row_bytes);
         if (f.top == 0 || f.top == 1u << s->p)
             return estimate((double)f.z / 32768.0, f.nz, s->p);
         return estimate(censored_harmonic((double)(f.z - f.top) / 32768.0, f.top, s->p, 15),
@@ -516,7 +568,8 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     uint32_t *saturated = a[2].view.buf;
     Py_ssize_t n = a[1].count;
     UnionLoops4 loops = loops4;
-    uint8_t *scratch = malloc(2 * sketches.row_bytes);
+    size_t bytes = sketches.row_bytes;
+    uint8_t *scratch = malloc(ROW_BYTES(bytes) + BITS_BYTES(bytes));
     if (scratch == NULL) {
         PyErr_NoMemory();
         goto fail;
@@ -524,7 +577,8 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         saturated[i] = saturated_registers(&sketches, i);
-        out[i] = union_estimate(&sketches, &loops, row_sketch(&sketches, &loops, i, scratch), i);
+        out[i] = union_estimate(&sketches, &loops, row_sketch(&sketches, &loops, i, scratch), i,
+                                column_bits(&sketches, &loops, i, scratch + ROW_BYTES(bytes)));
     }
     Py_END_ALLOW_THREADS
     free(scratch);
@@ -579,13 +633,14 @@ int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_pe
     return 0;
 }
 
-/* Pairs are taken in tiles of ROW_TILE rows (fewer if their split sketches would pass
- * TILE_BYTES) by COLUMN_TILE columns: the row sketches are split once for all their pairs,
- * a tile's column sketches are read from memory once for its rows and stay in the second-
- * level cache, and each row stays in the first-level cache for its columns. */
-#define ROW_TILE 16
+/* Pairs are taken in tiles of ROW_TILE rows (fewer if their prepared sketches would pass
+ * TILE_BYTES) by COLUMN_TILE columns: the row sketches are prepared (row_sketch) once for all
+ * their pairs and the columns' saturation bits once for the tile's rows; a tile's column
+ * sketches are read from memory once for its rows and stay in the second-level cache, and
+ * each row stays near the first for its columns. */
+#define ROW_TILE 32
 #define COLUMN_TILE 32
-#define TILE_BYTES (512 * 1024)
+#define TILE_BYTES (1024 * 1024)
 
 /* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
  *                           stops i64[R], order i64[M], out f64[sum(stops - starts)]):
@@ -604,10 +659,11 @@ static PyObject *pair_rows(PyObject *args, int unions)
         return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
     const Sketches *s = &plan.sketches;
     UnionLoops4 loops = loops4;
-    size_t split_bytes = 2 * s->row_bytes;
-    Py_ssize_t tile = (Py_ssize_t)(TILE_BYTES / split_bytes);
+    size_t row_bytes = ROW_BYTES(s->row_bytes), bits_bytes = BITS_BYTES(s->row_bytes);
+    Py_ssize_t tile = (Py_ssize_t)(TILE_BYTES / row_bytes);
     tile = tile < 1 ? 1 : tile > ROW_TILE ? ROW_TILE : tile;
-    uint8_t *scratch = malloc((size_t)tile * split_bytes);
+    uint8_t *scratch = malloc((size_t)tile * row_bytes + COLUMN_TILE * bits_bytes);
+    uint8_t *bits = scratch + (size_t)tile * row_bytes;  /* a column tile's column_bits */
     if (scratch == NULL) {
         PyErr_NoMemory();
         return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
@@ -621,7 +677,7 @@ static PyObject *pair_rows(PyObject *args, int unions)
         Py_ssize_t first = PY_SSIZE_T_MAX, last = 0;
         for (Py_ssize_t k = 0; k < rows; k++) {
             Py_ssize_t t = t0 + k;
-            sketch[k] = row_sketch(s, &loops, plan.rows[t], scratch + (size_t)k * split_bytes);
+            sketch[k] = row_sketch(s, &loops, plan.rows[t], scratch + (size_t)k * row_bytes);
             row_out[k] = out;
             out += plan.stops[t] - plan.starts[t];
             if (plan.starts[t] < plan.stops[t]) {
@@ -629,7 +685,11 @@ static PyObject *pair_rows(PyObject *args, int unions)
                 last = plan.stops[t] > last ? plan.stops[t] : last;
             }
         }
-        for (Py_ssize_t u0 = first; u0 < last; u0 += COLUMN_TILE)
+        for (Py_ssize_t u0 = first; u0 < last; u0 += COLUMN_TILE) {
+            const uint8_t *b_bits[COLUMN_TILE];
+            for (Py_ssize_t u = u0; u < last && u < u0 + COLUMN_TILE; u++)
+                b_bits[u - u0] = column_bits(s, &loops, plan.order[u],
+                                             bits + (size_t)(u - u0) * bits_bytes);
             for (Py_ssize_t k = 0; k < rows; k++) {
                 Py_ssize_t t = t0 + k, x = plan.rows[t];
                 Py_ssize_t start = plan.starts[t] > u0 ? plan.starts[t] : u0;
@@ -637,11 +697,12 @@ static PyObject *pair_rows(PyObject *args, int unions)
                                                                   : u0 + COLUMN_TILE;
                 for (Py_ssize_t u = start; u < stop; u++) {
                     Py_ssize_t y = plan.order[u];
-                    double card_union = union_estimate(s, &loops, sketch[k], y);
+                    double card_union = union_estimate(s, &loops, sketch[k], y, b_bits[u - u0]);
                     row_out[k][u - plan.starts[t]] =
                         unions ? card_union : jaccard(plan.cards[x], plan.cards[y], card_union);
                 }
             }
+        }
     }
     Py_END_ALLOW_THREADS
     free(scratch);
@@ -671,10 +732,10 @@ static PyObject *union_features4(PyObject *self, PyObject *args)
     Sketches sketches;
     if (!PyArg_ParseTuple(args, "Oinn", &object, &p, &x, &y))
         return NULL;
-    Py_ssize_t bytes = PyObject_Length(object);  /* an array's: its first dimension */
-    if (bytes < 0)
+    Py_ssize_t length = PyObject_Length(object);  /* an array's: its first dimension */
+    if (length < 0)
         return NULL;
-    Py_ssize_t n = p >= 8 && p <= 18 ? bytes / ((Py_ssize_t)1 << (p - 1)) : 0;
+    Py_ssize_t n = p >= 8 && p <= 18 ? length / ((Py_ssize_t)1 << (p - 1)) : 0;
     if (get_sketches(object, &array, 4, p, n, &sketches) < 0 || x < 0 || y < 0 || x >= n ||
             y >= n) {
         if (!PyErr_Occurred())
@@ -682,14 +743,16 @@ static PyObject *union_features4(PyObject *self, PyObject *args)
         return release_and_return(&array, 1, 1);
     }
     UnionLoops4 loops = loops4;
-    uint8_t *scratch = malloc(2 * sketches.row_bytes);
+    size_t bytes = sketches.row_bytes;
+    uint8_t *scratch = malloc(ROW_BYTES(bytes) + BITS_BYTES(bytes));
     if (scratch == NULL) {
         PyErr_NoMemory();
         return release_and_return(&array, 1, 1);
     }
     Features4 f = loops.union4(row_sketch(&sketches, &loops, x, scratch),
-                               sketches.packed + (size_t)y * sketches.row_bytes,
-                               sketches.row_bytes);
+                               sketches.packed + (size_t)y * bytes,
+                               column_bits(&sketches, &loops, y, scratch + ROW_BYTES(bytes)),
+                               bytes);
     free(scratch);
     release(&array, 1);
     return Py_BuildValue("KII", (unsigned long long)f.z, (unsigned)f.nz, (unsigned)f.top);
