@@ -156,6 +156,8 @@ def sw_section() -> list[str]:
             f"{r.get('estimator', 'hll')}{' (default)' * (r.get('estimator') == 'mle')} | "
             f"{thousands(r['sketches'])} | {thousands(r['pairs_s'])} | "
             f"{thousands(r['pairs_per_cpu_s'])} |" for r in sw["all_pairs"]]
+    if "all_pairs_profile" in sw:
+        out += ["", sw["all_pairs_profile"]]
     out += ["", "| JSD matrix, float64, textbook | PQAs | ordered pairs/s |", "| --- | --- | --- |"]
     out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | {r['pqas']} | "
             f"{thousands(r['pairs_s'])} |" for r in sw["jsd_matrix"]]

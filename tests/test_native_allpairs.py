@@ -112,3 +112,33 @@ def test_packed_sketches_must_match_the_parameters():
         list(all_pairs(packed, HllParams(8, 5)))
     with pytest.raises(ValueError, match=r"registers must be an n x 512 array, not shape"):
         PackedSketches(np.zeros((2, 256), dtype=np.uint8), HllParams(9, 4))
+
+
+def _adversarial_registers(rng, p):
+    """4-bit registers that stress the vector loops' counters: all empty and all saturated
+    (their byte tallies at the most they hold), 0s and 15s alternating and in runs, every
+    pair of values side by side, and random mixes heavy in 0 and 15."""
+    m = 1 << p
+    rows = [np.zeros(m), np.full(m, 15), np.arange(m) % 2 * 15, (np.arange(m) // 64) % 2 * 15,
+            np.arange(m) % 16, np.arange(m) // 16 % 16, np.arange(m) * 7 % 16]
+    for _ in range(5):
+        rows.append(np.where(rng.random(m) < 0.5, rng.choice([0, 15], m),
+                             rng.integers(0, 16, m)))
+    return np.array(rows, dtype=np.uint8)
+
+
+@pytest.mark.parametrize("p", [8, 9, 12])
+def test_union_features_of_every_level_equal_numpy(simd_level, p):
+    """Z, zeros and saturated registers of the union, by the w = 4 loop of each SIMD level,
+    exactly as numpy counts them, on every pair of adversarial sketches (p = 8: two vector
+    tallies short of a full one; 9 and 12 cross them)."""
+    from host.fast.native import native
+    params = HllParams(p, 4)
+    registers = _adversarial_registers(np.random.default_rng(p), p)
+    packed = similarity.pack_registers(registers, params).ravel()
+    for x in range(len(registers)):
+        for y in range(len(registers)):
+            union = np.maximum(registers[x], registers[y]).astype(np.int64)
+            expected = (int((1 << (15 - union)).sum()), int((union == 0).sum()),
+                        int((union == 15).sum()))
+            assert native.union_features4(packed, p, x, y) == expected, (simd_level, x, y)

@@ -5,8 +5,8 @@
  *
  * Sketches come packed: w = 4 registers two to a byte (register 2i in the low nibble of byte
  * i), wider ones a byte each. For w = 4 the union and features run 64 registers per step with
- * AVX2 (32 with SSSE3) where the CPU has it, chosen at run time, else a portable scalar loop;
- * Z < 2^33 is then an exact integer. Wider registers go through a register histogram, and Z
+ * AVX-512 VNNI or AVX2 (32 with SSSE3) where the CPU has it, chosen at run time, else a
+ * portable scalar loop; Z < 2^33 is then an exact integer. Wider registers go through a register histogram, and Z
  * (up to 2^273) through multi-word integers, rounded to float64 exactly as Python's int / int.
  */
 #include "_native.h"
@@ -24,12 +24,16 @@ typedef struct {
     uint32_t top;  /* registers at 15: saturated (SPEC 3 "Saturated registers") */
 } Features4;
 
-typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, size_t bytes);
+/* The union of sketch a (packed, or prepared by row_sketch for the loops that read it so)
+ * and packed sketch b (with its saturation_bits for the loops that read them): its features. */
+typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, const uint8_t *b_bits,
+                                    size_t bytes);
 
 static const uint32_t weight4[16] = {32768, 16384, 8192, 4096, 2048, 1024, 512, 256,
                                      128, 64, 32, 16, 8, 4, 2, 1};
 
-static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b, size_t bytes)
+static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b,
+                                        const uint8_t *unused, size_t bytes)
 {
     uint64_t z = 0;
     uint32_t nz = 0, top = 0;
@@ -43,69 +47,191 @@ static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b, size
     return (Features4){z, nz, top};
 }
 
+/* The row of a pair loop, split once for the vector loops that read it so: each 32 bytes of
+ * packed registers become 32 bytes of their low nibbles and 32 of their high nibbles, in
+ * place (r << 4). `split` holds 2 * bytes; bytes is a multiple of 32 (p >= 8). */
+#define SPLIT_BLOCK 32
+
+static void split_row(const uint8_t *packed, size_t bytes, uint8_t *split)
+{
+    for (size_t i = 0; i < bytes; i += SPLIT_BLOCK)
+        for (size_t j = 0; j < SPLIT_BLOCK; j++) {
+            split[2 * i + j] = packed[i + j] & 15;
+            split[2 * i + SPLIT_BLOCK + j] = packed[i + j] & 0xf0;
+        }
+}
+
 #ifdef HAVE_X86_DISPATCH
 /*
- * 2^(15 - r) = 256 * upper[r] + lower[r] with both parts below 256, so byte table lookups
- * (pshufb) give them and sums of bytes (psadbw) add them up. The saturated registers' 1 is left
- * out of lower and counted with the empty ones instead: a byte lookup of 1 for 0 and 16 for
- * 15, summed a byte at a time for 7 steps (at most 14 of each per byte: the two tallies stay in
- * their nibbles), then split and widened. Z is the sum plus the saturated count.
+ * The vector loops count the registers at 0 and at 15 in a byte tally, a lookup (pshufb) of
+ * 1 for 0 and 16 for 15, summed a byte at a time for 7 steps (at most 14 of each per byte: the
+ * two counts stay in their nibbles), then split and widened (psadbw). 2^(15 - r) of the other
+ * values comes from byte lookups too: Z = 32768 zeros + sum_(r = 1..14) 2^(15 - r) + saturated.
  */
-#define UPPER_TABLE 128, 64, 32, 16, 8, 4, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0
-#define LOWER_TABLE 0, 0, 0, 0, 0, 0, 0, 0, 128, 64, 32, 16, 8, 4, 2, 0
 #define ZERO_TOP_TABLE 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16
 #define STEPS_PER_TALLY 7
 
-__attribute__((target("avx2")))
-static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t bytes)
+/*
+ * AVX2 (and SSSE3): 2^(15 - r) = 256 upper[r] + 2 lower[r], upper = 2^(7 - r) for r = 1..7,
+ * lower = 2^(14 - r) for r = 8..14, both at most 64. psadbw(127 - t(low), 128 + t(high)) sums
+ * 1 + t(low) + t(high) a byte, t at most 64 keeping the difference positive: one psadbw adds
+ * up both nibbles' lookups, and the 1 a byte is taken off at the end.
+ */
+#define UPPER_LOW 127, 63, 95, 111, 119, 123, 125, 126, 127, 127, 127, 127, 127, 127, 127, 127
+#define UPPER_HIGH 128, 192, 160, 144, 136, 132, 130, 129, 128, 128, 128, 128, 128, 128, 128, 128
+#define LOWER_LOW 127, 127, 127, 127, 127, 127, 127, 127, 63, 95, 111, 119, 123, 125, 126, 127
+#define LOWER_HIGH 128, 128, 128, 128, 128, 128, 128, 128, 192, 160, 144, 136, 132, 130, 129, 128
+
+static Features4 features_of_sums(uint64_t zeros, uint64_t top, uint64_t upper, uint64_t lower,
+                                  size_t bytes)
 {
-    const __m256i nibble = _mm256_set1_epi8(15), none = _mm256_setzero_si256();
-    const __m256i upper = _mm256_setr_epi8(UPPER_TABLE, UPPER_TABLE);
-    const __m256i lower = _mm256_setr_epi8(LOWER_TABLE, LOWER_TABLE);
-    const __m256i zero_top = _mm256_setr_epi8(ZERO_TOP_TABLE, ZERO_TOP_TABLE);
-    __m256i sum_upper = none, sum_lower = none, sum_zero = none, sum_top = none;
-    size_t i = 0;
-    while (i + 32 <= bytes) {
-        __m256i tally = none;
-        for (int step = 0; step < STEPS_PER_TALLY && i + 32 <= bytes; step++, i += 32) {
-            __m256i x = _mm256_loadu_si256((const __m256i *)(a + i));
-            __m256i y = _mm256_loadu_si256((const __m256i *)(b + i));
-            __m256i low = _mm256_max_epu8(_mm256_and_si256(x, nibble),
-                                          _mm256_and_si256(y, nibble));
-            __m256i high = _mm256_max_epu8(_mm256_and_si256(_mm256_srli_epi16(x, 4), nibble),
-                                           _mm256_and_si256(_mm256_srli_epi16(y, 4), nibble));
-            sum_upper = _mm256_add_epi64(sum_upper, _mm256_add_epi64(
-                _mm256_sad_epu8(_mm256_shuffle_epi8(upper, low), none),
-                _mm256_sad_epu8(_mm256_shuffle_epi8(upper, high), none)));
-            sum_lower = _mm256_add_epi64(sum_lower, _mm256_add_epi64(
-                _mm256_sad_epu8(_mm256_shuffle_epi8(lower, low), none),
-                _mm256_sad_epu8(_mm256_shuffle_epi8(lower, high), none)));
-            tally = _mm256_add_epi8(tally, _mm256_add_epi8(_mm256_shuffle_epi8(zero_top, low),
-                                                           _mm256_shuffle_epi8(zero_top, high)));
-        }
-        sum_zero = _mm256_add_epi64(sum_zero, _mm256_sad_epu8(_mm256_and_si256(tally, nibble),
-                                                              none));
-        sum_top = _mm256_add_epi64(sum_top, _mm256_sad_epu8(
-            _mm256_and_si256(_mm256_srli_epi16(tally, 4), nibble), none));
-    }
-    uint64_t u[4], l[4], n[4], t[4];
-    _mm256_storeu_si256((__m256i *)u, sum_upper);
-    _mm256_storeu_si256((__m256i *)l, sum_lower);
-    _mm256_storeu_si256((__m256i *)n, sum_zero);
-    _mm256_storeu_si256((__m256i *)t, sum_top);
-    Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
-    uint32_t top = (uint32_t)(t[0] + t[1] + t[2] + t[3]);
-    return (Features4){256 * (u[0] + u[1] + u[2] + u[3]) + l[0] + l[1] + l[2] + l[3] + top +
-                           tail.z,
-                       (uint32_t)(n[0] + n[1] + n[2] + n[3]) + tail.nz, top + tail.top};
+    return (Features4){32768 * zeros + 256 * (upper - bytes) + 2 * (lower - bytes) + top,
+                       (uint32_t)zeros, (uint32_t)top};
 }
 
+/* What both 256-bit loops hold: nibble masks, zero, the tally's lookup. */
+#define AVX2_CONSTANTS                                                                         \
+    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);        \
+    const __m256i none = _mm256_setzero_si256();                                               \
+    const __m256i zero_top = _mm256_setr_epi8(ZERO_TOP_TABLE, ZERO_TOP_TABLE)
+
+/* The union's registers of the 32 bytes at i (split row a, packed b), low and high nibbles
+ * as 0..15 a byte. */
+#define AVX2_UNION(i, low, high)                                                               \
+    __m256i y = _mm256_loadu_si256((const __m256i *)(b + (i)));                                \
+    __m256i low = _mm256_max_epu8(_mm256_loadu_si256((const __m256i *)(a + 2 * (i))),          \
+                                  _mm256_and_si256(y, nibble));                                \
+    __m256i high = _mm256_srli_epi16(_mm256_max_epu8(                                          \
+        _mm256_loadu_si256((const __m256i *)(a + 2 * (i) + 32)), _mm256_and_si256(y, highs)), 4)
+
+/* The step's zero and saturated registers into the byte tally. */
+#define AVX2_TALLY(tally, low, high)                                                           \
+    tally = _mm256_add_epi8(tally, _mm256_add_epi8(_mm256_shuffle_epi8(zero_top, low),         \
+                                                   _mm256_shuffle_epi8(zero_top, high)))
+
+/* The tally of 7 steps into the zero and saturated counts (64-bit lanes). */
+#define AVX2_ADD_TALLY(tally, sum_zero, sum_top)                                               \
+    do {                                                                                       \
+        sum_zero = _mm256_add_epi64(sum_zero, _mm256_sad_epu8(                                 \
+            _mm256_and_si256(tally, nibble), none));                                           \
+        sum_top = _mm256_add_epi64(sum_top, _mm256_sad_epu8(                                   \
+            _mm256_and_si256(_mm256_srli_epi16(tally, 4), nibble), none));                     \
+    } while (0)
+
+__attribute__((target("avx2")))
+static uint64_t sum_lanes_avx2(__m256i v)
+{
+    uint64_t lanes[4];
+    _mm256_storeu_si256((__m256i *)lanes, v);
+    return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+
+/* a: split by split_row. */
+__attribute__((target("avx2")))
+static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b,
+                                      const uint8_t *unused, size_t bytes)
+{
+    AVX2_CONSTANTS;
+    const __m256i upper_low = _mm256_setr_epi8(UPPER_LOW, UPPER_LOW);
+    const __m256i upper_high = _mm256_setr_epi8(UPPER_HIGH, UPPER_HIGH);
+    const __m256i lower_low = _mm256_setr_epi8(LOWER_LOW, LOWER_LOW);
+    const __m256i lower_high = _mm256_setr_epi8(LOWER_HIGH, LOWER_HIGH);
+    __m256i sum_upper = none, sum_lower = none, sum_zero = none, sum_top = none;
+    for (size_t i = 0; i < bytes;) {
+        __m256i tally = none;
+        for (int step = 0; step < STEPS_PER_TALLY && i < bytes; step++, i += 32) {
+            AVX2_UNION(i, low, high);
+            sum_upper = _mm256_add_epi64(sum_upper, _mm256_sad_epu8(
+                _mm256_shuffle_epi8(upper_low, low), _mm256_shuffle_epi8(upper_high, high)));
+            sum_lower = _mm256_add_epi64(sum_lower, _mm256_sad_epu8(
+                _mm256_shuffle_epi8(lower_low, low), _mm256_shuffle_epi8(lower_high, high)));
+            AVX2_TALLY(tally, low, high);
+        }
+        AVX2_ADD_TALLY(tally, sum_zero, sum_top);
+    }
+    return features_of_sums(sum_lanes_avx2(sum_zero), sum_lanes_avx2(sum_top),
+                            sum_lanes_avx2(sum_upper), sum_lanes_avx2(sum_lower), bytes);
+}
+
+/*
+ * AVX-512: 2^(14 - r) = scale[r] * mantissa[r] for r = 1..14, scale 64 or 1, mantissa at most
+ * 128, multiplied and summed four bytes at a time into 32-bit lanes (VNNI's vpdpbusd, on
+ * 256-bit vectors: Zen 4 runs 512-bit ones at half rate) in four accumulators, so that no
+ * step waits for the last one's sum; a lane gains at most 4 * 8192 a step, so 2^17 bytes of
+ * registers (p = 18) stay below 2^31. The registers at 0 and at 15 are not tallied a step at
+ * a time: each sketch's are bitmaps (saturation_bits), made once for a row or a tile's
+ * column, and the union's are popcount(zeros_a & zeros_b) and popcount(tops_a | tops_b).
+ */
+#define MANTISSA 0, 128, 64, 32, 16, 8, 4, 2, 64, 32, 16, 8, 4, 2, 1, 0
+#define SCALE 0, 64, 64, 64, 64, 64, 64, 64, 1, 1, 1, 1, 1, 1, 1, 0
+
+/* The bitmaps of a packed sketch's registers at 0, then of those at 15: bytes / 2 bytes. */
+__attribute__((target("avx512f,avx512bw")))
+static void saturation_bits(const uint8_t *packed, size_t bytes, uint8_t *bits)
+{
+    const __m512i nibble = _mm512_set1_epi8(15), highs = _mm512_set1_epi8((char)0xf0);
+    uint64_t *zeros = (uint64_t *)bits, *tops = zeros + bytes / 32;
+    for (size_t i = 0; i < bytes; i += 64, zeros += 2, tops += 2) {
+        __m512i x = _mm512_loadu_si512((const void *)(packed + i));
+        zeros[0] = _mm512_testn_epi8_mask(x, nibble);
+        zeros[1] = _mm512_testn_epi8_mask(x, highs);
+        tops[0] = _mm512_cmpeq_epi8_mask(_mm512_and_si512(x, nibble), nibble);
+        tops[1] = _mm512_cmpeq_epi8_mask(_mm512_and_si512(x, highs), highs);
+    }
+}
+
+/* One step of 32 bytes at offset i: its sums into sum_low and sum_high. */
+#define AVX512_STEP(i, sum_low, sum_high)                                                      \
+    do {                                                                                       \
+        AVX2_UNION(i, low, high);                                                              \
+        sum_low = _mm256_dpbusd_epi32(sum_low, _mm256_shuffle_epi8(mantissa, low),             \
+                                      _mm256_shuffle_epi8(scale, low));                        \
+        sum_high = _mm256_dpbusd_epi32(sum_high, _mm256_shuffle_epi8(mantissa, high),          \
+                                       _mm256_shuffle_epi8(scale, high));                      \
+    } while (0)
+
+/* a: split by split_row, its saturation_bits after; bytes: a multiple of 64. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni,avx512vpopcntdq")))
+static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
+                                        const uint8_t *b_bits, size_t bytes)
+{
+    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);
+    const __m256i none = _mm256_setzero_si256();
+    const __m256i mantissa = _mm256_setr_epi8(MANTISSA, MANTISSA);
+    const __m256i scale = _mm256_setr_epi8(SCALE, SCALE);
+    __m256i sum0 = none, sum1 = none, sum2 = none, sum3 = none;
+    for (size_t i = 0; i < bytes; i += 64) {
+        AVX512_STEP(i, sum0, sum1);
+        AVX512_STEP(i + 32, sum2, sum3);
+    }
+    const uint8_t *a_bits = a + 2 * bytes;
+    __m256i zeros = none, tops = none;
+    for (size_t i = 0; i < bytes / 4; i += 32) {
+        zeros = _mm256_add_epi64(zeros, _mm256_popcnt_epi64(_mm256_and_si256(
+            _mm256_loadu_si256((const __m256i *)(a_bits + i)),
+            _mm256_loadu_si256((const __m256i *)(b_bits + i)))));
+        tops = _mm256_add_epi64(tops, _mm256_popcnt_epi64(_mm256_or_si256(
+            _mm256_loadu_si256((const __m256i *)(a_bits + bytes / 4 + i)),
+            _mm256_loadu_si256((const __m256i *)(b_bits + bytes / 4 + i)))));
+    }
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(sum0, sum1), _mm256_add_epi32(sum2, sum3));
+    uint32_t lanes[8];
+    _mm256_storeu_si256((__m256i *)lanes, sum);
+    uint64_t halves = 0;  /* sum of 2^(14 - r), r = 1..14 */
+    for (int lane = 0; lane < 8; lane++)
+        halves += lanes[lane];
+    uint64_t zero = sum_lanes_avx2(zeros), top = sum_lanes_avx2(tops);
+    return (Features4){32768 * zero + 2 * halves + top, (uint32_t)zero, (uint32_t)top};
+}
+
+/* a: packed, as the scalar loop reads it. */
 __attribute__((target("ssse3")))
-static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_t bytes)
+static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b,
+                                       const uint8_t *unused, size_t bytes)
 {
     const __m128i nibble = _mm_set1_epi8(15), none = _mm_setzero_si128();
-    const __m128i upper = _mm_setr_epi8(UPPER_TABLE);
-    const __m128i lower = _mm_setr_epi8(LOWER_TABLE);
+    const __m128i upper_low = _mm_setr_epi8(UPPER_LOW), upper_high = _mm_setr_epi8(UPPER_HIGH);
+    const __m128i lower_low = _mm_setr_epi8(LOWER_LOW), lower_high = _mm_setr_epi8(LOWER_HIGH);
     const __m128i zero_top = _mm_setr_epi8(ZERO_TOP_TABLE);
     __m128i sum_upper = none, sum_lower = none, sum_zero = none, sum_top = none;
     size_t i = 0;
@@ -117,12 +243,10 @@ static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_
             __m128i low = _mm_max_epu8(_mm_and_si128(x, nibble), _mm_and_si128(y, nibble));
             __m128i high = _mm_max_epu8(_mm_and_si128(_mm_srli_epi16(x, 4), nibble),
                                         _mm_and_si128(_mm_srli_epi16(y, 4), nibble));
-            sum_upper = _mm_add_epi64(sum_upper, _mm_add_epi64(
-                _mm_sad_epu8(_mm_shuffle_epi8(upper, low), none),
-                _mm_sad_epu8(_mm_shuffle_epi8(upper, high), none)));
-            sum_lower = _mm_add_epi64(sum_lower, _mm_add_epi64(
-                _mm_sad_epu8(_mm_shuffle_epi8(lower, low), none),
-                _mm_sad_epu8(_mm_shuffle_epi8(lower, high), none)));
+            sum_upper = _mm_add_epi64(sum_upper, _mm_sad_epu8(
+                _mm_shuffle_epi8(upper_low, low), _mm_shuffle_epi8(upper_high, high)));
+            sum_lower = _mm_add_epi64(sum_lower, _mm_sad_epu8(
+                _mm_shuffle_epi8(lower_low, low), _mm_shuffle_epi8(lower_high, high)));
             tally = _mm_add_epi8(tally, _mm_add_epi8(_mm_shuffle_epi8(zero_top, low),
                                                      _mm_shuffle_epi8(zero_top, high)));
         }
@@ -135,36 +259,43 @@ static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_
     _mm_storeu_si128((__m128i *)l, sum_lower);
     _mm_storeu_si128((__m128i *)n, sum_zero);
     _mm_storeu_si128((__m128i *)t, sum_top);
-    Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
-    uint32_t top = (uint32_t)(t[0] + t[1]);
-    return (Features4){256 * (u[0] + u[1]) + l[0] + l[1] + top + tail.z,
-                       (uint32_t)(n[0] + n[1]) + tail.nz, top + tail.top};
+    Features4 vector = features_of_sums(n[0] + n[1], t[0] + t[1], u[0] + u[1], l[0] + l[1], i);
+    Features4 tail = union_features4_scalar(a + i, b + i, NULL, bytes - i);
+    return (Features4){vector.z + tail.z, vector.nz + tail.nz, vector.top + tail.top};
 }
 #endif
 
-/* The w = 4 union loop of one instruction set. */
+/* The w = 4 union loop of one instruction set; `split`: it reads its first sketch split,
+ * `bits`: and both sketches' saturation_bits. */
 typedef struct {
     UnionFeatures4 union4;
+    int split, bits;
     const char *name;
 } UnionLoops4;
 
-static UnionLoops4 loops4 = {union_features4_scalar, "scalar"};
+static UnionLoops4 loops4 = {union_features4_scalar, 0, 0, "scalar"};
 
-/* Use the loops of `level` ("best": the widest this CPU has); 0, or -1 if not available. */
+/* Use the loops of `level` ("best": the widest this CPU has); 0, or -1 if not available.
+ * "avx512" without VNNI and VPOPCNTDQ is AVX2 here (the MLE's popcount asks less, _mle.c). */
 static int use_simd_level(const char *level)
 {
-    int best = strcmp(level, "best") == 0;
+    int best = strcmp(level, "best") == 0, avx512 = strcmp(level, "avx512") == 0;
     if (best || strcmp(level, "scalar") == 0)
-        loops4 = (UnionLoops4){union_features4_scalar, "scalar"};
+        loops4 = (UnionLoops4){union_features4_scalar, 0, 0, "scalar"};
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
-    if ((best || strcmp(level, "avx2") == 0 || strcmp(level, "avx512") == 0) &&
-            __builtin_cpu_supports("avx2")) {   /* avx512: the MLE's popcount only (_mle.c) */
-        loops4 = (UnionLoops4){union_features4_avx2, "avx2"};
+    if ((best || avx512) && __builtin_cpu_supports("avx2") &&
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vpopcntdq")) {
+        loops4 = (UnionLoops4){union_features4_avx512, 1, 1, "avx512"};
+        return 0;
+    }
+    if ((best || avx512 || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
+        loops4 = (UnionLoops4){union_features4_avx2, 1, 0, "avx2"};
         return 0;
     }
     if ((best || strcmp(level, "ssse3") == 0) && __builtin_cpu_supports("ssse3")) {
-        loops4 = (UnionLoops4){union_features4_ssse3, "ssse3"};
+        loops4 = (UnionLoops4){union_features4_ssse3, 0, 0, "ssse3"};
         return 0;
     }
 #endif
@@ -327,12 +458,47 @@ static double jaccard(double card_x, double card_y, double card_union)
     return j < 0 ? 0.0 : j > 1 ? 1.0 : j;
 }
 
-static double union_estimate(const Sketches *s, Py_ssize_t x, Py_ssize_t y)
+/* Bytes of a sketch of `bytes` packed bytes as the loops read a row's (ROW_BYTES) and a
+ * column's saturation_bits (BITS_BYTES). */
+#define ROW_BYTES(bytes) (2 * (bytes) + (bytes) / 2)
+#define BITS_BYTES(bytes) ((bytes) / 2)
+
+/* The first sketch of the pairs of row x, as `loops` read it: prepared in `scratch`
+ * (ROW_BYTES) once for the row when they read it split, else where it is. */
+static const uint8_t *row_sketch(const Sketches *s, const UnionLoops4 *loops, Py_ssize_t x,
+                                 uint8_t *scratch)
 {
     const uint8_t *a = s->packed + (size_t)x * s->row_bytes;
+    if (s->w != 4 || !loops->split)
+        return a;
+    split_row(a, s->row_bytes, scratch);
+#ifdef HAVE_X86_DISPATCH
+    if (loops->bits)
+        saturation_bits(a, s->row_bytes, scratch + 2 * s->row_bytes);
+#endif
+    return scratch;
+}
+
+/* Sketch y's saturation_bits in `bits` (BITS_BYTES) when `loops` read them, else NULL. */
+static const uint8_t *column_bits(const Sketches *s, const UnionLoops4 *loops, Py_ssize_t y,
+                                  uint8_t *bits)
+{
+#ifdef HAVE_X86_DISPATCH
+    if (s->w == 4 && loops->bits) {
+        saturation_bits(s->packed + (size_t)y * s->row_bytes, s->row_bytes, bits);
+        return bits;
+    }
+#endif
+    return NULL;
+}
+
+/* |X u Y| of the row sketch `a` (from row_sketch) and sketch y (its column_bits `b_bits`). */
+static double union_estimate(const Sketches *s, const UnionLoops4 *loops, const uint8_t *a,
+                             Py_ssize_t y, const uint8_t *b_bits)
+{
     const uint8_t *b = s->packed + (size_t)y * s->row_bytes;
     if (s->w == 4) {
-        Features4 f = loops4.union4(a, b, s->row_bytes);
+        Features4 f = loops->union4(a, b, b_bits, s->row_bytes);
         if (f.top == 0 || f.top == 1u << s->p)
             return estimate((double)f.z / 32768.0, f.nz, s->p);
         return estimate(censored_harmonic((double)(f.z - f.top) / 32768.0, f.top, s->p, 15),
@@ -401,12 +567,21 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     double *out = a[1].view.buf;
     uint32_t *saturated = a[2].view.buf;
     Py_ssize_t n = a[1].count;
+    UnionLoops4 loops = loops4;
+    size_t bytes = sketches.row_bytes;
+    uint8_t *scratch = malloc(ROW_BYTES(bytes) + BITS_BYTES(bytes));
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         saturated[i] = saturated_registers(&sketches, i);
-        out[i] = union_estimate(&sketches, i, i);
+        out[i] = union_estimate(&sketches, &loops, row_sketch(&sketches, &loops, i, scratch), i,
+                                column_bits(&sketches, &loops, i, scratch + ROW_BYTES(bytes)));
     }
     Py_END_ALLOW_THREADS
+    free(scratch);
     return release_and_return(a, 3, 0);
 fail:
     return release_and_return(a, 3, 1);
@@ -458,6 +633,15 @@ int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_pe
     return 0;
 }
 
+/* Pairs are taken in tiles of ROW_TILE rows (fewer if their prepared sketches would pass
+ * TILE_BYTES) by COLUMN_TILE columns: the row sketches are prepared (row_sketch) once for all
+ * their pairs and the columns' saturation bits once for the tile's rows; a tile's column
+ * sketches are read from memory once for its rows and stay in the second-level cache, and
+ * each row stays near the first for its columns. */
+#define ROW_TILE 32
+#define COLUMN_TILE 32
+#define TILE_BYTES (1024 * 1024)
+
 /* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
  *                           stops i64[R], order i64[M], out f64[sum(stops - starts)]):
  * for each t, J(rows[t], order[u]) (or the union's estimate |X u Y|) for u in
@@ -473,17 +657,55 @@ static PyObject *pair_rows(PyObject *args, int unions)
         return NULL;
     if (get_pair_plan(objects, w, p, 1, &plan) < 0)
         return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
-    double *out = plan.out;
+    const Sketches *s = &plan.sketches;
+    UnionLoops4 loops = loops4;
+    size_t row_bytes = ROW_BYTES(s->row_bytes), bits_bytes = BITS_BYTES(s->row_bytes);
+    Py_ssize_t tile = (Py_ssize_t)(TILE_BYTES / row_bytes);
+    tile = tile < 1 ? 1 : tile > ROW_TILE ? ROW_TILE : tile;
+    uint8_t *scratch = malloc((size_t)tile * row_bytes + COLUMN_TILE * bits_bytes);
+    uint8_t *bits = scratch + (size_t)tile * row_bytes;  /* a column tile's column_bits */
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
+    }
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t t = 0; t < plan.count; t++) {
-        Py_ssize_t x = plan.rows[t];
-        for (Py_ssize_t u = plan.starts[t]; u < plan.stops[t]; u++) {
-            Py_ssize_t y = plan.order[u];
-            double card_union = union_estimate(&plan.sketches, x, y);
-            *out++ = unions ? card_union : jaccard(plan.cards[x], plan.cards[y], card_union);
+    double *out = plan.out;  /* the first value of row t0 */
+    for (Py_ssize_t t0 = 0; t0 < plan.count; t0 += tile) {
+        Py_ssize_t rows = plan.count - t0 < tile ? plan.count - t0 : tile;
+        const uint8_t *sketch[ROW_TILE];
+        double *row_out[ROW_TILE];  /* row_out[k][u - starts[t]]: the pair with order[u] */
+        Py_ssize_t first = PY_SSIZE_T_MAX, last = 0;
+        for (Py_ssize_t k = 0; k < rows; k++) {
+            Py_ssize_t t = t0 + k;
+            sketch[k] = row_sketch(s, &loops, plan.rows[t], scratch + (size_t)k * row_bytes);
+            row_out[k] = out;
+            out += plan.stops[t] - plan.starts[t];
+            if (plan.starts[t] < plan.stops[t]) {
+                first = plan.starts[t] < first ? plan.starts[t] : first;
+                last = plan.stops[t] > last ? plan.stops[t] : last;
+            }
+        }
+        for (Py_ssize_t u0 = first; u0 < last; u0 += COLUMN_TILE) {
+            const uint8_t *b_bits[COLUMN_TILE];
+            for (Py_ssize_t u = u0; u < last && u < u0 + COLUMN_TILE; u++)
+                b_bits[u - u0] = column_bits(s, &loops, plan.order[u],
+                                             bits + (size_t)(u - u0) * bits_bytes);
+            for (Py_ssize_t k = 0; k < rows; k++) {
+                Py_ssize_t t = t0 + k, x = plan.rows[t];
+                Py_ssize_t start = plan.starts[t] > u0 ? plan.starts[t] : u0;
+                Py_ssize_t stop = plan.stops[t] < u0 + COLUMN_TILE ? plan.stops[t]
+                                                                  : u0 + COLUMN_TILE;
+                for (Py_ssize_t u = start; u < stop; u++) {
+                    Py_ssize_t y = plan.order[u];
+                    double card_union = union_estimate(s, &loops, sketch[k], y, b_bits[u - u0]);
+                    row_out[k][u - plan.starts[t]] =
+                        unions ? card_union : jaccard(plan.cards[x], plan.cards[y], card_union);
+                }
+            }
         }
     }
     Py_END_ALLOW_THREADS
+    free(scratch);
     return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 0);
 }
 
@@ -495,6 +717,45 @@ static PyObject *jaccard_rows(PyObject *self, PyObject *args)
 static PyObject *union_rows(PyObject *self, PyObject *args)
 {
     return pair_rows(args, 1);
+}
+
+/* union_features4(packed, p, x, y): (Z, zeros, saturated) of the union of packed w = 4
+ * sketches x and y, by the loop of the current level (the tests hold every level to the
+ * scalar one and to numpy on adversarial registers). */
+static PyObject *union_features4(PyObject *self, PyObject *args)
+{
+    PyObject *object;
+    int p;
+    Py_ssize_t x, y;
+    Array array;
+    memset(&array, 0, sizeof array);
+    Sketches sketches;
+    if (!PyArg_ParseTuple(args, "Oinn", &object, &p, &x, &y))
+        return NULL;
+    Py_ssize_t length = PyObject_Length(object);  /* an array's: its first dimension */
+    if (length < 0)
+        return NULL;
+    Py_ssize_t n = p >= 8 && p <= 18 ? length / ((Py_ssize_t)1 << (p - 1)) : 0;
+    if (get_sketches(object, &array, 4, p, n, &sketches) < 0 || x < 0 || y < 0 || x >= n ||
+            y >= n) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "union_features4: sketch out of range");
+        return release_and_return(&array, 1, 1);
+    }
+    UnionLoops4 loops = loops4;
+    size_t bytes = sketches.row_bytes;
+    uint8_t *scratch = malloc(ROW_BYTES(bytes) + BITS_BYTES(bytes));
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        return release_and_return(&array, 1, 1);
+    }
+    Features4 f = loops.union4(row_sketch(&sketches, &loops, x, scratch),
+                               sketches.packed + (size_t)y * bytes,
+                               column_bits(&sketches, &loops, y, scratch + ROW_BYTES(bytes)),
+                               bytes);
+    free(scratch);
+    release(&array, 1);
+    return Py_BuildValue("KII", (unsigned long long)f.z, (unsigned)f.nz, (unsigned)f.top);
 }
 
 static PyObject *simd_level(PyObject *self, PyObject *unused)
@@ -530,9 +791,12 @@ PyMethodDef allpairs_methods[] = {
      "union_rows(packed, w, p, cards, rows, starts, stops, order, out): as jaccard_rows, but "
      "jaccard_rows, but the estimate of each union |X u Y| (the other metrics derive from "
      "it)."},
+    {"union_features4", union_features4, METH_VARARGS,
+     "union_features4(packed, p, x, y): (Z, zeros, saturated) of the union of packed w = 4 "
+     "sketches x and y, by the loop of the current SIMD level (tests)."},
     {"simd_level", simd_level, METH_NOARGS,
-     "The instruction set of the w = 4 union loop: avx2, ssse3 or scalar."},
+     "The instruction set of the w = 4 union loop: avx512, avx2, ssse3 or scalar."},
     {"set_simd_level", set_simd_level, METH_VARARGS,
-     "set_simd_level(level): force scalar, ssse3 or avx2 (tests), or 'best'."},
+     "set_simd_level(level): force scalar, ssse3, avx2 or avx512 (tests), or 'best'."},
     {NULL, NULL, 0, NULL},
 };
