@@ -1422,13 +1422,23 @@ static void estimate_pair(const Prepared *prepared, const SketchView *x, const S
     *out = (PairEstimate){rates[0] * m, rates[1] * m, rates[2] * m, ratio};
 }
 
+/* Zeroed memory from a cache-line boundary: the counts' 64-byte loads of the planes "K >= k"
+ * then each touch one line, not two. */
+static void *zeroed_lines(size_t bytes)
+{
+    void *memory = NULL;
+    if (posix_memalign(&memory, 64, bytes) != 0)
+        return NULL;
+    return memset(memory, 0, bytes);
+}
+
 static int workspace_init(Workspace *space, size_t words, unsigned r)
 {
     size_t levels = r + 2;
     space->words = words;
     space->level_words = levels * words;
-    space->row_levels = calloc(levels * words, sizeof(uint64_t));
-    space->column_levels = calloc(COLUMN_CHUNK * levels * words, sizeof(uint64_t));
+    space->row_levels = zeroed_lines(levels * words * sizeof(uint64_t));
+    space->column_levels = zeroed_lines(COLUMN_CHUNK * levels * words * sizeof(uint64_t));
     space->row_tail = malloc(TAIL_LIMIT * sizeof(uint32_t));
     space->column_tails = malloc(COLUMN_CHUNK * TAIL_LIMIT * sizeof(uint32_t));
     return space->row_levels && space->column_levels && space->row_tail && space->column_tails
