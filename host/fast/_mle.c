@@ -1640,13 +1640,12 @@ static PyObject *mle_math(PyObject *self, PyObject *args)
         goto fail;
     }
 #ifdef HAVE_X86_DISPATCH
-    if (evaluate_value == evaluate_value_avx512 && a[0].count % 8 == 0) {
-        for (Py_ssize_t i = 0; i < a[0].count; i += 8)
-            mle_math_avx512(kind, x + i, out + i);
-        return release_and_return(a, 2, 0);
-    }
     if (evaluate_value == evaluate_value_avx2 || evaluate_value == evaluate_value_avx512) {
-        for (Py_ssize_t i = 0; i < a[0].count; i += 4)
+        Py_ssize_t i = 0;
+        if (evaluate_value == evaluate_value_avx512)  /* eight at a time, the rest four */
+            for (; i + 8 <= a[0].count; i += 8)
+                mle_math_avx512(kind, x + i, out + i);
+        for (; i < a[0].count; i += 4)
             mle_math_avx2(kind, x + i, out + i);
         return release_and_return(a, 2, 0);
     }
