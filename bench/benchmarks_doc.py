@@ -137,6 +137,24 @@ def headline_table() -> str:
     return "\n".join(lines + [END])
 
 
+#: where the all-pairs MLE loop's time goes (a profile, not a recorded bench figure)
+MLE_PROFILE = (
+    "Where the MLE loop's time goes (issue 52, commit 10c401e; `perf record -e cpu-clock` over "
+    "the pair loop of 1,000 of these sketches, one thread, level avx512; shares of the loop's "
+    "samples): the likelihood's value 30 % (4.9 evaluations a pair, each exp of three rates "
+    "and log of the five histograms' arguments over the register values present, eight a "
+    "vector; the polynomials' chains of fused multiply-adds wait on each other), the "
+    "register-pair counts G 22 % (23 popcounts of 16,384 registers a pair, bound by "
+    "VPOPCNTQ's throughput: the three counts of four levels in one pass, loading each plane "
+    "once, measured no faster), the maximisation's steps, the pair statistic and the terms "
+    "(`estimate_pair`, inlined) 18 %, the sparse top tails' tallies 9 %, the gradient and "
+    "Hessian 8.5 % (4.4 a pair; at AVX-512 with the four-lane sums' order kept it measured "
+    "0.9x), the planes \"K >= k\" and the tails' lists 8 %, the rest 4 %. `valgrind "
+    "--tool=callgrind` (level avx2, valgrind lacks AVX-512): 30.9k instructions a pair on "
+    "main's faef20a. The estimates are bit-identical to faef20a's (compared on all 1,999,000 "
+    "pairs of this bench, and by tests/test_estimators.py at every SIMD level).")
+
+
 def sw_section() -> list[str]:
     sw = load("sw_backend")
     out = ["## Software backend against Mash", "",
@@ -156,6 +174,7 @@ def sw_section() -> list[str]:
             f"{r.get('estimator', 'hll')}{' (default)' * (r.get('estimator') == 'mle')} | "
             f"{thousands(r['sketches'])} | {thousands(r['pairs_s'])} | "
             f"{thousands(r['pairs_per_cpu_s'])} |" for r in sw["all_pairs"]]
+    out += ["", MLE_PROFILE]
     out += ["", "| JSD matrix, float64, textbook | PQAs | ordered pairs/s |", "| --- | --- | --- |"]
     out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | {r['pqas']} | "
             f"{thousands(r['pairs_s'])} |" for r in sw["jsd_matrix"]]
