@@ -441,6 +441,7 @@ typedef struct {
     unsigned tail_level;
     uint32_t tail_count;
     uint32_t *tail;
+    double linear_sum;         /* sum_k hist[k] A_k: S_X of the likelihood, per sketch */
 } SketchView;
 
 /*
@@ -478,6 +479,9 @@ static void view_of(const Prepared *prepared, Py_ssize_t x, SketchView *view)
             high = k;
     view->low = low;
     view->high = high;
+    view->linear_sum = 0.0;
+    for (unsigned k = 0; k <= r; k++)
+        view->linear_sum += view->hist[k] * prepared->linear[k];
     view->above[r + 1] = 0;
     for (int k = (int)r; k >= 0; k--)
         view->above[k] = view->above[k + 1] + view->hist[k];
@@ -1256,6 +1260,17 @@ static double step_to(const double rates[3], const double direction[3],
     return first_order;
 }
 
+/* The free rates' gradient scaled by their curvature (the second direction tried); 1. */
+static int scaled_gradient(int count, const int free[3], const double curvature[3],
+                           const double grad[3], double out[3])
+{
+    for (int f = 0; f < count; f++) {
+        int i = free[f];
+        out[i] = curvature[i] > 0 ? grad[i] / curvature[i] : grad[i];
+    }
+    return 1;
+}
+
 /* Projected Newton ascent with an active set from `rates` (SPEC 3; golden maximise, step
  * for step); returns L at the end point, left in rates. A trial point's value is computed
  * first, its derivatives only once the step is taken. */
@@ -1285,12 +1300,9 @@ static double maximise(const Terms *terms, double rates[3])
         /* directions[0] the damped Newton step of the free rates where it is an ascent
          * direction, then the scaled gradient */
         double directions[2][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
-        double *scaled = directions[1];
-        for (int f = 0; f < count; f++) {
-            int i = free[f];
-            scaled[i] = curvature[i] > 0 ? at.grad[i] / curvature[i] : at.grad[i];
-        }
-        int first = 1;
+        /* directions[1], the scaled gradient, is made only when it is tried (its divisions
+         * are most of a step's scalar work, and the Newton step is mostly taken) */
+        int first = 1, scaled = 0;
         if (count > 0) {
             double damping = curvature[free[0]];
             for (int f = 1; f < count; f++)
@@ -1314,6 +1326,8 @@ static double maximise(const Terms *terms, double rates[3])
                 }
             }
         }
+        if (first)
+            scaled = scaled_gradient(count, free, curvature, at.grad, directions[1]);
         double gain = bound_gain;
         for (int f = 0; f < count; f++)
             gain += directions[first][free[f]] * at.grad[free[f]];
@@ -1322,6 +1336,8 @@ static double maximise(const Terms *terms, double rates[3])
         double trial[3];
         int accepted = 0;
         for (int d = first; d < 2 && !accepted; d++) {
+            if (d == 1 && !scaled)
+                scaled = scaled_gradient(count, free, curvature, at.grad, directions[1]);
             gain = bound_gain;
             for (int f = 0; f < count; f++)
                 gain += directions[d][free[f]] * at.grad[free[f]];
@@ -1367,7 +1383,7 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
     uint32_t union_hist[256];
     memset(union_hist, 0, ((1u << prepared->w)) * sizeof *union_hist);
     uint64_t at_least_one = 0;
-    double s_x = 0.0, s_y = 0.0, s_shared = 0.0;
+    double s_shared = 0.0;
     terms->count = 0;
     for (unsigned k = 1; k <= r; k++) {
         uint32_t smaller = counts.equal[k] + counts.x_below[k] + counts.y_below[k];
@@ -1386,17 +1402,13 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
             terms->counts[EQUAL][t] = counts.equal[k];
         }
     }
-    for (unsigned k = 0; k <= r; k++) {
-        s_x += x->hist[k] * linear[k];
-        s_y += y->hist[k] * linear[k];
-    }
     /* registers where the smaller of the two is 0 */
     uint64_t min_zero = (uint64_t)m - at_least_one;
     s_shared += (double)min_zero * linear[0];
     union_hist[0] = (uint32_t)(x->hist[0] + y->hist[0] - min_zero);
     pad_terms(terms);
-    terms->linear[0] = s_x;
-    terms->linear[1] = s_y;
+    terms->linear[0] = x->linear_sum;
+    terms->linear[1] = y->linear_sum;
     terms->linear[2] = s_shared;
     double card_union = hll_estimate_of_histogram(union_hist, prepared->p, prepared->w);
     rates[0] = (card_union - card_y > 0 ? card_union - card_y : 0.0) / m + START_FLOOR;
