@@ -1104,43 +1104,25 @@ static double evaluate_value_avx512(const Terms *terms, const double rates[3], P
     const __m512d one = _mm512_set1_pd(1.0);
     double *powers[3] = {point->u, point->v, point->y};
     double *complements[3] = {point->one_u, point->one_v, point->one_y};
-    int count = terms->count, wide = count & ~7;  /* eight terms a vector, then four */
-    for (int i = 0; i < 3; i++) {
-        if (rates[i] == 0) {
-            for (int t = 0; t < count; t += 4) {
-                _mm256_storeu_pd(powers[i] + t, _mm256_set1_pd(1.0));
-                _mm256_storeu_pd(complements[i] + t, _mm256_setzero_pd());
-            }
-            continue;
+    const __m512d minus_rates[3] = {_mm512_set1_pd(-rates[0]), _mm512_set1_pd(-rates[1]),
+                                    _mm512_set1_pd(-rates[2])};
+    /* eight terms at a time, the last four of an odd number of blocks in a masked vector:
+     * the three rates' exps side by side (their chains overlap), then the log arguments */
+    for (int t = 0; t < terms->count; t += 8) {
+        __mmask8 lanes = t + 8 <= terms->count ? 0xFF : 0x0F;
+        __m512d b = _mm512_maskz_loadu_pd(lanes, terms->b + t), e[3], c[3];
+        for (int i = 0; i < 3; i++) {
+            /* a rate at 0 (a boundary the maximisation often rests on): e^0 = 1, 1 - e^0 = 0 */
+            if (rates[i] == 0) {
+                e[i] = one;
+                c[i] = _mm512_setzero_pd();
+            } else
+                e[i] = exp_negative8(_mm512_mul_pd(minus_rates[i], b), &c[i]);
+            _mm512_mask_storeu_pd(powers[i] + t, lanes, e[i]);
+            _mm512_mask_storeu_pd(complements[i] + t, lanes, c[i]);
         }
-        const __m512d minus_rate = _mm512_set1_pd(-rates[i]);
-        int t = 0;
-        for (; t < wide; t += 8) {
-            __m512d complement;
-            _mm512_storeu_pd(powers[i] + t, exp_negative8(
-                _mm512_mul_pd(minus_rate, _mm512_loadu_pd(terms->b + t)), &complement));
-            _mm512_storeu_pd(complements[i] + t, complement);
-        }
-        if (t < count) {
-            __m256d complement;
-            _mm256_storeu_pd(powers[i] + t, exp_negative(
-                _mm256_mul_pd(_mm512_castpd512_pd256(minus_rate), _mm256_loadu_pd(terms->b + t)),
-                &complement));
-            _mm256_storeu_pd(complements[i] + t, complement);
-        }
-    }
-    for (int t = 0; t < count; t += 8) {
-        /* the last four terms of an odd number of blocks: a masked vector */
-        __mmask8 lanes = t + 8 <= count ? 0xFF : 0x0F;
-        __m512d u = _mm512_maskz_loadu_pd(lanes, point->u + t),
-                v = _mm512_maskz_loadu_pd(lanes, point->v + t),
-                y = _mm512_maskz_loadu_pd(lanes, point->y + t),
-                one_u = _mm512_maskz_loadu_pd(lanes, point->one_u + t),
-                one_v = _mm512_maskz_loadu_pd(lanes, point->one_v + t),
-                one_y = _mm512_maskz_loadu_pd(lanes, point->one_y + t);
-        __m512d q[HISTOGRAMS] = {_mm512_fmadd_pd(u, one_y, one_u), _mm512_fmadd_pd(v, one_y, one_v),
-                                 one_u, one_v,
-                                 _mm512_fmadd_pd(y, _mm512_mul_pd(one_u, one_v), one_y)};
+        __m512d q[HISTOGRAMS] = {_mm512_fmadd_pd(e[0], c[2], c[0]), _mm512_fmadd_pd(e[1], c[2], c[1]),
+                                 c[0], c[1], _mm512_fmadd_pd(e[2], _mm512_mul_pd(c[0], c[1]), c[2])};
         for (int h = 0; h < HISTOGRAMS; h++) {
             __m512i used = _mm512_maskz_loadu_epi64(lanes, terms->used[h] + t);
             _mm512_mask_storeu_pd(point->q[h] + t, lanes, _mm512_mask_blend_pd(
