@@ -139,20 +139,23 @@ def headline_table() -> str:
 
 #: where the all-pairs MLE loop's time goes (a profile, not a recorded bench figure)
 MLE_PROFILE = (
-    "Where the MLE loop's time goes (issue 52, commit 10c401e; `perf record -e cpu-clock` over "
+    "Where the MLE loop's time goes (issue 52, commit a950c69; `perf record -e cpu-clock` over "
     "the pair loop of 1,000 of these sketches, one thread, level avx512; shares of the loop's "
-    "samples): the likelihood's value 30 % (4.9 evaluations a pair, each exp of three rates "
-    "and log of the five histograms' arguments over the register values present, eight a "
-    "vector; the polynomials' chains of fused multiply-adds wait on each other), the "
-    "register-pair counts G 22 % (23 popcounts of 16,384 registers a pair, bound by "
-    "VPOPCNTQ's throughput: the three counts of four levels in one pass, loading each plane "
-    "once, measured no faster), the maximisation's steps, the pair statistic and the terms "
-    "(`estimate_pair`, inlined) 18 %, the sparse top tails' tallies 9 %, the gradient and "
-    "Hessian 8.5 % (4.4 a pair; at AVX-512 with the four-lane sums' order kept it measured "
-    "0.9x), the planes \"K >= k\" and the tails' lists 8 %, the rest 4 %. `valgrind "
-    "--tool=callgrind` (level avx2, valgrind lacks AVX-512): 30.9k instructions a pair on "
-    "main's faef20a. The estimates are bit-identical to faef20a's (compared on all 1,999,000 "
-    "pairs of this bench, and by tests/test_estimators.py at every SIMD level).")
+    "samples): the likelihood's value 30 % (4.9 evaluations a pair, each the exps of three "
+    "rates and the logs of the five histograms' arguments over the register values present, "
+    "eight a vector), the register-pair counts G 22 % (23 popcounts of all 16,384 registers a "
+    "pair), the maximisation's steps, the pair statistic and the terms (`estimate_pair`, "
+    "inlined) 18.5 %, the gradient and Hessian 9 % (4.4 a pair), the sparse top tails' "
+    "tallies 8 %, the planes \"K >= k\" and the tails' lists 7.5 %, the rest 5 %. "
+    "`valgrind --tool=callgrind` (level avx2: valgrind lacks AVX-512): 30.7k instructions a "
+    "pair. Measured and left out, each against the build before it in one process, "
+    "interleaved, on 800 of these sketches: the three counts of four levels in one pass, each "
+    "plane loaded once (0.95x); Harley and Seal's carry-save adders before VPOPCNTQ (0.96x); "
+    "the gradient and Hessian at AVX-512 with the four-lane sums' order kept (0.87x); the "
+    "tails counted by gathers and mask popcounts (0.98x); the planes at AVX-512, 32 columns a "
+    "chunk, tails listed at other costs (0.95x-1.03x, within the noise). The estimates are "
+    "bit-identical to main faef20a's (compared on all 1,999,000 pairs of this bench, and by "
+    "tests/test_estimators.py at every SIMD level).")
 
 
 def sw_section() -> list[str]:
