@@ -318,6 +318,63 @@ def test_vector_math_is_within_two_ulp_of_the_c_library(simd_level):
     assert np.all(np.abs(out - np.log(q)) <= np.spacing(np.abs(np.log(q)) + 1e-300))
 
 
+def test_the_wide_levels_give_the_avx2_bits():
+    """The levels above avx2 (avx512: the likelihood's value eight values a vector, every lane
+    the four-lane operations, the same sums; the counts by VPOPCNTDQ) give the bits of avx2:
+    the vector math, the likelihood with its derivatives on term counts that are and are not
+    a multiple of eight, and every ordered pair of sketches of 1/20 m .. 30 m k-mers at p = 12
+    (a rate at 0, flat likelihoods, detected and undetected pairs)."""
+    from bench.containment_small import simulated_registers
+    from host.fast.native import available_levels, native
+    rng = np.random.default_rng(52)
+    params = HllParams(12, 4)
+    m = params.m
+    shared = simulated_registers(m // 8, params, rng)
+    registers = np.array([np.maximum(simulated_registers(size, params, rng), shared)
+                          if t % 2 else simulated_registers(size, params, rng)
+                          for t, size in enumerate([m // 20, m // 4, m, 4 * m, 30 * m, 2 * m])])
+    n = len(registers)
+    left, right = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+    x = -np.concatenate([10 ** rng.uniform(-12, 2.85, 1000), [0.0, 0.3466, 707.9, 708.5]])
+    q = np.concatenate([10 ** rng.uniform(-300, 0, 1000), [0.0, 1.0, 0.7071, 0.7072]])
+    term_counts = (4, 8, 12, 13)
+
+    def evaluations():
+        found = {"pairs": mle_pairs(registers, params, left, right, threads=1)}
+        for name, values in (("exp", x), ("one_minus_exp", x), ("log", q)):
+            found[name] = np.empty_like(values)
+            native.mle_math(name, values, found[name])
+        for case in range(200):  # the logs of an odd and an even number of blocks
+            count = term_counts[case % len(term_counts)]
+            columns = [2.0 ** -np.arange(1.0, count + 1)] + [
+                rng_terms.integers(0, 400, count) * (rng_terms.random(count) < 0.7)
+                for _ in range(5)]
+            rates = rng_terms.uniform(0, 3, 3) * (rng_terms.random(3) < 0.9)
+            found[case] = np.empty(13)
+            native.mle_likelihood(*(c.astype(np.float64) for c in columns),
+                                  np.array([300.0, 200.0, 250.0]), rates, found[case])
+        return found
+
+    levels = available_levels(native.set_simd_level, ("avx2", "avx512"))
+    assert levels[:1] == ["avx2"] or not levels
+    results = {}
+    try:
+        for level in levels:
+            native.set_simd_level(level)
+            rng_terms = np.random.default_rng(53)
+            results[level] = evaluations()
+    finally:
+        native.set_simd_level("best")
+    for level in levels[1:]:
+        for key, value in results[level].items():
+            if key == "pairs":
+                for name in ("x_only", "y_only", "shared", "likelihood_ratio"):
+                    assert np.array_equal(getattr(value, name), getattr(results["avx2"][key], name)), \
+                        (level, name)
+            else:
+                assert np.array_equal(value, results["avx2"][key], equal_nan=True), (level, key)
+
+
 # -- detection ---------------------------------------------------------------------------------
 
 def numpy_sketch(words: np.ndarray, params: HllParams) -> np.ndarray:

@@ -29,8 +29,9 @@
  *   stop: where the likelihood is flat along a direction the end point depends on the path,
  *   so the path is the golden model's). An evaluation sums the terms of the values k present in the pair (about 10 to
  *   15), four values at a time in AVX2 with exp, expm1 and log written here with fused
- *   multiply-adds (within 2 ulp of the C library's, checked by the tests), or one at a time
- *   with the C library's where AVX2 and FMA are missing. It is split in two: the value (the
+ *   multiply-adds (within 2 ulp of the C library's, checked by the tests; the likelihood's
+ *   value eight at a time at AVX-512, the same bits), or one at a time with the C library's
+ *   where AVX2 and FMA are missing. It is split in two: the value (the
  *   exps and logs, most of the work) at every trial point, keeping what the derivatives are
  *   made of; the gradient and Hessian (no exp, no log) only at a point the step is taken to
  *   (they decide whether the maximum is reached). What does not change with the point (n B, n B^2 of
@@ -441,6 +442,7 @@ typedef struct {
     unsigned tail_level;
     uint32_t tail_count;
     uint32_t *tail;
+    double linear_sum;         /* sum_k hist[k] A_k: S_X of the likelihood, per sketch */
 } SketchView;
 
 /*
@@ -478,6 +480,9 @@ static void view_of(const Prepared *prepared, Py_ssize_t x, SketchView *view)
             high = k;
     view->low = low;
     view->high = high;
+    view->linear_sum = 0.0;
+    for (unsigned k = 0; k <= r; k++)
+        view->linear_sum += view->hist[k] * prepared->linear[k];
     view->above[r + 1] = 0;
     for (int k = (int)r; k >= 0; k--)
         view->above[k] = view->above[k + 1] + view->hist[k];
@@ -824,45 +829,32 @@ static void evaluate_derivatives_scalar(const Terms *terms, const Point *point, 
 #define LN2_LO 1.90821492927058770002e-10
 #define INV_LN2 1.44269504088896338700e+00
 
-__attribute__((target("avx2,fma")))
-static inline __m256d exp_reduced_polynomial(__m256d r)
-{
-    /* e^r - 1 = r (1/1! + r (1/2! + r (... + r / 13!))), each step one fused multiply-add */
-    static const double inverse_factorial[14] = {
-        1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
-        1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
-    __m256d p = _mm256_set1_pd(inverse_factorial[13]);
-    for (int i = 12; i >= 1; i--)
-        p = _mm256_fmadd_pd(r, p, _mm256_set1_pd(inverse_factorial[i]));
-    return _mm256_mul_pd(r, p);
-}
+/* 1/i!, the Taylor coefficients of e^r - 1 = r (1/1! + r (1/2! + r (... + r / 13!))) */
+static const double inverse_factorial[14] = {
+    1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+    1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
 
-/* e^x for x <= 0; expm1 (as -(1 - e^x)) in *one_minus: 1 - e^x without cancellation. */
-__attribute__((target("avx2,fma")))
-static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
-{
-    __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(INV_LN2)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    /* n LN2_HI is exact (LN2_HI has 32 bits, |n| < 2^11) */
-    __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(LN2_LO),
-                                 _mm256_fnmadd_pd(n, _mm256_set1_pd(LN2_HI), x));
-    __m256d em1 = exp_reduced_polynomial(r);  /* e^r - 1 */
-    __m256d low = _mm256_cmp_pd(x, _mm256_set1_pd(-708.0), _CMP_LT_OQ);
-    /* 2^n by the exponent bits; n >= -1022 where x >= -708 */
-    __m256d clamped = _mm256_max_pd(n, _mm256_set1_pd(-1022.0));
-    __m128i n32 = _mm256_cvtpd_epi32(clamped);
-    __m256i n64 = _mm256_cvtepi32_epi64(n32);
-    __m256d scale = _mm256_castsi256_pd(
-        _mm256_slli_epi64(_mm256_add_epi64(n64, _mm256_set1_epi64x(1023)), 52));
-    __m256d one = _mm256_set1_pd(1.0);
-    __m256d e = _mm256_fmadd_pd(em1, scale, scale);  /* 2^n (1 + (e^r - 1)) */
-    e = _mm256_andnot_pd(low, e);
-    /* 1 - e^x: -(e^r - 1) where n = 0, else 1 - 2^n e^r (e^x <= 0.71: no cancellation) */
-    __m256d at_zero = _mm256_cmp_pd(n, _mm256_setzero_pd(), _CMP_EQ_OQ);
-    *one_minus = _mm256_blendv_pd(_mm256_sub_pd(one, e),
-                                  _mm256_sub_pd(_mm256_setzero_pd(), em1), at_zero);
-    return e;
-}
+/* The arithmetic of exp_negative and log_positive, written once for four lanes (W = _mm256,
+ * V, VI = __m256d, __m256i, SI = si256, I64 = _mm256_set1_epi64x) and for eight (_mm512,
+ * __m512d, __m512i, si512, _mm512_set1_epi64): every lane the same operations in the same
+ * order, so both widths give the same bits. The comparisons and blends, whose masks differ by
+ * width, are each function's own. */
+
+/* x = n ln 2 + r, |r| <= ln 2 / 2 (n LN2_HI is exact: LN2_HI has 32 bits, |n| < 2^11);
+ * em1 = e^r - 1, each step of the polynomial one fused multiply-add; scale = 2^n by the
+ * exponent bits, n clamped at -1022 (x >= -708 there). */
+#define EXP_PARTS(W, V, SI, I64, ROUND, x, n, em1, scale)                                   \
+    do {                                                                                  \
+        n = ROUND(W##_mul_pd(x, W##_set1_pd(INV_LN2)));                                    \
+        V r_ = W##_fnmadd_pd(n, W##_set1_pd(LN2_LO),                                       \
+                             W##_fnmadd_pd(n, W##_set1_pd(LN2_HI), x));                    \
+        V p_ = W##_set1_pd(inverse_factorial[13]);                                         \
+        for (int i_ = 12; i_ >= 1; i_--)                                                   \
+            p_ = W##_fmadd_pd(r_, p_, W##_set1_pd(inverse_factorial[i_]));                  \
+        em1 = W##_mul_pd(r_, p_);                                                          \
+        scale = W##_cast##SI##_pd(W##_slli_epi64(W##_add_epi64(W##_cvtepi32_epi64(       \
+            W##_cvtpd_epi32(W##_max_pd(n, W##_set1_pd(-1022.0)))), I64(1023)), 52));       \
+    } while (0)
 
 /* log x for x = 2^k (1 + r), 1 + r in [sqrt(1/2), sqrt(2)): k and 1 + r from the bits by
  * integer operations (adding 1 - sqrt(1/2) in the bits' order carries into the exponent
@@ -871,33 +863,53 @@ static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
  * log(1 + r) = r - (r^2/2 - s (r^2/2 + R)), R = 2 s^2/3 + 2 s^4/5 + ... + 2 s^20/21 (the
  * series' rest below 2^-60 relative): the exact r first, the rounded terms small beside it;
  * k ln 2 in two parts (fdlibm's arrangement). */
+#define LOG_PARTS(W, V, VI, SI, I64, x, result)                                             \
+    do {                                                                                  \
+        VI shifted_ = W##_add_epi64(W##_castpd_##SI(x),                                    \
+                                    I64(0x3FF0000000000000ll - 0x3FE6A09E667F3BCDll));     \
+        /* k as a double: the biased exponent under 2^52's bits, minus 2^52 + 1023 */      \
+        V k_ = W##_sub_pd(W##_cast##SI##_pd(W##_or_##SI(W##_srli_epi64(shifted_, 52),      \
+                                                         I64(0x4330000000000000ll))),       \
+                          W##_set1_pd(4503599627370496.0 + 1023.0));                       \
+        V r_ = W##_sub_pd(W##_cast##SI##_pd(W##_add_epi64(                                \
+            W##_and_##SI(shifted_, I64(0x000FFFFFFFFFFFFFll)), I64(0x3FE6A09E667F3BCDll))),  \
+            W##_set1_pd(1.0));                                                             \
+        V s_ = W##_div_pd(r_, W##_add_pd(r_, W##_set1_pd(2.0)));                           \
+        V z_ = W##_mul_pd(s_, s_);                                                         \
+        V p_ = W##_set1_pd(2.0 / 21);                                                      \
+        for (int i_ = 19; i_ >= 3; i_ -= 2)                                                \
+            p_ = W##_fmadd_pd(z_, p_, W##_set1_pd(2.0 / i_));                              \
+        V half_square_ = W##_mul_pd(W##_mul_pd(W##_set1_pd(0.5), r_), r_);                 \
+        /* k ln2_hi - ((r^2/2 - (s (r^2/2 + R) + k ln2_lo)) - r) */                         \
+        V small_ = W##_fmadd_pd(s_, W##_add_pd(half_square_, W##_mul_pd(z_, p_)),          \
+                                W##_mul_pd(k_, W##_set1_pd(LN2_LO)));                      \
+        result = W##_fmsub_pd(k_, W##_set1_pd(LN2_HI),                                     \
+                              W##_sub_pd(W##_sub_pd(half_square_, small_), r_));           \
+    } while (0)
+
+#define ROUND_NEAREST4(v) _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* e^x for x <= 0 (0 below -708); expm1 (as -(1 - e^x)) in *one_minus: 1 - e^x without
+ * cancellation. */
+__attribute__((target("avx2,fma")))
+static inline __m256d exp_negative(__m256d x, __m256d *one_minus)
+{
+    __m256d n, em1, scale;
+    EXP_PARTS(_mm256, __m256d, si256, _mm256_set1_epi64x, ROUND_NEAREST4, x, n, em1, scale);
+    __m256d low = _mm256_cmp_pd(x, _mm256_set1_pd(-708.0), _CMP_LT_OQ);
+    __m256d e = _mm256_andnot_pd(low, _mm256_fmadd_pd(em1, scale, scale)); /* 2^n e^r */
+    /* 1 - e^x: -(e^r - 1) where n = 0, else 1 - 2^n e^r (e^x <= 0.71: no cancellation) */
+    __m256d at_zero = _mm256_cmp_pd(n, _mm256_setzero_pd(), _CMP_EQ_OQ);
+    *one_minus = _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), e),
+                                  _mm256_sub_pd(_mm256_setzero_pd(), em1), at_zero);
+    return e;
+}
+
 __attribute__((target("avx2,fma")))
 static inline __m256d log_positive(__m256d x)
 {
-    const __m256i cut = _mm256_set1_epi64x(0x3FE6A09E667F3BCDll);  /* sqrt(1/2) */
-    const __m256i mantissa_mask = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll);
-    __m256i shifted = _mm256_add_epi64(_mm256_castpd_si256(x),
-                                       _mm256_set1_epi64x(0x3FF0000000000000ll - 0x3FE6A09E667F3BCDll));
-    /* k as a double: the biased exponent under 2^52's bits, minus 2^52 + 1023 */
-    __m256d k = _mm256_sub_pd(
-        _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(shifted, 52),
-                                            _mm256_set1_epi64x(0x4330000000000000ll))),
-        _mm256_set1_pd(4503599627370496.0 + 1023.0));
-    __m256d one = _mm256_set1_pd(1.0);
-    __m256d r = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(
-        _mm256_and_si256(shifted, mantissa_mask), cut)), one);
-    __m256d s = _mm256_div_pd(r, _mm256_add_pd(r, _mm256_set1_pd(2.0)));
-    __m256d z = _mm256_mul_pd(s, s);
-    __m256d p = _mm256_set1_pd(2.0 / 21);
-    for (int i = 19; i >= 3; i -= 2)
-        p = _mm256_fmadd_pd(z, p, _mm256_set1_pd(2.0 / i));
-    __m256d big_r = _mm256_mul_pd(z, p);
-    __m256d half_square = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(0.5), r), r);
-    /* k ln2_hi - ((r^2/2 - (s (r^2/2 + R) + k ln2_lo)) - r) */
-    __m256d small = _mm256_fmadd_pd(s, _mm256_add_pd(half_square, big_r),
-                                    _mm256_mul_pd(k, _mm256_set1_pd(LN2_LO)));
-    __m256d result = _mm256_fmsub_pd(k, _mm256_set1_pd(LN2_HI),
-                                     _mm256_sub_pd(_mm256_sub_pd(half_square, small), r));
+    __m256d result;
+    LOG_PARTS(_mm256, __m256d, __m256i, si256, _mm256_set1_epi64x, x, result);
     __m256d zero = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ);
     return _mm256_blendv_pd(result, _mm256_set1_pd(-INFINITY), zero);
 }
@@ -908,6 +920,23 @@ static inline double horizontal_sum(__m256d v)
     double lanes[4];
     _mm256_storeu_pd(lanes, v);
     return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+/* The value from the two sums of n log q over the log blocks before block j: block j, the
+ * last of an odd number, added to the even sum, then the linear terms. */
+__attribute__((target("avx2,fma")))
+static double finish_value(const Terms *terms, const double rates[3], Point *point, int j,
+                           __m256d even, __m256d odd)
+{
+    if (j < terms->logs)
+        even = _mm256_fmadd_pd(_mm256_loadu_pd(terms->counts[0] + terms->log_block[j]),
+                               log_positive(_mm256_loadu_pd(point->q[0] + terms->log_block[j])),
+                               even);
+    double value = horizontal_sum(_mm256_add_pd(even, odd)) -
+                   (rates[0] * terms->linear[0] + rates[1] * terms->linear[1] +
+                    rates[2] * terms->linear[2]);
+    point->value = value;
+    return value;
 }
 
 /* The value at `rates`, four values k at a time: e^-aB, e^-bB, e^-xB and their complements
@@ -963,14 +992,7 @@ static double evaluate_value_avx2(const Terms *terms, const double rates[3], Poi
         odd = _mm256_fmadd_pd(_mm256_loadu_pd(counts + block[j + 1]),
                               log_positive(_mm256_loadu_pd(q + block[j + 1])), odd);
     }
-    if (j < terms->logs)
-        even = _mm256_fmadd_pd(_mm256_loadu_pd(counts + block[j]),
-                               log_positive(_mm256_loadu_pd(q + block[j])), even);
-    double value = horizontal_sum(_mm256_add_pd(even, odd)) -
-                   (rates[0] * terms->linear[0] + rates[1] * terms->linear[1] +
-                    rates[2] * terms->linear[2]);
-    point->value = value;
-    return value;
+    return finish_value(terms, rates, point, j, even, odd);
 }
 
 /* Gradient and Hessian at an evaluated point. phi' = e / q and phi'' = -e / q^2 for the four
@@ -1033,6 +1055,97 @@ static void evaluate_derivatives_avx2(const Terms *terms, const Point *point, Ev
     out->hess[0][1] = out->hess[1][0] = horizontal_sum(h01);
     out->hess[0][2] = out->hess[2][0] = horizontal_sum(h02);
     out->hess[1][2] = out->hess[2][1] = horizontal_sum(h12);
+}
+
+/*
+ * The value at AVX-512: exp_negative and log_positive on eight doubles (EXP_PARTS and
+ * LOG_PARTS: every lane the operations of the four-lane versions, so the same bits), and the
+ * same sums: the logs of two four-term blocks in one vector, their products added to the
+ * low half (the even sum) and the high half (the odd sum) as evaluate_value_avx2 adds them.
+ * Half the instructions of the four-lane loop, whose exp and log chains waited on each other.
+ */
+#define AVX512_TARGET "avx512f,avx512dq,avx2,fma"
+
+#define ROUND_NEAREST8(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+__attribute__((target(AVX512_TARGET)))
+static inline __m512d exp_negative8(__m512d x, __m512d *one_minus)
+{
+    __m512d n, em1, scale;
+    EXP_PARTS(_mm512, __m512d, si512, _mm512_set1_epi64, ROUND_NEAREST8, x, n, em1, scale);
+    __mmask8 low = _mm512_cmp_pd_mask(x, _mm512_set1_pd(-708.0), _CMP_LT_OQ);
+    __m512d e = _mm512_maskz_mov_pd((__mmask8)~low, _mm512_fmadd_pd(em1, scale, scale));
+    __mmask8 at_zero = _mm512_cmp_pd_mask(n, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    *one_minus = _mm512_mask_blend_pd(at_zero, _mm512_sub_pd(_mm512_set1_pd(1.0), e),
+                                      _mm512_sub_pd(_mm512_setzero_pd(), em1));
+    return e;
+}
+
+__attribute__((target(AVX512_TARGET)))
+static inline __m512d log_positive8(__m512d x)
+{
+    __m512d result;
+    LOG_PARTS(_mm512, __m512d, __m512i, si512, _mm512_set1_epi64, x, result);
+    __mmask8 zero = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    return _mm512_mask_blend_pd(zero, result, _mm512_set1_pd(-INFINITY));
+}
+
+/* Two four-term blocks in one vector. */
+__attribute__((target(AVX512_TARGET)))
+static inline __m512d load_blocks(const double *low, const double *high)
+{
+    return _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(low)),
+                              _mm256_loadu_pd(high), 1);
+}
+
+__attribute__((target(AVX512_TARGET)))
+static double evaluate_value_avx512(const Terms *terms, const double rates[3], Point *point)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    double *powers[3] = {point->u, point->v, point->y};
+    double *complements[3] = {point->one_u, point->one_v, point->one_y};
+    const __m512d minus_rates[3] = {_mm512_set1_pd(-rates[0]), _mm512_set1_pd(-rates[1]),
+                                    _mm512_set1_pd(-rates[2])};
+    /* eight terms at a time, the last four of an odd number of blocks in a masked vector:
+     * the three rates' exps side by side (their chains overlap), then the log arguments */
+    for (int t = 0; t < terms->count; t += 8) {
+        __mmask8 lanes = t + 8 <= terms->count ? 0xFF : 0x0F;
+        __m512d b = _mm512_maskz_loadu_pd(lanes, terms->b + t), e[3], c[3];
+        for (int i = 0; i < 3; i++) {
+            /* a rate at 0 (a boundary the maximisation often rests on): e^0 = 1, 1 - e^0 = 0 */
+            if (rates[i] == 0) {
+                e[i] = one;
+                c[i] = _mm512_setzero_pd();
+            } else
+                e[i] = exp_negative8(_mm512_mul_pd(minus_rates[i], b), &c[i]);
+            _mm512_mask_storeu_pd(powers[i] + t, lanes, e[i]);
+            _mm512_mask_storeu_pd(complements[i] + t, lanes, c[i]);
+        }
+        __m512d q[HISTOGRAMS] = {_mm512_fmadd_pd(e[0], c[2], c[0]), _mm512_fmadd_pd(e[1], c[2], c[1]),
+                                 c[0], c[1], _mm512_fmadd_pd(e[2], _mm512_mul_pd(c[0], c[1]), c[2])};
+        for (int h = 0; h < HISTOGRAMS; h++) {
+            __m512i used = _mm512_maskz_loadu_epi64(lanes, terms->used[h] + t);
+            _mm512_mask_storeu_pd(point->q[h] + t, lanes, _mm512_mask_blend_pd(
+                _mm512_test_epi64_mask(used, used), one, q[h]));
+        }
+    }
+    /* the even sum in the low half, the odd in the high */
+    __m512d sums = _mm512_setzero_pd();
+    const double *q = point->q[0], *counts = terms->counts[0];
+    const int *block = terms->log_block;
+    int j = 0;
+    for (; j + 1 < terms->logs; j += 2)
+        sums = _mm512_fmadd_pd(load_blocks(counts + block[j], counts + block[j + 1]),
+                               log_positive8(load_blocks(q + block[j], q + block[j + 1])), sums);
+    __m256d even = _mm512_castpd512_pd256(sums), odd = _mm512_extractf64x4_pd(sums, 1);
+    return finish_value(terms, rates, point, j, even, odd);
+}
+
+__attribute__((target(AVX512_TARGET)))
+static void mle_math_avx512(int kind, const double *x, double *out)
+{
+    __m512d v = _mm512_loadu_pd(x), one_minus, e = exp_negative8(v, &one_minus);
+    _mm512_storeu_pd(out, kind == 0 ? e : kind == 1 ? one_minus : log_positive8(v));
 }
 
 __attribute__((target("avx2,fma")))
@@ -1104,6 +1217,17 @@ static double step_to(const double rates[3], const double direction[3],
     return first_order;
 }
 
+/* The free rates' gradient scaled by their curvature (the second direction tried); 1. */
+static int scaled_gradient(int count, const int free[3], const double curvature[3],
+                           const double grad[3], double out[3])
+{
+    for (int f = 0; f < count; f++) {
+        int i = free[f];
+        out[i] = curvature[i] > 0 ? grad[i] / curvature[i] : grad[i];
+    }
+    return 1;
+}
+
 /* Projected Newton ascent with an active set from `rates` (SPEC 3; golden maximise, step
  * for step); returns L at the end point, left in rates. A trial point's value is computed
  * first, its derivatives only once the step is taken. */
@@ -1133,12 +1257,9 @@ static double maximise(const Terms *terms, double rates[3])
         /* directions[0] the damped Newton step of the free rates where it is an ascent
          * direction, then the scaled gradient */
         double directions[2][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
-        double *scaled = directions[1];
-        for (int f = 0; f < count; f++) {
-            int i = free[f];
-            scaled[i] = curvature[i] > 0 ? at.grad[i] / curvature[i] : at.grad[i];
-        }
-        int first = 1;
+        /* directions[1], the scaled gradient, is made only when it is tried (its divisions
+         * are most of a step's scalar work, and the Newton step is mostly taken) */
+        int first = 1, scaled = 0;
         if (count > 0) {
             double damping = curvature[free[0]];
             for (int f = 1; f < count; f++)
@@ -1162,6 +1283,8 @@ static double maximise(const Terms *terms, double rates[3])
                 }
             }
         }
+        if (first)
+            scaled = scaled_gradient(count, free, curvature, at.grad, directions[1]);
         double gain = bound_gain;
         for (int f = 0; f < count; f++)
             gain += directions[first][free[f]] * at.grad[free[f]];
@@ -1170,6 +1293,8 @@ static double maximise(const Terms *terms, double rates[3])
         double trial[3];
         int accepted = 0;
         for (int d = first; d < 2 && !accepted; d++) {
+            if (d == 1 && !scaled)
+                scaled = scaled_gradient(count, free, curvature, at.grad, directions[1]);
             gain = bound_gain;
             for (int f = 0; f < count; f++)
                 gain += directions[d][free[f]] * at.grad[free[f]];
@@ -1215,7 +1340,7 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
     uint32_t union_hist[256];
     memset(union_hist, 0, ((1u << prepared->w)) * sizeof *union_hist);
     uint64_t at_least_one = 0;
-    double s_x = 0.0, s_y = 0.0, s_shared = 0.0;
+    double s_shared = 0.0;
     terms->count = 0;
     for (unsigned k = 1; k <= r; k++) {
         uint32_t smaller = counts.equal[k] + counts.x_below[k] + counts.y_below[k];
@@ -1234,17 +1359,13 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
             terms->counts[EQUAL][t] = counts.equal[k];
         }
     }
-    for (unsigned k = 0; k <= r; k++) {
-        s_x += x->hist[k] * linear[k];
-        s_y += y->hist[k] * linear[k];
-    }
     /* registers where the smaller of the two is 0 */
     uint64_t min_zero = (uint64_t)m - at_least_one;
     s_shared += (double)min_zero * linear[0];
     union_hist[0] = (uint32_t)(x->hist[0] + y->hist[0] - min_zero);
     pad_terms(terms);
-    terms->linear[0] = s_x;
-    terms->linear[1] = s_y;
+    terms->linear[0] = x->linear_sum;
+    terms->linear[1] = y->linear_sum;
     terms->linear[2] = s_shared;
     double card_union = hll_estimate_of_histogram(union_hist, prepared->p, prepared->w);
     rates[0] = (card_union - card_y > 0 ? card_union - card_y : 0.0) / m + START_FLOOR;
@@ -1270,13 +1391,23 @@ static void estimate_pair(const Prepared *prepared, const SketchView *x, const S
     *out = (PairEstimate){rates[0] * m, rates[1] * m, rates[2] * m, ratio};
 }
 
+/* Zeroed memory from a cache-line boundary: the counts' 64-byte loads of the planes "K >= k"
+ * then each touch one line, not two. */
+static void *zeroed_lines(size_t bytes)
+{
+    void *memory = NULL;
+    if (posix_memalign(&memory, 64, bytes) != 0)
+        return NULL;
+    return memset(memory, 0, bytes);
+}
+
 static int workspace_init(Workspace *space, size_t words, unsigned r)
 {
     size_t levels = r + 2;
     space->words = words;
     space->level_words = levels * words;
-    space->row_levels = calloc(levels * words, sizeof(uint64_t));
-    space->column_levels = calloc(COLUMN_CHUNK * levels * words, sizeof(uint64_t));
+    space->row_levels = zeroed_lines(levels * words * sizeof(uint64_t));
+    space->column_levels = zeroed_lines(COLUMN_CHUNK * levels * words * sizeof(uint64_t));
     space->row_tail = malloc(TAIL_LIMIT * sizeof(uint32_t));
     space->column_tails = malloc(COLUMN_CHUNK * TAIL_LIMIT * sizeof(uint32_t));
     return space->row_levels && space->column_levels && space->row_tail && space->column_tails
@@ -1440,9 +1571,11 @@ int mle_use_simd_level(const char *level)
         finish_terms = finish_terms_avx2;
         /* "avx512": AVX2's loops with the AVX-512 popcount of the register-pair counts */
         if ((best || avx512) && __builtin_cpu_supports("avx512f") &&
-                __builtin_cpu_supports("avx512vpopcntdq"))
+                __builtin_cpu_supports("avx512vpopcntdq")) {
             count_and = count_and_avx512;
-        else if (avx512)
+            if (__builtin_cpu_supports("avx512dq") && evaluate_value == evaluate_value_avx2)
+                evaluate_value = evaluate_value_avx512;
+        } else if (avx512)
             return -1;
         return 0;
     }
@@ -1476,8 +1609,12 @@ static PyObject *mle_math(PyObject *self, PyObject *args)
         goto fail;
     }
 #ifdef HAVE_X86_DISPATCH
-    if (evaluate_value == evaluate_value_avx2) {
-        for (Py_ssize_t i = 0; i < a[0].count; i += 4)
+    if (evaluate_value == evaluate_value_avx2 || evaluate_value == evaluate_value_avx512) {
+        Py_ssize_t i = 0;
+        if (evaluate_value == evaluate_value_avx512)  /* eight at a time, the rest four */
+            for (; i + 8 <= a[0].count; i += 8)
+                mle_math_avx512(kind, x + i, out + i);
+        for (; i < a[0].count; i += 4)
             mle_math_avx2(kind, x + i, out + i);
         return release_and_return(a, 2, 0);
     }
