@@ -26,7 +26,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -76,6 +75,7 @@ def _simulator_log(args):
             and not (backend == "f2" and f2_stand_in()):
         yield sys.stderr
         return
+    import tempfile
     directory = Path(tempfile.gettempdir()) / "kmer-sketch-sim"
     directory.mkdir(parents=True, exist_ok=True)
     log_path = directory / f"host-{args.command}-{os.getpid()}.log"
