@@ -31,7 +31,6 @@ from pathlib import Path
 
 from . import __version__
 from .commands import COMMANDS
-from .commands.cluster import ORDERS
 from .commands.collections import expand_collections
 from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
                               pyxrt_stand_in)
@@ -162,8 +161,10 @@ def input_paths(args) -> list[str]:
         elif value:
             paths.extend(value)
     order = getattr(args, "order", None)
-    if isinstance(order, str) and order not in ORDERS:
-        paths.append(order)
+    if isinstance(order, str):
+        from .api.clustering import ORDERS  # cluster's, which sketch does without
+        if order not in ORDERS:
+            paths.append(order)
     return paths
 
 
