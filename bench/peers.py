@@ -36,8 +36,11 @@ pairs. Then where this project's sketch CPU seconds go, measured in each repeat 
 tools: the interpreter's start and the command line's imports (whole processes), decompression
 and the k-mer pipeline at each SIMD level (in this process, on the same 64 KiB blocks), the
 rest (by difference) being the command's own Python;
-with --callgrind, the instructions of the start-up (valgrind). Asserts nothing; --record
-writes bench/results/peers.json for bench/benchmarks_doc.py.
+with --callgrind, the instructions of the start-up (valgrind). And this project's sketch
+command, in the same repeats, on the same genomes as plain FASTA, gzip FASTA (the files
+themselves), plain FASTQ and gzip FASTQ (each genome's records cut into 150-base reads of
+quality I, gzip level 6): Mbases per CPU second of each. Asserts nothing; --record writes
+bench/results/peers.json for bench/benchmarks_doc.py.
 """
 
 import argparse
@@ -322,6 +325,64 @@ class OurParts:
                 "kmers_s": {level: median[level] for level in self.levels}, "level": self.level}
 
 
+#: the read length of the FASTQ copies of the genomes
+READ_LENGTH = 150
+
+
+def fastq_of(fasta: bytes) -> bytes:
+    """The FASTA text's records cut into reads of READ_LENGTH bases (the last of a record
+    shorter), quality ``I``; every base kept, k-mers across read ends lost."""
+    reads = []
+    for number, record in enumerate(fasta.split(b">")[1:]):
+        sequence = b"".join(record.split(b"\n")[1:])
+        for start in range(0, len(sequence), READ_LENGTH):
+            read = sequence[start:start + READ_LENGTH]
+            reads.append(b"@r%d_%d\n%s\n+\n%s\n" % (number, start, read, b"I" * len(read)))
+    return b"".join(reads)
+
+
+class Formats:
+    """This project's sketch command on the genomes in each input format (the gzip FASTA files
+    themselves, and plain FASTA, plain FASTQ, gzip FASTQ copies in ``work``): CPU seconds of
+    whole processes and the bases of each format's files."""
+
+    def __init__(self, paths: list[Path], work: Path, tool: "ThisProject", env: dict):
+        self.tool, self.env, self.out = tool, env, work / "formats"
+        self.out.mkdir()
+        self.files = {"gzip FASTA": list(paths)}
+        self.bases = {}
+        for name in ("FASTA", "FASTQ", "gzip FASTQ"):
+            (work / name.replace(" ", "_")).mkdir()
+            self.files[name] = []
+        for path in paths:
+            fasta = gzip.decompress(path.read_bytes())
+            fastq = fastq_of(fasta)
+            stem = path.name.removesuffix(".gz").removesuffix(".fasta")
+            for name, suffix, data in (("FASTA", ".fasta", fasta), ("FASTQ", ".fastq", fastq),
+                                       ("gzip FASTQ", ".fastq.gz", None)):
+                target = work / name.replace(" ", "_") / (stem + suffix)
+                target.write_bytes(data if data is not None
+                                   else gzip.compress(fastq, compresslevel=6, mtime=0))
+                self.files[name].append(target)
+            for name, data in (("FASTA", fasta), ("FASTQ", fastq)):
+                self.bases[name] = self.bases.get(name, 0) + count_bases(data)
+        self.bases["gzip FASTA"], self.bases["gzip FASTQ"] = self.bases["FASTA"], \
+            self.bases["FASTQ"]
+        self.times = {name: [] for name in self.files}
+
+    def measure(self) -> None:
+        for name, files in self.files.items():
+            self.times[name].append(
+                run_measured(self.tool.sketch(files, self.out), env=self.env).cpu_s)
+
+    def medians(self) -> dict:
+        return {name: {"cpu_s": round(statistics.median(times), 3),
+                       "mbases": round(self.bases[name] / 1e6, 2),
+                       "mbases_per_cpu_s": round(self.bases[name] / 1e6
+                                                 / statistics.median(times), 1)}
+                for name, times in self.times.items()}
+
+
 def instructions(env: dict) -> dict | None:
     """Instructions (callgrind) of the interpreter's start, of importing numpy and of
     importing the command line; None without valgrind."""
@@ -379,6 +440,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="peers-") as directory:
         work = Path(directory)
+        formats = Formats(paths, work, tools[0], env)
         for repeat in range(-1, args.repeats):  # -1: the warm-up, not counted
             turn = repeat % len(tools)
             for tool in tools[turn:] + tools[:turn]:
@@ -391,6 +453,7 @@ def main() -> None:
                         tool.runs["compare"].append(compared)
             if repeat >= 0:
                 parts.measure()
+                formats.measure()
         load_after = os.getloadavg()
         # the exact sets after the timed runs, whose processes are not to share this
         # process's memory
@@ -406,7 +469,7 @@ def main() -> None:
         errors = {tool.name: np.abs(tool.jaccard(work, paths) - exact)[upper]
                   for tool in tools}
 
-    parts = parts.medians()
+    parts, formats = parts.medians(), formats.medians()
     parts["whole_s"] = round(statistics.median(r.cpu_s for r in tools[0].runs["sketch"]), 3)
     counts = instructions(env) if args.callgrind else None
 
@@ -453,6 +516,9 @@ def main() -> None:
           f"{parts['kmers_s'][level]:.3f} ({level}; "
           + ", ".join(f"{name} {value:.3f}" for name, value in parts["kmers_s"].items())
           + f"), the rest {rest:.3f}")
+    print(f"{tools[0].sketch_label}, by input format: " + ", ".join(
+        f"{name} {value['mbases_per_cpu_s']:.1f} Mbases per CPU-s ({value['cpu_s']:.3f} CPU-s, "
+        f"{value['mbases']:.1f} Mbases)" for name, value in formats.items()))
     if counts:
         print("instructions (callgrind): " + ", ".join(f"{name} {value / 1e6:.0f} M"
                                                        for name, value in counts.items()))
@@ -469,7 +535,8 @@ def main() -> None:
                         f"sourmash scaled={args.scaled}; Dashing2 {1 << args.p} registers",
             "mbases": round(bases / 1e6, 2), "repeats": args.repeats, "rows": rows,
             "skipped": skipped,
-            "parts": {**parts, "rest_s": round(rest, 3)}, "instructions": counts})
+            "parts": {**parts, "rest_s": round(rest, 3)}, "instructions": counts,
+            "formats": formats})
 
 
 if __name__ == "__main__":
