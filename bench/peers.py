@@ -3,7 +3,7 @@ sketch CPU time and memory, all-pairs time and memory, and each tool's Jaccard a
 exact Jaccard of the genomes' full k-mer sets.
 
     python bench/peers.py [--repeats 5] [--k 31] [--p 14] [--mash-size 10000]
-                          [--scaled 1000] [--dashing2 PATH] [--record]
+                          [--scaled 1000] [--dashing2 PATH] [--callgrind] [--perf] [--record]
 
 Genomes: the 20 real bacterial genomes of bench/near_zero.py (Debian's ragout-examples and
 kaptive-example, gzip FASTA, 5 genera, 190 pairs). Every tool sketches the 20 files in one
@@ -36,7 +36,8 @@ pairs. Then where this project's sketch CPU seconds go, measured in each repeat 
 tools: the interpreter's start and the command line's imports (whole processes), decompression
 and the k-mer pipeline at each SIMD level (in this process, on the same 64 KiB blocks), the
 rest (by difference) being the command's own Python;
-with --callgrind, the instructions of the start-up (valgrind). And this project's sketch
+with --callgrind, the instructions of the start-up (valgrind); with --perf, perf's samples of
+one sketch run (software clock, 10 kHz) by shared object and the top functions. And this project's sketch
 command, in the same repeats, on the same genomes as plain FASTA, gzip FASTA (the files
 themselves), plain FASTQ and gzip FASTQ (each genome's records cut into 150-base reads of
 quality I, gzip level 6): Mbases per CPU second of each. Asserts nothing; --record writes
@@ -298,8 +299,11 @@ class OurParts:
         python = [sys.executable, "-c"]
         start = run_measured(python + ["pass"], env=self.env).cpu_s
         self.times["interpreter_s"].append(start)
+        # the command line's start as the sketch command makes it (host.__main__: imports with
+        # the collector off, the parser), less the interpreter's
         self.times["imports_s"].append(
-            run_measured(python + ["import host.cli"], env=self.env).cpu_s - start)
+            run_measured([sys.executable, "-m", "host", "--version"], env=self.env).cpu_s
+            - start)
         began = time.process_time()
         for path in self.paths:
             for _ in self.read(path):
@@ -384,19 +388,51 @@ class Formats:
 
 
 def instructions(env: dict) -> dict | None:
-    """Instructions (callgrind) of the interpreter's start, of importing numpy and of
-    importing the command line; None without valgrind."""
+    """Instructions (callgrind) of the interpreter's start, of importing numpy and of the
+    command line's start (``python -m host --version``: imports and parser); None without
+    valgrind."""
     if shutil.which("valgrind") is None:
         return None
     counts = {}
-    for name, code in (("interpreter", "pass"), ("numpy", "import numpy"),
-                       ("host.cli", "import host.cli")):
+    for name, code in (("interpreter", ["-c", "pass"]), ("numpy", ["-c", "import numpy"]),
+                       ("python -m host --version", ["-m", "host", "--version"])):
         result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                                 sys.executable, "-c", code], env=env, capture_output=True,
+                                 sys.executable, *code], env=env, capture_output=True,
                                 text=True)
         found = re.search(r"Collected : (\d+)", result.stderr)
         counts[name] = int(found.group(1)) if found else None
     return counts
+
+
+def perf_profile(command: list[str], env: dict) -> dict | None:
+    """Where one run of ``command`` spends its CPU time, by perf's samples (software clock at
+    10 kHz: no hardware counters needed): the share of each shared object and the top
+    functions, in percent; None without perf or when perf may not sample."""
+    if shutil.which("perf") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="peers-perf-") as directory:
+        data = str(Path(directory) / "perf.data")
+        recorded = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "10000", "-o",
+                                   data, "--", *command], env=env, capture_output=True)
+        if recorded.returncode != 0:
+            return None
+
+        def report(sort: str) -> list[tuple[str, float]]:
+            text = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort,
+                                   "--stdio", "-q", "-g", "none"], capture_output=True,
+                                  text=True).stdout
+            rows = []
+            for line in text.splitlines():
+                fields = line.split()
+                if fields and fields[0].endswith("%"):
+                    rows.append((" ".join(fields[1:]).replace("[.] ", "").replace("[k] ", ""),
+                                 float(fields[0].rstrip("%"))))
+            return rows
+        objects = report("dso")
+        functions = report("dso,sym")[:12]
+    return {"objects": [{"object": name, "percent": share} for name, share in objects
+                        if share >= 0.5],
+            "functions": [{"function": name, "percent": share} for name, share in functions]}
 
 
 def machine() -> str:
@@ -421,6 +457,8 @@ def main() -> None:
     parser.add_argument("--dashing2", help="the dashing2 binary (default: dashing2 on PATH)")
     parser.add_argument("--callgrind", action="store_true",
                         help="also count the start-up's instructions with valgrind's callgrind")
+    parser.add_argument("--perf", action="store_true",
+                        help="also profile one sketch run of this project with perf")
     parser.add_argument("--record", action="store_true",
                         help="write bench/results/peers.json for bench/benchmarks_doc.py")
     args = parser.parse_args()
@@ -441,6 +479,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="peers-") as directory:
         work = Path(directory)
         formats = Formats(paths, work, tools[0], env)
+        profile = perf_profile(tools[0].sketch(paths, work), env) if args.perf else None
         for repeat in range(-1, args.repeats):  # -1: the warm-up, not counted
             turn = repeat % len(tools)
             for tool in tools[turn:] + tools[:turn]:
@@ -522,6 +561,11 @@ def main() -> None:
     if counts:
         print("instructions (callgrind): " + ", ".join(f"{name} {value / 1e6:.0f} M"
                                                        for name, value in counts.items()))
+    if profile:
+        print("perf, one sketch run: " + ", ".join(f"{row['object']} {row['percent']:.1f} %"
+                                                  for row in profile["objects"]))
+        print("  top functions: " + ", ".join(f"{row['function']} {row['percent']:.1f} %"
+                                              for row in profile["functions"]))
     if args.record:
         from bench.record import write
         write("peers", {
@@ -536,7 +580,7 @@ def main() -> None:
             "mbases": round(bases / 1e6, 2), "repeats": args.repeats, "rows": rows,
             "skipped": skipped,
             "parts": {**parts, "rest_s": round(rest, 3)}, "instructions": counts,
-            "formats": formats})
+            "formats": formats, "perf": profile})
 
 
 if __name__ == "__main__":
