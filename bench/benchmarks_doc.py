@@ -57,9 +57,13 @@ def headlines() -> list[tuple[str, str, str]]:
     peers = load("peers")
     mine, theirs = (next(row for row in peers["rows"] if row["tool"] == tool)
                     for tool in ("kmer-sketch-accel", "Mash"))
+    formats = peers.get("formats", {})
+    other_formats = "".join(f", {name} {value['mbases_per_cpu_s']}"
+                            for name, value in formats.items() if name != "gzip FASTA")
     rows = [
         ("Sketching, software (1 thread, k=31, p=14; whole processes, 20 gzip genomes)",
-         f"{mine['mbases_per_cpu_s']} Mbases per CPU-s, {theirs['sketch_cpu_vs_this']:.1f}x "
+         f"{mine['mbases_per_cpu_s']} Mbases per CPU-s{other_formats and ' (the same genomes'}"
+         f"{other_formats}{other_formats and ')'}, {theirs['sketch_cpu_vs_this']:.1f}x "
          f"less CPU than `mash sketch -p 1` ({theirs['mbases_per_cpu_s']}) in one "
          "interleaved run",
          f"{bench}, `python bench/peers.py`"),
@@ -190,13 +194,15 @@ def peers_section() -> list[str]:
     level = parts["level"]
     whole = parts["whole_s"]
     out += ["", f"Where this project's {whole:.3f} sketch CPU-s go (the same run; the "
-            "interpreter's start and the imports of `python -m host` as whole processes, "
+            "interpreter's start and the command line's start, `python -m host --version`, as "
+            "whole processes, "
             "decompression and the k-mer pipeline in the bench's process on the reader's "
             "64 KiB blocks; the rest, by difference, is the command's own Python: arguments, "
             "the streaming loop, the sketch file):", "",
             "| part | CPU-s | share |", "| --- | --- | --- |"]
     shown = [("Python interpreter start", parts["interpreter_s"]),
-             ("imports of the command line (numpy among them)", parts["imports_s"]),
+             ("the command line's start: imports (numpy among them), parser",
+              parts["imports_s"]),
              ("gzip decompression (ISA-L)", parts["gunzip_s"]),
              (f"k-mer pipeline: parse, canonical k-mers, fmix64, registers ({level})",
               parts["kmers_s"][level]),
@@ -212,12 +218,28 @@ def peers_section() -> list[str]:
                 for name, value in levels.items()) + "."]
     counts = peers.get("instructions")
     if counts:
+        start = counts["python -m host --version"]
         out += ["", f"Start-up in instructions (valgrind's callgrind, `--callgrind`): the "
                 f"interpreter {counts['interpreter'] / 1e6:.0f} M, with `import numpy` "
-                f"{counts['numpy'] / 1e6:.0f} M, with `import host.cli` "
-                f"{counts['host.cli'] / 1e6:.0f} M: numpy is "
-                f"{100 * (counts['numpy'] - counts['interpreter']) / (counts['host.cli'] - counts['interpreter']):.0f} % "
-                "of what the command line's imports add."]
+                f"{counts['numpy'] / 1e6:.0f} M, `python -m host --version` "
+                f"{start / 1e6:.0f} M: numpy is "
+                f"{100 * (counts['numpy'] - counts['interpreter']) / (start - counts['interpreter']):.0f} % "
+                "of what the command line's start adds to the interpreter's."]
+    formats = peers.get("formats")
+    if formats:
+        out += ["", f"`{peers['rows'][0]['sketch']}` on the same genomes in each input format "
+                "(the same repeats; FASTQ: each record cut into 150-base reads, gzip level 6):",
+                "", "| input | Mbases | CPU-s | Mbases per CPU-s |", "| --- | --- | --- | --- |"]
+        out += [f"| {name} | {value['mbases']} | {value['cpu_s']:.3f} | "
+                f"{value['mbases_per_cpu_s']} |" for name, value in formats.items()]
+    profile = peers.get("perf")
+    if profile:
+        out += ["", "Where the time of one sketch run goes by `perf record -e cpu-clock` (`--perf`, "
+                "the same run; share of the samples): " + ", ".join(
+                    f"{row['object']} {row['percent']:.1f} %" for row in profile["objects"])
+                + "; the top functions: " + ", ".join(
+                    f"{row['function']} {row['percent']:.1f} %" for row in profile["functions"])
+                + "."]
     return out + [""]
 
 
