@@ -168,6 +168,22 @@ def sw_section() -> list[str]:
     return out + [""]
 
 
+#: what each shared object of perf's profile of a sketch run is (bench/peers.py --perf)
+PERF_OBJECTS = (("libpython", "the interpreter (its start, the imports, the command's Python)"),
+                ("_native", "host/fast/_native (the k-mer pipeline)"),
+                ("isal_zlib", "ISA-L (gzip)"),
+                ("[kernel", "the kernel (process start, page faults, reads)"),
+                ("libc", "libc"), ("ld-linux", "the dynamic loader"),
+                ("_multiarray_umath", "numpy"))
+
+
+def perf_name(name: str) -> str:
+    """``name`` (perf's shared object, or its object and function) with the object said."""
+    obj, _, function = name.partition(" ")
+    said = next((text for prefix, text in PERF_OBJECTS if obj.startswith(prefix)), obj)
+    return f"`{function}` in {said.split(' (')[0]}" if function else said
+
+
 def peers_section() -> list[str]:
     peers = load("peers")
     load_average = peers["load_average"]
@@ -224,7 +240,12 @@ def peers_section() -> list[str]:
                 f"{counts['numpy'] / 1e6:.0f} M, `python -m host --version` "
                 f"{start / 1e6:.0f} M: numpy is "
                 f"{100 * (counts['numpy'] - counts['interpreter']) / (start - counts['interpreter']):.0f} % "
-                "of what the command line's start adds to the interpreter's."]
+                "of what the command line's start adds to the interpreter's. The sketch path "
+                "still uses numpy (the registers, their packing, the sketch file's writer), so "
+                "its import is the largest part of the start left; the rest of the command "
+                "line's imports load with the cyclic collector off (host/__main__.py) and "
+                "without the pair loops, clustering and the sketch file reader "
+                "(tests/test_cli_startup.py)."]
     formats = peers.get("formats")
     if formats:
         out += ["", f"`{peers['rows'][0]['sketch']}` on the same genomes in each input format "
@@ -236,9 +257,11 @@ def peers_section() -> list[str]:
     if profile:
         out += ["", "Where the time of one sketch run goes by `perf record -e cpu-clock` (`--perf`, "
                 "the same run; share of the samples): " + ", ".join(
-                    f"{row['object']} {row['percent']:.1f} %" for row in profile["objects"])
+                    f"{perf_name(row['object'])} {row['percent']:.1f} %"
+                    for row in profile["objects"])
                 + "; the top functions: " + ", ".join(
-                    f"{row['function']} {row['percent']:.1f} %" for row in profile["functions"])
+                    f"{perf_name(row['function'])} {row['percent']:.1f} %"
+                    for row in profile["functions"])
                 + "."]
     return out + [""]
 
