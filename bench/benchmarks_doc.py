@@ -57,9 +57,13 @@ def headlines() -> list[tuple[str, str, str]]:
     peers = load("peers")
     mine, theirs = (next(row for row in peers["rows"] if row["tool"] == tool)
                     for tool in ("kmer-sketch-accel", "Mash"))
+    formats = peers.get("formats", {})
+    other_formats = "".join(f", {name} {value['mbases_per_cpu_s']}"
+                            for name, value in formats.items() if name != "gzip FASTA")
     rows = [
         ("Sketching, software (1 thread, k=31, p=14; whole processes, 20 gzip genomes)",
-         f"{mine['mbases_per_cpu_s']} Mbases per CPU-s, {theirs['sketch_cpu_vs_this']:.1f}x "
+         f"{mine['mbases_per_cpu_s']} Mbases per CPU-s{other_formats and ' (the same genomes'}"
+         f"{other_formats}{other_formats and ')'}, {theirs['sketch_cpu_vs_this']:.1f}x "
          f"less CPU than `mash sketch -p 1` ({theirs['mbases_per_cpu_s']}) in one "
          "interleaved run",
          f"{bench}, `python bench/peers.py`"),
@@ -196,6 +200,22 @@ def sw_section() -> list[str]:
     return out + [""]
 
 
+#: what each shared object of perf's profile of a sketch run is (bench/peers.py --perf)
+PERF_OBJECTS = (("libpython", "the interpreter (its start, the imports, the command's Python)"),
+                ("_native", "host/fast/_native (the k-mer pipeline)"),
+                ("isal_zlib", "ISA-L (gzip)"),
+                ("[kernel", "the kernel (process start, page faults, reads)"),
+                ("libc", "libc"), ("ld-linux", "the dynamic loader"),
+                ("_multiarray_umath", "numpy"))
+
+
+def perf_name(name: str) -> str:
+    """``name`` (perf's shared object, or its object and function) with the object said."""
+    obj, _, function = name.partition(" ")
+    said = next((text for prefix, text in PERF_OBJECTS if obj.startswith(prefix)), obj)
+    return f"`{function}` in {said.split(' (')[0]}" if function else said
+
+
 def peers_section() -> list[str]:
     peers = load("peers")
     load_average = peers["load_average"]
@@ -222,13 +242,15 @@ def peers_section() -> list[str]:
     level = parts["level"]
     whole = parts["whole_s"]
     out += ["", f"Where this project's {whole:.3f} sketch CPU-s go (the same run; the "
-            "interpreter's start and the imports of `python -m host` as whole processes, "
+            "interpreter's start and the command line's start, `python -m host --version`, as "
+            "whole processes, "
             "decompression and the k-mer pipeline in the bench's process on the reader's "
             "64 KiB blocks; the rest, by difference, is the command's own Python: arguments, "
             "the streaming loop, the sketch file):", "",
             "| part | CPU-s | share |", "| --- | --- | --- |"]
     shown = [("Python interpreter start", parts["interpreter_s"]),
-             ("imports of the command line (numpy among them)", parts["imports_s"]),
+             ("the command line's start: imports (numpy among them), parser",
+              parts["imports_s"]),
              ("gzip decompression (ISA-L)", parts["gunzip_s"]),
              (f"k-mer pipeline: parse, canonical k-mers, fmix64, registers ({level})",
               parts["kmers_s"][level]),
@@ -244,12 +266,35 @@ def peers_section() -> list[str]:
                 for name, value in levels.items()) + "."]
     counts = peers.get("instructions")
     if counts:
+        start = counts["python -m host --version"]
         out += ["", f"Start-up in instructions (valgrind's callgrind, `--callgrind`): the "
                 f"interpreter {counts['interpreter'] / 1e6:.0f} M, with `import numpy` "
-                f"{counts['numpy'] / 1e6:.0f} M, with `import host.cli` "
-                f"{counts['host.cli'] / 1e6:.0f} M: numpy is "
-                f"{100 * (counts['numpy'] - counts['interpreter']) / (counts['host.cli'] - counts['interpreter']):.0f} % "
-                "of what the command line's imports add."]
+                f"{counts['numpy'] / 1e6:.0f} M, `python -m host --version` "
+                f"{start / 1e6:.0f} M: numpy is "
+                f"{100 * (counts['numpy'] - counts['interpreter']) / (start - counts['interpreter']):.0f} % "
+                "of what the command line's start adds to the interpreter's. The sketch path "
+                "still uses numpy (the registers, their packing, the sketch file's writer), so "
+                "its import is the largest part of the start left; the rest of the command "
+                "line's imports load with the cyclic collector off (host/__main__.py) and "
+                "without the pair loops, clustering and the sketch file reader "
+                "(tests/test_cli_startup.py)."]
+    formats = peers.get("formats")
+    if formats:
+        out += ["", f"`{peers['rows'][0]['sketch']}` on the same genomes in each input format "
+                "(the same repeats; FASTQ: each record cut into 150-base reads, gzip level 6):",
+                "", "| input | Mbases | CPU-s | Mbases per CPU-s |", "| --- | --- | --- | --- |"]
+        out += [f"| {name} | {value['mbases']} | {value['cpu_s']:.3f} | "
+                f"{value['mbases_per_cpu_s']} |" for name, value in formats.items()]
+    profile = peers.get("perf")
+    if profile:
+        out += ["", "Where the time of one sketch run goes by `perf record -e cpu-clock` (`--perf`, "
+                "the same run; share of the samples): " + ", ".join(
+                    f"{perf_name(row['object'])} {row['percent']:.1f} %"
+                    for row in profile["objects"])
+                + "; the top functions: " + ", ".join(
+                    f"{perf_name(row['function'])} {row['percent']:.1f} %"
+                    for row in profile["functions"])
+                + "."]
     return out + [""]
 
 

@@ -3,7 +3,7 @@ sketch CPU time and memory, all-pairs time and memory, and each tool's Jaccard a
 exact Jaccard of the genomes' full k-mer sets.
 
     python bench/peers.py [--repeats 5] [--k 31] [--p 14] [--mash-size 10000]
-                          [--scaled 1000] [--dashing2 PATH] [--record]
+                          [--scaled 1000] [--dashing2 PATH] [--callgrind] [--perf] [--record]
 
 Genomes: the 20 real bacterial genomes of bench/near_zero.py (Debian's ragout-examples and
 kaptive-example, gzip FASTA, 5 genera, 190 pairs). Every tool sketches the 20 files in one
@@ -36,8 +36,12 @@ pairs. Then where this project's sketch CPU seconds go, measured in each repeat 
 tools: the interpreter's start and the command line's imports (whole processes), decompression
 and the k-mer pipeline at each SIMD level (in this process, on the same 64 KiB blocks), the
 rest (by difference) being the command's own Python;
-with --callgrind, the instructions of the start-up (valgrind). Asserts nothing; --record
-writes bench/results/peers.json for bench/benchmarks_doc.py.
+with --callgrind, the instructions of the start-up (valgrind); with --perf, perf's samples of
+one sketch run (software clock, 10 kHz) by shared object and the top functions. And this project's sketch
+command, in the same repeats, on the same genomes as plain FASTA, gzip FASTA (the files
+themselves), plain FASTQ and gzip FASTQ (each genome's records cut into 150-base reads of
+quality I, gzip level 6): Mbases per CPU second of each. Asserts nothing; --record writes
+bench/results/peers.json for bench/benchmarks_doc.py.
 """
 
 import argparse
@@ -295,8 +299,11 @@ class OurParts:
         python = [sys.executable, "-c"]
         start = run_measured(python + ["pass"], env=self.env).cpu_s
         self.times["interpreter_s"].append(start)
+        # the command line's start as the sketch command makes it (host.__main__: imports with
+        # the collector off, the parser), less the interpreter's
         self.times["imports_s"].append(
-            run_measured(python + ["import host.cli"], env=self.env).cpu_s - start)
+            run_measured([sys.executable, "-m", "host", "--version"], env=self.env).cpu_s
+            - start)
         began = time.process_time()
         for path in self.paths:
             for _ in self.read(path):
@@ -322,20 +329,110 @@ class OurParts:
                 "kmers_s": {level: median[level] for level in self.levels}, "level": self.level}
 
 
+#: the read length of the FASTQ copies of the genomes
+READ_LENGTH = 150
+
+
+def fastq_of(fasta: bytes) -> bytes:
+    """The FASTA text's records cut into reads of READ_LENGTH bases (the last of a record
+    shorter), quality ``I``; every base kept, k-mers across read ends lost."""
+    reads = []
+    for number, record in enumerate(fasta.split(b">")[1:]):
+        sequence = b"".join(record.split(b"\n")[1:])
+        for start in range(0, len(sequence), READ_LENGTH):
+            read = sequence[start:start + READ_LENGTH]
+            reads.append(b"@r%d_%d\n%s\n+\n%s\n" % (number, start, read, b"I" * len(read)))
+    return b"".join(reads)
+
+
+class Formats:
+    """This project's sketch command on the genomes in each input format (the gzip FASTA files
+    themselves, and plain FASTA, plain FASTQ, gzip FASTQ copies in ``work``): CPU seconds of
+    whole processes and the bases of each format's files."""
+
+    def __init__(self, paths: list[Path], work: Path, tool: "ThisProject", env: dict):
+        self.tool, self.env, self.out = tool, env, work / "formats"
+        self.out.mkdir()
+        self.files = {"gzip FASTA": list(paths)}
+        self.bases = {}
+        for name in ("FASTA", "FASTQ", "gzip FASTQ"):
+            (work / name.replace(" ", "_")).mkdir()
+            self.files[name] = []
+        for path in paths:
+            fasta = gzip.decompress(path.read_bytes())
+            fastq = fastq_of(fasta)
+            stem = path.name.removesuffix(".gz").removesuffix(".fasta")
+            for name, suffix, data in (("FASTA", ".fasta", fasta), ("FASTQ", ".fastq", fastq),
+                                       ("gzip FASTQ", ".fastq.gz", None)):
+                target = work / name.replace(" ", "_") / (stem + suffix)
+                target.write_bytes(data if data is not None
+                                   else gzip.compress(fastq, compresslevel=6, mtime=0))
+                self.files[name].append(target)
+            for name, data in (("FASTA", fasta), ("FASTQ", fastq)):
+                self.bases[name] = self.bases.get(name, 0) + count_bases(data)
+        self.bases["gzip FASTA"], self.bases["gzip FASTQ"] = self.bases["FASTA"], \
+            self.bases["FASTQ"]
+        self.times = {name: [] for name in self.files}
+
+    def measure(self) -> None:
+        for name, files in self.files.items():
+            self.times[name].append(
+                run_measured(self.tool.sketch(files, self.out), env=self.env).cpu_s)
+
+    def medians(self) -> dict:
+        return {name: {"cpu_s": round(statistics.median(times), 3),
+                       "mbases": round(self.bases[name] / 1e6, 2),
+                       "mbases_per_cpu_s": round(self.bases[name] / 1e6
+                                                 / statistics.median(times), 1)}
+                for name, times in self.times.items()}
+
+
 def instructions(env: dict) -> dict | None:
-    """Instructions (callgrind) of the interpreter's start, of importing numpy and of
-    importing the command line; None without valgrind."""
+    """Instructions (callgrind) of the interpreter's start, of importing numpy and of the
+    command line's start (``python -m host --version``: imports and parser); None without
+    valgrind."""
     if shutil.which("valgrind") is None:
         return None
     counts = {}
-    for name, code in (("interpreter", "pass"), ("numpy", "import numpy"),
-                       ("host.cli", "import host.cli")):
+    for name, code in (("interpreter", ["-c", "pass"]), ("numpy", ["-c", "import numpy"]),
+                       ("python -m host --version", ["-m", "host", "--version"])):
         result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                                 sys.executable, "-c", code], env=env, capture_output=True,
+                                 sys.executable, *code], env=env, capture_output=True,
                                 text=True)
         found = re.search(r"Collected : (\d+)", result.stderr)
         counts[name] = int(found.group(1)) if found else None
     return counts
+
+
+def perf_profile(command: list[str], env: dict) -> dict | None:
+    """Where one run of ``command`` spends its CPU time, by perf's samples (software clock at
+    10 kHz: no hardware counters needed): the share of each shared object and the top
+    functions, in percent; None without perf or when perf may not sample."""
+    if shutil.which("perf") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="peers-perf-") as directory:
+        data = str(Path(directory) / "perf.data")
+        recorded = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "10000", "-o",
+                                   data, "--", *command], env=env, capture_output=True)
+        if recorded.returncode != 0:
+            return None
+
+        def report(sort: str) -> list[tuple[str, float]]:
+            text = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort,
+                                   "--stdio", "-q", "-g", "none"], capture_output=True,
+                                  text=True).stdout
+            rows = []
+            for line in text.splitlines():
+                fields = line.split()
+                if fields and fields[0].endswith("%"):
+                    rows.append((" ".join(fields[1:]).replace("[.] ", "").replace("[k] ", ""),
+                                 float(fields[0].rstrip("%"))))
+            return rows
+        objects = report("dso")
+        functions = report("dso,sym")[:12]
+    return {"objects": [{"object": name, "percent": share} for name, share in objects
+                        if share >= 0.5],
+            "functions": [{"function": name, "percent": share} for name, share in functions]}
 
 
 def machine() -> str:
@@ -360,6 +457,8 @@ def main() -> None:
     parser.add_argument("--dashing2", help="the dashing2 binary (default: dashing2 on PATH)")
     parser.add_argument("--callgrind", action="store_true",
                         help="also count the start-up's instructions with valgrind's callgrind")
+    parser.add_argument("--perf", action="store_true",
+                        help="also profile one sketch run of this project with perf")
     parser.add_argument("--record", action="store_true",
                         help="write bench/results/peers.json for bench/benchmarks_doc.py")
     args = parser.parse_args()
@@ -379,6 +478,8 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="peers-") as directory:
         work = Path(directory)
+        formats = Formats(paths, work, tools[0], env)
+        profile = perf_profile(tools[0].sketch(paths, work), env) if args.perf else None
         for repeat in range(-1, args.repeats):  # -1: the warm-up, not counted
             turn = repeat % len(tools)
             for tool in tools[turn:] + tools[:turn]:
@@ -391,6 +492,7 @@ def main() -> None:
                         tool.runs["compare"].append(compared)
             if repeat >= 0:
                 parts.measure()
+                formats.measure()
         load_after = os.getloadavg()
         # the exact sets after the timed runs, whose processes are not to share this
         # process's memory
@@ -406,7 +508,7 @@ def main() -> None:
         errors = {tool.name: np.abs(tool.jaccard(work, paths) - exact)[upper]
                   for tool in tools}
 
-    parts = parts.medians()
+    parts, formats = parts.medians(), formats.medians()
     parts["whole_s"] = round(statistics.median(r.cpu_s for r in tools[0].runs["sketch"]), 3)
     counts = instructions(env) if args.callgrind else None
 
@@ -453,9 +555,17 @@ def main() -> None:
           f"{parts['kmers_s'][level]:.3f} ({level}; "
           + ", ".join(f"{name} {value:.3f}" for name, value in parts["kmers_s"].items())
           + f"), the rest {rest:.3f}")
+    print(f"{tools[0].sketch_label}, by input format: " + ", ".join(
+        f"{name} {value['mbases_per_cpu_s']:.1f} Mbases per CPU-s ({value['cpu_s']:.3f} CPU-s, "
+        f"{value['mbases']:.1f} Mbases)" for name, value in formats.items()))
     if counts:
         print("instructions (callgrind): " + ", ".join(f"{name} {value / 1e6:.0f} M"
                                                        for name, value in counts.items()))
+    if profile:
+        print("perf, one sketch run: " + ", ".join(f"{row['object']} {row['percent']:.1f} %"
+                                                  for row in profile["objects"]))
+        print("  top functions: " + ", ".join(f"{row['function']} {row['percent']:.1f} %"
+                                              for row in profile["functions"]))
     if args.record:
         from bench.record import write
         write("peers", {
@@ -469,7 +579,8 @@ def main() -> None:
                         f"sourmash scaled={args.scaled}; Dashing2 {1 << args.p} registers",
             "mbases": round(bases / 1e6, 2), "repeats": args.repeats, "rows": rows,
             "skipped": skipped,
-            "parts": {**parts, "rest_s": round(rest, 3)}, "instructions": counts})
+            "parts": {**parts, "rest_s": round(rest, 3)}, "instructions": counts,
+            "formats": formats, "perf": profile})
 
 
 if __name__ == "__main__":

@@ -26,13 +26,11 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
 from .commands import COMMANDS
-from .commands.cluster import ORDERS
 from .commands.collections import expand_collections
 from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
                               pyxrt_stand_in)
@@ -76,6 +74,7 @@ def _simulator_log(args):
             and not (backend == "f2" and f2_stand_in()):
         yield sys.stderr
         return
+    import tempfile
     directory = Path(tempfile.gettempdir()) / "kmer-sketch-sim"
     directory.mkdir(parents=True, exist_ok=True)
     log_path = directory / f"host-{args.command}-{os.getpid()}.log"
@@ -162,8 +161,10 @@ def input_paths(args) -> list[str]:
         elif value:
             paths.extend(value)
     order = getattr(args, "order", None)
-    if isinstance(order, str) and order not in ORDERS:
-        paths.append(order)
+    if isinstance(order, str):
+        from .api.clustering import ORDERS  # cluster's, which sketch does without
+        if order not in ORDERS:
+            paths.append(order)
     return paths
 
 

@@ -8,7 +8,6 @@ import contextlib
 import fcntl
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 
@@ -49,7 +48,7 @@ def create_partial(directory: Path, prefix: str) -> tuple[int, Path]:
     file system without ``flock`` it stays unlocked, and a later run, which cannot lock it
     either, leaves it alone."""
     while True:
-        digits = secrets.token_hex(_PARTIAL_DIGITS // 2)
+        digits = os.urandom(_PARTIAL_DIGITS // 2).hex()  # as secrets.token_hex, without hashlib
         unlocked = directory / f"{prefix}{digits}{_UNLOCKED_SUFFIX}"
         partial = directory / f"{prefix}{digits}{_PARTIAL_SUFFIX}"
         try:

@@ -10,7 +10,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from .descriptors import (closed_at_start, descriptor_open, input_behind, moved_off_input,
@@ -89,6 +88,7 @@ class PendingOutput:
             status = os.fstat(descriptor)
             if stat.S_ISREG(status.st_mode):
                 self.identity = (status.st_dev, status.st_ino)
+            import tempfile  # here: the command line's start-up does without it
             self._raw = tempfile.TemporaryFile()
         else:
             self.target = Path(os.path.realpath(shown))
@@ -121,6 +121,7 @@ class PendingOutput:
             if not os.access(target, os.W_OK):
                 raise InputError(f"{shown}: permission denied")
             self.kind = "stream"
+            import tempfile
             return tempfile.TemporaryFile()
         if status is not None and not stat.S_ISREG(status.st_mode):
             raise InputError(f"{shown}: neither a regular file, a FIFO nor a character device; "

@@ -14,7 +14,6 @@ held (shared values are replicated to every worker), and the client writes each 
 when its turn comes.
 """
 
-import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
@@ -42,6 +41,7 @@ class DaskExecutor:
 
     def __init__(self, address: str | None = None, workers: int | None = None,
                  threads_per_worker: int = 1):
+        import logging  # here, as dask: the command line's start-up does without it
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:

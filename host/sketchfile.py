@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from . import sketch_archive as archive
 from .io import (ZIP_MAGIC, InputError, compressed_sketch_problem, compression_of,
                  decompressed_head, looks_like_damaged_sketch, open_input, read_input,
                  stream_input)
@@ -392,6 +391,7 @@ def archive_bound(path, header_end: int, header: dict) -> int:
     """At most the bytes a sketch file whose header member ends at ``header_end`` and holds
     ``header`` (checked) can have: its arrays as the header's parameters size them, their
     headers, and the central directory (host.streams spools a pipe within this)."""
+    from . import sketch_archive as archive
     layout, kind, params, names, *_ = check_header(path, header)
     arrays = layout.members(kind, params, len(names))
     return header_end + archive.ARCHIVE_TAIL_BOUND + sum(
@@ -423,6 +423,7 @@ def read_sketches(path) -> SketchSet:
     """The sketch file ``path`` (a stream host.streams spooled for the command too): every
     structure, size and parameter checked before its arrays are allocated (host.sketch_archive);
     any damage is the one line ``PATH: damaged sketch file (CAUSE)``."""
+    from . import sketch_archive as archive  # here: writing a sketch file needs no reader
     path = Path(path)
     start = _first_bytes(path)
     if start != ZIP_MAGIC:
@@ -461,6 +462,7 @@ def spool_sketch(source, path, spool) -> None:
     the first member must be the header (the writer writes it first), of at most
     :data:`PIPE_HEADER_LIMIT` bytes; a stream that goes on past the bound is damaged, and so is
     anything the header's checks refuse. Nothing more than the header is held in memory."""
+    from . import sketch_archive as archive
     prefix = b""
     local = None
     while local is None:

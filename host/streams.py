@@ -24,7 +24,6 @@ host.sketchfile.PIPE_HEADER_LIMIT).
 import contextlib
 import errno
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 
 from .io import STREAMS, ZIP_MAGIC, InputError, StreamInput, is_stream, open_input, stream_key
@@ -42,6 +41,7 @@ def _open(path: str) -> StreamInput:
         raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
     if head != ZIP_MAGIC:
         return StreamInput(path, "sequence", head, reader, ended=len(head) < len(ZIP_MAGIC))
+    import tempfile
     from .sketchfile import spool_sketch  # here: a sequence stream needs no sketch reader
     spool = tempfile.TemporaryFile()
     try:

@@ -24,8 +24,6 @@ from ..io import InputError, check_sequence, name_problem
 from ..metrics import DEFAULT_MIN_AF, METRICS, express, threshold_problem
 from ..registers import pack_sketches
 from ..sketchfile import SketchSet, write_sketches
-from .clustering import Clustering, cluster_genomes
-from .pairs import Comparison, kept_edges, packed_together, pair_tiles, query_block
 from .params import Sketching, check_table_names, hll_params, saturated_warning
 from .run import Run, SketchWarning, executor
 from .sketching import collect, sketch_sequences
@@ -220,6 +218,8 @@ def dist(genomes: Collection, *, metric: str = "jaccard", estimator: str = "mle"
 
     Returns an (n, n) numpy array of float64: what ``dist`` writes as its TSV matrix, at full
     precision, row i and column j for genomes i and j."""
+    from .pairs import Comparison, pair_tiles  # here, as in search and cluster: sketching
+    # (the command line's sketch above all) does without the pair loops
     how = Comparison(metric=_checked_metric(metric), estimator=estimator, detection=detection)
     sketches, run = genomes.sketches, _run(backend, threads)
     n = len(sketches)
@@ -255,6 +255,7 @@ def edges(genomes: Collection, *, metric: str = "jaccard", threshold: float | No
             raise InputError(f"threshold={threshold}: {problem}")
     if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
         raise InputError(f"top={top!r}: give a whole number of genomes, at least 1")
+    from .pairs import Comparison, kept_edges  # here, as in dist: sketching does without them
     how = Comparison(metric=metric, estimator=estimator, detection=detection, top=top)
     sketches, run = genomes.sketches, _run(backend, threads)
     pieces = []
@@ -281,6 +282,7 @@ def search(queries: Collection, references: Collection, *, metric: str = "jaccar
 
     Returns a (queries, references) numpy array of float64; with ``aligned_fractions``, the
     pair (values, the aligned fractions of a containment ANI, else None)."""
+    from .pairs import packed_together, query_block
     _checked_metric(metric)
     if ani_from not in ("jaccard", "containment"):
         raise InputError(f"ani_from={ani_from!r}: choose jaccard or containment")
@@ -339,6 +341,7 @@ def cluster(genomes: Collection, *, ani: float | None = None, jaccard: float | N
     genome names).
 
     Returns a :class:`Clusters` (numpy arrays; ``rows()`` gives the command's lines)."""
+    from .clustering import Clustering, cluster_genomes
     given = [(name, value) for name, value in (("ani", ani), ("jaccard", jaccard),
                                                 ("mash", mash)) if value is not None]
     if len(given) > 1:

@@ -6,7 +6,6 @@ terminal and the Python API at :mod:`warnings` and :mod:`logging`.
 """
 
 import contextlib
-import logging
 import os
 import warnings
 from collections.abc import Callable
@@ -21,8 +20,6 @@ __all__ = ["Run", "SketchWarning", "executor", "one_line", "XCLBIN_ENV"]
 
 #: the environment variable naming the FPGA binary of the xrt backend when none is given
 XCLBIN_ENV = "KMER_SKETCH_XCLBIN"
-
-_LOG = logging.getLogger("host.api")
 
 
 class SketchWarning(UserWarning):
@@ -40,7 +37,8 @@ def _said(line: str) -> None:
     if line.startswith("warning: "):
         warnings.warn(line.removeprefix("warning: "), SketchWarning, stacklevel=3)
     else:
-        _LOG.info(line)
+        import logging  # here: logging costs the command line's start-up, which never logs
+        logging.getLogger("host.api").info(line)
 
 
 @dataclass

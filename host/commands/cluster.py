@@ -3,9 +3,10 @@ one representative per cluster (as galah dereplicates) or by single, average or 
 the clustering is host.api.clustering's, the pairs those of ``dist`` and ``search``, by the run's
 estimator and detection."""
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ..api.clustering import ORDERS, Clustering, cluster_genomes, metric_matrix, square
 from ..clustering import METHODS
 from ..io import InputError
 from ..metrics import threshold_problem, threshold_text
@@ -16,6 +17,12 @@ from .common import Session, executor_of, load_inputs, parameter_header, require
 from .dist import comparison_options, plot_options
 from .options import ani_options, ani_source, backend_options, new_command, output_option, \
     plain_float
+
+if TYPE_CHECKING:
+    from ..api.clustering import Clustering
+
+# host.api.clustering (and the pair loops under it) is imported by the functions that use it:
+# the command line builds every command's parser, and sketch does without them.
 
 
 
@@ -119,6 +126,7 @@ def _check(args) -> None:
         args.order = "quality" if args.quality is not None else "centrality"
     if args.order == "quality" and args.quality is None:
         raise InputError("--order quality: needs --quality TABLE (CheckM or CheckM2)")
+    from ..api.clustering import ORDERS
     if args.order not in ORDERS:
         try:
             open(args.order, "rb").close()
@@ -142,8 +150,9 @@ def run(args, session: Session) -> None:
         _cluster(args, session, sketches, executor, output, reps_file, plot)
 
 
-def clustering_of(args) -> Clustering:
+def clustering_of(args) -> "Clustering":
     """How the command clusters (its options, checked by :func:`run`) as the API takes it."""
+    from ..api.clustering import Clustering
     return Clustering(metric=args.metric, threshold=args.threshold, estimator=args.estimator,
                       detection=args.detection, ani_from=args.ani_from, min_af=args.min_af,
                       method=args.method, order=args.order, quality=args.quality)
@@ -151,6 +160,7 @@ def clustering_of(args) -> Clustering:
 
 def _cluster(args, session: Session, sketches: SketchSet, executor, out, reps_file,
              plot) -> None:
+    from ..api.clustering import ORDERS, cluster_genomes
     n = len(sketches)
     how, run = clustering_of(args), run_of(args, session)
     found = cluster_genomes(sketches, how, run, executor)
@@ -182,6 +192,7 @@ def _cluster(args, session: Session, sketches: SketchSet, executor, out, reps_fi
 
 
 def _plot(how, run, args, sketches, executor, cluster, representative, plot, query) -> None:
+    from ..api.clustering import metric_matrix, square
     if args.ani_from == "containment":
         values = square(query, np.arange(len(sketches)), args.metric)
     else:

@@ -7,25 +7,27 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..api.pairs import Comparison, row_tiles
 from ..api.params import (HLL_DEFAULTS, JSD_DEFAULTS, SATURATED_SHARE, Sketching,
                           check_table_names, genome_names, saturated_warning)
 from ..api.run import XCLBIN_ENV, Run, executor, one_line
 from ..api.sketching import collect
 from ..backends import F2_STAND_IN_ENV, STAND_IN_ENV
-from ..estimators import DEFAULT_DETECTION, DEFAULT_ESTIMATOR
 from ..io import InputError
 from ..outputs import Outputs, writes_in_place
 from ..progress import Progress
 from ..sketchfile import SketchSet
 from .options import option_name, shown_option
 
+if TYPE_CHECKING:
+    from ..api.pairs import Comparison
+
 __all__ = ["Session", "genome_names", "parameter_header", "parameters_file", "one_line",
            "HLL_DEFAULTS", "JSD_DEFAULTS", "check_table_names", "option_name", "xclbin",
            "check_backend", "pyxrt_stand_in", "f2_stand_in", "backend_of", "executor_of",
-           "row_tiles", "require_scipy", "warn_saturated", "SATURATED_SHARE", "run_of",
+           "require_scipy", "warn_saturated", "SATURATED_SHARE", "run_of",
            "sketching_of", "comparison_of", "shown_setting", "load_inputs"]
 
 
@@ -91,9 +93,11 @@ def sketching_of(args) -> Sketching:
                      per_record=bool(getattr(args, "individual", False)))
 
 
-def comparison_of(args) -> Comparison:
+def comparison_of(args) -> "Comparison":
     """How the command compares all pairs (--metric, --estimator, --detection, --top) as the
     API takes it."""
+    from ..api.pairs import Comparison  # here: sketch does without the pair loops
+    from ..estimators import DEFAULT_DETECTION, DEFAULT_ESTIMATOR
     return Comparison(metric=getattr(args, "metric", "jaccard"),
                       estimator=getattr(args, "estimator", DEFAULT_ESTIMATOR),
                       detection=getattr(args, "detection", DEFAULT_DETECTION),

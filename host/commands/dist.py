@@ -5,14 +5,12 @@ host.api.pairs.pair_tiles."""
 
 import numpy as np
 
-from ..estimators import p_value_lines
 from ..io import InputError, phylip_name
 from ..metrics import (METRICS, express, phylip_distance, threshold_problem, threshold_text)
 from ..plot import METRIC_TITLES, PLOT_ORDERS, plot_format, plot_matrix
 from ..sketchfile import SketchSet
 from ..trees import TREES
 from .collections import collection_options
-from ..api.pairs import kept_edges, pair_tiles as api_pair_tiles
 from .common import (Session, comparison_of, executor_of, load_inputs, parameter_header,
                      parameters_file, require_scipy, run_of, warn_saturated)
 from .options import (METRIC_HELP, add_estimator_options, backend_options, hll_options,
@@ -141,6 +139,7 @@ def run(args, session: Session) -> None:
 def pair_tiles(args, session: Session, sketches: SketchSet, executor,
                threshold: float | None, note: bool = True):
     """host.api.pairs.pair_tiles with the command's comparison and run."""
+    from ..api.pairs import pair_tiles as api_pair_tiles  # here: sketch does without it
     return api_pair_tiles(comparison_of(args), run_of(args, session), sketches, executor,
                           threshold, note)
 
@@ -149,6 +148,7 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
                 plot) -> None:
     """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot and
     newick."""
+    from ..estimators import p_value_lines
     k = sketches.params["k"]
     names = sketches.names
     n = len(names)
@@ -168,6 +168,7 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
             registers_for_p = sketches.packed_sketches()
         out.write(header + "\n")
         out.write(f"#genome_a\tgenome_b\t{args.metric}" + "\tp_value" * args.pvalue + "\n")
+        from ..api.pairs import kept_edges
         for i, js, values in kept_edges(comparison_of(args), run_of(args, session), sketches,
                                         executor, args.threshold):
             ps = (p_value_lines(registers_for_p, params, args.estimator, i, js,

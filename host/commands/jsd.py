@@ -4,7 +4,7 @@ from ..io import phylip_name
 from ..scheduler import LocalExecutor
 from ..jsdmatrix import ARITHMETICS
 from .common import (Session, backend_of, executor_of, load_inputs, parameter_header,
-                     parameters_file, row_tiles)
+                     parameters_file)
 from .dist import matrix_command
 from .options import scheduler_options, jsd_options
 
@@ -23,6 +23,7 @@ def add_parser(commands) -> None:
 
 
 def run(args, session: Session) -> None:
+    from ..api.pairs import row_tiles
     from ..fast.threads import map_in_threads
     from ..jsdmatrix import PqaArrays, entropies, jsd_row_tile, kernel_row_tiles
     out = session.outputs.open(args.output)

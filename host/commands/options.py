@@ -4,10 +4,10 @@ groups (output, backend, scheduler, HyperLogLog, minimum count, JSD engine)."""
 import argparse
 
 from ..backends import BACKENDS
-from ..estimators import DEFAULT_DETECTION, DEFAULT_ESTIMATOR, ESTIMATORS
 from ..outputs import STDOUT
 from ..api.params import HLL_DEFAULTS, JSD_DEFAULTS
 from ..api.run import one_line
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS
 from kmerspec.golden.mincount import MinCountParams
 from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
 
@@ -304,7 +304,7 @@ def jsd_options(sub, with_k, from_sketches, title="JSD engine (SPEC 4)"):
 def add_estimator_options(sub) -> None:
     """--estimator, --detection and --pvalue (SPEC 3) on a dist or search parser."""
     group = sub.add_argument_group("Estimator and detection (SPEC 3)")
-    group.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
+    group.add_argument("--estimator", choices=ESTIMATORS, default=ESTIMATORS[0],
                        help="mle: Ertl's joint maximum-likelihood estimate of the shared k-mers "
                             "from the two sketches' registers (default; finds a piece of 0.1 %% "
                             "of a genome's size inside it, and is a calibrated test); hll: "

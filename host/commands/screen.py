@@ -5,17 +5,15 @@ import re
 
 import numpy as np
 
-from ..api.pairs import read_references
 from ..api.sketching import sketch_pool
-from ..estimators import DEFAULT_DETECTION
 from ..io import InputError, compression_of, decompressed_head, read_input
 from ..sketchfile import is_sketch_file
-from ..screen import screen
 from .collections import collection_options
 from .common import Session, parameter_header, run_of, sketching_of
 from .options import (backend_options, detection_z, min_count_options, new_command,
                       output_option, ranged_float)
 from kmerspec.golden.hll import HllParams
+from kmerspec.golden.hll_joint import DEFAULT_DETECTION
 
 
 def add_parser(commands) -> None:
@@ -109,6 +107,8 @@ def _swapped_warning(references, reads: np.ndarray, params: HllParams, session) 
 
 
 def run(args, session: Session) -> None:
+    from ..api.pairs import read_references  # here: sketch does without the pair loops
+    from ..screen import screen
     _refuse_reads_first(args)
     output = session.outputs.open(args.output)
     references = read_references(args.references, "REFS")

@@ -3,12 +3,10 @@ first, without re-sketching the references."""
 
 import numpy as np
 
-from ..api.pairs import packed_together, query_block, read_references
-from ..estimators import p_value_lines
 from ..io import InputError
 from ..metrics import METRICS, passes, threshold_problem, threshold_text
 from .collections import collection_options
-from .common import Session, load_inputs, parameter_header, row_tiles, warn_saturated
+from .common import Session, load_inputs, parameter_header, warn_saturated
 from .options import (METRIC_HELP, add_estimator_options, ani_options, ani_source,
                       backend_options, hll_options, min_count_options, new_command,
                       output_option, plain_float, ranged_int)
@@ -46,6 +44,8 @@ def add_parser(commands) -> None:
 
 
 def run(args, session: Session) -> None:
+    from ..api.pairs import packed_together, query_block, read_references, row_tiles
+    from ..estimators import p_value_lines
     from ..neighbours import top_of_rows
     if args.threshold is not None:
         problem = threshold_problem(args.metric, args.threshold)
