@@ -610,21 +610,23 @@ class XrtStandIn(DeclaredFunctions):
         return target.address if target else self._no_handle(0xFFFF_FFFF_FFFF_FFFF)
 
     def _c_xrtBOWrite(self, buffer, src, size, seek):
-        target = self._get(buffer, _Buffer)
-        if target is None:
-            return self._no_handle(-1)
-        if size + seek > target.size:
-            return self._error(errno.EINVAL, "attempting to write past buffer size", -1)
-        target.host[seek:seek + size] = ctypes.string_at(src, size)
-        return 0
+        return self._copy(buffer, "write", src, size, seek)
 
     def _c_xrtBORead(self, buffer, dst, size, skip):
+        return self._copy(buffer, "read", dst, size, skip)
+
+    def _copy(self, buffer, direction: str, pointer, size: int, offset: int) -> int:
+        """xrtBOWrite (``pointer`` -> the buffer's host memory at ``offset``) or xrtBORead (the
+        other way), after XRT's checks of the handle and the range."""
         target = self._get(buffer, _Buffer)
         if target is None:
             return self._no_handle(-1)
-        if size + skip > target.size:
-            return self._error(errno.EINVAL, "attempting to read past buffer size", -1)
-        ctypes.memmove(dst, bytes(target.host[skip:skip + size]), size)
+        if size + offset > target.size:
+            return self._error(errno.EINVAL, f"attempting to {direction} past buffer size", -1)
+        if direction == "write":
+            target.host[offset:offset + size] = ctypes.string_at(pointer, size)
+        else:
+            ctypes.memmove(pointer, bytes(target.host[offset:offset + size]), size)
         return 0
 
     def _c_xrtBOSync(self, buffer, direction, size, offset):
