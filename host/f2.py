@@ -32,7 +32,6 @@ its memory is never reused in this process, and the error says to clear and relo
 
 import ctypes
 import itertools
-from collections.abc import Iterable, Iterator
 from ctypes import c_int, c_uint32, c_void_p
 
 from kmerspec import f2 as cl
@@ -40,7 +39,7 @@ from kmerspec.kernels import params_class, params_from_identity
 from kmerspec.regmap import CTRL, CTRL_AP_DONE, CTRL_AP_IDLE, CTRL_AP_START
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars, stream_calls)
+                    check_arguments, run_fields, scalars, CardDevice)
 from .control import check_error, check_identity, request_clean_start, timeout_ms
 from .interrupts import uninterrupted
 from .f2_binding import (APP_PF_BAR0, APP_PF_BAR4, BURST_CAPABLE, FPGA_APP_PF, FPGA_SLOT_MAX,
@@ -116,7 +115,7 @@ class _Call:
         self.settled = False    # its buffers freed or abandoned
 
 
-class F2Device:
+class F2Device(CardDevice):
     """An F2 FPGA slot (``slot``, 0..7) with one of this project's AFIs loaded. ``api``: AWS's
     SDK library (None: load it) or a stand-in with the same functions."""
 
@@ -420,25 +419,11 @@ class F2Device:
             self._unusable = (f"{call.kernel.desc.name}: {what}; the unit may still be running: "
                               f"{self.reset_advice} before using the slot again")
 
-    def run(self, kernel, arguments: dict) -> RunResult:
-        return self._finish(self._start(kernel, arguments))
-
-    def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
-        return list(self.run_stream(kernel, calls))
-
-    def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
-        """Each call as it comes, one in flight per compute unit, results in order."""
-        return stream_calls(lambda arguments: self._start(kernel, arguments), self._finish,
-                            calls, lambda: len(self.units_of(kernel)), self._settle)
+    def _depth(self, kernel) -> int:
+        return len(self.units_of(kernel))
 
     def close(self):
         """Detach the BARs (the SDK unmaps them)."""
         bars, self._bars = self._bars, {}
         for handle in bars.values():
             self._api.fpga_pci_detach(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
