@@ -119,8 +119,7 @@ def main(argv=None):
     for k, v in rows:
         print(f"| {k:<{width}} | {v} |")
     if args.record:
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-        import record
+        from bench import record
         command = (f"python bench/ecp5_build.py --from-build {args.from_build} --record"
                    if args.from_build else "python bench/ecp5_build.py --record " + " ".join(
                        f"-P {item}" for item in args.param))
