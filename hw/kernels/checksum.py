@@ -71,9 +71,7 @@ class ChecksumKernel(StreamKernel):
     Params = ChecksumParams
 
     def __init__(self, params: ChecksumParams = ChecksumParams()):
-        self.params = params
-        self.data_width = params.data_width
-        super().__init__(params.desc)
+        super().__init__(params)
 
     def elaborate_body(self, m, reader, writer, call):
         dw = self.data_width
