@@ -7,14 +7,13 @@ host.control (the status-register checks), host.drivers and host.allpairs all im
 of them imports another in a circle (tests/test_import_graph.py).
 """
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
            "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields",
-           "stream_calls", "CardDevice", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
+           "stream_calls", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
 
 #: ``KMER_SKETCH_PYXRT=sim``: the xrt backend drives the XRT C API stand-in (sim/xrt_sim.py,
 #: reached through host.device.xrt_stand_in), which simulates the kernels of a ``python -m
@@ -153,31 +152,3 @@ def stream_calls(start, finish, calls, depth, settle):
                 pass    # the first failure is the one raised
         raise
 
-
-class CardDevice:
-    """What the card drivers (host.xrt.XrtDevice, host.f2.F2Device) share: ``run``,
-    ``run_many`` and ``run_stream`` over the driver's ``_start(kernel, arguments)`` (a started
-    call), ``_finish(started)`` (its RunResult), ``_settle(started)`` (an interrupted call
-    released or abandoned) and ``_depth(kernel)`` (its compute units), and the ``with`` block
-    that ends in ``close()``."""
-
-    def run(self, kernel, arguments: dict) -> RunResult:
-        return self._finish(self._start(kernel, arguments))
-
-    def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
-        return list(self.run_stream(kernel, calls))
-
-    def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
-        """Each call as it comes, one in flight per compute unit, results in order. While a call
-        runs, the driver waits without the GIL (ctypes calls and sleeps release it), so
-        host.drivers.prefetched packs the next chunk meanwhile. When the stream ends early, the calls still in flight
-        are waited for (a failure of one call, or the consumer stopping), or, on an interrupt,
-        settled at once: those whose unit may still run are abandoned (:func:`stream_calls`)."""
-        return stream_calls(lambda arguments: self._start(kernel, arguments), self._finish,
-                            calls, lambda: self._depth(kernel), self._settle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -39,8 +39,9 @@ from kmerspec.kernels import params_class, params_from_identity
 from kmerspec.regmap import CTRL, CTRL_AP_DONE, CTRL_AP_IDLE, CTRL_AP_START
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars, CardDevice)
-from .control import check_error, check_identity, request_clean_start, timeout_ms
+                    run_fields, scalars)
+from .card import CardDevice
+from .control import check_error, timeout_ms
 from .interrupts import uninterrupted
 from .f2_binding import (APP_PF_BAR0, APP_PF_BAR4, BURST_CAPABLE, FPGA_APP_PF, FPGA_SLOT_MAX,
                          FPGA_STATUS_LOADED, FPGA_STATUSES, FpgaMgmtImageInfo, load_library,
@@ -302,25 +303,14 @@ class F2Device(CardDevice):
             raise DeviceError(self._not_here(kernel.desc.name))
         return units
 
-    def _register(self, unit: _Unit):
-        return lambda offset: self.peek(unit.window + offset)
-
-    def _write_register(self, unit: _Unit):
-        return lambda offset, value: self.poke(unit.window + offset, value)
+    def _registers(self, unit: _Unit):
+        """Read and write functions of ``unit``'s registers (offset; offset, value)."""
+        return (lambda offset: self.peek(unit.window + offset),
+                lambda offset, value: self.poke(unit.window + offset, value))
 
     def _start(self, kernel, arguments: dict) -> _Call:
-        if self._unusable:
-            raise DeviceError(self._unusable)
         desc = kernel.desc
-        check_arguments(desc, arguments)
-        units = self.units_of(kernel)
-        unit = units[next(self._turns[desc.name])]
-        if kernel not in unit.checked:
-            check_identity(kernel, self._register(unit))
-            unit.checked.add(kernel)
-        if unit.needs_clean_start:
-            request_clean_start(kernel, self._write_register(unit))
-            unit.needs_clean_start = False
+        unit = self._next_unit(kernel, arguments)
         buffers, outputs, values = [], {}, {}
         try:
             for arg, slot in desc.register_map():
@@ -380,7 +370,7 @@ class F2Device(CardDevice):
             raise
         try:
             try:
-                check_error(call.kernel, self._register(unit),
+                check_error(call.kernel, self._registers(unit)[0],
                             {**scalars(desc, call.arguments), **call.values})
             except KernelError:
                 unit.needs_clean_start = True
@@ -419,8 +409,8 @@ class F2Device(CardDevice):
             self._unusable = (f"{call.kernel.desc.name}: {what}; the unit may still be running: "
                               f"{self.reset_advice} before using the slot again")
 
-    def _depth(self, kernel) -> int:
-        return len(self.units_of(kernel))
+    def _kernel_units(self, kernel) -> list[_Unit]:
+        return self.units_of(kernel)
 
     def close(self):
         """Detach the BARs (the SDK unmaps them)."""

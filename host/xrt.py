@@ -29,8 +29,9 @@ from collections.abc import Iterator
 from ctypes import c_ubyte, c_uint32, c_void_p
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars, CardDevice)
-from .control import check_error, check_identity, request_clean_start, timeout_ms
+                    run_fields, scalars)
+from .card import CardDevice
+from .control import check_error, timeout_ms
 from .interrupts import uninterrupted
 from .xclbin import read_units
 from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, NEW, SYNC_FROM_DEVICE,
@@ -254,18 +255,8 @@ class XrtDevice(CardDevice):
         return self._units[name]
 
     def _start(self, kernel, arguments: dict) -> _Call:
-        if self._unusable:
-            raise DeviceError(self._unusable)
         desc = kernel.desc
-        check_arguments(desc, arguments)
-        units = self.compute_units(kernel)
-        unit = units[next(self._turns[desc.name])]
-        if kernel not in unit.checked:
-            check_identity(kernel, unit.read_register)
-            unit.checked.add(kernel)
-        if unit.needs_clean_start:
-            request_clean_start(kernel, unit.write_register)
-            unit.needs_clean_start = False
+        unit = self._next_unit(kernel, arguments)
         limit = timeout_ms(kernel, buffer_sizes(arguments), scalars(desc, arguments))
         call = None
         try:
@@ -410,8 +401,11 @@ class XrtDevice(CardDevice):
             self._unusable = (f"{desc.name}: {what}; the compute unit may still be running: "
                               f"{self.reset_advice} before using it again")
 
-    def _depth(self, kernel) -> int:
-        return len(self.compute_units(kernel))
+    def _kernel_units(self, kernel) -> list[_ComputeUnit]:
+        return self.compute_units(kernel)
+
+    def _registers(self, unit: _ComputeUnit):
+        return unit.read_register, unit.write_register
 
     def close(self):
         """Settle the calls still in flight (an interrupted command's), then close every compute
