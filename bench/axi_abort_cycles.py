@@ -21,39 +21,41 @@ from tests.axi_slave import AxiSlave  # noqa: E402
 from tests.test_axi_protocol import abort_until_idle, command  # noqa: E402
 
 
-def reader_abort():
-    dut = AxiBurstReader(data_width=512)
-    slave = AxiSlave(dut.axi)
+def abort_cycles(dut, slave, stall, owed: str, label: str) -> dict:
+    """``stall(ctx)`` leaves beats owed, then ``abort``: ``label`` -> the slave's ``owed`` count
+    at the abort, ``cycles`` -> the cycles until ``idle``; nothing is owed after it."""
     out = {}
 
     async def driver(ctx):
+        await stall(ctx)
+        out[label] = getattr(slave, owed)
+        out["cycles"] = await abort_until_idle(ctx, dut, 5000)
+    simulate(dut, driver, background=[slave.run])
+    assert getattr(slave, owed) == 0
+    slave.settled()
+    return out
+
+
+def reader_abort():
+    dut = AxiBurstReader(data_width=512)
+
+    async def stall(ctx):
         ctx.set(dut.data.ready, 0)
         await command(ctx, dut, 0x10000, 1 << 20)
         await ctx.tick().repeat(40)
-        out["owed R beats"] = slave.owed_reads
-        out["cycles"] = await abort_until_idle(ctx, dut, 5000)
-    simulate(dut, driver, background=[slave.run])
-    assert slave.owed_reads == 0
-    slave.settled()
-    return out
+    return abort_cycles(dut, AxiSlave(dut.axi), stall, "owed_reads", "owed R beats")
 
 
 def writer_abort():
     dut = AxiBurstWriter(data_width=512)
     slave = AxiSlave(dut.axi, ready=lambda channel, cycle: channel != "W" or cycle > 60)
-    out = {}
 
-    async def driver(ctx):
+    async def stall(ctx):
         await command(ctx, dut, 0x10000, 1 << 20)
         ctx.set(dut.data.valid, 1)
         await ctx.tick().repeat(50)
         ctx.set(dut.data.valid, 0)
-        out["owed W beats + B"] = slave.owed_writes
-        out["cycles"] = await abort_until_idle(ctx, dut, 5000)
-    simulate(dut, driver, background=[slave.run])
-    assert slave.owed_writes == 0
-    slave.settled()
-    return out
+    return abort_cycles(dut, slave, stall, "owed_writes", "owed W beats + B")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,16 @@ def thousands(value) -> str:
     return f"{value:,}"
 
 
+def table_head(*columns: str) -> list[str]:
+    """A Markdown table's header row and the row under it."""
+    return ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+
+
+def capitalized(text: str) -> str:
+    """``text`` with its first letter capitalized (the rest as it is: names, units)."""
+    return text[0].upper() + text[1:]
+
+
 def kernel_rows(name: str) -> dict:
     return {row["kernel"]: row for row in load(name)["rows"]}
 
@@ -135,8 +145,7 @@ def small_pieces_headline() -> tuple[str, str, str]:
 
 
 def headline_table() -> str:
-    lines = [BEGIN, "| capability | figure | where, and the command that measures it |",
-             "| --- | --- | --- |"]
+    lines = [BEGIN, *table_head("capability", "figure", "where, and the command that measures it")]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in headlines()]
     return "\n".join(lines + [END])
 
@@ -174,30 +183,28 @@ MLE_PROFILE = (
 
 def sw_section() -> list[str]:
     sw = load("sw_backend")
-    out = ["## Software backend against Mash", "",
-           f"`{sw['command']}`, {sw['date']}, {sw['machine']}. Input: {sw['input']}. "
-           f"Geometry: {sw['geometry']}. {sw['note'][0].upper() + sw['note'][1:]}.", "",
-           "| sketch | input | seconds | Mbases/s | CPU-s | peak MB |",
-           "| --- | --- | --- | --- | --- | --- |"]
+    out = [f"`{sw['command']}`, {sw['date']}, {sw['machine']}. Input: {sw['input']}. "
+           f"Geometry: {sw['geometry']}. {capitalized(sw['note'])}.", "",
+           *table_head("sketch", "input", "seconds", "Mbases/s", "CPU-s", "peak MB")]
     out += [f"| `{r['tool']}` | {r['input']} | {r['seconds']:.2f} | {r['mbases_s']:.1f} | "
             f"{r['cpu_s']:.2f} | {r['peak_mb']} |" for r in sw["sketch"]]
     run = sw.get("all_pairs_run", "the same run")
     out += ["", "All-pairs matrix (J of every pair, as `dist` computes it; random sketches of "
             "1e5-1e7 k-mers, unrelated), both estimators in one run, their runs taking turns: "
             + (run if run == "the same run" else f"{run}") + ".", "",
-            "| all-pairs matrix, p=14, w=4 | estimator | sketches | pairs/s | pairs per CPU-s |",
-            "| --- | --- | --- | --- | --- |"]
+            *table_head("all-pairs matrix, p=14, w=4", "estimator", "sketches", "pairs/s",
+                        "pairs per CPU-s")]
     out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | "
             f"{r.get('estimator', 'hll')}{' (default)' * (r.get('estimator') == 'mle')} | "
             f"{thousands(r['sketches'])} | {thousands(r['pairs_s'])} | "
             f"{thousands(r['pairs_per_cpu_s'])} |" for r in sw["all_pairs"]]
     out += ["", HLL_PROFILE, "", MLE_PROFILE]
-    out += ["", "| JSD matrix, float64, textbook | PQAs | ordered pairs/s |", "| --- | --- | --- |"]
+    out += ["", *table_head("JSD matrix, float64, textbook", "PQAs", "ordered pairs/s")]
     out += [f"| {r['threads']} thread{'s' * (r['threads'] > 1)} | {r['pqas']} | "
             f"{thousands(r['pairs_s'])} |" for r in sw["jsd_matrix"]]
-    out += ["", "| one thread | Mbases/s |", "| --- | --- |"]
+    out += ["", *table_head("one thread", "Mbases/s")]
     out += [f"| {name} | {value} |" for name, value in sw["one_thread_mbases_s"].items()]
-    return out + [""]
+    return out
 
 
 #: what each shared object of perf's profile of a sketch run is (bench/peers.py --perf)
@@ -219,8 +226,7 @@ def perf_name(name: str) -> str:
 def peers_section() -> list[str]:
     peers = load("peers")
     load_average = peers["load_average"]
-    out = ["## This project beside Mash, sourmash and Dashing2", "",
-           f"`{peers['command']}`, {peers['date']}, commit {peers['commit']}, {peers['machine']}, "
+    out = [f"`{peers['command']}`, {peers['date']}, commit {peers['commit']}, {peers['machine']}, "
            f"load average {load_average[0]} at the start, {load_average[1]} at the end (a "
            f"shared machine: CPU seconds are the figure to read). Input: {peers['input']}. "
            f"Geometry: {peers['geometry']}. Each tool sketches the 20 files in one process on "
@@ -229,9 +235,9 @@ def peers_section() -> list[str]:
            "system) and peak resident memory of each whole process, start-up included; "
            "\"x this\": the tool's sketch CPU seconds over this project's. J error over the 190 "
            "pairs against the exact Jaccard of the full canonical k-mer sets.", "",
-           "| tool | version | sketch | CPU-s | x this | Mbases per CPU-s | wall s | peak MB | "
-           "all pairs | CPU-s | peak MB | max abs J error | mean |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           *table_head("tool", "version", "sketch", "CPU-s", "x this", "Mbases per CPU-s",
+                       "wall s", "peak MB", "all pairs", "CPU-s", "peak MB", "max abs J error",
+                       "mean")]
     out += [f"| {r['tool']} | {r['version']} | `{r['sketch']}` | {r['sketch_cpu_s']:.3f} | "
             f"{r['sketch_cpu_vs_this']:.2f} | {r['mbases_per_cpu_s']} | {r['sketch_wall_s']:.2f} | "
             f"{r['sketch_peak_mb']:.0f} | `{r['compare']}` | {r.get('compare_cpu_s', '-')} | "
@@ -247,7 +253,7 @@ def peers_section() -> list[str]:
             "decompression and the k-mer pipeline in the bench's process on the reader's "
             "64 KiB blocks; the rest, by difference, is the command's own Python: arguments, "
             "the streaming loop, the sketch file):", "",
-            "| part | CPU-s | share |", "| --- | --- | --- |"]
+            *table_head("part", "CPU-s", "share")]
     shown = [("Python interpreter start", parts["interpreter_s"]),
              ("the command line's start: imports (numpy among them), parser",
               parts["imports_s"]),
@@ -282,7 +288,7 @@ def peers_section() -> list[str]:
     if formats:
         out += ["", f"`{peers['rows'][0]['sketch']}` on the same genomes in each input format "
                 "(the same repeats; FASTQ: each record cut into 150-base reads, gzip level 6):",
-                "", "| input | Mbases | CPU-s | Mbases per CPU-s |", "| --- | --- | --- | --- |"]
+                "", *table_head("input", "Mbases", "CPU-s", "Mbases per CPU-s")]
         out += [f"| {name} | {value['mbases']} | {value['cpu_s']:.3f} | "
                 f"{value['mbases_per_cpu_s']} |" for name, value in formats.items()]
     profile = peers.get("perf")
@@ -295,18 +301,17 @@ def peers_section() -> list[str]:
                     f"{perf_name(row['function'])} {row['percent']:.1f} %"
                     for row in profile["functions"])
                 + "."]
-    return out + [""]
+    return out
 
 
 def geometry_section() -> list[str]:
     record = load("default_geometry")
-    out = ["## Kernel throughput at the default geometry", "",
-           f"RTL simulation ({record['simulator']}), memory: {record['memory']}. Each row: "
+    out = [f"RTL simulation ({record['simulator']}), memory: {record['memory']}. Each row: "
            f"`{record['command']}` with the options shown. Records are checked bit for bit "
            "against the golden model in every run. More in "
            "[default_geometry.md](default_geometry.md).", "",
-           "| kernel | geometry | input | figure | of the memory's peak | date | options |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+           *table_head("kernel", "geometry", "input", "figure", "of the memory's peak", "date",
+                       "options")]
     for r in record["rows"]:
         peak = "n/a (bases per cycle)" if r["of_peak"] is None else f"{r['of_peak']:.3f}"
         out.append(f"| `{r['kernel']}` | {r['geometry']} | {r['input']} | {r['figure']} | "
@@ -315,18 +320,17 @@ def geometry_section() -> list[str]:
     out += ["", f"All-pairs rate of `jacc_similarity` ({model['geometry']}, {model['input']}; "
                 f"{model['kind']}; `{model['command']}`, {model['date']}): "
                 f"**{model['m_jaccard_s']} M Jaccard/s** (JACC-FPGA reports "
-                f"{model['paper_m_jaccard_s']} M/s).", ""]
+                f"{model['paper_m_jaccard_s']} M/s)."]
     return out
 
 
 def resources_section() -> list[str]:
     record = load("resources")
     marks = anchors()
-    out = ["## Resources", "",
-           f"Whole kernels, one compute unit, `{record['command']}`. {record['tool']}. "
+    out = [f"Whole kernels, one compute unit, `{record['command']}`. {record['tool']}. "
            f"F1 clock {record['clock_ns']} ns. The anchor is the published design's figure.", "",
-           "| kernel | geometry | LUT | FF | BRAM36 | URAM | DSP | levels | est. ns | anchor | "
-           "run, date |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           *table_head("kernel", "geometry", "LUT", "FF", "BRAM36", "URAM", "DSP", "levels",
+                       "est. ns", "anchor", "run, date")]
     for r in record["rows"]:
         label, figures = marks[r["kernel"]]
         anchor = ", ".join(f"{thousands(v)} {k.upper()}" for k, v in figures.items())
@@ -334,19 +338,18 @@ def resources_section() -> list[str]:
                    f"{thousands(r['ff'])} | {thousands(r['bram36'])} | {r['uram']} | "
                    f"{thousands(r['dsp'])} | {r['levels']} | {r['est_ns']} | {label}: {anchor} | "
                    f"{r['run']}, {r['date']} |")
-    return out + [""]
+    return out
 
 
 def accuracy_section() -> list[str]:
     near = load("near_zero")
     errors = near["max_abs_jaccard_error"]
-    out = ["## Accuracy", "",
-           f"Near zero and the estimators, `{near['command']}`, {near['date']}"
+    out = [f"Near zero and the estimators, `{near['command']}`, {near['date']}"
            + (f" ({near['note']})" if near.get("note") else "")
            + f". Input: {near['input']}. "
-           f"{near['geometry'][0].upper() + near['geometry'][1:]}. "
+           f"{capitalized(near['geometry'])}. "
            "More in [accuracy.md](accuracy.md).", "",
-           "| figure | mle (default) | hll | Mash |", "| --- | --- | --- | --- |",
+           *table_head("figure", "mle (default)", "hll", "Mash"),
            f"| unrelated pairs reported as sharing nothing (of {near['unrelated_pairs']}) | "
            f"{near['below_detection']['mle']} | {near['below_detection']['hll']} | "
            f"{near['mash_distance_1']} at distance 1 |"]
@@ -359,9 +362,9 @@ def accuracy_section() -> list[str]:
     summary = small["pieces"]["summary"]
     out += [f"Small genomes inside large ones and cardinality at metagenome scale, "
             f"`{small['command']}`, {small['date']}, commit {small['commit']}. Input: "
-            f"{small['input']}. {small['geometry'][0].upper() + small['geometry'][1:]}.", "",
-            "| pieces inside a genome | default (mle): detected, min C | hll: detected, min C |",
-            "| --- | --- | --- |"]
+            f"{small['input']}. {capitalized(small['geometry'])}.", "",
+            *table_head("pieces inside a genome", "default (mle): detected, min C",
+                        "hll: detected, min C")]
     for size in sorted({row["size_kb"] for row in small["pieces"]["rows"]}):
         rows = [row for row in small["pieces"]["rows"] if row["size_kb"] == size]
         count = sum(row["pairs"] for row in rows)
@@ -372,8 +375,8 @@ def accuracy_section() -> list[str]:
     out += [f"| unrelated pairs detected | {summary['mle']['false_positives']} of "
             f"{summary['mle']['negatives']} | {summary['hll']['false_positives']} of "
             f"{summary['hll']['negatives']} |", "",
-            "| registers (p=14) | distinct k-mers | at the top value | mean error, censored | "
-            "spread | mean error, uncensored (before) |", "| --- | --- | --- | --- | --- | --- |"]
+            *table_head("registers (p=14)", "distinct k-mers", "at the top value",
+                        "mean error, censored", "spread", "mean error, uncensored (before)")]
     out += [f"| {r['w']} bits | {r['n']:.0e} | {100 * r['top_share']:.1f} % | "
             f"{r['censored_mean_pct']:+.2f} % | {r['censored_sd_pct']:.2f} % | "
             f"{r['uncensored_mean_pct']:+.2f} % |" for r in small["cardinality"]]
@@ -381,42 +384,52 @@ def accuracy_section() -> list[str]:
     record = load("containment_accuracy")
     out += [
            f"HLL containment against exact containment, `{record['command']}`, {record['date']}. "
-           f"Input: {record['input']}. {record['geometry'][0].upper() + record['geometry'][1:]}.",
-           "", "| p | max abs error | mean abs error |", "| --- | --- | --- |"]
+           f"Input: {record['input']}. {capitalized(record['geometry'])}.",
+           "", *table_head("p", "max abs error", "mean abs error")]
     out += [f"| {r['p']} | {r['max_abs_error']} | {r.get('mean_abs_error', '')} |"
             for r in record["rows"]]
-    return out + [""]
+    return out
 
 
 def clustering_section() -> list[str]:
     record = load("cluster_scale")
-    out = ["## Clustering", "",
-           f"`{record['command']}`, {record['date']}, commit {record['commit']}, "
+    out = [f"`{record['command']}`, {record['date']}, commit {record['commit']}, "
            f"{record['machine']}. Input: {record['input']}. "
-           f"{record['geometry'][0].upper() + record['geometry'][1:]}. Wall time includes "
+           f"{capitalized(record['geometry'])}. Wall time includes "
            "Python's start-up, reading the sketch file and writing the clusters; peak memory is "
            "the process's resident peak. Goal (issue 46): 2,000 genomes under 10 s and 20,000 "
            "under 10 minutes with greedy clustering.", "",
-           "| genomes | species | method | clusters (= species?) | wall (s) | peak memory (MiB) "
-           "| sketch file (MiB) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+           *table_head("genomes", "species", "method", "clusters (= species?)", "wall (s)",
+                       "peak memory (MiB)", "sketch file (MiB)")]
     out += [f"| {thousands(r['genomes'])} | {thousands(r['species'])} | {r['method']} | "
             f"{thousands(r['clusters'])} ({'yes' if r['exact'] else 'no'}) | {r['seconds']} | "
             f"{thousands(r['peak_mib'])} | {thousands(r['sketch_mib'])} |"
             for r in record["rows"]]
-    return out + ([""] + [record["note"]] if record.get("note") else []) + [""]
+    return out + ([""] + [record["note"]] if record.get("note") else [])
 
 
 def ecp5_section() -> list[str]:
     record = load("ecp5_build")
-    out = ["## Placed and routed: the self-test on ECP5", "",
-           f"`{record['command']}`, {record['date']}, commit {record['commit']}: the board "
+    out = [f"`{record['command']}`, {record['date']}, commit {record['commit']}: the board "
            f"{record['board']} ({record['part']}), Yosys synth_ecp5 and nextpnr-ecp5 from YoWASP; "
            "the post-route simulation runs nextpnr's routed netlist with Yosys's cell models "
            f"and the project's block RAM model. The build: {record['build']}. More in "
            "[ecp5.md](ecp5.md).", "",
            "| | |", "| --- | --- |"]
     out += [f"| {name} | {value} |" for name, value in record["table"]]
-    return out + [""]
+    return out
+
+
+#: docs/benchmarks.md after its headline figures: each section's title and its maker
+SECTIONS = (
+    ("This project beside Mash, sourmash and Dashing2", peers_section),
+    ("Software backend against Mash", sw_section),
+    ("Kernel throughput at the default geometry", geometry_section),
+    ("Resources", resources_section),
+    ("Placed and routed: the self-test on ECP5", ecp5_section),
+    ("Accuracy", accuracy_section),
+    ("Clustering", clustering_section),
+)
 
 
 def document() -> str:
@@ -426,8 +439,8 @@ def document() -> str:
              "Every figure names its input, geometry and memory model; a model is called a "
              "model. The README's headline table comes from the same records.", "",
              "## Headline figures", "", headline_table(), ""]
-    lines += (peers_section() + sw_section() + geometry_section() + resources_section() + ecp5_section()
-              + accuracy_section() + clustering_section())
+    for title, section in SECTIONS:
+        lines += [f"## {title}", ""] + section() + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 

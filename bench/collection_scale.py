@@ -24,7 +24,6 @@ are noise; CPU seconds and memory are not). Then: how many distinct sketches the
 the families. Prints a table; asserts nothing.
 """
 
-import argparse
 import hashlib
 import os
 import sys
@@ -38,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.cluster_scale import run  # noqa: E402
+from bench.options import bench_parser  # noqa: E402
 from host.sketchfile import read_sketches  # noqa: E402
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
@@ -84,12 +84,7 @@ def clusters_are_families(path: Path, family: np.ndarray) -> tuple[int, bool]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--genomes", type=int, default=100_000)
-    parser.add_argument("--families", type=int, default=500)
-    parser.add_argument("--length", type=int, default=5000)
-    parser.add_argument("--rate", type=float, default=0.01)
-    parser.add_argument("--seed", type=int, default=52)
+    parser = bench_parser(__doc__, genomes=100_000, families=500, length=5000, rate=0.01, seed=52)
     parser.add_argument("--keep", type=Path, default=None,
                         help="make the genomes and outputs in this directory and keep them")
     args = parser.parse_args()

@@ -166,8 +166,7 @@ def main(argv=None) -> int:
                         "mean_abs_error": round(float(error.mean()), 4)})
     print()
     if args.record:  # bench/record.py, beside this script (also when it is imported)
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import record
+        from bench import record
         record.write("containment_accuracy", {
             "command": "python bench/containment_accuracy.py --record",
             "input": f"{len(pairs)} ordered pairs of real genomes: {n_aureus} S. aureus and "

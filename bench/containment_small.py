@@ -353,8 +353,7 @@ def main(argv=None) -> int:
     jaccard = metagenome_jaccard(args.sets)
     print(f"\n({time.perf_counter() - started:.0f} s)")
     if args.record:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import record
+        from bench import record
         record.write("containment_small", {
             "command": "python bench/containment_small.py --record",
             "input": "5 real genomes of 5 genera (E. coli MG1655, a Klebsiella assembly, "

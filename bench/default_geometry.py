@@ -100,6 +100,18 @@ def ceiling(args) -> float:
         .peak_beats_per_cycle
 
 
+def beat_rate_row(kernel: str, figure: str, cycles: int, beats: int, args, notes: str) -> tuple:
+    """The table row of ``cycles`` per bus beat, and its beats per cycle against the memory's
+    peak (``ceiling``)."""
+    return (kernel, figure, f"{cycles / beats:.3f}", f"{beats / cycles / ceiling(args):.3f}",
+            notes)
+
+
+def wall_time_row(kernel: str, started: float, notes: str = "") -> tuple:
+    """The table row of a kernel's simulation wall time since ``started`` (time.time())."""
+    return (kernel, "simulation wall time (s)", f"{time.time() - started:.0f}", "", notes)
+
+
 def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
     geometry = jacc_sketch.Params()
     genomes = input_genomes(args)
@@ -116,15 +128,14 @@ def bench_sketch(args, directory: pathlib.Path) -> list[tuple]:
     cycles = sum(c for _, c in result["calls"])
     stops = sorted(set(result["stops"]))
     return [
-        ("jacc_sketch", "cycles per 512-bit beat, whole calls",
-         f"{cycles / beats:.3f}", f"{beats / cycles / ceiling(args):.3f}",
-         f"{len(genomes)} genomes, {beats} beats, {len(result['calls'])} calls"),
+        beat_rate_row("jacc_sketch", "cycles per 512-bit beat, whole calls", cycles, beats, args,
+                      f"{len(genomes)} genomes, {beats} beats, {len(result['calls'])} calls"),
         ("jacc_sketch", "beats taken / offered outside genome ends",
          f"{result['taken']}/{result['offered']}", f"{result['taken'] / result['offered']:.3f}",
          "every offered beat must be taken"),
         ("jacc_sketch", "genome-end stop, p=14 (cycles)", ", ".join(map(str, stops)), "",
          f"{len(result['stops'])} stops"),
-        ("jacc_sketch", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""),
+        wall_time_row("jacc_sketch", started),
     ]
 
 
@@ -149,8 +160,8 @@ def bench_similarity(args, directory: pathlib.Path) -> list[tuple]:
                      str(call["start_to_done"]), f"{beats / call['start_to_done'] / ceiling(args):.3f}",
                      f"{call['groups']} groups, {beats} read beats, model {model} "
                      f"(first read after {call['start_to_first_read']})"))
-    rows.append(("jacc_similarity", "simulation wall time (s)", f"{time.time() - started:.0f}",
-                 "", f"{len(genomes)} sketches, V={geometry.pivots}, D={geometry.streams}"))
+    rows.append(wall_time_row("jacc_similarity", started, f"{len(genomes)} sketches, "
+                              f"V={geometry.pivots}, D={geometry.streams}"))
     return rows
 
 
@@ -182,16 +193,15 @@ def bench_jsd_builder(args, directory: pathlib.Path) -> list[tuple]:
     cycles = sum(c for _, c in calls)
     record_beats = len(genomes) * geometry.record_bytes // geometry.bus_bytes
     return [
-        ("jsd_builder", f"cycles per {geometry.data_width}-bit beat, whole calls",
-         f"{cycles / beats:.3f}",
-         f"{beats / cycles / ceiling(args):.3f}",
-         f"{len(genomes)} genomes, {beats} input beats, {len(calls)} calls, {cycles} cycles"),
+        beat_rate_row("jsd_builder", f"cycles per {geometry.data_width}-bit beat, whole calls",
+                      cycles, beats, args, f"{len(genomes)} genomes, {beats} input beats, "
+                                           f"{len(calls)} calls, {cycles} cycles"),
         ("jsd_builder", "cycles per beat read or written, whole calls",
          f"{cycles / (beats + record_beats):.3f}", "",
          f"+ {record_beats} record beats ({geometry.record_bytes} bytes per genome)"),
         ("jsd_builder", "per call: input beats / cycles", "", "",
          ", ".join(f"{b} / {c}" for b, c in calls)),
-        ("jsd_builder", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""),
+        wall_time_row("jsd_builder", started),
     ]
 
 
@@ -207,16 +217,13 @@ def bench_jsd_similarity(args, directory: pathlib.Path) -> list[tuple]:
         "genomes_file": str(directory / "jsd_similarity_genomes.json"), "seed": 5,
         "runs": [{"pivots": pivots, "pqas": list(range(len(genomes))), "mode": "textbook"}],
         "report": str(report), **memory_parameters(args)})
-    rows = []
-    for index, run in enumerate(json.loads(report.read_text())):
-        rows.append(("jsd_similarity", f"call {index}: cycles per record beat read",
-                     f"{run['cycles'] / run['beats']:.3f}",
-                     f"{run['beats'] / run['cycles'] / ceiling(args):.3f}",
-                     f"{run['pivots']} pivots + {run['pqas']} PQAs, {run['beats']} read beats, "
-                     f"{run['cycles']} cycles ap_start..ap_done"))
-    rows.append(("jsd_similarity", "simulation wall time (s)", f"{time.time() - started:.0f}",
-                 "", f"V={geometry.pivots}, R={geometry.R}, n={geometry.n}"))
-    return rows
+    rows = [beat_rate_row("jsd_similarity", f"call {index}: cycles per record beat read",
+                          run["cycles"], run["beats"], args,
+                          f"{run['pivots']} pivots + {run['pqas']} PQAs, {run['beats']} read "
+                          f"beats, {run['cycles']} cycles ap_start..ap_done")
+            for index, run in enumerate(json.loads(report.read_text()))]
+    return rows + [wall_time_row("jsd_similarity", started,
+                                 f"V={geometry.pivots}, R={geometry.R}, n={geometry.n}")]
 
 
 def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
@@ -245,7 +252,7 @@ def bench_motif(args, directory: pathlib.Path) -> list[tuple]:
                      f"{run['test_bytes']} bytes, {run['test_bases']} bases, "
                      f"{run['test_cycles']} pass cycles, {run['call_cycles']} call cycles, "
                      f"k={geometry.kmin}..{geometry.kmax}, B={geometry.bytes_per_cycle}"))
-    rows.append(("motif", "simulation wall time (s)", f"{time.time() - started:.0f}", "", ""))
+    rows.append(wall_time_row("motif", started))
     return rows
 
 

@@ -111,8 +111,7 @@ def main() -> None:
     real = pieces(args.pieces)
     print(f"{time.time() - start:.0f} s")
     if args.record:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import record
+        from bench import record
         record.write("detection_calibration", {
             "command": "python bench/detection_calibration.py"
                        + (f" --sketches {args.sketches}" if args.sketches != 100 else "")

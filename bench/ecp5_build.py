@@ -30,6 +30,51 @@ from hw.vitis.boards import load_board  # noqa: E402
 from sim.ecp5_postroute import simulate  # noqa: E402
 
 
+def path_text(path: dict) -> str:
+    return f"{path['start']} -> {path['end']}"
+
+
+def estimate_text(path: dict) -> str:
+    """The project's timing estimate of a path (hw/ecp5): its delay and logic levels."""
+    return f"{path['estimate_ns']:.2f} ns, {path['estimate_levels']} levels"
+
+
+def report_rows(report: dict) -> list[tuple[str, str]]:
+    """The table's rows of a build's ecp5.json: geometry, input, utilisation, Fmax, nextpnr's
+    critical paths and the project's estimate beside them."""
+    rows = []
+    info = report["selftest"]
+    s = info["sketch"]
+    rows.append(("geometry", f"lanes={s['lanes']} bytes_per_lane={s['bytes_per_lane']} "
+                             f"k={s['k']} p={s['p']} w={s['w']}"))
+    rows.append(("input", f"{info['input']['rounds']} rounds x {s['lanes']} genomes of "
+                          f"{info['input']['genome_bytes']} bytes (seed {info['input']['seed']})"))
+    for cell in ("TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DP16KD", "MULT18X18D"):
+        used, available = report["utilisation"].get(cell, (0, 0))
+        if available:
+            rows.append((cell, f"{used:,} / {available:,} ({100 * used / available:.1f} %)"))
+    for clock, f in report["fmax"].items():
+        rows.append((f"Fmax {clock}", f"{f['achieved_mhz']:.2f} MHz (constraint "
+                                      f"{f['constraint_mhz']:.2f} MHz)"))
+    for c in report["critical_paths"]:
+        rows.append(("critical path", path_text(c)))
+        rows.append(("  nextpnr", f"{c['delay_ns']:.2f} ns: {c['cells']} cells, logic "
+                                  f"{c['logic_ns']:.2f} ns, routing {c['routing_ns']:.2f} ns over "
+                                  f"{c['routing_hops']} nets, clock-to-Q + setup "
+                                  f"{c['clk_to_q_ns'] + c['setup_ns']:.2f} ns"))
+    est = report.get("estimate")
+    if est:
+        d = est["design"]
+        rows.append(("estimate, design worst",
+                     f"{estimate_text(d)} ({path_text(d['estimate_path'])})"))
+        c = est.get("critical_endpoint")
+        if c:
+            rows.append(("estimate, into nextpnr's end", estimate_text(c)))
+            rows.append(("estimate of nextpnr's path", f"{c['estimate_of_nextpnr_path_ns']:.2f} ns"
+                                                       f" (nextpnr {c['nextpnr_ns']:.2f} ns)"))
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", "--out", default="build/ecp5_bench")
@@ -63,39 +108,8 @@ def main(argv=None):
         print(f"error: {bdir}: the build wrote no ecp5.json (exit {rc})", file=sys.stderr)
         return 2
     report = json.loads((bdir / "ecp5.json").read_text())
-    rows = []
     info = report["selftest"]
-    s = info["sketch"]
-    rows.append(("geometry", f"lanes={s['lanes']} bytes_per_lane={s['bytes_per_lane']} "
-                             f"k={s['k']} p={s['p']} w={s['w']}"))
-    rows.append(("input", f"{info['input']['rounds']} rounds x {s['lanes']} genomes of "
-                          f"{info['input']['genome_bytes']} bytes (seed {info['input']['seed']})"))
-    for cell in ("TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DP16KD", "MULT18X18D"):
-        used, available = report["utilisation"].get(cell, (0, 0))
-        if available:
-            rows.append((cell, f"{used:,} / {available:,} ({100 * used / available:.1f} %)"))
-    for clock, f in report["fmax"].items():
-        rows.append((f"Fmax {clock}", f"{f['achieved_mhz']:.2f} MHz (constraint "
-                                      f"{f['constraint_mhz']:.2f} MHz)"))
-    for c in report["critical_paths"]:
-        rows.append(("critical path", f"{c['start']} -> {c['end']}"))
-        rows.append(("  nextpnr", f"{c['delay_ns']:.2f} ns: {c['cells']} cells, logic "
-                                  f"{c['logic_ns']:.2f} ns, routing {c['routing_ns']:.2f} ns over "
-                                  f"{c['routing_hops']} nets, clock-to-Q + setup "
-                                  f"{c['clk_to_q_ns'] + c['setup_ns']:.2f} ns"))
-    est = report.get("estimate")
-    if est:
-        d = est["design"]
-        rows.append(("estimate, design worst", f"{d['estimate_ns']:.2f} ns, "
-                                               f"{d['estimate_levels']} levels "
-                                               f"({d['estimate_path']['start']} -> "
-                                               f"{d['estimate_path']['end']})"))
-        c = est.get("critical_endpoint")
-        if c:
-            rows.append(("estimate, into nextpnr's end", f"{c['estimate_ns']:.2f} ns, "
-                                                         f"{c['estimate_levels']} levels"))
-            rows.append(("estimate of nextpnr's path", f"{c['estimate_of_nextpnr_path_ns']:.2f} ns"
-                                                       f" (nextpnr {c['nextpnr_ns']:.2f} ns)"))
+    rows = report_rows(report)
     if build_s is not None:
         rows.append(("build (yosys, nextpnr, ecppack)", f"{build_s:.0f} s, exit {rc}"))
     if (bdir / f"{NAME}.bit").exists():
@@ -119,8 +133,7 @@ def main(argv=None):
     for k, v in rows:
         print(f"| {k:<{width}} | {v} |")
     if args.record:
-        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-        import record
+        from bench import record
         command = (f"python bench/ecp5_build.py --from-build {args.from_build} --record"
                    if args.from_build else "python bench/ecp5_build.py --record " + " ".join(
                        f"-P {item}" for item in args.param))

@@ -18,7 +18,6 @@ by the sketch kernel's measured rate (1.080 cycles per 512-bit beat at 250 MHz,
 docs/default_geometry.md). Prints tables; asserts nothing.
 """
 
-import argparse
 import pathlib
 import subprocess
 import sys
@@ -28,9 +27,12 @@ import time
 
 import numpy as np
 
-from host.device import Output, SimDevice
-from kmerspec.chunks import pack_chunks, plan_blocks
-from kmerspec.kernels.jacc_sketch import Params, unpack_records
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from bench.options import bench_parser  # noqa: E402
+from host.device import Output, SimDevice  # noqa: E402
+from kmerspec.chunks import pack_chunks, plan_blocks  # noqa: E402
+from kmerspec.kernels.jacc_sketch import Params, unpack_records  # noqa: E402
 
 
 def genomes_of(total_bytes: int, count: int, rng: np.random.Generator) -> list[list[bytes]]:
@@ -175,11 +177,8 @@ def bench_overlap(genomes_count: int, chunk_kbytes: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pack-mbytes", type=int, default=64)
-    parser.add_argument("--sim-genomes", type=int, default=6)
-    parser.add_argument("--overlap-genomes", type=int, default=8)
-    parser.add_argument("--overlap-chunk-kbytes", type=int, default=64)
+    parser = bench_parser(__doc__, pack_mbytes=64, sim_genomes=6, overlap_genomes=8,
+                          overlap_chunk_kbytes=64)
     parser.add_argument("--overlap-only", action="store_true")
     args = parser.parse_args()
     if not args.overlap_only:

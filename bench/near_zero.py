@@ -261,8 +261,7 @@ def main() -> None:
     if args.null_sketches:
         calibration(args.null_sketches)
     if args.record:  # bench/record.py, beside this script
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import record
+        from bench import record
         printed = {"hll": np.where(hll_detected, hll_j, 0), "mle": np.where(mle_det, mle_j, 0),
                    "mash": mash_j}
         record.write("near_zero", {

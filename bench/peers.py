@@ -44,7 +44,6 @@ quality I, gzip level 6): Mbases per CPU second of each. Asserts nothing; --reco
 bench/results/peers.json for bench/benchmarks_doc.py.
 """
 
-import argparse
 import csv
 import gzip
 import os
@@ -63,6 +62,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.options import bench_parser  # noqa: E402
 from bench.near_zero import distinct_kmers, exact_intersections, genome_files  # noqa: E402
 from host.progress import count_bases  # noqa: E402
 
@@ -448,12 +448,7 @@ def machine() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--k", type=int, default=31)
-    parser.add_argument("--p", type=int, default=14)
-    parser.add_argument("--mash-size", type=int, default=10000)
-    parser.add_argument("--scaled", type=int, default=1000)
+    parser = bench_parser(__doc__, repeats=5, k=31, p=14, mash_size=10000, scaled=1000)
     parser.add_argument("--dashing2", help="the dashing2 binary (default: dashing2 on PATH)")
     parser.add_argument("--callgrind", action="store_true",
                         help="also count the start-up's instructions with valgrind's callgrind")

@@ -8,14 +8,17 @@ Part 1 measures `sketch` and `dist` (sw backend) in one process and on local Das
 per-file I/O rate measured in the JACC-FPGA paper. Prints tables; asserts nothing.
 """
 
-import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from host.cli import main as cli
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.options import bench_parser  # noqa: E402
+from host.cli import main as cli  # noqa: E402
 
 # -- RefSeq and the F1 host, as the JACC-FPGA paper reports them (Soto, Hernández, Figueroa,
 # 2022; https://github.com/vlsi-udec/jacc-fpga) ------------------------------------------
@@ -136,10 +139,7 @@ def model() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--genomes", type=int, default=24)
-    parser.add_argument("--bases", type=int, default=4_000_000)
-    parser.add_argument("--dist-genomes", type=int, default=400)
+    parser = bench_parser(__doc__, genomes=24, bases=4_000_000, dist_genomes=400)
     args = parser.parse_args()
     measure(args.genomes, args.bases, args.dist_genomes)
     model()

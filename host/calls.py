@@ -151,3 +151,4 @@ def stream_calls(start, finish, calls, depth, settle):
             except Exception:
                 pass    # the first failure is the one raised
         raise
+

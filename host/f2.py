@@ -32,7 +32,6 @@ its memory is never reused in this process, and the error says to clear and relo
 
 import ctypes
 import itertools
-from collections.abc import Iterable, Iterator
 from ctypes import c_int, c_uint32, c_void_p
 
 from kmerspec import f2 as cl
@@ -40,8 +39,9 @@ from kmerspec.kernels import params_class, params_from_identity
 from kmerspec.regmap import CTRL, CTRL_AP_DONE, CTRL_AP_IDLE, CTRL_AP_START
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars, stream_calls)
-from .control import check_error, check_identity, request_clean_start, timeout_ms
+                    run_fields, scalars)
+from .card import CardDevice
+from .control import check_error, timeout_ms
 from .interrupts import uninterrupted
 from .f2_binding import (APP_PF_BAR0, APP_PF_BAR4, BURST_CAPABLE, FPGA_APP_PF, FPGA_SLOT_MAX,
                          FPGA_STATUS_LOADED, FPGA_STATUSES, FpgaMgmtImageInfo, load_library,
@@ -116,7 +116,7 @@ class _Call:
         self.settled = False    # its buffers freed or abandoned
 
 
-class F2Device:
+class F2Device(CardDevice):
     """An F2 FPGA slot (``slot``, 0..7) with one of this project's AFIs loaded. ``api``: AWS's
     SDK library (None: load it) or a stand-in with the same functions."""
 
@@ -303,25 +303,14 @@ class F2Device:
             raise DeviceError(self._not_here(kernel.desc.name))
         return units
 
-    def _register(self, unit: _Unit):
-        return lambda offset: self.peek(unit.window + offset)
-
-    def _write_register(self, unit: _Unit):
-        return lambda offset, value: self.poke(unit.window + offset, value)
+    def _registers(self, unit: _Unit):
+        """Read and write functions of ``unit``'s registers (offset; offset, value)."""
+        return (lambda offset: self.peek(unit.window + offset),
+                lambda offset, value: self.poke(unit.window + offset, value))
 
     def _start(self, kernel, arguments: dict) -> _Call:
-        if self._unusable:
-            raise DeviceError(self._unusable)
         desc = kernel.desc
-        check_arguments(desc, arguments)
-        units = self.units_of(kernel)
-        unit = units[next(self._turns[desc.name])]
-        if kernel not in unit.checked:
-            check_identity(kernel, self._register(unit))
-            unit.checked.add(kernel)
-        if unit.needs_clean_start:
-            request_clean_start(kernel, self._write_register(unit))
-            unit.needs_clean_start = False
+        unit = self._next_unit(kernel, arguments)
         buffers, outputs, values = [], {}, {}
         try:
             for arg, slot in desc.register_map():
@@ -381,7 +370,7 @@ class F2Device:
             raise
         try:
             try:
-                check_error(call.kernel, self._register(unit),
+                check_error(call.kernel, self._registers(unit)[0],
                             {**scalars(desc, call.arguments), **call.values})
             except KernelError:
                 unit.needs_clean_start = True
@@ -420,25 +409,11 @@ class F2Device:
             self._unusable = (f"{call.kernel.desc.name}: {what}; the unit may still be running: "
                               f"{self.reset_advice} before using the slot again")
 
-    def run(self, kernel, arguments: dict) -> RunResult:
-        return self._finish(self._start(kernel, arguments))
-
-    def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
-        return list(self.run_stream(kernel, calls))
-
-    def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
-        """Each call as it comes, one in flight per compute unit, results in order."""
-        return stream_calls(lambda arguments: self._start(kernel, arguments), self._finish,
-                            calls, lambda: len(self.units_of(kernel)), self._settle)
+    def _kernel_units(self, kernel) -> list[_Unit]:
+        return self.units_of(kernel)
 
     def close(self):
         """Detach the BARs (the SDK unmaps them)."""
         bars, self._bars = self._bars, {}
         for handle in bars.values():
             self._api.fpga_pci_detach(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

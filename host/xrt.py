@@ -25,12 +25,13 @@ import json
 import os
 import pathlib
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from ctypes import c_ubyte, c_uint32, c_void_p
 
 from .calls import (DeviceError, KernelError, Output, RunResult, as_bytes, buffer_sizes,
-                    check_arguments, run_fields, scalars, stream_calls)
-from .control import check_error, check_identity, request_clean_start, timeout_ms
+                    run_fields, scalars)
+from .card import CardDevice
+from .control import check_error, timeout_ms
 from .interrupts import uninterrupted
 from .xclbin import read_units
 from .xrt_binding import (BO_FLAGS_NONE, COMPLETED, ERT_CMD_STATE, NEW, SYNC_FROM_DEVICE,
@@ -146,7 +147,7 @@ class _Call:
         self.abandoned = False
 
 
-class XrtDevice:
+class XrtDevice(CardDevice):
     """A card driven through XRT's C API: load the xclbin (.awsxclbin on F1), then run kernels.
 
     ``api`` is the library; None loads XRT's (host.xrt_binding.load_library), after checking
@@ -254,18 +255,8 @@ class XrtDevice:
         return self._units[name]
 
     def _start(self, kernel, arguments: dict) -> _Call:
-        if self._unusable:
-            raise DeviceError(self._unusable)
         desc = kernel.desc
-        check_arguments(desc, arguments)
-        units = self.compute_units(kernel)
-        unit = units[next(self._turns[desc.name])]
-        if kernel not in unit.checked:
-            check_identity(kernel, unit.read_register)
-            unit.checked.add(kernel)
-        if unit.needs_clean_start:
-            request_clean_start(kernel, unit.write_register)
-            unit.needs_clean_start = False
+        unit = self._next_unit(kernel, arguments)
         limit = timeout_ms(kernel, buffer_sizes(arguments), scalars(desc, arguments))
         call = None
         try:
@@ -410,20 +401,11 @@ class XrtDevice:
             self._unusable = (f"{desc.name}: {what}; the compute unit may still be running: "
                               f"{self.reset_advice} before using it again")
 
-    def run(self, kernel, arguments: dict) -> RunResult:
-        return self._finish(self._start(kernel, arguments))
+    def _kernel_units(self, kernel) -> list[_ComputeUnit]:
+        return self.compute_units(kernel)
 
-    def run_many(self, kernel, calls: list[dict]) -> list[RunResult]:
-        return list(self.run_stream(kernel, calls))
-
-    def run_stream(self, kernel, calls: Iterable[dict]) -> Iterator[RunResult]:
-        """Each call as it comes, one in flight per compute unit, results in order. While a call
-        runs, xrtRunWaitFor holds no GIL (ctypes releases it), so host.drivers.prefetched packs
-        the next chunk meanwhile. When the stream ends early, the calls still in flight are
-        waited for (a failure of one call, or the consumer stopping), or, on an interrupt,
-        settled at once: those whose unit may still run are abandoned (host.calls.stream_calls)."""
-        return stream_calls(lambda arguments: self._start(kernel, arguments), self._finish,
-                            calls, lambda: len(self.compute_units(kernel)), self._settle)
+    def _registers(self, unit: _ComputeUnit):
+        return unit.read_register, unit.write_register
 
     def close(self):
         """Settle the calls still in flight (an interrupted command's), then close every compute
@@ -441,9 +423,3 @@ class XrtDevice:
             device, self.device = self.device, None
             if device:
                 self.call("xrtDeviceClose", device)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -39,6 +39,7 @@ import os
 import pathlib
 import tempfile
 
+from sim.declared_functions import DeclaredFunctions
 from sim.served import ServedSimulation
 
 __all__ = ["stand_in", "F2StandIn", "StandInLimitation", "BAR_BYTES", "CLOCK_HZ", "SIM_ENV",
@@ -65,12 +66,14 @@ class _Bar:
         self.size = BAR_BYTES.get(bar, 0)
 
 
-class F2StandIn:
+class F2StandIn(DeclaredFunctions):
     """The functions of host.f2_binding.PROTOTYPES over one simulated F2 FPGA (slot 0); see
     the module docstring."""
 
     origin = "the F2 SDK stand-in (sim/f2_sim.py)"
     description = "the AWS FPGA SDK stand-in (sim/f2_sim.py)"
+    library = "AWS's FPGA SDK"
+    declared_in = "host.f2_binding.PROTOTYPES"
 
     def __init__(self, cl_dir=None, *, design=None, parameters=None):
         """``design``, ``parameters``: the simulation's (text, parameters) and more parameters
@@ -88,29 +91,12 @@ class F2StandIn:
         self.pcis_responses: list = []
         self.accesses: collections.Counter = collections.Counter()
 
-    def __getattr__(self, name: str):
-        prototypes = self.__dict__.get("_prototypes", {})
-        if name not in prototypes or not hasattr(type(self), "_c_" + name):
-            raise AttributeError(f"{name}: not a function of AWS's FPGA SDK the driver declares "
-                                 "(host.f2_binding.PROTOTYPES)")
-        prototype, implementation = prototypes[name], getattr(self, "_c_" + name)
-
-        def call(*args):
-            if len(args) != len(prototype.argtypes):
-                raise TypeError(f"{name}: this function takes {len(prototype.argtypes)} "
-                                f"arguments ({len(args)} given)")
-            for index, (argtype, value) in enumerate(zip(prototype.argtypes, args), 1):
-                try:
-                    argtype.from_param(value)
-                except TypeError as error:
-                    raise ctypes.ArgumentError(f"argument {index}: TypeError: {error}") from None
-            self._copies.clear()             # a pointer of get_address lives until the next call
-            # a ctypes value passed by value (c_int(3)) is its number, as the C function sees it
-            return implementation(*(arg.value if isinstance(arg, ctypes._SimpleCData)
-                                    and not isinstance(arg, ctypes.c_char_p) else arg
-                                    for arg in args))
-        call.__name__ = name
-        return call
+    def _call(self, name: str, implementation, args: tuple):
+        self._copies.clear()             # a pointer of get_address lives until the next call
+        # a ctypes value passed by value (c_int(3)) is its number, as the C function sees it
+        return implementation(*(arg.value if isinstance(arg, ctypes._SimpleCData)
+                                and not isinstance(arg, ctypes.c_char_p) else arg
+                                for arg in args))
 
     # -- time -------------------------------------------------------------------------------
 

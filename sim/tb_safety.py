@@ -105,57 +105,46 @@ def faulty_reads(ram, low, high, *, resp=None, rid=None):
     carry RID ``rid`` (an ID the kernel did not issue); returns the function that undoes it.
     (cocotbext-axi reads each beat with ``_read`` just before it sends it, and answers SLVERR
     when ``_read`` raises.)"""
-    read, send = ram.read_if._read, ram.read_if.r_channel.send
-    hit = []
-
-    async def _read(address, length):
-        if low <= address < high:
-            hit.append(address)
-            if resp is not None:
-                raise IndexError("injected read error")
-        return await read(address, length)
-
-    async def _send(beat):
-        if hit:
-            hit.clear()
-            if resp is not None:
-                beat.rresp = resp
-            if rid is not None:
-                beat.rid = rid
-        await send(beat)
-    ram.read_if._read, ram.read_if.r_channel.send = _read, _send
-
-    def undo():
-        ram.read_if._read, ram.read_if.r_channel.send = read, send
-    return undo
+    return _marked_responses(ram.read_if, "_read", ram.read_if.r_channel, low, high,
+                             fail=resp is not None, marks={"rresp": resp, "rid": rid})
 
 
 def faulty_writes(ram, low, high, *, resp=None, bid=None):
     """The B response of a write burst into [low, high) answers ``resp`` and/or carries BID
     ``bid`` (cocotbext-axi writes a burst's bytes with ``_write`` before its B response, and
     answers SLVERR when ``_write`` raises)."""
-    write, send = ram.write_if._write, ram.write_if.b_channel.send
+    return _marked_responses(ram.write_if, "_write", ram.write_if.b_channel, low, high,
+                             fail=resp is not None, marks={"bresp": resp, "bid": bid})
+
+
+def _marked_responses(interface, access, channel, low, high, *, fail: bool, marks: dict):
+    """Wrap ``interface``'s ``access`` (``_read`` or ``_write``) so that an access of [low,
+    high) raises if ``fail`` (the model then answers SLVERR), and give the next response
+    ``channel`` sends after it the ``marks`` (field -> value; None leaves the field); returns
+    the function that undoes it."""
+    original_access, send = getattr(interface, access), channel.send
     hit = []
 
-    async def _write(address, data):
+    async def faulty_access(address, argument):
         if low <= address < high:
             hit.append(address)
-            if resp is not None:
-                raise IndexError("injected write error")
-        await write(address, data)
+            if fail:
+                raise IndexError(f"injected {access.strip('_')} error")
+        return await original_access(address, argument)
 
-    async def _send(response):
+    async def marked_send(response):
         if hit:
             hit.clear()
-            if resp is not None:
-                response.bresp = resp
-            if bid is not None:
-                response.bid = bid
+            for field, value in marks.items():
+                if value is not None:
+                    setattr(response, field, value)
         await send(response)
-    ram.write_if._write, ram.write_if.b_channel.send = _write, _send
+    setattr(interface, access, faulty_access)
+    channel.send = marked_send
 
     def undo():
-        ram.write_if._write, ram.write_if.b_channel.send = write, send
+        setattr(interface, access, original_access)
+        channel.send = send
     return undo
 
 

@@ -78,6 +78,7 @@ import threading
 import time
 import weakref
 
+from sim.declared_functions import DeclaredFunctions
 from sim.served import ServedSimulation
 from sim.xclbin import BuildImage, Unit, axlf_container
 
@@ -282,7 +283,7 @@ def _out_of_range(index: int, size: int) -> str:
             f"(which is {size})")
 
 
-class XrtStandIn:
+class XrtStandIn(DeclaredFunctions):
     """The functions of host.xrt_binding.PROTOTYPES over a simulated device (see the module
     docstring).
 
@@ -299,6 +300,8 @@ class XrtStandIn:
 
     origin = "the XRT stand-in (sim/xrt_sim.py)"
     description = "the XRT C API stand-in (sim/xrt_sim.py)"
+    library = "the XRT C API"
+    declared_in = "host.xrt_binding.PROTOTYPES"
 
     def __init__(self):
         from host.xrt_binding import PROTOTYPES
@@ -332,37 +335,14 @@ class XrtStandIn:
         #: had them among its arguments (the unit may still write there)
         self.freed_while_running: list[int] = []
 
-    def __getattr__(self, name: str):
-        # only the functions the driver declares exist; each checks its arguments as ctypes
-        prototypes = self.__dict__.get("_prototypes", {})
-        if name not in prototypes or not hasattr(type(self), "_c_" + name):
-            raise AttributeError(f"{name}: not a function of the XRT C API the driver declares "
-                                 "(host.xrt_binding.PROTOTYPES)")
-        prototype, implementation = prototypes[name], getattr(self, "_c_" + name)
-
-        def call(*args):
-            fixed = len(prototype.argtypes)
-            if len(args) < fixed or (len(args) > fixed and not prototype.variadic):
-                raise TypeError(f"{name}: this function takes {fixed} arguments "
-                                f"({len(args)} given)")
-            for index, (argtype, value) in enumerate(zip(prototype.argtypes, args), 1):
-                try:
-                    argtype.from_param(value)
-                except TypeError as error:
-                    raise ctypes.ArgumentError(f"argument {index}: TypeError: {error}") from None
-            for index, value in enumerate(args[fixed:], fixed + 1):
-                if not isinstance(value, (int, ctypes._SimpleCData)):
-                    raise ctypes.ArgumentError(f"argument {index}: TypeError: Don't know how to "
-                                               f"convert parameter {index}")
-            try:
-                result = implementation(*args)
-            except BaseException:
-                self._log_call(name, args, "interrupted")
-                raise
-            self._log_call(name, args, result)
-            return result
-        call.__name__ = name
-        return call
+    def _call(self, name: str, implementation, args: tuple):
+        try:
+            result = implementation(*args)
+        except BaseException:
+            self._log_call(name, args, "interrupted")
+            raise
+        self._log_call(name, args, result)
+        return result
 
     def _log_call(self, name: str, args: tuple, result) -> None:
         """With ``KMER_SKETCH_XRT_SIM_LOG=FILE``, one JSON line per call made (its integer and
@@ -432,6 +412,16 @@ class XrtStandIn:
 
     def _no_handle(self, result):
         return self._error(errno.EINVAL, "No such handle", result)
+
+    def _close(self, handle, kind) -> int:
+        """xrt*Close of a handle of ``kind``: its object closed (its units released), or
+        EINVAL for any other handle."""
+        target = self._get(handle, kind)
+        if target is None:
+            return self._no_handle(-1)
+        self._handles.pop(handle)
+        target.close()
+        return 0
 
     # -- device -------------------------------------------------------------------------------
 
@@ -533,12 +523,7 @@ class XrtStandIn:
         return self._new(_Kernel(contexts))
 
     def _c_xrtKernelClose(self, kernel):
-        target = self._get(kernel, _Kernel)
-        if target is None:
-            return self._no_handle(-1)
-        self._handles.pop(kernel)
-        target.close()
-        return 0
+        return self._close(kernel, _Kernel)
 
     def _c_xrtKernelArgGroupId(self, kernel, argno):
         target = self._get(kernel, _Kernel)
@@ -625,21 +610,23 @@ class XrtStandIn:
         return target.address if target else self._no_handle(0xFFFF_FFFF_FFFF_FFFF)
 
     def _c_xrtBOWrite(self, buffer, src, size, seek):
-        target = self._get(buffer, _Buffer)
-        if target is None:
-            return self._no_handle(-1)
-        if size + seek > target.size:
-            return self._error(errno.EINVAL, "attempting to write past buffer size", -1)
-        target.host[seek:seek + size] = ctypes.string_at(src, size)
-        return 0
+        return self._copy(buffer, "write", src, size, seek)
 
     def _c_xrtBORead(self, buffer, dst, size, skip):
+        return self._copy(buffer, "read", dst, size, skip)
+
+    def _copy(self, buffer, direction: str, pointer, size: int, offset: int) -> int:
+        """xrtBOWrite (``pointer`` -> the buffer's host memory at ``offset``) or xrtBORead (the
+        other way), after XRT's checks of the handle and the range."""
         target = self._get(buffer, _Buffer)
         if target is None:
             return self._no_handle(-1)
-        if size + skip > target.size:
-            return self._error(errno.EINVAL, "attempting to read past buffer size", -1)
-        ctypes.memmove(dst, bytes(target.host[skip:skip + size]), size)
+        if size + offset > target.size:
+            return self._error(errno.EINVAL, f"attempting to {direction} past buffer size", -1)
+        if direction == "write":
+            target.host[offset:offset + size] = ctypes.string_at(pointer, size)
+        else:
+            ctypes.memmove(pointer, bytes(target.host[offset:offset + size]), size)
         return 0
 
     def _c_xrtBOSync(self, buffer, direction, size, offset):
@@ -738,12 +725,7 @@ class XrtStandIn:
         return target.state if target else self._no_handle(ABORT)
 
     def _c_xrtRunClose(self, run):
-        target = self._get(run, _Run)
-        if target is None:
-            return self._no_handle(-1)
-        self._handles.pop(run)
-        target.close()
-        return 0
+        return self._close(run, _Run)
 
     def release(self):
         """End every simulation and remove the memory banks (the tests' teardown)."""

@@ -63,6 +63,15 @@ def rng():
 
 
 @pytest.fixture
+def refs(tmp_path, genomes):
+    """The sketch file the command line makes of the test module's ``genomes`` fixture."""
+    from tests.cli_helpers import run
+    path = tmp_path / "refs.sketch"
+    assert run("sketch", *genomes, "-o", path) == 0
+    return path
+
+
+@pytest.fixture
 def xrt_stand_in(monkeypatch):
     """A fresh XRT C API stand-in (sim/xrt_sim.py) for one test, with its own device and
     simulations: a test hands it to host.xrt.XrtDevice (``api=``), and ``--backend xrt`` takes

@@ -23,7 +23,7 @@ import pytest
 
 from host.sketchfile import read_sketches
 from tests.cli_helpers import ENV, interruptible, one_error_line, run
-from tests.test_cli_safety import genomes, refs  # noqa: F401  (fixtures)
+from tests.test_cli_safety import genomes  # noqa: F401  (a fixture; refs is conftest.py's)
 
 ROOT = Path(__file__).resolve().parent.parent
 

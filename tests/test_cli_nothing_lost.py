@@ -29,13 +29,6 @@ def genomes(tmp_path):
     return write_related_genomes(tmp_path, count=3, length=6000, step=0.03, seed=44)
 
 
-@pytest.fixture
-def refs(tmp_path, genomes):
-    path = tmp_path / "refs.sketch"
-    assert run("sketch", *genomes, "-o", path) == 0
-    return path
-
-
 def refused(result: subprocess.CompletedProcess, message: str) -> None:
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert result.stderr == f"error: {message}\n", result.stderr

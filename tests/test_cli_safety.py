@@ -25,13 +25,6 @@ def genomes(tmp_path):
     return write_related_genomes(tmp_path, count=3, length=6000, step=0.03, seed=37)
 
 
-@pytest.fixture
-def refs(tmp_path, genomes):
-    path = tmp_path / "refs.sketch"
-    assert run("sketch", *genomes, "-o", path) == 0
-    return path
-
-
 # -- an output that is an input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("how", ["same", "symlink", "hardlink"])

@@ -132,7 +132,7 @@ def test_hll_insert_right_after_the_drain_of_its_word():
     default read-first one, which would return the old word)."""
     from kmerspec.golden.hll import Hll, HllParams
     from hw.sketch.hll_update import HllUpdate
-    from tests.test_sketch_hash import registers_of
+    from tests.test_sketch_hash import offer_hash, registers_of
 
     p, w = 8, 4
     low_bits = 64 - p
@@ -147,17 +147,14 @@ def test_hll_insert_right_after_the_drain_of_its_word():
 
     async def testbench(ctx):
         for h in first:
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            offer_hash(ctx, dut, h)
             await ctx.tick()
         ctx.set(dut.i.valid, 0)
         await ctx.tick().repeat(dut.latency)
         ctx.set(dut.drain_en, 1)
         for addr in range(words):
             ctx.set(dut.drain_addr, addr)
-            if addr == words - 1:
-                ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"word": last, "valid": 1})
+            offer_hash(ctx, dut, last if addr == words - 1 else None)
             await ctx.tick()
             ctx.set(dut.i.valid, 0)
         ctx.set(dut.drain_en, 0)

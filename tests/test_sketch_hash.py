@@ -74,11 +74,7 @@ def run_hll(hashes, p, w, seed=0, idle_probability=0.2):
             while rng.random() < idle_probability:
                 ctx.set(dut.i.valid, 0)
                 await ctx.tick()
-            if h is None:                  # an idle cycle where the test puts one
-                ctx.set(dut.i.valid, 0)
-            else:
-                ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            offer_hash(ctx, dut, h)        # None: an idle cycle where the test puts one
             await ctx.tick()
         ctx.set(dut.i.valid, 0)
         await ctx.tick().repeat(dut.latency)
@@ -163,6 +159,16 @@ def test_hll_update_same_word_at_each_forwarding_distance(gap):
     assert run_hll(hashes, p, w, idle_probability=0.0) == model.registers
 
 
+def offer_hash(ctx, dut, h, bank=None):
+    """Put hash ``h`` on an HllUpdate's insert port (None: no hash) for the next tick, into
+    ``bank`` if one is given."""
+    ctx.set(dut.i.valid, h is not None)
+    if h is not None:
+        ctx.set(dut.i.payload, {"word": h, "valid": 1})
+    if bank is not None:
+        ctx.set(dut.bank, bank)
+
+
 def registers_of(words, w):
     """The registers of sketch words, in register order."""
     return [(word >> (w * slot)) & ((1 << w) - 1) for word in words
@@ -201,9 +207,7 @@ def test_hll_update_banks_do_not_forward_into_each_other():
 
     async def testbench(ctx):
         for index, (number, h) in enumerate(inserts):
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"word": h, "valid": 1})
-            ctx.set(dut.bank, number)
+            offer_hash(ctx, dut, h, bank=number)
             models[number].insert_hash(h)
             await ctx.tick()
         ctx.set(dut.i.valid, 0)
@@ -238,9 +242,7 @@ def test_hll_update_drains_one_bank_while_the_other_inserts():
 
     async def testbench(ctx):
         for h in first:
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"word": h, "valid": 1})
-            ctx.set(dut.bank, 0)
+            offer_hash(ctx, dut, h, bank=0)
             await ctx.tick()
         ctx.set(dut.bank, 1)
         ctx.set(dut.i.valid, 0)
@@ -250,8 +252,7 @@ def test_hll_update_drains_one_bank_while_the_other_inserts():
         ctx.set(dut.drain_bank, 0)
         for addr, h in enumerate(second):
             ctx.set(dut.drain_addr, addr)
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"word": h, "valid": 1})
+            offer_hash(ctx, dut, h)
             await ctx.tick()
             drained.append(ctx.get(dut.drain_data))
         ctx.set(dut.i.valid, 0)

@@ -72,6 +72,15 @@ def test_same_word_every_cycle():
     assert len(got[0]) == 598 and sorted(v for row in got[1] for v in row if v) == [600] * 3
 
 
+def runs_of(rng, pool, length, run_lengths):
+    """At least ``length`` words of ``pool`` in runs of one word (each run's length drawn from
+    ``run_lengths``): colliding words, and repeats at every forwarding distance."""
+    words = []
+    while len(words) < length:
+        words.extend([rng.choice(pool)] * rng.choice(run_lengths))
+    return words
+
+
 @pytest.mark.parametrize("idle_probability", [0.0, 0.4])
 @pytest.mark.parametrize("m", [2, 3])
 def test_colliding_words_and_clear(idle_probability, m):
@@ -81,9 +90,7 @@ def test_colliding_words_and_clear(idle_probability, m):
     pool = [rng.getrandbits(62) for _ in range(40)]
     genomes = []
     for _ in range(2):
-        words = []
-        while len(words) < 700:
-            words.extend([rng.choice(pool)] * rng.choice([1, 1, 1, 2, 3]))
+        words = runs_of(rng, pool, 700, [1, 1, 1, 2, 3])
         for _ in range(40):  # words seen once: a pass is a false pass
             words.insert(rng.randrange(len(words)), rng.getrandbits(62))
         genomes.append(words)

@@ -27,6 +27,7 @@ from tests.genomes import random_sequence
 from tests.simulation import simulate
 from tests.test_fast_mincount import reads_text
 from tests.test_sketch_core import simulate_calls
+from tests.test_sketch_min_count import runs_of
 
 
 
@@ -111,12 +112,7 @@ def test_stage_counters_and_order_match_golden(m):
                             mc_seed=7)
     rng = random.Random(m)
     pool = [rng.getrandbits(62) for _ in range(30)]
-    genomes_words = []
-    for _ in range(2):
-        words = []
-        while len(words) < 300:
-            words.extend([rng.choice(pool)] * rng.choice([1, 1, 2, 5]))
-        genomes_words.append(words)
+    genomes_words = [runs_of(rng, pool, 300, [1, 1, 2, 5]) for _ in range(2)]
     stage = MinCountStage(params, bytes_per_lane=B, in_flight=8, tail_latency=0)
     got, stray = stage_run(stage, m, [beats_of(w, B, rng) for w in genomes_words], rng)
     assert not stray, "with m > 1 only pipeline 0 gets k-mers"

@@ -164,17 +164,24 @@ def read_list(list_path: str, kind: str = "sequences") -> list[str]:
 
 def _check_list_content(shown: str, data: bytes) -> None:
     """A sequence, sketch or compressed file given to -l by mistake is named as such."""
-    compression = compression_of(data)
-    if compression is not None or data.startswith(ZIP_MAGIC):
-        what = f"a {compression}-compressed file" if compression else "a zip archive (a sketch?)"
+    what, advice = _what_instead_of_a_list(data)
+    if what is not None:
         raise InputError(f"{shown}: {what}, not a list of paths (-l FILE names a text file "
-                         f"listing one path per line)")
+                         f"listing one path per line{advice})")
+
+
+def _what_instead_of_a_list(data: bytes) -> tuple[str | None, str]:
+    """What the content of a list file is instead (None: a list, as far as it shows), and more
+    advice for the message."""
+    compression = compression_of(data)
+    if compression is not None:
+        return f"a {compression}-compressed file", ""
+    if data.startswith(ZIP_MAGIC):
+        return "a zip archive (a sketch?)", ""
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise InputError(f"{shown}: binary content (NUL byte at offset {nul}), not a list of "
-                         f"paths (-l FILE names a text file listing one path per line)")
+        return f"binary content (NUL byte at offset {nul})", ""
     first = data.lstrip(b" \t\r\n").split(b"\n", 1)[0].strip(b" \t\r")
     if first[:1] in (b">", b"@") and not os.path.lexists(os.fsdecode(first)):
-        raise InputError(f"{shown}: a FASTA/FASTQ file, not a list of paths (-l FILE names a "
-                         f"text file listing one path per line; give sequence files without "
-                         f"-l)")
+        return "a FASTA/FASTQ file", "; give sequence files without -l"
+    return None, ""

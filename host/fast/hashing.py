@@ -2,9 +2,25 @@
 
 import numpy as np
 
-__all__ = ["murmur3_32_array", "H3Tables"]
+from kmerspec.golden.hashes import FMIX32
+
+__all__ = ["fmix_array", "murmur3_32_array", "H3Tables"]
 
 _U32 = np.uint32
+
+
+def fmix_array(x: np.ndarray, constants: tuple) -> np.ndarray:
+    """MurmurHash3's finalizer of ``constants`` (kmerspec.golden.hashes.FMIX32 or FMIX64) of
+    every word of ``x`` (uint32 or uint64, whose arithmetic wraps as the finalizer's), in
+    place."""
+    word = x.dtype.type
+    (s1, s2, s3), (m1, m2) = constants
+    x ^= x >> word(s1)
+    x *= word(m1)
+    x ^= x >> word(s2)
+    x *= word(m2)
+    x ^= x >> word(s3)
+    return x
 
 
 def _rotl32(x: np.ndarray, r: int) -> np.ndarray:
@@ -21,13 +37,8 @@ def murmur3_32_array(words: np.ndarray, seed: int) -> np.ndarray:
         block = _rotl32(block, 15) * _U32(0x1B873593)
         h ^= block
         h = _rotl32(h, 13) * _U32(5) + _U32(0xE6546B64)
-    h ^= _U32(8)
-    h ^= h >> _U32(16)
-    h *= _U32(0x85EBCA6B)
-    h ^= h >> _U32(13)
-    h *= _U32(0xC2B2AE35)
-    h ^= h >> _U32(16)
-    return h
+    h ^= _U32(8)                       # the length in bytes
+    return fmix_array(h, FMIX32)
 
 
 class H3Tables:

@@ -9,8 +9,10 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from kmerspec.golden.hashes import FMIX64
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
+from .hashing import fmix_array
 from .kmers import BLOCK_BYTES, file_blocks, file_stream, genome_bytes, naming_file, record_bases
 from .threads import map_largest_first
 
@@ -22,13 +24,7 @@ _U64 = np.uint64
 
 def fmix64_array(words: np.ndarray) -> np.ndarray:
     """MurmurHash3's fmix64 of every word (uint64 arithmetic wraps modulo 2^64)."""
-    x = words.astype(np.uint64, copy=True)
-    x ^= x >> _U64(33)
-    x *= _U64(0xFF51AFD7ED558CCD)
-    x ^= x >> _U64(33)
-    x *= _U64(0xC4CEB9FE1A85EC53)
-    x ^= x >> _U64(33)
-    return x
+    return fmix_array(words.astype(np.uint64, copy=True), FMIX64)
 
 
 def _bit_length(values: np.ndarray) -> np.ndarray:

@@ -62,6 +62,8 @@ banks the selected word has a register of its own: :attr:`data_latency` is one m
 bank takes insertions while others clear, for the logic of one unit and the memories of all.
 """
 
+from functools import cached_property
+
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -171,17 +173,13 @@ class CountMinUnit(wiring.Component):
             "clear": In(banks),
             "busy": Out(banks),
         })
-        self._bank_rows = None
 
-    @property
+    @cached_property
     def bank_rows(self) -> list:
         # made on first use (elaborate, or a test reading counters): a unit built only for its
         # interface or latency then holds no memory that is never elaborated
-        if self._bank_rows is None:
-            self._bank_rows = [[Memory(shape=unsigned(self.counter_bits),
-                                       depth=1 << self.width_bits, init=[])
-                                for _ in range(self.depth)] for _ in range(self.banks)]
-        return self._bank_rows
+        return [[Memory(shape=unsigned(self.counter_bits), depth=1 << self.width_bits, init=[])
+                 for _ in range(self.depth)] for _ in range(self.banks)]
 
     @property
     def rows(self) -> list:

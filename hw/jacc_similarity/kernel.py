@@ -55,9 +55,7 @@ class JaccSimilarityKernel(StreamKernel):
     Params = Params
 
     def __init__(self, params: Params = Params()):
-        self.params = params
-        self.data_width = params.data_width
-        super().__init__(params.desc)
+        super().__init__(params)
 
     @property
     def unit_latency(self) -> int:

@@ -34,11 +34,8 @@ class QueueBuilderKernel(ChunkKernel):
     Params = jsd_builder.Params
 
     def __init__(self, params: jsd_builder.Params = jsd_builder.Params()):
-        self.params = params
-        self.data_width = params.data_width
         self.core = QueueBuilderCore(params)
-        self.record_bytes = params.record_bytes
-        super().__init__(params.desc)
+        super().__init__(params)
 
     def core_quiet(self, core):
         return core.idle
@@ -60,10 +57,8 @@ class JsdSimilarityKernel(StreamKernel):
     Params = jsd_similarity.Params
 
     def __init__(self, params: jsd_similarity.Params = jsd_similarity.Params()):
-        self.params = params
-        self.data_width = params.data_width
         self.core = JsdSimilarityCore(params)
-        super().__init__(params.desc)
+        super().__init__(params)
 
     def argument_checks(self):
         """The pointers, and ``n_pivots`` at most the V pivots the kernel holds."""

@@ -58,6 +58,8 @@ into stage 1's register. So any bank takes insertions while others drain, for th
 PQA and the memories of all.
 """
 
+from functools import cached_property
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -164,19 +166,16 @@ class PqaInsert(wiring.Component):
             "busy": Out(banks),
             "o": output if banks == 1 else output.array(banks),
         })
-        self._bank_slots = None
 
-    @property
+    @cached_property
     def bank_slots(self) -> list:
         """One memory per slot and bank; ``bank_slots[b][j].data[q]`` is entry j of queue q in
         bank b (tests read it: tag, value and occupied)."""
         # made on first use (elaborate, or a test reading entries): a unit built only for its
         # interface holds no memory that is never elaborated
-        if self._bank_slots is None:
-            self._bank_slots = [[Memory(shape=slot_layout(self.R), depth=1 << self.R, init=[],
-                                        attrs=slot_memory_attrs(self.R)) for _ in range(self.n)]
-                                for _ in range(self.banks)]
-        return self._bank_slots
+        return [[Memory(shape=slot_layout(self.R), depth=1 << self.R, init=[],
+                        attrs=slot_memory_attrs(self.R)) for _ in range(self.n)]
+                for _ in range(self.banks)]
 
     @property
     def slots(self) -> list:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from amaranth import *
 
-from kmerspec.interface import Arg, KernelDesc, gmem_bundles
+from kmerspec.interface import Arg
 from kmerspec.kernels import KernelParams
 
 from ..vitis.chunk_kernel import StreamKernel, issue_once
@@ -46,13 +46,9 @@ class ChecksumParams(KernelParams):
         if self.data_width < 256:
             raise ValueError("checksum needs data_width >= 256")
 
-    @property
-    def desc(self) -> KernelDesc:
-        return KernelDesc(
-            name=self.KERNEL, identity=self.identity_words(),
-            args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
-                  Arg("dst", "pointer", "gmem1"), Arg("res", "pointer", "gmem1")],
-            bundles=gmem_bundles(self.data_width))
+    def host_args(self) -> list[Arg]:
+        return [Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
+                Arg("dst", "pointer", "gmem1"), Arg("res", "pointer", "gmem1")]
 
 
 def checksum_model(data: bytes, data_width=512):
@@ -75,9 +71,7 @@ class ChecksumKernel(StreamKernel):
     Params = ChecksumParams
 
     def __init__(self, params: ChecksumParams = ChecksumParams()):
-        self.params = params
-        self.data_width = params.data_width
-        super().__init__(params.desc)
+        super().__init__(params)
 
     def elaborate_body(self, m, reader, writer, call):
         dw = self.data_width

@@ -41,11 +41,9 @@ class MotifKernel(StreamKernel):
     Params = Params
 
     def __init__(self, params: Params = Params()):
-        self.params = params
-        self.data_width = params.data_width
         self._engine = MotifEngine(params.algorithm, read_latency=params.read_latency)
         self._front_end = BaseFrontEnd(params.data_width, params.bytes_per_cycle)
-        super().__init__(params.desc)
+        super().__init__(params)
 
     def elaborate_body(self, m, reader, writer, call):
         params = self.params

@@ -34,9 +34,16 @@ from kmerspec.params import P, W
 
 from .canonical import kmer_layout
 
-__all__ = ["REGISTERS_PER_WORD", "hash_index_rank", "HllUpdate"]
+__all__ = ["REGISTERS_PER_WORD", "hash_index_rank", "drain_controls", "HllUpdate"]
 
 REGISTERS_PER_WORD = 16
+
+
+def drain_controls(p: int) -> dict:
+    """The drain inputs of a sketch of ``2^(p-4)`` words (:class:`HllUpdate`'s, and those of
+    the lane that drives all its units with them): ``drain_addr``, ``drain_en``, ``drain_bank``,
+    ``drain_both``."""
+    return {"drain_addr": In(p - 4), "drain_en": In(1), "drain_bank": In(1), "drain_both": In(1)}
 
 
 def hash_index_rank(m, h, p, w):
@@ -97,10 +104,7 @@ class HllUpdate(wiring.Component):
         super().__init__({
             "i": In(stream.Signature(kmer_layout(), always_ready=True)),
             "bank": In(1),
-            "drain_addr": In(p - 4),
-            "drain_en": In(1),
-            "drain_bank": In(1),
-            "drain_both": In(1),
+            **drain_controls(p),
             "drain_data": Out(REGISTERS_PER_WORD * w),
         })
 

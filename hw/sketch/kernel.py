@@ -35,12 +35,9 @@ class JaccSketchKernel(ChunkKernel):
     Params = Params
 
     def __init__(self, params: Params = Params()):
-        self.params = params
-        self.data_width = params.data_width
         self.core = SketchCore(lanes=params.lanes, bytes_per_lane=params.bytes_per_lane,
                                k=params.k, p=params.p, w=params.w, prefilter=params.prefilter)
-        self.record_bytes = params.record_bytes
-        super().__init__(params.desc)
+        super().__init__(params)
 
     def core_quiet(self, core):
         return ~core.ending_genome

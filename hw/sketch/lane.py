@@ -21,7 +21,7 @@ from kmerspec.params import BYTES_PER_LANE, K, P, W, check_positive
 from ..common.pipeline import delayed
 from .canonical import Canonicalizer
 from .fmix64 import Fmix64
-from .hll_update import REGISTERS_PER_WORD, HllUpdate
+from .hll_update import REGISTERS_PER_WORD, HllUpdate, drain_controls
 from .kmer_buffer import KmerBuffer
 from .merge import MergeTree
 from .min_count_stage import MinCountStage
@@ -79,10 +79,7 @@ class SketchLane(wiring.Component):
         members = {
             "i": In(stream.Signature(lane_bytes_layout(bytes_per_lane), always_ready=True)),
             "bank": In(1),
-            "drain_addr": In(p - 4),
-            "drain_en": In(1),
-            "drain_bank": In(1),
-            "drain_both": In(1),
+            **drain_controls(p),
             "merged": Out(REGISTERS_PER_WORD * w),
             "merged_valid": Out(1),
         }

@@ -16,8 +16,8 @@ chunk at ``src`` into the core's input stream (one bus beat per cycle) and write
 output stream, ``n_records`` records of ``record_bytes``, to ``dst``. The call finishes when the
 chunk is consumed, the core is quiet and exactly ``n_records`` new records have come out of it.
 State the core keeps between calls (genomes spanning chunks) is untouched. A subclass sets
-``self.core`` (with streams ``i``/``o`` and a ``records`` counter) and ``self.record_bytes``
-before calling ``KernelCore.__init__``, and overrides :meth:`ChunkKernel.core_quiet` (and, for
+``self.core`` (with streams ``i``/``o`` and a ``records`` counter) before calling
+``ChunkKernel.__init__(params)`` (which takes ``record_bytes`` from the Params), and overrides :meth:`ChunkKernel.core_quiet` (and, for
 extra arguments, :meth:`ChunkKernel.on_start`).
 
 Errors (the ERROR register, :mod:`kmerspec.regmap`; docs/kernel_interface.md): on ``start`` the
@@ -204,6 +204,13 @@ class StreamKernel(KernelCore):
     #: that keeps nothing starts a FRESH call like any other.
     keeps_state = False
 
+    def __init__(self, params):
+        """``params``: the kernel's Params (kmerspec.kernels): its ``desc`` (host arguments and
+        ports) and its ``data_width`` (the bus width)."""
+        self.params = params
+        self.data_width = params.data_width
+        super().__init__(params.desc)
+
     def argument_checks(self) -> list:
         """``[(condition, ERROR word)]`` on ``self.args`` at ``start``, the first true one wins.
         Default: every pointer argument is non-zero and a multiple of its bus width in bytes."""
@@ -293,6 +300,10 @@ class ChunkKernel(StreamKernel):
     """Base of kernels that turn chunks into records (see the module docstring)."""
 
     keeps_state = True
+
+    def __init__(self, params):
+        self.record_bytes = params.record_bytes
+        super().__init__(params)
 
     def core_quiet(self, core):
         """A 1-bit value: the core holds no unfinished record work from this call."""

@@ -35,6 +35,7 @@ register path of 7 LUT levels already takes about 4 ns, so it is stricter than t
 levels at 250 MHz" rule of thumb, and a path into a block RAM input pays 0.5 ns of setup.
 """
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -65,19 +66,27 @@ DELAY_MODEL = {
     "port_out_setup": 0.05,
 }
 
-_LUT = re.compile(r"^(LUT[1-6]|INV|BUF)$")
-_MUXF = re.compile(r"^MUXF[789]$")
-_CARRY = re.compile(r"^CARRY[48]$")
-_FF = re.compile(r"^(FD[RSCP]E|LD[CP]E|FDRE_1|FDSE_1)$")
-_BRAM = re.compile(r"^RAMB(18|36)E[12]$")
-_URAM = re.compile(r"^URAM288")
-_DSP = re.compile(r"^DSP48E[12]$")
-_LUTRAM = re.compile(r"^(RAM\d+M\d*|RAM\d+X\d[SD])$")
-_SRL = re.compile(r"^SRLC?(16|32)E$")
-_LUTRAM_READ_ADDR = re.compile(r"^(ADDR[A-H]|A\d?|DPRA\d?|A\d+)$")
-_SRL_ADDR = re.compile(r"^A\d?$")
-_IGNORED = re.compile(r"^(IBUF|OBUF|IBUFG|BUFG|BUFGCE|GND|VCC)$")
+#: Xilinx primitive cell types by kind (the patterns exclude each other)
+_CELL_KINDS = [(kind, re.compile(pattern)) for kind, pattern in (
+    ("lut", r"^(LUT[1-6]|INV|BUF)$"),
+    ("muxf", r"^MUXF[789]$"),
+    ("carry", r"^CARRY[48]$"),
+    ("ff", r"^(FD[RSCP]E|LD[CP]E|FDRE_1|FDSE_1)$"),
+    ("bram", r"^RAMB(18|36)E[12]$"),
+    ("uram", r"^URAM288"),
+    ("dsp", r"^DSP48E[12]$"),
+    ("lutram", r"^(RAM\d+M\d*|RAM\d+X\d[SD])$"),
+    ("srl", r"^SRLC?(16|32)E$"),
+    ("ignored", r"^(IBUF|OBUF|IBUFG|BUFG|BUFGCE|GND|VCC)$"))]
+#: the read-address pins of a LUT RAM and of an SRL: their combinational inputs
+_READ_ADDRESS = {"lutram": re.compile(r"^(ADDR[A-H]|A\d?|DPRA\d?|A\d+)$"),
+                 "srl": re.compile(r"^A\d?$")}
 
+
+@functools.cache
+def _cell_kind(cell_type: str) -> str | None:
+    """The kind of a primitive cell type (None: unknown, timed like a LUT)."""
+    return next((kind for kind, pattern in _CELL_KINDS if pattern.match(cell_type)), None)
 
 def _param(cell, name, default=0):
     v = cell.get("parameters", {}).get(name)
@@ -152,7 +161,8 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
 
     for cname, cell in module["cells"].items():
         t = cell["type"]
-        if _IGNORED.match(t):                  # buffers and constants pass through
+        kind = _cell_kind(t)
+        if kind == "ignored":                  # buffers and constants pass through
             ins = [b for p, bs in cell["connections"].items()
                    if cell["port_directions"].get(p) == "input" for b in bs if not isinstance(b, str)]
             outs = [b for p, bs in cell["connections"].items()
@@ -169,20 +179,20 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
         for p, b in outputs:
             driver[b] = (t, p)
             cell_of[b] = t
-        if _FF.match(t):
+        if kind == "ff":
             for p, b in outputs:
                 start_delay[b] = m["ff_clk_to_q"]
             q = next((b for p, b in outputs), None)
             endpoints += [(b, m["ff_setup"], ("q", q, p)) for p, b in inputs if p != "C"]
-        elif _BRAM.match(t) or _URAM.match(t):
-            bram = _BRAM.match(t)
+        elif kind in ("bram", "uram"):
+            bram = kind == "bram"
             for p, b in outputs:
                 reg = _param(cell, "DOA_REG" if "A" in p[:5] else "DOB_REG") if bram else 0
                 start_delay[b] = (m["bram_clk_to_out_reg"] if reg else m["bram_clk_to_out"]) \
                     if bram else m["uram_clk_to_out"]
             setup = m["bram_setup"] if bram else m["uram_setup"]
             endpoints += [(b, setup, ("pin", cname, p)) for p, b in inputs if not p.startswith("CLK")]
-        elif _DSP.match(t):
+        elif kind == "dsp":
             c2o = _dsp_clk_to_out(cell, m)
             for p, b in outputs:
                 if c2o is not None:
@@ -195,8 +205,8 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
                 else:
                     for _, o in outputs:
                         comb_arcs[o].append((b, m["dsp_comb"], "route", 1))
-        elif _LUTRAM.match(t) or _SRL.match(t):
-            addr = _LUTRAM_READ_ADDR if _LUTRAM.match(t) else _SRL_ADDR
+        elif kind in ("lutram", "srl"):
+            addr = _READ_ADDRESS[kind]
             for p, b in outputs:
                 start_delay[b] = m["lutram_clk_to_out"]
             for p, b in inputs:
@@ -206,7 +216,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
                         comb_arcs[o].append((b, m["lut"], "route", 1))
                 elif not p.startswith("CLK") and p not in ("WCLK", "CLK"):
                     endpoints.append((b, m["lutram_setup"], ("pin", cname, p)))
-        elif _CARRY.match(t):
+        elif kind == "carry":
             # Yosys maps arithmetic to CARRY4 only; on UltraScale(+) a CARRY4 is half of the
             # CARRY8 that Vivado places, so it counts half a level (rounded up at the end)
             # and half a CARRY8's chain delay.
@@ -217,7 +227,7 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
                 for _, o in outputs:
                     comb_arcs[o].append((b, delay / 2 if half and chained else delay,
                                          "carry" if chained else "route", 0.5 if half else 1))
-        elif _MUXF.match(t):
+        elif kind == "muxf":
             for p, b in inputs:
                 for _, o in outputs:
                     comb_arcs[o].append((b, m["muxf"], "route" if p == "S" else "muxf", 1))
@@ -231,9 +241,9 @@ def estimate_timing(netlist, top, *, clock_hz=None, model=DELAY_MODEL, family="x
         if kind == "none":
             return 0.0
         d = driver.get(i)
-        if kind == "carry" and d and _CARRY.match(d[0]):
+        if kind == "carry" and d and _cell_kind(d[0]) == "carry":
             return 0.0
-        if kind == "muxf" and d and (_LUT.match(d[0]) or _MUXF.match(d[0])):
+        if kind == "muxf" and d and _cell_kind(d[0]) in ("lut", "muxf"):
             return 0.0
         return m["route"]
 

@@ -4,21 +4,35 @@ import random
 
 from ..params import H3_SEED
 
-__all__ = ["MASK32", "MASK64", "rotl32", "fmix64", "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
+__all__ = ["MASK32", "MASK64", "FMIX32", "FMIX64", "rotl32", "fmix32", "fmix64", "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
 
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
 
 
+#: MurmurHash3's finalizers, fmix32 and fmix64: x ^= x >> s1; x *= m1; x ^= x >> s2; x *= m2;
+#: x ^= x >> s3 in words of 32 or 64 bits, as ((s1, s2, s3), (m1, m2))
+FMIX32 = ((16, 13, 16), (0x85EBCA6B, 0xC2B2AE35))
+FMIX64 = ((33, 33, 33), (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53))
+
+
+def _fmix(x: int, constants: tuple, mask: int) -> int:
+    (s1, s2, s3), (m1, m2) = constants
+    x ^= x >> s1
+    x = (x * m1) & mask
+    x ^= x >> s2
+    x = (x * m2) & mask
+    return x ^ (x >> s3)
+
+
+def fmix32(x: int) -> int:
+    """MurmurHash3's 32-bit finalizer (the end of murmur3_32)."""
+    return _fmix(x & MASK32, FMIX32, MASK32)
+
+
 def fmix64(x: int) -> int:
     """MurmurHash3's 64-bit finalizer, without seed."""
-    x &= MASK64
-    x ^= x >> 33
-    x = (x * 0xFF51AFD7ED558CCD) & MASK64
-    x ^= x >> 33
-    x = (x * 0xC4CEB9FE1A85EC53) & MASK64
-    x ^= x >> 33
-    return x
+    return _fmix(x & MASK64, FMIX64, MASK64)
 
 
 def rotl32(x: int, r: int) -> int:
@@ -48,13 +62,7 @@ def murmur3_32(word: int, seed: int) -> int:
         h ^= block
         h = rotl32(h, 13)
         h = (h * 5 + 0xE6546B64) & MASK32
-    h ^= 8  # length in bytes
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & MASK32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & MASK32
-    h ^= h >> 16
-    return h
+    return fmix32(h ^ 8)  # 8: the length in bytes
 
 
 H3_DEFAULT_SEED = H3_SEED.default

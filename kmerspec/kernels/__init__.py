@@ -21,6 +21,8 @@ import importlib
 import json
 from dataclasses import asdict, dataclass, fields, replace
 
+from ..interface import Arg, KernelDesc, gmem_bundles
+
 __all__ = ["KernelParams", "KERNELS", "params_class", "params_from_dict", "IDENTITY_VERSION",
            "IDENTITY_MAGIC", "IdentityMismatch", "params_from_identity"]
 
@@ -62,8 +64,14 @@ class KernelParams:
     KERNEL: str = ""
 
     @property
-    def desc(self):
-        """The kernel's host arguments and m_axi ports (a :class:`kmerspec.interface.KernelDesc`)."""
+    def desc(self) -> KernelDesc:
+        """The kernel's host arguments (:meth:`host_args`) and m_axi ports: the bundles gmem0
+        (inputs) and gmem1 (outputs), ``data_width`` bits each."""
+        return KernelDesc(name=self.KERNEL, identity=self.identity_words(), args=self.host_args(),
+                          bundles=gmem_bundles(self.data_width))
+
+    def host_args(self) -> list[Arg]:
+        """The kernel's host arguments in register order."""
         raise NotImplementedError
 
     def to_dict(self) -> dict:

@@ -25,7 +25,7 @@ from functools import cached_property
 import numpy as np
 
 from ..golden.hll import HllParams
-from ..interface import Arg, KernelDesc, gmem_bundles
+from ..interface import Arg
 from ..params import DATA_WIDTH, JACC_PIVOTS, JACC_STREAMS, P, W, check_fields
 from . import KernelParams
 
@@ -72,14 +72,10 @@ class Params(KernelParams):
             raise ValueError(f"a sketch ({self.m * self.field_bits} bits) is smaller than a "
                              f"slot ({self.slot_bits} bits): lower streams (D)")
 
-    @property
-    def desc(self) -> KernelDesc:
+    def host_args(self) -> list[Arg]:
         sketches, features, *scalars = CALL_ARGUMENTS
-        return KernelDesc(
-            name=self.KERNEL, identity=self.identity_words(),
-            args=[Arg(sketches, "pointer", "gmem0"), Arg(features, "pointer", "gmem1")]
-            + [Arg(name, "scalar") for name in scalars],
-            bundles=gmem_bundles(self.data_width))
+        return ([Arg(sketches, "pointer", "gmem0"), Arg(features, "pointer", "gmem1")]
+                + [Arg(name, "scalar") for name in scalars])
 
     @cached_property
     def hll(self) -> HllParams:

@@ -25,7 +25,7 @@ from .. import chunks
 from ..chunks import ChunkLanes
 from ..golden.hll import HllParams
 from ..golden.mincount import MinCountParams
-from ..interface import Arg, KernelDesc, gmem_bundles
+from ..interface import Arg
 from ..params import (BYTES_PER_LANE, LANES, MC_SEED, SKETCH_MC_COUNTER_BITS, SKETCH_MC_DEPTH,
                       SKETCH_MC_WIDTH_BITS, K, P, W, check_fields)
 from . import KernelParams
@@ -69,14 +69,10 @@ class Params(ChunkLanes, KernelParams):
             raise ValueError(f"the bus ({bits} bits) must be at least 64 bits and "
                              f"a multiple of 16 w = {REGISTERS_PER_WORD * self.w} bits")
 
-    @property
-    def desc(self) -> KernelDesc:
-        return KernelDesc(
-            name=self.KERNEL, identity=self.identity_words(),
-            args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
-                  Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar")]
-            + ([Arg("min_count", "scalar")] if self.mc_depth else []),
-            bundles=gmem_bundles(self.data_width))
+    def host_args(self) -> list[Arg]:
+        return ([Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
+                 Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar")]
+                + ([Arg("min_count", "scalar")] if self.mc_depth else []))
 
     @property
     def prefilter(self) -> MinCountParams | None:

@@ -36,7 +36,7 @@ from .. import params as spec
 from ..chunks import ChunkLanes
 from ..golden.jsd import JsdParams
 from ..golden.pqa import Pqa
-from ..interface import Arg, KernelDesc, gmem_bundles
+from ..interface import Arg
 from . import KernelParams
 
 __all__ = ["Params", "PqaRecordLayout", "PqaRecord", "unpack_records", "unpack_pqa", "pack_pqa",
@@ -127,14 +127,10 @@ class Params(ChunkLanes, PqaRecordLayout, KernelParams):
         argument)."""
         return JsdParams(**{name: getattr(self, name) for name in ALGORITHM_FIELDS})
 
-    @property
-    def desc(self) -> KernelDesc:
-        return KernelDesc(
-            name=self.KERNEL, identity=self.identity_words(),
-            args=[Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
-                  Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar"),
-                  Arg("update", "scalar")],
-            bundles=gmem_bundles(self.data_width))
+    def host_args(self) -> list[Arg]:
+        return [Arg("src", "pointer", "gmem0"), Arg("n_bytes", "scalar"),
+                Arg("dst", "pointer", "gmem1"), Arg("n_records", "scalar"),
+                Arg("update", "scalar")]
 
     @property
     def data_width(self) -> int:

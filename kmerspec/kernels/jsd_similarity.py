@@ -18,7 +18,7 @@ signed Q5.24 JSD with pivot v as u32 at byte 4 v (zero for v >= n_pivots).
 
 from dataclasses import dataclass
 
-from ..interface import Arg, KernelDesc, gmem_bundles
+from ..interface import Arg
 from ..params import (DATA_WIDTH, JSD_PIVOTS, KERNEL_QUEUE_BITS, PQA_SLOTS, check_fields,
                       check_int)
 from . import KernelParams
@@ -50,14 +50,10 @@ class Params(PqaRecordLayout, KernelParams):
             raise ValueError(f"pivots must be at most data_width / 32 = {self.data_width // 32} "
                              f"(one result beat per record), not {self.pivots}")
 
-    @property
-    def desc(self) -> KernelDesc:
-        return KernelDesc(
-            name=self.KERNEL, identity=self.identity_words(),
-            args=[Arg("pivots", "pointer", "gmem0"), Arg("n_pivots", "scalar"),
-                  Arg("pqas", "pointer", "gmem0"), Arg("n_pqas", "scalar"),
-                  Arg("out", "pointer", "gmem1"), Arg("mode", "scalar")],
-            bundles=gmem_bundles(self.data_width))
+    def host_args(self) -> list[Arg]:
+        return [Arg("pivots", "pointer", "gmem0"), Arg("n_pivots", "scalar"),
+                Arg("pqas", "pointer", "gmem0"), Arg("n_pqas", "scalar"),
+                Arg("out", "pointer", "gmem1"), Arg("mode", "scalar")]
 
     @property
     def bus_bytes(self) -> int:

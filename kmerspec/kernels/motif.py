@@ -47,7 +47,7 @@ from .. import params as spec
 from ..golden.line_machine import line_step
 from ..golden.motif import FIELDS as ALGORITHM_FIELDS
 from ..golden.motif import MotifParams, MotifRow, check_geometry, kmer_string
-from ..interface import Arg, KernelDesc, gmem_bundles
+from ..interface import Arg
 from . import KernelParams
 
 __all__ = ["Params", "ENTRY_BYTES", "SUMMARY_MAGIC", "THRESHOLDS_BYTES", "pack_files",
@@ -111,15 +111,11 @@ class Params(KernelParams):
         return MotifParams(**{f.name: getattr(self, f.name) for f in ALGORITHM_FIELDS},
                            thresholds=1)
 
-    @property
-    def desc(self) -> KernelDesc:
-        return KernelDesc(
-            name=self.KERNEL, identity=self.identity_words(),
-            args=[Arg("test", "pointer", "gmem0"), Arg("test_bytes", "scalar"),
-                  Arg("control", "pointer", "gmem0"), Arg("control_bytes", "scalar"),
-                  Arg("thresholds", "pointer", "gmem0"), Arg("growth_q8", "scalar"),
-                  Arg("result", "pointer", "gmem1")],
-            bundles=gmem_bundles(self.data_width))
+    def host_args(self) -> list[Arg]:
+        return [Arg("test", "pointer", "gmem0"), Arg("test_bytes", "scalar"),
+                Arg("control", "pointer", "gmem0"), Arg("control_bytes", "scalar"),
+                Arg("thresholds", "pointer", "gmem0"), Arg("growth_q8", "scalar"),
+                Arg("result", "pointer", "gmem1")]
 
     @property
     def ks(self) -> range:
