@@ -196,7 +196,7 @@ def test_a_pipe_sketch_longer_than_its_header_states_is_refused(tmp_path, refs, 
                                            f"{sys.executable} -m host info -"],
                             env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
-    assert result.stderr.startswith("error: /dev/stdin: damaged sketch file (goes on past the ")
+    assert result.stderr.startswith("error: -: damaged sketch file (goes on past the ")
     assert list(directory.iterdir()) == []
 
 
