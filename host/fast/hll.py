@@ -1,8 +1,8 @@
 """HyperLogLog sketching, register-identical to kmerspec.golden.hll.
 
 Files are sketched in one native pass (parse, canonical k-mer, fmix64, register update; see
-host/fast/_kmer_stream.c), block by block; the vectorised functions insert k-mer words that
-are already at hand.
+host/fast/_kmer_stream.c), block by block, by host.fast.sketch, whose registers are given here
+as numpy arrays; the vectorised functions insert k-mer words that are already at hand.
 """
 
 from collections.abc import Iterable, Iterator
