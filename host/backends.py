@@ -13,10 +13,10 @@ hardware backends after packing many genomes into the lanes of each kernel call 
 is accepted and ignored).
 """
 
+from __future__ import annotations  # numpy's types named below, imported where used
+
 import os
 from collections.abc import Iterable, Iterator
-
-import numpy as np
 
 from .calls import F2_STAND_IN_ENV, STAND_IN_ENV
 from kmerspec.golden.hll import Hll, HllParams
@@ -39,6 +39,14 @@ class SoftwareBackend:
         from .fast.hll import sketch_genomes
         return sketch_genomes(genomes, k, params, canonical, threads, min_count)
 
+    def sketch_hll_registers(self, genomes: Iterable[list], k: int, params: HllParams,
+                             canonical: bool, threads: int | None = None,
+                             min_count: MinCountParams = MinCountParams()) -> Iterator[bytearray]:
+        """:meth:`sketch_hll`'s registers as bytearrays (one a byte), without numpy: the
+        sketch command's path (host.api.sketching.sketch_files)."""
+        from .fast.sketch import genome_registers
+        return genome_registers(genomes, k, params, canonical, threads, min_count)
+
     def build_pqa(self, genomes: Iterable[list], params, threads: int | None = None) -> Iterator:
         from .fast.jsd import build_pqas
         return build_pqas(genomes, params, threads)
@@ -56,6 +64,7 @@ class GoldenBackend:
 
     def sketch_hll(self, genomes, k, params, canonical, threads=None,
                    min_count: MinCountParams = MinCountParams()):
+        import numpy as np
         for files in genomes:
             kmers = genome_kmers(files, k, canonical_form=canonical)
             sketch = Hll(params).update(passing_kmers(kmers, min_count))

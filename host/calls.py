@@ -9,8 +9,6 @@ of them imports another in a circle (tests/test_import_graph.py).
 
 from dataclasses import dataclass
 
-import numpy as np
-
 __all__ = ["Output", "RunResult", "DeviceError", "KernelError", "SIM_GEOMETRY", "SIM_GEOMETRIES",
            "as_bytes", "check_arguments", "buffer_sizes", "scalars", "parse_build", "run_fields",
            "stream_calls", "STAND_IN_ENV", "F2_STAND_IN_ENV"]
@@ -64,12 +62,14 @@ SIM_GEOMETRIES = {"small": SIM_GEOMETRY, "default": {}}
 
 
 def as_bytes(value) -> bytes:
+    import numpy as np  # here: the sketch command imports this module for its constants
     if isinstance(value, np.ndarray):
         return np.ascontiguousarray(value).tobytes()
     return bytes(value)
 
 
 def check_arguments(desc, arguments: dict) -> None:
+    import numpy as np
     names = {a.name for a in desc.args}
     unknown = set(arguments) - names
     missing = names - set(arguments)
@@ -86,6 +86,7 @@ def check_arguments(desc, arguments: dict) -> None:
 
 def buffer_sizes(arguments: dict) -> dict:
     """Bytes of every buffer of a call (inputs and outputs), for host.control.timeout_cycles."""
+    import numpy as np
     return {name: value.size if isinstance(value, Output) else len(as_bytes(value))
             for name, value in arguments.items() if not isinstance(value, (int, np.integer))}
 

@@ -26,13 +26,12 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .choices import METHODS
 from .metrics import lower_is_better, metric_distance, passes
 
 __all__ = ["METHODS", "CENTRALITY_SAMPLE", "self_value", "greedy", "components",
            "linkage_clusters", "number_clusters", "centrality", "central_first"]
 
-#: clustering methods, as ``--method`` takes them
-METHODS = ("greedy", "single", "average", "complete")
 
 #: genomes a greedy block compares with the representatives in one query
 GREEDY_BLOCK = 256

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .choices import ARITHMETICS
 from .fast.native import native
 
 # The bit-exact fixed-point models (their lookup tables are computed on import) are imported by
-# the ``fixed`` path only: host.cli imports ARITHMETICS on every command's start-up.
+# the ``fixed`` path only.
 if TYPE_CHECKING:
     from kmerspec.golden.pqa import Pqa
 
 __all__ = ["PqaArrays", "entropies", "jsd_row_tile", "kernel_row_tiles", "fixed_jsd_to_float",
            "ARITHMETICS"]
 
-ARITHMETICS = ("float", "fixed")
 
 
 class PqaArrays:

@@ -7,19 +7,17 @@ for value, the one of the native pair loop (host/fast/_allpairs.c): the same flo
 in the same order.
 """
 
+from __future__ import annotations  # numpy's types named below, imported where used
+
 import math
 
-import numpy as np
+from .choices import ANI_SOURCES, METRICS
 
 __all__ = ["METRICS", "ANI_SOURCES", "DEFAULT_MIN_AF", "containment_ani", "aligned_fraction",
            "base_similarity", "pair_similarity", "express", "metric_values",
            "lower_is_better", "ranking_key", "phylip_distance", "threshold_problem",
            "threshold_text", "passes", "jaccard_bound", "metric_distance"]
 
-#: Metric names, as ``--metric`` takes them.
-METRICS = ("jaccard", "containment", "ani", "mash")
-#: what an ANI is computed from, as ``--ani-from`` takes it (SPEC 3 "Other metrics")
-ANI_SOURCES = ("jaccard", "containment")
 #: the smallest aligned fraction of a containment ANI, as ``--min-af`` takes it by default
 DEFAULT_MIN_AF = 0.15
 
@@ -27,6 +25,7 @@ DEFAULT_MIN_AF = 0.15
 def containment_ani(containment, k: int) -> np.ndarray:
     """The containment ANI in percent, 100 C^(1/k) (0 for C = 0): the identity of the smaller
     genome's k-mers in the larger, as mash screen's identity and sourmash's containment ANI."""
+    import numpy as np  # here: the command line's parser needs the names alone
     containment = np.clip(np.asarray(containment, np.float64), 0.0, 1.0)
     with np.errstate(divide="ignore"):
         return np.where(containment > 0, 100.0 * containment ** (1.0 / k), 0.0)
@@ -36,6 +35,7 @@ def aligned_fraction(card_x, card_y) -> np.ndarray:
     """The aligned fraction a containment ANI rests on: min(|X|, |Y|) / max(|X|, |Y|), the
     part of the larger genome the smaller one spans (it is taken as aligned in full); 0 for
     two empty genomes."""
+    import numpy as np
     card_x, card_y = np.asarray(card_x, np.float64), np.asarray(card_y, np.float64)
     larger = np.maximum(card_x, card_y)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -54,6 +54,7 @@ def pair_similarity(kind: str, card_rows, card_columns, unions, detection=None) 
     arrays): I = |X| + |Y| - |X u Y|, then I / |X u Y| or I / |X|, clamped to [0, 1]; 0 where
     the denominator is 0, and 0 where the pair is below ``detection`` (the "hll" rule of SPEC 3
     "Detection", a host.detection.HllDetection; None keeps every estimate)."""
+    import numpy as np
     card_rows, card_columns = np.asarray(card_rows, np.float64), np.asarray(card_columns, np.float64)
     unions = np.asarray(unions, np.float64)
     denominator = unions if kind == "jaccard" else np.broadcast_to(card_rows, unions.shape)
@@ -68,6 +69,7 @@ def pair_similarity(kind: str, card_rows, card_columns, unions, detection=None) 
 
 def express(metric: str, similarity: np.ndarray, k: int) -> np.ndarray:
     """The metric from its base similarity (J for mash and ani)."""
+    import numpy as np
     if metric in ("jaccard", "containment"):
         return np.asarray(similarity, np.float64) + 0.0
     # here, not at the top: host.cli imports METRICS on every command's start-up, and the
@@ -93,6 +95,7 @@ def lower_is_better(metric: str) -> bool:
 
 def ranking_key(metric: str, values: np.ndarray) -> np.ndarray:
     """A key that sorts the best value first (ascending)."""
+    import numpy as np
     return np.asarray(values) if lower_is_better(metric) else -np.asarray(values)
 
 
@@ -139,6 +142,7 @@ def threshold_text(metric: str, threshold: float | None) -> str | None:
 
 def passes(metric: str, values, threshold: float) -> np.ndarray:
     """Which values of ``metric`` pass ``threshold`` (<= for the Mash distance, else >=)."""
+    import numpy as np
     values = np.asarray(values, np.float64)
     return values <= threshold if lower_is_better(metric) else values >= threshold
 
@@ -165,6 +169,7 @@ def jaccard_bound(metric: str, threshold: float | None, k: int) -> float | None:
 def metric_distance(metric: str, values: np.ndarray) -> np.ndarray:
     """A distance from values of ``metric``, 0 for identical genomes, for trees and linkage:
     1 - J, 1 - C, the Mash distance D (mash), 1 - A / 100 (= D, ani)."""
+    import numpy as np
     if metric == "mash":
         return np.asarray(values, np.float64) + 0.0
     if metric == "ani":

@@ -14,19 +14,18 @@ adds a strip of one colour per cluster between the tree and the heatmap, the rep
 names in bold, and a dashed line at the threshold on the tree.
 """
 
+from __future__ import annotations  # numpy's types named below, imported where used
+
 import math
 import sys
 
-import numpy as np
-
+from .choices import PLOT_ORDERS
 from .io import InputError
 from .metrics import lower_is_better, metric_distance
 
 __all__ = ["PLOT_ORDERS", "METRIC_TITLES", "MAX_LABELLED", "linkage_tree", "dendrogram_order",
            "plot_format", "plot_matrix"]
 
-#: the orders of --plot-order
-PLOT_ORDERS = ("dendrogram", "input")
 #: how a plot's title and colour bar name each metric
 METRIC_TITLES = {"jaccard": "Jaccard", "containment": "containment (row in column)",
                  "ani": "ANI (%)", "mash": "Mash distance"}
@@ -38,6 +37,7 @@ MAX_LABELLED = 100
 
 
 def _symmetric_distance(metric: str, values: np.ndarray) -> np.ndarray:
+    import numpy as np  # here: the command line's parser needs the names alone
     distance = np.clip(metric_distance(metric, values), 0.0, None)
     distance = (distance + distance.T) / 2
     np.fill_diagonal(distance, 0.0)
@@ -89,6 +89,7 @@ def plot_format(path) -> str:
 
 def colour_range(metric: str, values: np.ndarray) -> tuple[float, float, str]:
     """(low, high, the side whose values lie beyond: "min", "max" or "neither")."""
+    import numpy as np
     off = values[~np.eye(values.shape[0], dtype=bool)]
     if metric == "ani":
         detected = off[off > 0]
@@ -110,6 +111,7 @@ def plot_matrix(values: np.ndarray, metric: str, names: list[str], file, image_f
     (coloured strip); ``representatives``: indices whose names are bold; ``cut``: the
     threshold as a distance, a dashed line on the tree; ``labels``: (the colour bar's, the
     tree's axis) instead of the metric's (METRIC_TITLES, DISTANCE_LABELS)."""
+    import numpy as np
     metric_label, distance_label = labels or (METRIC_TITLES[metric], DISTANCE_LABELS[metric])
     plt = _pyplot(getattr(file, "name", "plot"))
     from matplotlib import colormaps

@@ -5,11 +5,11 @@ is bases over the time spent computing: time the consumer waits for input files 
 decompressing) is measured with :meth:`Progress.waiting` and left out.
 """
 
+from __future__ import annotations  # numpy's types named below, imported where used
+
 import contextlib
 import sys
 import time
-
-import numpy as np
 
 __all__ = ["Progress", "BaseCounter", "count_bases"]
 
@@ -45,6 +45,7 @@ class BaseCounter:
         return self._count(last)
 
     def _count(self, data: bytes) -> int:
+        import numpy as np  # here: the sketch command's native backend counts bases itself
         raw = np.frombuffer(data, dtype=np.uint8)
         if raw.size == 0:
             return 0
@@ -76,6 +77,7 @@ class BaseCounter:
 
     def _step_lines(self, first_bytes: list[int]) -> np.ndarray:
         """The record state machine, one step per line (for text with FASTQ records)."""
+        import numpy as np
         sequence = np.zeros(len(first_bytes), dtype=bool)
         at_record_start, fastq_line = self._at_record_start, self._fastq_line
         for line, byte in enumerate(first_bytes):

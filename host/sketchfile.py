@@ -27,25 +27,30 @@ sources. Reading checks everything a later step relies on (parameters, array typ
 so a damaged or foreign file is refused with one line naming it, never half-used: the archive
 is read by host.sketch_archive, which accepts only what ``numpy.savez`` writes and checks every
 size against the file and the header's own parameters before it allocates anything, so any
-damage is ``FILE: damaged sketch file (CAUSE)``. How a format version stores its arrays is its
+damage is ``FILE: damaged sketch file (CAUSE)``. :func:`write_sketches` writes what
+``numpy.savez`` writes, byte for byte, with zipfile and the .npy header format alone, so that the
+sketch command imports no numpy (tests/test_sketchfile_writer.py). How a format version stores its arrays is its
 :class:`FormatLayout` in :data:`_LAYOUTS`; a file of a newer version is named as such.
 """
+
+from __future__ import annotations  # numpy's types named below, imported where used
 
 import json
 import math
 import os
 import re
-from collections.abc import Callable
+import struct
+import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from . import __version__
 from .io import (ZIP_MAGIC, InputError, compressed_sketch_problem, compression_of,
                  decompressed_head, looks_like_damaged_sketch, open_input, read_input,
                  stream_input)
 from .outputs import atomic_output
+from .registers import PackedRows
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 
@@ -57,6 +62,36 @@ FORMAT_VERSION = 2
 _ARRAYS_OF_KIND = {"hll": ("registers",), "pqa": ("tags", "values")}
 _HASH_OF_KIND = {"hll": "fmix64", "pqa": "murmur3_32"}
 _SEQUENCE_STARTS = (b">", b"@", b"\x1f\x8b")  # FASTA, FASTQ, gzip
+
+
+class SketchArrays(Mapping):
+    """A sketch set's arrays by member name, numpy arrays to every caller. Registers the sketch
+    command made are held as host.registers.PackedRows and become a numpy array (over the same
+    bytes) when first asked for; :meth:`held` gives them as held, so that the sketch command
+    checks and writes them without importing numpy."""
+
+    def __init__(self, arrays: Mapping):
+        self._held = dict(arrays.items() if not isinstance(arrays, SketchArrays)
+                          else arrays._held.items())
+
+    def held(self, name: str):
+        """The array ``name`` as held: a numpy array or a host.registers.PackedRows."""
+        return self._held[name]
+
+    def __getitem__(self, name: str):
+        array = self._held[name]
+        if isinstance(array, PackedRows):
+            array = self._held[name] = array.numpy()
+        return array
+
+    def __contains__(self, name) -> bool:
+        return name in self._held
+
+    def __iter__(self):
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
 
 
 @dataclass
@@ -71,7 +106,7 @@ class SketchSet:
     params: dict
     names: list[str] = field(default_factory=list)
     files: list[list[str]] = field(default_factory=list)
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    arrays: SketchArrays = field(default_factory=dict)  # a dict given becomes a SketchArrays
     origin: str = "<memory>"
     from_sequences: bool = False
     #: per genome, the MinCountParams.record() of its minimum-count filter ({} for m = 1);
@@ -82,11 +117,14 @@ class SketchSet:
         # HLL registers are held in the pair loops' layout (two 4-bit registers a byte at w = 4,
         # host.similarity.pack_registers), as sketch files of format version 2 store them;
         # registers given one a byte are packed here, once.
-        registers = self.arrays.get("registers") if self.kind == "hll" else None
-        if registers is not None and registers.ndim == 2 and self.params.get("w") == 4 and \
+        self.arrays = SketchArrays(self.arrays)
+        registers = self.arrays.held("registers") if self.kind == "hll" and \
+            "registers" in self.arrays else None
+        if registers is not None and not isinstance(registers, PackedRows) and registers.ndim == 2 and self.params.get("w") == 4 and \
                 registers.shape[1] == 1 << self.params["p"]:
             from .registers import pack_registers
-            self.arrays = {**self.arrays, "registers": pack_registers(registers, self.hll())}
+            self.arrays = SketchArrays({**self.arrays,
+                                        "registers": pack_registers(registers, self.hll())})
 
     def __len__(self) -> int:
         return len(self.names)
@@ -98,6 +136,11 @@ class SketchSet:
     def packed_registers(self) -> np.ndarray:
         """An HLL set's registers as held: n rows in host.similarity.pack_registers' layout."""
         return self.arrays["registers"]
+
+    def held_registers(self):
+        """An HLL set's registers as held: a numpy array or host.registers.PackedRows, n rows
+        in host.registers.pack_registers' layout, each row a buffer."""
+        return self.arrays.held("registers")
 
     def registers(self, rows=slice(None)) -> np.ndarray:
         """An HLL set's registers one a byte (n x 2^p), of ``rows`` (all by default): a new
@@ -169,12 +212,16 @@ def merge(sets: list[SketchSet]) -> SketchSet:
         names=[name for s in sets for name in s.names],
         files=[f for s in sets for f in s.files],
         # one set: its arrays as they are (a collection's registers are not copied again)
-        arrays={key: (sets[0].arrays[key] if len(sets) == 1
-                      else np.concatenate([s.arrays[key] for s in sets]))
+        arrays={key: (sets[0].arrays.held(key) if len(sets) == 1 else _concatenated(sets, key))
                 for key in _ARRAYS_OF_KIND[first.kind]},
         origin=first.origin, from_sequences=all(s.from_sequences for s in sets),
         min_counts=([s.min_count(index) for s in sets for index in range(len(s))]
                     if any(s.min_counts for s in sets) else []))
+
+
+def _concatenated(sets: list[SketchSet], key: str):
+    import numpy as np  # here: a sketch of one set of files needs no merge
+    return np.concatenate([s.arrays[key] for s in sets])
 
 
 def in_input_order(parts: list[tuple[list[int], SketchSet]], names: list[str],
@@ -188,6 +235,7 @@ def in_input_order(parts: list[tuple[list[int], SketchSet]], names: list[str],
                               files=s.files, arrays=s.arrays, origin=s.origin,
                               from_sequences=s.from_sequences, min_counts=s.min_counts)
                     for indices, s in parts])
+    import numpy as np  # here: a sketch of one set of files needs no reordering
     place = np.argsort(np.array(order))  # the joined genome that goes to each position
     return SketchSet(kind=joined.kind, params=joined.params, names=list(names),
                      files=[joined.files[i] for i in place],
@@ -216,8 +264,46 @@ def write_sketches(target, sketches: SketchSet) -> None:
         "kind": sketches.kind, "params": sketches.params,
         "genomes": [_genome_entry(sketches, index) for index in range(len(sketches))],
     }
-    encoded = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
-    np.savez(target, header=encoded, **sketches.arrays)
+    encoded = json.dumps(header, sort_keys=True).encode()
+    # as numpy.savez writes them (so numpy reads them, and host.sketch_archive): an uncompressed
+    # zip archive, a .npy member per array, each in zip64 form, the header first
+    with zipfile.ZipFile(target, mode="w", compression=zipfile.ZIP_STORED,
+                         allowZip64=True) as archive:
+        _write_npy(archive, "header", "|u1", (len(encoded),), encoded)
+        for name in sketches.arrays:
+            _write_npy(archive, name, *_npy_content(sketches.arrays.held(name)))
+
+
+def _npy_content(array) -> tuple[str, tuple, memoryview]:
+    """(dtype descriptor, shape, bytes in C order) of a numpy array or PackedRows."""
+    if isinstance(array, PackedRows):
+        return "|u1", array.shape, memoryview(array.data)
+    import numpy as np  # only a numpy array gets here, so numpy is loaded already
+    array = np.ascontiguousarray(array)
+    return array.dtype.str, array.shape, memoryview(array.reshape(-1))
+
+
+#: the .npy format (numpy.lib.format, version 1.0): magic, version, header length, header
+_NPY_MAGIC = b"\x93NUMPY\x01\x00"
+_NPY_ALIGN = 64
+_NPY_GROWTH_DIGITS = 21  # numpy leaves room for the first axis to grow to 21 digits
+
+
+def npy_header(descr: str, shape: tuple) -> bytes:
+    """The header numpy.lib.format.write_array writes for a C-ordered array: the dict's
+    repr padded with spaces to a multiple of 64 bytes, ending in a newline."""
+    text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
+    text += " " * (_NPY_GROWTH_DIGITS - len(repr(shape[0])) if shape else 0)
+    length = len(text) + 1
+    length += _NPY_ALIGN - (len(_NPY_MAGIC) + 2 + length) % _NPY_ALIGN
+    return _NPY_MAGIC + struct.pack("<H", length) + text.encode("latin1").ljust(
+        length - 1) + b"\n"
+
+
+def _write_npy(archive: zipfile.ZipFile, name: str, descr: str, shape: tuple, data) -> None:
+    with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+        member.write(npy_header(descr, shape))
+        member.write(data)
 
 
 def _first_bytes(path) -> bytes:
@@ -255,6 +341,7 @@ class FormatLayout:
 
 
 def _members_v1(kind: str, params: dict, genomes: int) -> dict:
+    import numpy as np
     if kind == "hll":
         return {"registers": (np.dtype(np.uint8), (genomes, 1 << params["p"]))}
     queues = (genomes, 1 << params["R"], params["n"])
@@ -262,6 +349,7 @@ def _members_v1(kind: str, params: dict, genomes: int) -> dict:
 
 
 def _members_v2(kind: str, params: dict, genomes: int) -> dict:
+    import numpy as np
     if kind == "hll":  # w = 4: two registers a byte (register 2i in the low nibble of byte i)
         width = 1 << (params["p"] - 1 if params["w"] == 4 else params["p"])
         return {"registers": (np.dtype(np.uint8), (genomes, width))}
@@ -312,14 +400,13 @@ def _damaged(path, cause: str) -> InputError:
     return InputError(f"{path}: damaged sketch file ({cause})")
 
 
-_NESTING = np.zeros(256, dtype=np.int8)
-_NESTING[[ord("["), ord("{")]] = 1
-_NESTING[[ord("]"), ord("}")]] = -1
-
-
 def _json_depth(data: bytes) -> int:
     """How deep the arrays and objects of the JSON text ``data`` nest (strings skipped)."""
-    steps = _NESTING[np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)]
+    import numpy as np  # here: writing a sketch file needs no reader
+    nesting = np.zeros(256, dtype=np.int8)
+    nesting[[ord("["), ord("{")]] = 1
+    nesting[[ord("]"), ord("}")]] = -1
+    steps = nesting[np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)]
     return int(np.cumsum(steps, dtype=np.int64).max()) if steps.size else 0
 
 

@@ -24,10 +24,10 @@ import re
 
 import numpy as np
 
+from .choices import TREES
+
 __all__ = ["TREES", "upgma", "neighbour_joining", "newick", "newick_name"]
 
-#: the tree methods, as ``--tree`` takes them
-TREES = ("upgma", "nj")
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9.\-]+")
 

@@ -16,9 +16,9 @@ without k-mers, saturated sketches) are :class:`SketchWarning` s (module :mod:`w
 docs/python.md is the guide.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from __future__ import annotations  # numpy's types named below, imported where used
 
-import numpy as np
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..io import InputError, check_sequence, name_problem
 from ..metrics import DEFAULT_MIN_AF, METRICS, express, threshold_problem
@@ -218,6 +218,7 @@ def dist(genomes: Collection, *, metric: str = "jaccard", estimator: str = "mle"
 
     Returns an (n, n) numpy array of float64: what ``dist`` writes as its TSV matrix, at full
     precision, row i and column j for genomes i and j."""
+    import numpy as np  # here: the sketch command imports the API's modules, not numpy
     from .pairs import Comparison, pair_tiles  # here, as in search and cluster: sketching
     # (the command line's sketch above all) does without the pair loops
     how = Comparison(metric=_checked_metric(metric), estimator=estimator, detection=detection)
@@ -235,7 +236,7 @@ def dist(genomes: Collection, *, metric: str = "jaccard", estimator: str = "mle"
     return express(metric, similarity, sketches.params["k"])
 
 
-EDGE_FIELDS = [("a", np.int64), ("b", np.int64), ("value", np.float64)]
+EDGE_FIELDS = [("a", "i8"), ("b", "i8"), ("value", "f8")]  # int64, int64, float64
 
 
 def edges(genomes: Collection, *, metric: str = "jaccard", threshold: float | None = None,
@@ -248,6 +249,7 @@ def edges(genomes: Collection, *, metric: str = "jaccard", threshold: float | No
 
     Returns a numpy structured array with fields ``a`` and ``b`` (genome indices, as in
     ``genomes.names``) and ``value`` (the metric, float64 at full precision), in dist's order."""
+    import numpy as np
     _checked_metric(metric)
     if threshold is not None:
         problem = threshold_problem(metric, threshold)
@@ -282,6 +284,7 @@ def search(queries: Collection, references: Collection, *, metric: str = "jaccar
 
     Returns a (queries, references) numpy array of float64; with ``aligned_fractions``, the
     pair (values, the aligned fractions of a containment ANI, else None)."""
+    import numpy as np
     from .pairs import packed_together, query_block
     _checked_metric(metric)
     if ani_from not in ("jaccard", "containment"):

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ..io import InputError, name_problem
 from ..reader import ReadsMinCount
 from ..sketchfile import SketchSet, engine_params
@@ -182,8 +180,9 @@ def saturated_warning(*sets: SketchSet) -> str | None:
         top = top_rank(HllParams(p, w))
         total += len(sketches)
         from ..registers import saturated_counts
-        share = saturated_counts(sketches.packed_registers(), sketches.hll()) / (1 << p)
-        found += [(sketches.names[g], p, w, top) for g in np.flatnonzero(share > SATURATED_SHARE)]
+        counts = saturated_counts(sketches.held_registers(), sketches.hll())
+        found += [(sketches.names[g], p, w, top) for g, count in enumerate(counts)
+                  if count / (1 << p) > SATURATED_SHARE]
     if not found:
         return None
     name, p, w, top = found[0]

@@ -2,11 +2,12 @@
 (or its Dask workers), one sketch per file or per record (``sketch -i``), sketch files read, and
 the two mixed as dist, search and cluster take them; screen's read set pooled into one sketch."""
 
+from __future__ import annotations  # numpy's types named below, imported where used
+
+import math
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-
-import numpy as np
 
 from ..backends import get_backend
 from ..io import InputError, descriptor_of, few_kmers_cause, is_stream, read_sequence_file
@@ -64,13 +65,11 @@ def _each_with_progress(results: Iterable, progress: Progress, bases: deque) -> 
 FEW_KMERS_PER_BYTE = 1e-3
 
 
-def _few_kmer_estimates(filled: np.ndarray, m: int) -> np.ndarray:
+def _few_kmer_estimates(filled: list[int], m: int) -> list[float]:
     """Each sketch's distinct k-mers by linear counting, m ln(m / empty registers), from its
     ``filled`` (nonzero) registers of m: close for the few k-mers it is used for (infinite for
     a sketch without an empty register)."""
-    empty = m - filled
-    with np.errstate(divide="ignore"):
-        return np.where(empty > 0, m * np.log(m / np.maximum(empty, 1)), np.inf)
+    return [m * math.log(m / (m - f)) if f < m else math.inf for f in filled]
 
 
 def warn_without_kmers(warnings: list[str], paths: Sequence[str], empty: Sequence[bool],
@@ -131,27 +130,32 @@ def sketch_files(paths: Sequence[str], params: dict, run: Run, executor=None,
     backend = run.backend()
     bases: deque = deque()
     if executor is None or isinstance(executor, LocalExecutor):
-        results = backend.sketch_hll(_timed_genomes(paths, progress, bases, backend),
-                                     params["k"], hll, params["canonical"], threads=run.threads,
-                                     **_min_count_arguments(min_count))
+        # the software backend's registers as bytes: the sketch command imports no numpy
+        sketch_hll = getattr(backend, "sketch_hll_registers", backend.sketch_hll)
+        results = sketch_hll(_timed_genomes(paths, progress, bases, backend),
+                             params["k"], hll, params["canonical"], threads=run.threads,
+                             **_min_count_arguments(min_count))
     else:
         refuse_streams_for_workers(paths)
         results = executor.map_ordered(_sketch_path, paths, params, backend.name, min_count)
-    from ..registers import pack_registers, packed_width
+    from ..fast.native import native
+    from ..registers import PackedRows, pack_row
     # Each genome's registers go into their row of the collection, packed as sketch files hold
     # them (host.registers.pack_registers), as they arrive: the collection is held once.
-    packed = np.empty((len(paths), packed_width(hll)), dtype=np.uint8)
-    filled = np.empty(len(paths), dtype=np.int64)
-    done = 0
+    packed = PackedRows(len(paths), hll)
+    filled = []  # nonzero registers of each genome
     for genome in _each_with_progress(results, progress, bases):
-        packed[done] = pack_registers(genome[None, :], hll)[0]
-        filled[done] = np.count_nonzero(genome)
-        done += 1
-    if done != len(paths):  # a backend that lost a genome: never rows of uninitialised memory
-        raise RuntimeError(f"the backend returned {done} sketches for {len(paths)} genomes")
+        if len(filled) == len(paths):
+            raise RuntimeError(f"the backend returned more sketches than {len(paths)} genomes")
+        row = packed.row(len(filled))
+        pack_row(genome, hll, row)
+        filled.append(hll.m - native.count_registers(row, hll.w, 0))
+    if len(filled) != len(paths):  # a backend that lost a genome: never rows left empty
+        raise RuntimeError(f"the backend returned {len(filled)} sketches for {len(paths)} "
+                           f"genomes")
     seen = (f" seen at least {min_count.min_count} times ({run.option('min_count')} "
             f"{min_count.min_count})" if min_count.active else "")
-    warn_without_kmers(run.warnings, paths, (filled == 0).tolist(),
+    warn_without_kmers(run.warnings, paths, [f == 0 for f in filled],
                        f"no k-mer of length {params['k']}{seen}",
                        _few_kmer_estimates(filled, hll.m))
     return SketchSet(kind="hll", params=params, names=names,
@@ -216,6 +220,7 @@ def pqa_files(paths: Sequence[str], params: dict, run: Run, executor=None) -> Sk
                         f"no sampled k-mer (k={params['k']}, s={params['s']})")
 
     def stack(arrays):
+        import numpy as np
         return np.stack(arrays) if arrays else np.zeros((0, *shape), dtype=np.uint32)
     return SketchSet(kind="pqa", params=params, names=names,
                      files=[[str(p)] for p in paths],
@@ -356,6 +361,7 @@ def sketch_pool(paths: Sequence[str], reference: SketchSet, sketching: Sketching
     FASTA files are sketched in full beside them unless --min-count-fasta, as dist does);
     HLL sketch files (of reads sketched before) are joined in by their union (register-wise
     maximum). Pipes are read too, each once (host.streams)."""
+    import numpy as np  # here: the sketch command pools nothing
     params = reference.params
     hll = HllParams(params["p"], params["w"])
     registers = np.zeros(hll.m, dtype=np.uint8)

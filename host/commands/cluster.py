@@ -5,9 +5,7 @@ estimator and detection."""
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..clustering import METHODS
+from ..choices import METHODS
 from ..io import InputError
 from ..metrics import threshold_problem, threshold_text
 from ..plot import METRIC_TITLES, plot_format, plot_matrix
@@ -21,8 +19,8 @@ from .options import ani_options, ani_source, backend_options, new_command, outp
 if TYPE_CHECKING:
     from ..api.clustering import Clustering
 
-# host.api.clustering (and the pair loops under it) is imported by the functions that use it:
-# the command line builds every command's parser, and sketch does without them.
+# host.api.clustering (and the pair loops under it) and numpy are imported by the functions that
+# use them: the command line builds every command's parser, and sketch does without them.
 
 
 
@@ -192,6 +190,7 @@ def _cluster(args, session: Session, sketches: SketchSet, executor, out, reps_fi
 
 
 def _plot(how, run, args, sketches, executor, cluster, representative, plot, query) -> None:
+    import numpy as np
     from ..api.clustering import metric_matrix, square
     if args.ani_from == "containment":
         values = square(query, np.arange(len(sketches)), args.metric)

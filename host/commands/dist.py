@@ -3,13 +3,11 @@ by tile as a TSV or PHYLIP matrix, or as edges (``--threshold``, ``--top``), or 
 :func:`pair_tiles`, the estimator- and backend-dispatching pair loop that ``cluster`` shares, is
 host.api.pairs.pair_tiles."""
 
-import numpy as np
-
+from ..choices import METRICS, PLOT_ORDERS, TREES
 from ..io import InputError, phylip_name
-from ..metrics import (METRICS, express, phylip_distance, threshold_problem, threshold_text)
-from ..plot import METRIC_TITLES, PLOT_ORDERS, plot_format, plot_matrix
+from ..metrics import express, phylip_distance, threshold_problem, threshold_text
+from ..plot import METRIC_TITLES, plot_format, plot_matrix
 from ..sketchfile import SketchSet
-from ..trees import TREES
 from .collections import collection_options
 from .common import (Session, comparison_of, executor_of, load_inputs, parameter_header,
                      parameters_file, require_scipy, run_of, warn_saturated)
@@ -148,6 +146,7 @@ def _write_dist(args, session: Session, sketches: SketchSet, executor, out, para
                 plot) -> None:
     """Stream the matrix (or the kept pairs) tile by tile; hold it whole only for --plot and
     newick."""
+    import numpy as np  # here: the command line's parser does without it
     from ..estimators import p_value_lines
     k = sketches.params["k"]
     names = sketches.names

@@ -2,7 +2,7 @@
 
 from ..io import phylip_name
 from ..scheduler import LocalExecutor
-from ..jsdmatrix import ARITHMETICS
+from ..choices import ARITHMETICS
 from .common import (Session, backend_of, executor_of, load_inputs, parameter_header,
                      parameters_file)
 from .dist import matrix_command

@@ -1,9 +1,9 @@
 """``screen``: which references of a sketch collection are in a read set, as ``mash screen``:
 each reference's k-mers found in the reads (C), its identity C^(1/k), best first."""
 
-import re
+from __future__ import annotations  # numpy's types named below, imported where used
 
-import numpy as np
+import re
 
 from ..api.sketching import sketch_pool
 from ..io import InputError, compression_of, decompressed_head, read_input

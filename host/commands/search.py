@@ -1,10 +1,9 @@
 """``search``: queries against a sketch collection (``--db``), each query's references best
 first, without re-sketching the references."""
 
-import numpy as np
-
+from ..choices import METRICS
 from ..io import InputError
-from ..metrics import METRICS, passes, threshold_problem, threshold_text
+from ..metrics import passes, threshold_problem, threshold_text
 from .collections import collection_options
 from .common import Session, load_inputs, parameter_header, warn_saturated
 from .options import (METRIC_HELP, add_estimator_options, ani_options, ani_source,
@@ -44,6 +43,7 @@ def add_parser(commands) -> None:
 
 
 def run(args, session: Session) -> None:
+    import numpy as np  # here: the command line's parser does without it
     from ..api.pairs import packed_together, query_block, read_references, row_tiles
     from ..estimators import p_value_lines
     from ..neighbours import top_of_rows

@@ -372,6 +372,55 @@ fail:
     return release_and_return(a, 3, 1);
 }
 
+/* pack_nibbles(registers u8[2n], packed u8[n]): registers two to a byte, register 2i in the
+ * low nibble of byte i (the layout of host.registers at w = 4), rows after rows alike. */
+static PyObject *pack_nibbles(PyObject *self, PyObject *args)
+{
+    PyObject *objects[2];
+    Array a[2];
+    memset(a, 0, sizeof a);
+    if (!PyArg_ParseTuple(args, "OO", &objects[0], &objects[1]))
+        return NULL;
+    if (get_array(objects[0], &a[0], 1, 0, "registers") < 0 ||
+            get_array(objects[1], &a[1], 1, 1, "packed") < 0)
+        return release_and_return(a, 2, 1);
+    if (a[0].count != 2 * a[1].count) {
+        PyErr_Format(PyExc_ValueError, "pack_nibbles: %zd registers do not fill %zd bytes",
+                     a[0].count, a[1].count);
+        return release_and_return(a, 2, 1);
+    }
+    const uint8_t *registers = a[0].view.buf;
+    uint8_t *packed = a[1].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < a[1].count; i++)
+        packed[i] = (uint8_t)(registers[2 * i] | (registers[2 * i + 1] << 4));
+    Py_END_ALLOW_THREADS
+    return release_and_return(a, 2, 0);
+}
+
+/* count_registers(packed u8[], w, value): how many registers of `packed` (host.registers'
+ * layout: two a byte at w = 4, else one) hold `value`. */
+static PyObject *count_registers(PyObject *self, PyObject *args)
+{
+    PyObject *object;
+    int w, value;
+    Array a = {0};
+    if (!PyArg_ParseTuple(args, "Oii", &object, &w, &value))
+        return NULL;
+    if (get_array(object, &a, 1, 0, "packed") < 0)
+        return release_and_return(&a, 1, 1);
+    const uint8_t *packed = a.view.buf;
+    Py_ssize_t count = 0;
+    if (w == 4)
+        for (Py_ssize_t i = 0; i < a.count; i++)
+            count += ((packed[i] & 0x0F) == value) + ((packed[i] >> 4) == value);
+    else
+        for (Py_ssize_t i = 0; i < a.count; i++)
+            count += packed[i] == value;
+    release(&a, 1);
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
     {"count_matches", count_matches, METH_VARARGS,
      "Exact occurrence counts of sorted distinct keys among words (in place)."},
@@ -380,6 +429,10 @@ static PyMethodDef methods[] = {
     {"cm_insert", cm_insert, METH_VARARGS, "Count-Min insertions in order (in place)."},
     {"pqa_insert", pqa_insert, METH_VARARGS, "PQA insertions in order (in place)."},
     {"store_record", store_record, METH_VARARGS, "Heavy-hitter store updates (in place)."},
+    {"pack_nibbles", pack_nibbles, METH_VARARGS,
+     "pack_nibbles(registers, packed): registers two a byte, 2i in the low nibble (in place)."},
+    {"count_registers", count_registers, METH_VARARGS,
+     "count_registers(packed, w, value): registers of a packed row equal to value."},
     {NULL, NULL, 0, NULL},
 };
 

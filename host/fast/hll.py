@@ -1,8 +1,8 @@
 """HyperLogLog sketching, register-identical to kmerspec.golden.hll.
 
 Files are sketched in one native pass (parse, canonical k-mer, fmix64, register update; see
-host/fast/_kmer_stream.c), block by block; the vectorised functions insert k-mer words that
-are already at hand.
+host/fast/_kmer_stream.c), block by block, by host.fast.sketch, whose registers are given here
+as numpy arrays; the vectorised functions insert k-mer words that are already at hand.
 """
 
 from collections.abc import Iterable, Iterator
@@ -13,8 +13,8 @@ from kmerspec.golden.hashes import FMIX64
 from kmerspec.golden.hll import HllParams
 from kmerspec.golden.mincount import MinCountParams
 from .hashing import fmix_array
-from .kmers import BLOCK_BYTES, file_blocks, file_stream, genome_bytes, naming_file, record_bases
-from .threads import map_largest_first
+from .kmers import BLOCK_BYTES
+from .sketch import file_registers, genome_registers
 
 __all__ = ["fmix64_array", "hll_ranks", "insert_kmers", "sketch_files", "sketch_genomes",
            "union", "features"]
@@ -57,40 +57,18 @@ def insert_kmers(registers: np.ndarray, kmers: np.ndarray, params: HllParams) ->
 def sketch_files(files: list, k: int, params: HllParams, canonical: bool = True,
                  block_bytes: int = BLOCK_BYTES,
                  min_count: MinCountParams = MinCountParams()) -> np.ndarray:
-    """The registers of one genome made of several files (uint8 array of m registers).
-
-    Each file is bytes or a streamable host.reader.SequenceFile; memory is one block, plus the
-    ``mc_depth x 2^mc_width_bits`` uint32 counters of the minimum-count prefilter when
-    ``min_count.min_count`` > 1 (SPEC 7; shared by the genome's files).
-    """
-    if not isinstance(k, int) or not 1 <= k <= 32:
-        raise ValueError(f"k must be an integer from 1 to 32, not {k!r}")
-    registers = np.zeros(params.m, dtype=np.uint8)
-    prefilter = ()
-    if min_count.active:
-        counters = np.zeros((min_count.mc_depth, 1 << min_count.mc_width_bits), dtype=np.uint32)
-        prefilter = (counters, min_count.mc_width_bits, min_count.mc_seed, min_count.max_count,
-                     min_count.min_count)
-    for file in files:
-        stream = file_stream(file, k, canonical)
-        with naming_file(file, stream):
-            for block in file_blocks(file, block_bytes):
-                stream.hll(block, registers, params.p, params.w, *prefilter)
-        record_bases(file, stream)
-    return registers
+    """The registers of one genome made of several files (uint8 array of m registers; the bytes
+    of host.fast.sketch.file_registers)."""
+    return np.frombuffer(file_registers(files, k, params, canonical, block_bytes, min_count),
+                         dtype=np.uint8)
 
 
 def sketch_genomes(genomes: Iterable[list], k: int, params: HllParams, canonical: bool = True,
                    threads: int | None = None,
                    min_count: MinCountParams = MinCountParams()) -> Iterator[np.ndarray]:
-    """The registers of each genome, in order, genomes sketched ``threads`` at a time.
-
-    With more than one thread, every genome is taken at once (file handles, or bytes already in
-    memory) and the largest are sketched first (host.fast.threads.map_largest_first).
-    """
-    return map_largest_first(lambda files: sketch_files(files, k, params, canonical,
-                                                        min_count=min_count),
-                             genomes, genome_bytes, threads)
+    """The registers of each genome, in order, as uint8 arrays (host.fast.sketch.genome_registers)."""
+    return (np.frombuffer(registers, dtype=np.uint8)
+            for registers in genome_registers(genomes, k, params, canonical, threads, min_count))
 
 
 def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:

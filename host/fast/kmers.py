@@ -11,12 +11,12 @@ host.io.check_sequence) as bytes have: its stream (:func:`file_stream`) checks i
 pass, and :func:`naming_file` turns a problem into the file's own error.
 """
 
+from __future__ import annotations  # numpy's types named below, imported where used
+
 import contextlib
 import math
 import os
 from collections.abc import Iterable, Iterator
-
-import numpy as np
 
 from kmerspec.params import K
 
@@ -91,6 +91,7 @@ def kmer_blocks(file, k: int, canonical: bool = True, block_bytes: int = BLOCK_B
                 copy: bool = True) -> Iterator[np.ndarray]:
     """The k-mers of one file in stream order, one uint64 array per block (without ``copy``,
     views of one buffer, each valid until the next is taken)."""
+    import numpy as np  # here: sketching a file needs no k-mer array
     _check_k(k)
     stream = file_stream(file, k, canonical)
     out = np.empty(0, dtype=np.uint64)
@@ -104,12 +105,14 @@ def kmer_blocks(file, k: int, canonical: bool = True, block_bytes: int = BLOCK_B
 
 def kmer_array(data, k: int, canonical: bool = True) -> np.ndarray:
     """The k-mers of one file in stream order, as uint64 words (== kmerspec.golden.parse.kmers)."""
+    import numpy as np
     parts = list(kmer_blocks(data, k, canonical))
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
 
 
 def genome_kmer_array(files: list, k: int, canonical: bool = True) -> np.ndarray:
     """The k-mers of a genome made of several files, file after file."""
+    import numpy as np
     parts = [kmer_array(data, k, canonical) for data in files]
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
 
@@ -118,6 +121,7 @@ def sampled_kmer_array(files: list, k: int, canonical: bool, s: int, seed: int,
                        block_bytes: int = BLOCK_BYTES) -> np.ndarray:
     """The k-mers of a genome, file after file, whose murmur3_32(word, seed) has its low ``s``
     bits zero; only the kept words are ever held (a 1/2^s share of the genome)."""
+    import numpy as np
     _check_k(k)
     parts = []
     out = np.empty(0, dtype=np.uint64)
