@@ -377,7 +377,8 @@ def main() -> None:
             for copy in range(args.copies):
                 for file in map(Path, files):
                     target = file.with_name(f"copy{copy}_{file.name}")
-                    os.link(file, target)
+                    # a copy, not a link: sketch refuses one file given twice by any name
+                    shutil.copyfile(file, target)
                     sketch_inputs[label].append(str(target))
         host = [sys.executable, "-m", "host", "sketch", *SKETCH_ARGS, "-o", str(tmp / "s.ksk")]
         as_given = dict(os.environ)
