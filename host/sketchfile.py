@@ -28,9 +28,10 @@ so a damaged or foreign file is refused with one line naming it, never half-used
 is read by host.sketch_archive, which accepts only what ``numpy.savez`` writes and checks every
 size against the file and the header's own parameters before it allocates anything, so any
 damage is ``FILE: damaged sketch file (CAUSE)``. :func:`write_sketches` writes what
-``numpy.savez`` writes, byte for byte, with zipfile and the .npy header format alone, so that the
-sketch command imports no numpy (tests/test_sketchfile_writer.py). How a format version stores its arrays is its
-:class:`FormatLayout` in :data:`_LAYOUTS`; a file of a newer version is named as such.
+``numpy.savez`` writes, byte for byte, with zipfile and the .npy header format alone, so that
+the sketch command imports no numpy (tests/test_sketchfile_writer.py). How a format version
+stores its arrays is its :class:`FormatLayout` in :data:`_LAYOUTS`; a file of a newer version
+is named as such.
 """
 
 from __future__ import annotations  # numpy's types named below, imported where used
@@ -120,7 +121,8 @@ class SketchSet:
         self.arrays = SketchArrays(self.arrays)
         registers = self.arrays.held("registers") if self.kind == "hll" and \
             "registers" in self.arrays else None
-        if registers is not None and not isinstance(registers, PackedRows) and registers.ndim == 2 and self.params.get("w") == 4 and \
+        if registers is not None and not isinstance(registers, PackedRows) and \
+                registers.ndim == 2 and self.params.get("w") == 4 and \
                 registers.shape[1] == 1 << self.params["p"]:
             from .registers import pack_registers
             self.arrays = SketchArrays({**self.arrays,

@@ -369,8 +369,8 @@ def test_the_wide_levels_give_the_avx2_bits():
         for key, value in results[level].items():
             if key == "pairs":
                 for name in ("x_only", "y_only", "shared", "likelihood_ratio"):
-                    assert np.array_equal(getattr(value, name), getattr(results["avx2"][key], name)), \
-                        (level, name)
+                    assert np.array_equal(getattr(value, name),
+                                          getattr(results["avx2"][key], name)), (level, name)
             else:
                 assert np.array_equal(value, results["avx2"][key], equal_nan=True), (level, key)
 

@@ -66,7 +66,8 @@ def sketch_files(files: list, k: int, params: HllParams, canonical: bool = True,
 def sketch_genomes(genomes: Iterable[list], k: int, params: HllParams, canonical: bool = True,
                    threads: int | None = None,
                    min_count: MinCountParams = MinCountParams()) -> Iterator[np.ndarray]:
-    """The registers of each genome, in order, as uint8 arrays (host.fast.sketch.genome_registers)."""
+    """The registers of each genome, in order, as uint8 arrays
+    (host.fast.sketch.genome_registers)."""
     return (np.frombuffer(registers, dtype=np.uint8)
             for registers in genome_registers(genomes, k, params, canonical, threads, min_count))
 

@@ -17,8 +17,8 @@ output stream, ``n_records`` records of ``record_bytes``, to ``dst``. The call f
 chunk is consumed, the core is quiet and exactly ``n_records`` new records have come out of it.
 State the core keeps between calls (genomes spanning chunks) is untouched. A subclass sets
 ``self.core`` (with streams ``i``/``o`` and a ``records`` counter) before calling
-``ChunkKernel.__init__(params)`` (which takes ``record_bytes`` from the Params), and overrides :meth:`ChunkKernel.core_quiet` (and, for
-extra arguments, :meth:`ChunkKernel.on_start`).
+``ChunkKernel.__init__(params)`` (which takes ``record_bytes`` from the Params), and overrides
+:meth:`ChunkKernel.core_quiet` (and, for extra arguments, :meth:`ChunkKernel.on_start`).
 
 Errors (the ERROR register, :mod:`kmerspec.regmap`; docs/kernel_interface.md): on ``start`` the
 shell checks the arguments (:meth:`StreamKernel.argument_checks`: by default every pointer is

@@ -4,7 +4,8 @@ import random
 
 from ..params import H3_SEED
 
-__all__ = ["MASK32", "MASK64", "FMIX32", "FMIX64", "rotl32", "fmix32", "fmix64", "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
+__all__ = ["MASK32", "MASK64", "FMIX32", "FMIX64", "rotl32", "fmix32", "fmix64",
+           "murmur3_mixed_blocks", "murmur3_32", "H3_DEFAULT_SEED", "h3_seed_words", "h3"]
 
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
