@@ -47,7 +47,6 @@ bench/results/peers.json for bench/benchmarks_doc.py.
 import csv
 import gzip
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -63,6 +62,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.options import bench_parser  # noqa: E402
+from bench.record import machine  # noqa: E402
 from bench.near_zero import distinct_kmers, exact_intersections, genome_files  # noqa: E402
 from host.progress import count_bases  # noqa: E402
 
@@ -433,18 +433,6 @@ def perf_profile(command: list[str], env: dict) -> dict | None:
     return {"objects": [{"object": name, "percent": share} for name, share in objects
                         if share >= 0.5],
             "functions": [{"function": name, "percent": share} for name, share in functions]}
-
-
-def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}"
 
 
 def main() -> None:

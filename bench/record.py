@@ -5,6 +5,8 @@ a bench script calls it under its ``--record`` option, after printing its table 
 
 import datetime
 import json
+import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -19,6 +21,20 @@ def commit() -> str:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                            capture_output=True, text=True).stdout.strip()
     return head + ("+changes" if dirty else "")
+
+
+def machine() -> str:
+    """The CPU's model name, the cores this process sees, the system and architecture."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}"
 
 
 def write(name: str, record: dict) -> Path:

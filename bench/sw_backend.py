@@ -293,8 +293,8 @@ def only_all_pairs(args) -> None:
         kept["all_pairs_run"] = (
             f"`python bench/sw_backend.py --only all-pairs --record"
             f"{f' --repeats {args.repeats}' if args.repeats != 5 else ''}`, "
-            f"{datetime.date.today().isoformat()}, commit {record.commit()}, load average "
-            f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+            f"{datetime.date.today().isoformat()}, commit {record.commit()}, {record.machine()}, "
+            f"load average {load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
         path.write_text(json.dumps(kept, indent=2) + "\n")
         print(f"recorded the all-pairs rows in {path}")
 
@@ -481,7 +481,7 @@ def main() -> None:
         record.write("sw_backend", {
             "command": "python bench/sw_backend.py --record"
                        + (f" --repeats {args.repeats}" if args.repeats != 5 else ""),
-            "machine": f"{os.cpu_count()} cores, load average {load_at_start:.1f} at the start, "
+            "machine": f"{record.machine()}, load average {load_at_start:.1f} at the start, "
                        f"{os.getloadavg()[0]:.1f} at the end",
             "input": f"{len(genomes)} genomes of {source}, {bases / 1e6:.1f} Mbases, sketched "
                      f"{args.copies} times over as {args.copies * len(genomes)} files",
