@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .commands import COMMANDS
+from .commands import COMMAND_NAMES, command
 from .commands.collections import expand_collections
 from .commands.common import (Session, check_backend, f2_stand_in, genome_names, one_line,
                               pyxrt_stand_in)
@@ -43,7 +43,9 @@ from .outputs import (ReaderGone, closed_at_start, input_identities, move_off_in
 __all__ = ["main", "build_parser", "genome_names"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command ``only`` alone (what a run of it needs:
+    its help, usage errors and arguments are the same either way)."""
     parser = Parser(
         prog="python -m host",
         description="k-mer sketching (HyperLogLog/Jaccard, Jensen-Shannon, emerging motifs) on "
@@ -55,9 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", default=False,
                         help="show a traceback on errors (default: one line)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(commands)
+    for name in COMMAND_NAMES if only is None else (only,):
+        command(name).add_parser(commands)
     return parser
+
+
+def named_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names, when its first argument after the global options is one;
+    None otherwise (no command, a misspelt one, or ``--help`` before it), which needs the
+    parser of them all to answer."""
+    for argument in argv:
+        if argument in ("--debug",):
+            continue
+        return argument if argument in COMMAND_NAMES else None
+    return None
 
 
 # -- running a command ------------------------------------------------------------------------
@@ -292,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     global ended_by_signal
     open_closed_standard_streams()  # first: no file or message may take descriptor 0, 1 or 2
     messages = _Messages()
-    parser = build_parser()
+    parser = build_parser(named_command(sys.argv[1:] if argv is None else argv))
     args = _parse(parser, argv, messages)
     messages.guard(input_paths(args))
     session = None

@@ -17,7 +17,7 @@ __all__ = ["IntParam", "check_int", "check_positive", "check_fields", "K", "P", 
            "JACC_STREAMS",
            "JSD_PIVOTS", "DATA_WIDTH", "MIN_COUNT", "MC_DEPTH", "MC_WIDTH_BITS",
            "MC_COUNTER_BITS", "MC_SEED", "SKETCH_MC_DEPTH",
-           "SKETCH_MC_WIDTH_BITS", "SKETCH_MC_COUNTER_BITS"]
+           "SKETCH_MC_WIDTH_BITS", "SKETCH_MC_COUNTER_BITS", "ESTIMATORS", "DEFAULT_DETECTION"]
 
 
 def check_int(name: str, value, low: int, high: int) -> int:
@@ -114,3 +114,9 @@ JSD_PIVOTS = IntParam("pivots", 8, 1, 64, "pivot PQAs V held on chip")
 READ_LATENCY = IntParam("read_latency", 1, 1, 2, "counter BRAM read latency (2: output register)")
 BYTES_PER_CYCLE = IntParam("bytes_per_cycle", 8, 1, 64, "bytes the motif front end parses a cycle")
 DATA_WIDTH = IntParam("data_width", 512, 32, 4096, "AXI data width of the m_axi ports in bits")
+
+#: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
+#: dist and search); kmerspec.golden.hll_joint computes them
+ESTIMATORS = ("mle", "hll")
+#: the default z of the detection rule: a pair is detected at 3 standard deviations
+DEFAULT_DETECTION = 3.0

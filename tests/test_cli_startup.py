@@ -25,7 +25,11 @@ NOT_ON_THE_SKETCH_PATH = (
     "amaranth", "dask", "scipy", "matplotlib", "isal", "concurrent.futures", "subprocess",
     "host.api.pairs", "host.api.clustering", "host.estimators", "host.detection", "host.screen",
     "host.leftover", "host.sketch_archive", "logging", "tempfile", "secrets", "hashlib",
-    "numpy",
+    "numpy", "kmerspec.golden.hll_joint", "random", "typing",
+    # the other commands' modules: the parser is built for the command named alone
+    "host.commands.dist", "host.commands.search", "host.commands.screen",
+    "host.commands.cluster", "host.commands.jsd", "host.commands.motifs", "host.commands.merge",
+    "host.commands.info",
 )
 
 
@@ -41,7 +45,7 @@ def _imported_modules(*arguments: str) -> set[str]:
 @pytest.mark.parametrize("name, content, needs", [
     ("g.fa", b">g\n" + b"ACGTTGCAAGCT" * 10 + b"\n", ()),
     ("r.fq.gz", gzip.compress(b"@r\n" + b"ACGTTGCAAGCT" * 10 + b"\n+\n" + b"I" * 120 + b"\n"),
-     ("isal",))], ids=["fasta", "fastq.gz"])  # isal: host.io's gzip decompression
+     ("isal", "typing"))], ids=["fasta", "fastq.gz"])  # isal: host.io's gzip decompression
 def test_sketch_imports_only_what_it_uses(tmp_path, name, content, needs):
     genome = tmp_path / name
     genome.write_bytes(content)
@@ -53,3 +57,34 @@ def test_sketch_imports_only_what_it_uses(tmp_path, name, content, needs):
                           for name in set(NOT_ON_THE_SKETCH_PATH) - set(needs)))
     assert heavy == []
     assert (tmp_path / "g.ksk").stat().st_size > 0
+
+
+@pytest.mark.parametrize("command", ["sketch", "dist", "search", "screen", "cluster", "jsd",
+                                     "motifs", "merge", "info"])
+def test_a_command_parsed_alone_reads_as_in_the_whole_parser(command, capsys):
+    """build_parser(only=command), what a run of that command builds, gives the command the
+    same help, defaults and usage errors as the parser of every command."""
+    from host.cli import build_parser, named_command
+    whole, alone = build_parser(), build_parser(command)
+    assert named_command([command, "x"]) == named_command(["--debug", command]) == command
+
+    def subparser(parser):
+        return parser._subparsers._group_actions[0].choices[command]
+
+    assert subparser(alone).format_help() == subparser(whole).format_help()
+    assert ([(a.dest, a.default, a.nargs, a.required) for a in subparser(alone)._actions]
+            == [(a.dest, a.default, a.nargs, a.required) for a in subparser(whole)._actions])
+    for argv in ([command, "--no-such-option"], [command, "--threads", "many"]):
+        errors = []
+        for parser in (whole, alone):
+            with pytest.raises(SystemExit):
+                parser.parse_args(argv)
+            errors.append(capsys.readouterr().err)
+        assert errors[0] == errors[1] != ""
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["-h", "sketch"], ["sketc"], ["--version"],
+                                  ["--deb", "sketch"], ["--", "sketch"]])
+def test_no_command_named_first_needs_the_whole_parser(argv):
+    from host.cli import named_command
+    assert named_command(argv) is None

@@ -28,7 +28,7 @@ from .params import Sketching, check_table_names, hll_params, saturated_warning
 from .run import Run, SketchWarning, executor
 from .sketching import collect, sketch_sequences
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.hll_joint import DEFAULT_DETECTION
+from kmerspec.params import DEFAULT_DETECTION
 
 __all__ = ["Collection", "Clusters", "InputError", "SketchWarning", "sketch", "sketch_texts",
            "read", "registers_of", "dist", "edges", "search", "cluster"]

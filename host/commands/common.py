@@ -7,7 +7,6 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..api.params import (HLL_DEFAULTS, JSD_DEFAULTS, SATURATED_SHARE, Sketching,
@@ -21,6 +20,7 @@ from ..progress import Progress
 from ..sketchfile import SketchSet
 from .options import option_name, shown_option
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (sketch does without it)
 if TYPE_CHECKING:
     from ..api.pairs import Comparison
 

@@ -7,9 +7,8 @@ from ..backends import BACKENDS
 from ..outputs import STDOUT
 from ..api.params import HLL_DEFAULTS, JSD_DEFAULTS
 from ..api.run import one_line
-from kmerspec.golden.hll_joint import DEFAULT_DETECTION, ESTIMATORS
 from kmerspec.golden.mincount import MinCountParams
-from kmerspec.params import MC_DEPTH, MC_WIDTH_BITS
+from kmerspec.params import DEFAULT_DETECTION, ESTIMATORS, MC_DEPTH, MC_WIDTH_BITS
 
 __all__ = ["Parser", "ranged_int", "METRIC_HELP", "new_command", "output_option", "ani_options",
            "backend_options", "scheduler_options", "hll_options", "min_count_options",

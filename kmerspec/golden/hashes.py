@@ -1,7 +1,5 @@
 """Reference hash functions (SPEC section 2): fmix64, murmur3_32 over a k-mer word, H3."""
 
-import random
-
 from ..params import H3_SEED
 
 __all__ = ["MASK32", "MASK64", "FMIX32", "FMIX64", "rotl32", "fmix32", "fmix64",
@@ -74,6 +72,7 @@ def h3_seed_words(key_bits: int, out_bits: int, row: int, seed: int = H3_DEFAULT
 
     Reproducible anywhere: Python's Mersenne Twister seeded with (seed, row, key_bits, out_bits).
     """
+    import random  # here: the sketch command, which imports this module, has no H3 row to make
     rng = random.Random(f"h3/{seed:#x}/{row}/{key_bits}/{out_bits}")
     return [rng.getrandbits(out_bits) for _ in range(key_bits)]
 

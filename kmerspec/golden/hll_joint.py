@@ -25,6 +25,7 @@ plain Python; host/fast/_mle.c takes the same steps in C for the pair loops.
 import math
 from dataclasses import dataclass
 
+from ..params import DEFAULT_DETECTION, ESTIMATORS
 from .hll import HllParams, estimate, jaccard, top_rank
 
 __all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic",
@@ -35,13 +36,8 @@ __all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatist
            "projected_newton", "start_rates", "S_CLIP", "MAX_ITERATIONS", "SMALLEST_STEP",
            "GAIN_TOLERANCE", "SUFFICIENT_RISE", "DAMPING"]
 
-#: the estimators of SPEC 3, by the names ``--estimator`` takes (the first is the default of
-#: dist and search)
-ESTIMATORS = ("mle", "hll")
 #: the relative standard error of an HLL cardinality estimate is HLL_RELATIVE_ERROR / sqrt(m)
 HLL_RELATIVE_ERROR = 1.04
-#: the default z of the detection rule: a pair is detected at 3 standard deviations
-DEFAULT_DETECTION = 3.0
 #: s = rate * 2^-k above this contributes exp(-s) < 1e-304 to a derivative: clipped there so
 #: that exp never overflows (the same clip in host/hll_joint.py)
 S_CLIP = 700.0
