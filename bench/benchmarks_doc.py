@@ -223,6 +223,19 @@ def perf_name(name: str) -> str:
     return f"`{function}` in {said.split(' (')[0]}" if function else said
 
 
+def start_command(peers: dict) -> str:
+    """The command bench/peers.py measured as the command line's start (its key among the
+    record's instruction counts; older records measured ``python -m host --version``)."""
+    return next((name for name in peers.get("instructions") or {}
+                 if name not in ("interpreter", "numpy")), "python -m host --version")
+
+
+def start_name(peers: dict) -> str:
+    """:func:`start_command` as the text says it: the command in backquotes."""
+    command, _, rest = start_command(peers).partition(" of ")
+    return f"`{command}`" + (f" of {rest}" if rest else "")
+
+
 def peers_section() -> list[str]:
     peers = load("peers")
     load_average = peers["load_average"]
@@ -248,7 +261,7 @@ def peers_section() -> list[str]:
     level = parts["level"]
     whole = parts["whole_s"]
     out += ["", f"Where this project's {whole:.3f} sketch CPU-s go (the same run; the "
-            "interpreter's start and the command line's start, `python -m host --version`, as "
+            f"interpreter's start and the command line's start, {start_name(peers)}, as "
             "whole processes, "
             "decompression and the k-mer pipeline in the bench's process on the reader's "
             "64 KiB blocks; the rest, by difference, is the command's own Python: arguments, "
@@ -272,10 +285,10 @@ def peers_section() -> list[str]:
                 for name, value in levels.items()) + "."]
     counts = peers.get("instructions")
     if counts:
-        start = counts["python -m host --version"]
+        start = counts[start_command(peers)]
         out += ["", f"Start-up in instructions (valgrind's callgrind, `--callgrind`): the "
                 f"interpreter {counts['interpreter'] / 1e6:.0f} M, with `import numpy` "
-                f"{counts['numpy'] / 1e6:.0f} M, `python -m host --version` "
+                f"{counts['numpy'] / 1e6:.0f} M, {start_name(peers)} "
                 f"{start / 1e6:.0f} M: the command line's start adds "
                 f"{(start - counts['interpreter']) / 1e6:.0f} M to the interpreter's, "
                 f"importing numpy alone {(counts['numpy'] - counts['interpreter']) / 1e6:.0f} M. "
