@@ -107,6 +107,21 @@ def test_registers_already_raised_equal_scalar(p):
 
 
 @needs_simd
+def test_a_floor_among_the_hash_low_bits_equals_scalar():
+    """A floor so high (p = 18, floor 16 and 17) that the bits it tests include bit 30, which
+    fmix64's last xor-shift changes: the AVX-512 kernel then finishes the hash in its lanes
+    (below that floor it leaves the last step to the few hashes it keeps). Some registers must
+    still rise, or the comparison would prove nothing."""
+    rng = random.Random(9)
+    sequence = random_sequence(rng, 1_500_000, b"ACGTacgt")
+    text = b">high\n" + b"\n".join(sequence[i:i + 80] for i in range(0, len(sequence), 80))
+    for start in (16, 17):
+        assert_levels_equal(text, 31, p=18, w=5, start=start)
+        raised = stream_outputs("scalar", text, 31, p=18, w=5, start=start)["registers"]
+        assert (raised > start).any()
+
+
+@needs_simd
 def test_checked_streams_equal_scalar():
     """The input check (check=True) in the same pass: trailing spaces skipped, FASTQ quality
     lengths counted (CR and trailing spaces left out), the same k-mers."""

@@ -20,7 +20,8 @@
  *          + 1, at most max_rank) exceeds the floor, a value no register is below: only such
  *          a hash can raise its register (top p bits), and the update is scalar (lanes may hit
  *          one register). Once a genome has a few k-mers a register, the floor is a few
- *          ranks up and nearly every hash stops in SIMD (a rank above r has odds 2^-r).
+ *          ranks up and nearly every hash stops in SIMD (a rank above r has odds 2^-r); at
+ *          AVX-512 the rank and index are then worked out for the kept hashes only.
  */
 #include "_native.h"
 #include <string.h>
@@ -230,19 +231,39 @@ static size_t scan_bases_avx512(const uint8_t *data, size_t n, uint8_t *codes)
     }
 }
 
+/* G and H (above) of positions [0, n) of codes, 64 a step, codes[-7..-1] read: the codes of
+ * positions p..p-3 and p-4..p-7 are packed in one byte each, two codes at a time (16-bit
+ * shifts move no bit across a byte, as every code is below 4), and the two bytes of a position
+ * are then put side by side (unpack, whose 128-bit lanes the permutes put back in order). */
 __attribute__((target(AVX512)))
 static void packed_codes_avx512(const uint8_t *codes, size_t n, uint16_t *forward,
                                 uint16_t *reverse)
 {
-    for (size_t p = 0; p < n; p += 32) {
-        __m512i f = _mm512_setzero_si512(), r = _mm512_setzero_si512();
-        for (int t = 0; t < 8; t++) {
-            __m512i c = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(codes + p - t)));
-            f = _mm512_or_si512(f, _mm512_slli_epi16(c, 2 * t));
-            r = _mm512_or_si512(r, _mm512_slli_epi16(c, 14 - 2 * t));
+    const __m512i first_half = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    const __m512i second_half = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    for (size_t p = 0; p < n; p += 64) {
+        __m512i f[2], r[2];  /* [0]: the codes of p..p-3, [1]: of p-4..p-7 */
+        for (int half = 0; half < 2; half++) {
+            const uint8_t *at = codes + p - 4 * half;
+            __m512i c0 = _mm512_loadu_si512(at), c1 = _mm512_loadu_si512(at - 1);
+            __m512i c2 = _mm512_loadu_si512(at - 2), c3 = _mm512_loadu_si512(at - 3);
+            /* forward: c[p - t] at bits 2t (of its byte) */
+            __m512i f01 = _mm512_or_si512(c0, _mm512_slli_epi16(c1, 2));
+            __m512i f23 = _mm512_or_si512(c2, _mm512_slli_epi16(c3, 2));
+            f[half] = _mm512_or_si512(f01, _mm512_slli_epi16(f23, 4));
+            /* reverse: the complement of c[p - t] at bits 6 - 2t: ~(c0 << 6 | ... | c3) */
+            __m512i r01 = _mm512_or_si512(_mm512_slli_epi16(c0, 2), c1);
+            __m512i r23 = _mm512_or_si512(_mm512_slli_epi16(c2, 2), c3);
+            r[half] = _mm512_ternarylogic_epi64(_mm512_slli_epi16(r01, 4), r23, r23, 0x03);
         }
-        _mm512_storeu_si512(forward + p, f);
-        _mm512_storeu_si512(reverse + p, _mm512_xor_si512(r, _mm512_set1_epi16(-1)));
+        __m512i g_low = _mm512_unpacklo_epi8(f[0], f[1]), g_high = _mm512_unpackhi_epi8(f[0], f[1]);
+        __m512i h_low = _mm512_unpacklo_epi8(r[1], r[0]), h_high = _mm512_unpackhi_epi8(r[1], r[0]);
+        _mm512_storeu_si512(forward + p, _mm512_permutex2var_epi64(g_low, first_half, g_high));
+        _mm512_storeu_si512(forward + p + 32,
+                            _mm512_permutex2var_epi64(g_low, second_half, g_high));
+        _mm512_storeu_si512(reverse + p, _mm512_permutex2var_epi64(h_low, first_half, h_high));
+        _mm512_storeu_si512(reverse + p + 32,
+                            _mm512_permutex2var_epi64(h_low, second_half, h_high));
     }
 }
 
@@ -264,31 +285,25 @@ static void kmer_words_avx512(const uint8_t *codes, size_t n, unsigned k, int ca
     }
 }
 
-/* The k-mers of a run into the registers in one pass: each step's eight words (as
- * kmer_words_avx512 makes them) are hashed where they are; the (index << 8 | rank) of those
- * whose rank exceeds the floor (see hll_words_avx2) are appended, compressed, for the scalar
- * register update. */
+/* The steps of hll_codes_avx512 from position `at` on (all eight lanes at least k - 1 into the
+ * run but for the first), the kept hashes appended to kept; their count. With `late_finish`,
+ * fmix64's last xor-shift, which changes bits 0 to 30 only, is left to the kept hashes: the
+ * caller sets it when neither the floor bits nor the index bits are among those. */
 __attribute__((target(AVX512)))
-static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int canonical,
-                             uint8_t *registers, unsigned p, unsigned max_rank, unsigned floor)
+static inline __attribute__((always_inline)) size_t
+hll_steps_avx512(const uint16_t *forward_codes, const uint16_t *reverse_codes, size_t at,
+                 size_t n, unsigned k, int canonical, __m512i forward, __m512i reverse,
+                 uint64_t floor_bits, int late_finish, uint64_t *kept)
 {
-    uint16_t forward_codes[KMER_RUN_WORDS], reverse_codes[KMER_RUN_WORDS];
-    uint32_t kept[KMER_RUN_WORDS + 8];
-    packed_codes_avx512(codes, n, forward_codes, reverse_codes);
     const __m512i mask = _mm512_set1_epi64((long long)(k == 32 ? ~0ull : (1ull << 2 * k) - 1));
     const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
     const __m512i c1 = _mm512_set1_epi64((long long)FMIX_C1);
     const __m512i c2 = _mm512_set1_epi64((long long)FMIX_C2);
-    const __m512i below = _mm512_set1_epi64((long long)(1ull << (p - 1)));
-    const __m512i one = _mm512_set1_epi64(1), top = _mm512_set1_epi64(max_rank);
-    const __m128i low_shift = _mm_cvtsi32_si128((int)p);
-    const __m128i floor_shift = _mm_cvtsi32_si128((int)(64 - floor));
-    const __m128i index_shift = _mm_cvtsi32_si128((int)(64 - p));
+    const __m512i floor_mask = _mm512_set1_epi64((long long)floor_bits);
     const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i first = _mm512_set1_epi64(k - 1), end = _mm512_set1_epi64((long long)n);
-    __m512i forward = _mm512_setzero_si512(), reverse = _mm512_setzero_si512();
     size_t count = 0;
-    for (size_t at = 0; at < n; at += 8) {
+    for (; at < n; at += 8) {
         __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
         __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
         forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
@@ -305,21 +320,64 @@ static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int can
         x = _mm512_mullo_epi64(x, c1);
         x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
         x = _mm512_mullo_epi64(x, c2);
-        x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
-        __m512i low = _mm512_or_si512(_mm512_sll_epi64(x, low_shift), below);
-        __mmask8 above = _mm512_mask_testn_epi64_mask(live, _mm512_srl_epi64(low, floor_shift),
-                                                      _mm512_set1_epi64(-1));
-        __m512i rank = _mm512_min_epu64(_mm512_add_epi64(_mm512_lzcnt_epi64(low), one), top);
-        __m512i index_rank = _mm512_or_si512(
-            _mm512_slli_epi64(_mm512_srl_epi64(x, index_shift), 8), rank);
+        if (!late_finish)
+            x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
+        __mmask8 above = _mm512_mask_testn_epi64_mask(live, x, floor_mask);
         /* the kept ones appended without a branch: which lanes pass is random */
-        _mm256_storeu_si256((__m256i *)(kept + count),
-                            _mm256_maskz_compress_epi32(above, _mm512_cvtepi64_epi32(index_rank)));
+        _mm512_storeu_si512(kept + count, _mm512_maskz_compress_epi64(above, x));
         count += (size_t)__builtin_popcount(above);
     }
+    return count;
+}
+
+/* The k-mers of a run into the registers in one pass: each step's eight words (as
+ * kmer_words_avx512 makes them) are hashed where they are, and those whose rank exceeds the
+ * floor are appended, compressed, for the scalar register update. The rank of a hash exceeds
+ * the floor iff the floor bits below its top p (index) bits are all zero (its low part, shifted
+ * up, has at least floor leading zeros; the bit set below it lies further down, as floor <
+ * max_rank <= 65 - p): one test a step. The steps before position k - 1 only roll the words. */
+__attribute__((target(AVX512)))
+static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int canonical,
+                             uint8_t *registers, unsigned p, unsigned max_rank, unsigned floor)
+{
+    uint16_t forward_codes[KMER_RUN_WORDS], reverse_codes[KMER_RUN_WORDS];
+    uint64_t kept[KMER_RUN_WORDS + 8];
+    uint32_t index_rank[KMER_RUN_WORDS + 8];
+    packed_codes_avx512(codes, n, forward_codes, reverse_codes);
+    const __m512i mask = _mm512_set1_epi64((long long)(k == 32 ? ~0ull : (1ull << 2 * k) - 1));
+    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
+    __m512i forward = _mm512_setzero_si512(), reverse = _mm512_setzero_si512();
+    size_t at = 0;
+    for (; at + 8 <= k - 1 && at < n; at += 8) {
+        __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
+        __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
+        forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
+        reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
+    }
+    const uint64_t floor_bits = floor == 0 ? 0 : (~0ull >> (64 - floor)) << (64 - p - floor);
+    const int late_finish = 64 - p - floor >= 31;
+    size_t count = late_finish
+        ? hll_steps_avx512(forward_codes, reverse_codes, at, n, k, canonical, forward, reverse,
+                           floor_bits, 1, kept)
+        : hll_steps_avx512(forward_codes, reverse_codes, at, n, k, canonical, forward, reverse,
+                           floor_bits, 0, kept);
+    /* the kept hashes' (index << 8 | rank), eight at a time, for the scalar update */
+    const __m512i below = _mm512_set1_epi64((long long)(1ull << (p - 1)));
+    const __m512i one = _mm512_set1_epi64(1), top = _mm512_set1_epi64(max_rank);
+    const __m128i low_shift = _mm_cvtsi32_si128((int)p);
+    const __m128i index_shift = _mm_cvtsi32_si128((int)(64 - p));
+    for (size_t i = 0; i < count; i += 8) {
+        __m512i x = _mm512_loadu_si512(kept + i);
+        if (late_finish)
+            x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
+        __m512i low = _mm512_or_si512(_mm512_sll_epi64(x, low_shift), below);
+        __m512i rank = _mm512_min_epu64(_mm512_add_epi64(_mm512_lzcnt_epi64(low), one), top);
+        _mm256_storeu_si256((__m256i *)(index_rank + i), _mm512_cvtepi64_epi32(
+            _mm512_or_si512(_mm512_slli_epi64(_mm512_srl_epi64(x, index_shift), 8), rank)));
+    }
     for (size_t i = 0; i < count; i++) {
-        uint8_t *reg = &registers[kept[i] >> 8];
-        uint8_t rank = (uint8_t)kept[i];
+        uint8_t *reg = &registers[index_rank[i] >> 8];
+        uint8_t rank = (uint8_t)index_rank[i];
         *reg = *reg > rank ? *reg : rank;
     }
 }
