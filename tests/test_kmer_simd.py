@@ -138,6 +138,49 @@ def test_checked_streams_equal_scalar():
         assert_levels_equal(reads, k, check=True, cuts=(1000, 1001, 5003))
 
 
+def checked_outcome(level, text, cuts):
+    """What a checked stream at ``level`` makes of ``text`` cut at ``cuts``: its registers,
+    bases and trimmed lines, or the message it refuses the text with."""
+    native.set_kmer_simd_level(level)
+    try:
+        stream = native.KmerStream(9, check=True)
+        registers = np.zeros(1 << 8, dtype=np.uint8)
+        for a, b in zip([0, *cuts], [*cuts, len(text)]):
+            stream.hll(text[a:b], registers, 8, 4)
+        stream.finish()
+        return registers.tobytes(), stream.sequence_bytes, stream.trimmed_lines
+    except native.InputFormatError as error:
+        return str(error)
+    finally:
+        native.set_kmer_simd_level("best")
+
+
+@needs_simd
+def test_quality_lines_of_any_bytes_equal_scalar():
+    """FASTQ quality lines with spaces, tabs, CR and control bytes inside and at their ends,
+    of the sequence's length or not, cut anywhere: every level accepts the same files, with the
+    same k-mers, and refuses the others with the same message (a SIMD level counts a quality
+    line's bytes above ' ' in one pass, the scalar one finds its end by memchr)."""
+    rng = random.Random(11)
+    odd = b" \t\r\x01\x1f\x7f\xff!~"
+    outcomes = set()
+    for _ in range(120):
+        records = []
+        for number in range(rng.randint(1, 8)):
+            sequence = random_sequence(rng, rng.randint(0, 90), b"ACGTacgtN")
+            quality = bytearray(random_sequence(rng, len(sequence), b"I#5"))
+            for _ in range(rng.choice([0, 0, 1, 3])):
+                quality.insert(rng.randint(0, len(quality)), rng.choice(odd))
+            records.append(b"@q%d\n%s\n+\n%s\n" % (number, sequence, bytes(quality)))
+        text = b"".join(records)
+        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(2))
+        expected = checked_outcome("scalar", text, cuts)
+        outcomes.add(type(expected))
+        for level in SIMD_LEVELS:
+            assert checked_outcome(level, text, cuts) == expected, (level, text, cuts)
+    assert outcomes == {str, tuple}  # both accepted and refused files were compared
+
+
 @needs_simd
 def test_every_cut_of_a_short_text_equals_scalar():
     """A run broken by N, a line end and a record, cut at every byte."""

@@ -203,6 +203,49 @@ static void hll_codes_avx2(const uint8_t *codes, size_t n, unsigned k, int canon
     hll_words_avx2(words + k - 1, n - k + 1, registers, p, max_rank, floor);
 }
 
+/* The lowest byte of a vector of 16. */
+__attribute__((target("avx2")))
+static inline unsigned lowest_byte(__m128i x)
+{
+    x = _mm_min_epu8(x, _mm_srli_si128(x, 8));
+    x = _mm_min_epu8(x, _mm_srli_si128(x, 4));
+    x = _mm_min_epu8(x, _mm_srli_si128(x, 2));
+    x = _mm_min_epu8(x, _mm_srli_si128(x, 1));
+    return (unsigned)_mm_cvtsi128_si32(x) & 0xFF;
+}
+
+__attribute__((target("avx2")))
+static unsigned register_floor_avx2(const uint8_t *registers, size_t m)
+{
+    __m256i low = _mm256_loadu_si256((const __m256i *)registers);
+    for (size_t j = 32; j < m; j += 32)
+        low = _mm256_min_epu8(low, _mm256_loadu_si256((const __m256i *)(registers + j)));
+    return lowest_byte(_mm_min_epu8(_mm256_castsi256_si128(low),
+                                    _mm256_extracti128_si256(low, 1)));
+}
+
+__attribute__((target("avx2")))
+static size_t printable_avx2(const uint8_t *data, size_t n)
+{
+    const __m256i space = _mm256_set1_epi8(' ');
+    uint8_t tail[32];
+    for (size_t i = 0; i < n; i += 32) {
+        const uint8_t *from = data + i;
+        if (n - i < 32) {  /* the last bytes, through a copy padded with 0xFF (printable) */
+            memset(tail, 0xFF, sizeof tail);
+            memcpy(tail, from, n - i);
+            from = tail;
+        }
+        __m256i bytes = _mm256_loadu_si256((const __m256i *)from);
+        /* b <= ' ' (unsigned): min(b, ' ') == b */
+        uint32_t stops = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(_mm256_min_epu8(bytes, space), bytes));
+        if (stops)
+            return i + (size_t)__builtin_ctz(stops);
+    }
+    return n;
+}
+
 /* -- AVX-512 (F, BW, DQ, CD, VL) ------------------------------------------------------------ */
 
 #define AVX512 "avx512f,avx512bw,avx512dq,avx512cd,avx512vl,popcnt"
@@ -382,17 +425,44 @@ static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int can
     }
 }
 
+__attribute__((target(AVX512)))
+static unsigned register_floor_avx512(const uint8_t *registers, size_t m)
+{
+    __m512i low = _mm512_loadu_si512(registers);
+    for (size_t j = 64; j < m; j += 64)
+        low = _mm512_min_epu8(low, _mm512_loadu_si512(registers + j));
+    __m256i half = _mm256_min_epu8(_mm512_castsi512_si256(low), _mm512_extracti64x4_epi64(low, 1));
+    return lowest_byte(_mm_min_epu8(_mm256_castsi256_si128(half),
+                                    _mm256_extracti128_si256(half, 1)));
+}
+
+__attribute__((target(AVX512)))
+static size_t printable_avx512(const uint8_t *data, size_t n)
+{
+    const __m512i space = _mm512_set1_epi8(' ');
+    for (size_t i = 0; i < n; i += 64) {
+        size_t left = n - i;
+        /* past the end nothing is loaded (a masked load does not fault) nor compared */
+        __mmask64 live = left >= 64 ? ~0ull : (1ull << left) - 1;
+        __m512i bytes = _mm512_maskz_loadu_epi8(live, data + i);
+        __mmask64 stops = _mm512_mask_cmple_epu8_mask(live, bytes, space);
+        if (stops)
+            return i + (size_t)__builtin_ctzll(stops);
+    }
+    return n;
+}
+
 #endif  /* HAVE_X86_DISPATCH */
 
 /* -- choosing the level ----------------------------------------------------------------------- */
 
-KmerKernels kmer_kernels = {"scalar", NULL, NULL, NULL};
+KmerKernels kmer_kernels = {"scalar", NULL, NULL, NULL, NULL, NULL};
 
 int kmer_use_simd_level(const char *level)
 {
     int best = strcmp(level, "best") == 0;
     if (best || strcmp(level, "scalar") == 0)
-        kmer_kernels = (KmerKernels){"scalar", NULL, NULL, NULL};
+        kmer_kernels = (KmerKernels){"scalar", NULL, NULL, NULL, NULL, NULL};
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
     int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
@@ -400,11 +470,13 @@ int kmer_use_simd_level(const char *level)
               && __builtin_cpu_supports("avx512vl");
     if ((best || strcmp(level, "avx512") == 0) && avx512) {
         kmer_kernels = (KmerKernels){"avx512", scan_bases_avx512, kmer_words_avx512,
-                                     hll_codes_avx512};
+                                     hll_codes_avx512, register_floor_avx512,
+                                     printable_avx512};
         return 0;
     }
     if ((best || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
-        kmer_kernels = (KmerKernels){"avx2", scan_bases_avx2, kmer_words_avx2, hll_codes_avx2};
+        kmer_kernels = (KmerKernels){"avx2", scan_bases_avx2, kmer_words_avx2, hll_codes_avx2,
+                                     register_floor_avx2, printable_avx2};
         return 0;
     }
 #endif

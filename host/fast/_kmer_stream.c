@@ -290,15 +290,22 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             continue;
         }
         if (state == IN_FASTQ_QUAL && check) {
-            /* its length without CR and trailing spaces must be the sequence's; a stretch up
-             * to the line's end without CR, space or tab (a quality line, nearly always)
-             * counts whole, found by memchr, not byte by byte */
-            const uint8_t *line_end = memchr(data + i, '\n', n - i);
-            size_t stretch = (size_t)((line_end != NULL ? line_end : data + n) - (data + i));
-            if (s->quality_spaces == 0 && !memchr(data + i, '\r', stretch)
-                    && !memchr(data + i, ' ', stretch) && !memchr(data + i, '\t', stretch)) {
+            /* its length without CR and trailing spaces must be the sequence's; a stretch
+             * without CR, space or tab counts whole, not byte by byte: up to the line's end
+             * (a quality line, nearly always), found by memchr, at the scalar level; its bytes
+             * above ' ' (printable, one pass) at a SIMD level */
+            if (s->quality_spaces == 0 && kmer_kernels.printable != NULL) {
+                size_t stretch = kmer_kernels.printable(data + i, n - i);
                 s->quality_length += stretch;
                 i += stretch;
+            } else if (s->quality_spaces == 0) {
+                const uint8_t *line_end = memchr(data + i, '\n', n - i);
+                size_t stretch = (size_t)((line_end != NULL ? line_end : data + n) - (data + i));
+                if (!memchr(data + i, '\r', stretch) && !memchr(data + i, ' ', stretch)
+                        && !memchr(data + i, '\t', stretch)) {
+                    s->quality_length += stretch;
+                    i += stretch;
+                }
             }
             for (; i < n; i++) {
                 unsigned c = byte_class[data[i]];
@@ -574,10 +581,7 @@ static inline void consume_hll(void *context, const uint8_t *codes, size_t n, un
     HllSink *sink = context;
     size_t m = (size_t)1 << sink->p;
     if (sink->since == 0 || sink->since >= m / 4) {
-        uint8_t floor = sink->registers[0];
-        for (size_t j = 1; j < m; j++)
-            floor = sink->registers[j] < floor ? sink->registers[j] : floor;
-        sink->floor = floor;
+        sink->floor = kmer_kernels.floor(sink->registers, m);
         sink->since = 0;
     }
     if (sink->floor < sink->max_rank)
