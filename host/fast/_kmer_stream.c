@@ -539,7 +539,9 @@ typedef struct {
     uint8_t *registers;
     unsigned p, max_rank;
     /* the batched parse: no register is below floor, the minimum found when `since` was 0;
-     * found again after 2^p / 4 words (registers only grow, so an old floor still holds) */
+     * found again after 2^p words (registers only grow, so an old floor still holds). The
+     * floor rises after some 2^p ln(2^p) k-mers, then after twice as many each time: scanning
+     * every 2^p / 4 k-mers (4 bytes a k-mer, 2 % of a FASTA run) kept it no higher. */
     unsigned floor;
     size_t since;
 } HllSink;
@@ -580,7 +582,7 @@ static inline void consume_hll(void *context, const uint8_t *codes, size_t n, un
 {
     HllSink *sink = context;
     size_t m = (size_t)1 << sink->p;
-    if (sink->since == 0 || sink->since >= m / 4) {
+    if (sink->since == 0 || sink->since >= m) {
         sink->floor = kmer_kernels.floor(sink->registers, m);
         sink->since = 0;
     }
