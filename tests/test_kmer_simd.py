@@ -155,6 +155,19 @@ def checked_outcome(level, text, cuts):
         native.set_kmer_simd_level("best")
 
 
+def assert_checked_levels_equal(rng, texts) -> None:
+    """Each text, cut at two random places, the same at every level as at the scalar one; both
+    accepted and refused texts among them, or the comparison proves less than it says."""
+    outcomes = set()
+    for text in texts:
+        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(2))
+        expected = checked_outcome("scalar", text, cuts)
+        outcomes.add(type(expected))
+        for level in SIMD_LEVELS:
+            assert checked_outcome(level, text, cuts) == expected, (level, text, cuts)
+    assert outcomes == {str, tuple}
+
+
 @needs_simd
 def test_quality_lines_of_any_bytes_equal_scalar():
     """FASTQ quality lines with spaces, tabs, CR and control bytes inside and at their ends,
@@ -163,22 +176,15 @@ def test_quality_lines_of_any_bytes_equal_scalar():
     line's bytes above ' ' in one pass, the scalar one finds its end by memchr)."""
     rng = random.Random(11)
     odd = b" \t\r\x01\x1f\x7f\xff!~"
-    outcomes = set()
-    for _ in range(120):
-        records = []
-        for number in range(rng.randint(1, 8)):
-            sequence = random_sequence(rng, rng.randint(0, 90), b"ACGTacgtN")
-            quality = bytearray(random_sequence(rng, len(sequence), b"I#5"))
-            for _ in range(rng.choice([0, 0, 1, 3])):
-                quality.insert(rng.randint(0, len(quality)), rng.choice(odd))
-            records.append(b"@q%d\n%s\n+\n%s\n" % (number, sequence, bytes(quality)))
-        text = b"".join(records)
-        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(2))
-        expected = checked_outcome("scalar", text, cuts)
-        outcomes.add(type(expected))
-        for level in SIMD_LEVELS:
-            assert checked_outcome(level, text, cuts) == expected, (level, text, cuts)
-    assert outcomes == {str, tuple}  # both accepted and refused files were compared
+
+    def record(number: int) -> bytes:
+        sequence = random_sequence(rng, rng.randint(0, 90), b"ACGTacgtN")
+        quality = bytearray(random_sequence(rng, len(sequence), b"I#5"))
+        for _ in range(rng.choice([0, 0, 1, 3])):
+            quality.insert(rng.randint(0, len(quality)), rng.choice(odd))
+        return b"@q%d\n%s\n+\n%s\n" % (number, sequence, bytes(quality))
+    assert_checked_levels_equal(rng, [b"".join(record(number) for number in
+                                               range(rng.randint(1, 8))) for _ in range(120)])
 
 
 @needs_simd
@@ -189,25 +195,17 @@ def test_fasta_lines_with_odd_bytes_equal_scalar():
     refuses the others with the same message, its line and column the same."""
     rng = random.Random(12)
     odd = b" \t\rNnE1>"
-    outcomes = set()
-    for _ in range(150):
-        records = []
-        for number in range(rng.randint(1, 4)):
-            sequence = random_sequence(rng, rng.randint(0, 400), b"ACGTacgt")
-            width = rng.choice([1, 2, 7, 60, 63, 64, 65, 80])
-            lines = [bytearray(sequence[i:i + width]) for i in range(0, len(sequence), width)]
-            for _ in range(rng.choice([0, 0, 1, 2])):
-                if lines:
-                    line = rng.choice(lines)
-                    line.insert(rng.randint(0, len(line)), rng.choice(odd))
-            records.append(b">r%d\n%s\n" % (number, b"\n".join(bytes(line) for line in lines)))
-        text = b"".join(records)
-        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(2))
-        expected = checked_outcome("scalar", text, cuts)
-        outcomes.add(type(expected))
-        for level in SIMD_LEVELS:
-            assert checked_outcome(level, text, cuts) == expected, (level, text, cuts)
-    assert outcomes == {str, tuple}  # both accepted and refused files were compared
+
+    def record(number: int) -> bytes:
+        sequence = random_sequence(rng, rng.randint(0, 400), b"ACGTacgt")
+        width = rng.choice([1, 2, 7, 60, 63, 64, 65, 80])
+        lines = [bytearray(sequence[i:i + width]) for i in range(0, len(sequence), width)]
+        for _ in range(rng.choice([0, 0, 1, 2]) if lines else 0):
+            line = rng.choice(lines)
+            line.insert(rng.randint(0, len(line)), rng.choice(odd))
+        return b">r%d\n%s\n" % (number, b"\n".join(bytes(line) for line in lines))
+    assert_checked_levels_equal(rng, [b"".join(record(number) for number in
+                                               range(rng.randint(1, 4))) for _ in range(150)])
 
 
 @needs_simd
