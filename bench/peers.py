@@ -291,7 +291,8 @@ class OurParts:
         self.read = lambda path: file_blocks(SequenceFile(path), BLOCK_BYTES, buffer)
         self.blocks = [[bytes(block) for block in self.read(path)] for path in paths]
         self.level = native.kmer_simd_level()
-        self.levels = available_levels(native.set_kmer_simd_level, ("scalar", "avx2", "avx512"))
+        self.levels = available_levels(native.set_kmer_simd_level,
+                                       ("scalar", "avx2", "avx512", "avx512-gfni"))
         native.set_kmer_simd_level(self.level)
         self.times = {"interpreter_s": [], "imports_s": [], "gunzip_s": [],
                       **{level: [] for level in self.levels}}

@@ -18,7 +18,7 @@ import pytest
 from host.fast.native import available_levels, native
 from tests.genomes import random_genome_bytes, random_sequence, random_text
 
-LEVELS = ("scalar", "avx2", "avx512")
+LEVELS = ("scalar", "avx2", "avx512", "avx512-gfni")
 KS = (8, 9, 15, 16, 17, 21, 31, 32)
 RAGOUT = "/usr/share/doc/ragout/examples"
 

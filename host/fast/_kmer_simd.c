@@ -274,13 +274,14 @@ static size_t scan_bases_avx512(const uint8_t *data, size_t n, uint8_t *codes)
     }
 }
 
-/* G and H (above) of positions [0, n) of codes, 64 a step, codes[-7..-1] read: the codes of
- * positions p..p-3 and p-4..p-7 are packed in one byte each, two codes at a time (16-bit
- * shifts move no bit across a byte, as every code is below 4), and the two bytes of a position
- * are then put side by side (unpack, whose 128-bit lanes the permutes put back in order). */
+/* G and H (above; H not when reverse is NULL) of positions [0, n) of codes, 64 a step,
+ * codes[-7..-1] read: the codes of positions p..p-3 and p-4..p-7 are packed in one byte
+ * each, two codes at a time (16-bit shifts move no bit across a byte, as every code is below
+ * 4), and the two bytes of a position are then put side by side (unpack, whose 128-bit lanes
+ * the permutes put back in order). */
 __attribute__((target(AVX512)))
-static void packed_codes_avx512(const uint8_t *codes, size_t n, uint16_t *forward,
-                                uint16_t *reverse)
+static inline __attribute__((always_inline)) void
+packed_codes_avx512(const uint8_t *codes, size_t n, uint16_t *forward, uint16_t *reverse)
 {
     const __m512i first_half = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
     const __m512i second_half = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
@@ -300,10 +301,12 @@ static void packed_codes_avx512(const uint8_t *codes, size_t n, uint16_t *forwar
             r[half] = _mm512_ternarylogic_epi64(_mm512_slli_epi16(r01, 4), r23, r23, 0x03);
         }
         __m512i g_low = _mm512_unpacklo_epi8(f[0], f[1]), g_high = _mm512_unpackhi_epi8(f[0], f[1]);
-        __m512i h_low = _mm512_unpacklo_epi8(r[1], r[0]), h_high = _mm512_unpackhi_epi8(r[1], r[0]);
         _mm512_storeu_si512(forward + p, _mm512_permutex2var_epi64(g_low, first_half, g_high));
         _mm512_storeu_si512(forward + p + 32,
                             _mm512_permutex2var_epi64(g_low, second_half, g_high));
+        if (reverse == NULL)
+            continue;
+        __m512i h_low = _mm512_unpacklo_epi8(r[1], r[0]), h_high = _mm512_unpackhi_epi8(r[1], r[0]);
         _mm512_storeu_si512(reverse + p, _mm512_permutex2var_epi64(h_low, first_half, h_high));
         _mm512_storeu_si512(reverse + p + 32,
                             _mm512_permutex2var_epi64(h_low, second_half, h_high));
@@ -328,83 +331,14 @@ static void kmer_words_avx512(const uint8_t *codes, size_t n, unsigned k, int ca
     }
 }
 
-/* The steps of hll_codes_avx512 from position `at` on (all eight lanes at least k - 1 into the
- * run but for the first), the kept hashes appended to kept; their count. With `late_finish`,
- * fmix64's last xor-shift, which changes bits 0 to 30 only, is left to the kept hashes: the
- * caller sets it when neither the floor bits nor the index bits are among those. */
+/* The kept hashes of a run (see the template) into the registers: their (index << 8 | rank),
+ * eight at a time, then the scalar update (lanes may hit one register). */
 __attribute__((target(AVX512)))
-static inline __attribute__((always_inline)) size_t
-hll_steps_avx512(const uint16_t *forward_codes, const uint16_t *reverse_codes, size_t at,
-                 size_t n, unsigned k, int canonical, __m512i forward, __m512i reverse,
-                 uint64_t floor_bits, int late_finish, uint64_t *kept)
+static inline __attribute__((always_inline)) void
+update_kept_avx512(const uint64_t *kept, size_t count, int late_finish, uint8_t *registers,
+                   unsigned p, unsigned max_rank)
 {
-    const __m512i mask = _mm512_set1_epi64((long long)(k == 32 ? ~0ull : (1ull << 2 * k) - 1));
-    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
-    const __m512i c1 = _mm512_set1_epi64((long long)FMIX_C1);
-    const __m512i c2 = _mm512_set1_epi64((long long)FMIX_C2);
-    const __m512i floor_mask = _mm512_set1_epi64((long long)floor_bits);
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i first = _mm512_set1_epi64(k - 1), end = _mm512_set1_epi64((long long)n);
-    size_t count = 0;
-    for (; at < n; at += 8) {
-        __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
-        __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
-        forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
-        reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
-        /* the positions with k bases of the run, inside it: all eight but at the ends */
-        __mmask8 live = 0xFF;
-        if (at < k - 1 || at + 8 > n) {
-            __m512i position = _mm512_add_epi64(_mm512_set1_epi64((long long)at), lane);
-            live = _mm512_cmpge_epu64_mask(position, first)
-                 & _mm512_cmplt_epu64_mask(position, end);
-        }
-        __m512i x = canonical ? _mm512_min_epu64(forward, reverse) : forward;
-        x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
-        x = _mm512_mullo_epi64(x, c1);
-        x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
-        x = _mm512_mullo_epi64(x, c2);
-        if (!late_finish)
-            x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 33));
-        __mmask8 above = _mm512_mask_testn_epi64_mask(live, x, floor_mask);
-        /* the kept ones appended without a branch: which lanes pass is random */
-        _mm512_storeu_si512(kept + count, _mm512_maskz_compress_epi64(above, x));
-        count += (size_t)__builtin_popcount(above);
-    }
-    return count;
-}
-
-/* The k-mers of a run into the registers in one pass: each step's eight words (as
- * kmer_words_avx512 makes them) are hashed where they are, and those whose rank exceeds the
- * floor are appended, compressed, for the scalar register update. The rank of a hash exceeds
- * the floor iff the floor bits below its top p (index) bits are all zero (its low part, shifted
- * up, has at least floor leading zeros; the bit set below it lies further down, as floor <
- * max_rank <= 65 - p): one test a step. The steps before position k - 1 only roll the words. */
-__attribute__((target(AVX512)))
-static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int canonical,
-                             uint8_t *registers, unsigned p, unsigned max_rank, unsigned floor)
-{
-    uint16_t forward_codes[KMER_RUN_WORDS], reverse_codes[KMER_RUN_WORDS];
-    uint64_t kept[KMER_RUN_WORDS + 8];
     uint32_t index_rank[KMER_RUN_WORDS + 8];
-    packed_codes_avx512(codes, n, forward_codes, reverse_codes);
-    const __m512i mask = _mm512_set1_epi64((long long)(k == 32 ? ~0ull : (1ull << 2 * k) - 1));
-    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
-    __m512i forward = _mm512_setzero_si512(), reverse = _mm512_setzero_si512();
-    size_t at = 0;
-    for (; at + 8 <= k - 1 && at < n; at += 8) {
-        __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
-        __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
-        forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
-        reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
-    }
-    const uint64_t floor_bits = floor == 0 ? 0 : (~0ull >> (64 - floor)) << (64 - p - floor);
-    const int late_finish = 64 - p - floor >= 31;
-    size_t count = late_finish
-        ? hll_steps_avx512(forward_codes, reverse_codes, at, n, k, canonical, forward, reverse,
-                           floor_bits, 1, kept)
-        : hll_steps_avx512(forward_codes, reverse_codes, at, n, k, canonical, forward, reverse,
-                           floor_bits, 0, kept);
-    /* the kept hashes' (index << 8 | rank), eight at a time, for the scalar update */
     const __m512i below = _mm512_set1_epi64((long long)(1ull << (p - 1)));
     const __m512i one = _mm512_set1_epi64(1), top = _mm512_set1_epi64(max_rank);
     const __m128i low_shift = _mm_cvtsi32_si128((int)p);
@@ -424,6 +358,22 @@ static void hll_codes_avx512(const uint8_t *codes, size_t n, unsigned k, int can
         *reg = *reg > rank ? *reg : rank;
     }
 }
+
+/* hll_codes_avx512: the reverse-complement words rolled from their own packed codes. */
+#define HLL_TARGET AVX512
+#define HLL_CODES hll_codes_avx512
+#define HLL_STEPS hll_steps_avx512
+#define HLL_REVERSE_FROM_FORWARD 0
+#include "_kmer_hll_avx512.h"
+
+/* hll_codes_avx512_gfni: each reverse-complement word made from its forward word, its 32 base
+ * pairs reversed (bytes by a shuffle, the pairs of a byte and their complement by one GF(2)
+ * affine map), so that no reverse codes are packed nor rolled. */
+#define HLL_TARGET AVX512 ",gfni"
+#define HLL_CODES hll_codes_avx512_gfni
+#define HLL_STEPS hll_steps_avx512_gfni
+#define HLL_REVERSE_FROM_FORWARD 1
+#include "_kmer_hll_avx512.h"
 
 __attribute__((target(AVX512)))
 static unsigned register_floor_avx512(const uint8_t *registers, size_t m)
@@ -468,6 +418,13 @@ int kmer_use_simd_level(const char *level)
     int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
               && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd")
               && __builtin_cpu_supports("avx512vl");
+    if ((best || strcmp(level, "avx512-gfni") == 0) && avx512
+            && __builtin_cpu_supports("gfni")) {
+        kmer_kernels = (KmerKernels){"avx512-gfni", scan_bases_avx512, kmer_words_avx512,
+                                     hll_codes_avx512_gfni, register_floor_avx512,
+                                     printable_avx512};
+        return 0;
+    }
     if ((best || strcmp(level, "avx512") == 0) && avx512) {
         kmer_kernels = (KmerKernels){"avx512", scan_bases_avx512, kmer_words_avx512,
                                      hll_codes_avx512, register_floor_avx512,

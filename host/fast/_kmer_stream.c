@@ -932,15 +932,16 @@ static PyObject *kmer_simd_level(PyObject *module, PyObject *unused)
 
 static PyObject *set_kmer_simd_level(PyObject *module, PyObject *args)
 {
-    return set_level_from(args, kmer_use_simd_level, "scalar, avx2, avx512");
+    return set_level_from(args, kmer_use_simd_level, "scalar, avx2, avx512, avx512-gfni");
 }
 
 static PyMethodDef kmer_level_methods[] = {
     {"kmer_simd_level", kmer_simd_level, METH_NOARGS,
-     "The instruction set KmerStream sketches with (k >= 8): avx512, avx2 or scalar."},
+     "The instruction set KmerStream sketches with (k >= 8): avx512-gfni, avx512, avx2 or "
+     "scalar."},
     {"set_kmer_simd_level", set_kmer_simd_level, METH_VARARGS,
-     "set_kmer_simd_level(level): use scalar, avx2 or avx512 (ValueError if this CPU has not "
-     "got it), or 'best'; for all streams, from their next block on."},
+     "set_kmer_simd_level(level): use scalar, avx2, avx512 or avx512-gfni (ValueError if this "
+     "CPU has not got it), or 'best'; for all streams, from their next block on."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -112,8 +112,8 @@ typedef struct {
     size_t (*printable)(const uint8_t *data, size_t n);
 } KmerKernels;
 extern KmerKernels kmer_kernels;
-/* Use the kernels of `level` (scalar, avx2, avx512; "best": the widest this CPU has); 0, or -1
- * if this CPU does not have it. */
+/* Use the kernels of `level` (scalar, avx2, avx512, avx512-gfni; "best": the widest this CPU
+ * has); 0, or -1 if this CPU does not have it. */
 int kmer_use_simd_level(const char *level);
 
 extern PyMethodDef allpairs_methods[];
