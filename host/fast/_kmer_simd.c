@@ -1,8 +1,10 @@
 /*
  * The k-mer pipeline of host/fast/_kmer_stream.c over runs of bases, several k-mers at once in
- * SIMD lanes: AVX2 (4 lanes of 64 bits, two vectors a step) or AVX-512 (8 lanes), chosen at run
- * time from what the CPU has; KmerStream keeps its scalar loop for other CPUs, for k < 8, and
- * as the reference the tests hold these kernels to (bit for bit, on every level this CPU has).
+ * SIMD lanes: AVX2 (4 lanes of 64 bits, two vectors a step) or AVX-512 (8 lanes; its HLL kernel
+ * makes the reverse-complement words from the forward ones where the CPU has GFNI, level
+ * avx512-gfni), chosen at run time from what the CPU has; KmerStream keeps its scalar loop for
+ * other CPUs, for k < 8, and as the reference the tests hold these kernels to (bit for bit, on
+ * every level this CPU has).
  *
  * A run is a stretch of bases without a break (SPEC 1: N, a header, a FASTQ line end), held
  * as one code (0..3 for A C G T) a byte. Three passes over a run of up to KMER_RUN_CHUNK bases,
