@@ -23,7 +23,7 @@ setup(
                   sources=["host/fast/_native.c", "host/fast/_kmer_stream.c",
                            "host/fast/_kmer_simd.c",
                            "host/fast/_allpairs.c", "host/fast/_mle.c", "host/fast/_jsd.c"],
-                  depends=["host/fast/_native.h"],
+                  depends=["host/fast/_native.h", "host/fast/_kmer_hll_avx512.h"],
                   extra_compile_args=_COMPILE_ARGS if sys.platform != "win32" else [],
                   libraries=["m"] if sys.platform != "win32" else []),
     ],

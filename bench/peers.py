@@ -34,7 +34,7 @@ average (CPU seconds are what a loaded machine distorts least). Python tools run
 exact_intersections; the parser of SPEC 1). The error column is max |J - exact| over the 190
 pairs. Then where this project's sketch CPU seconds go, measured in each repeat beside the
 tools: the interpreter's start and the command line's imports (whole processes), decompression
-and the k-mer pipeline at each SIMD level (in this process, on the same 64 KiB blocks), the
+and the k-mer pipeline at each SIMD level (in this process, on the same 256 KiB blocks), the
 rest (by difference) being the command's own Python;
 with --callgrind, the instructions of the start-up (valgrind); with --perf, perf's samples of
 one sketch run (software clock, 10 kHz) by shared object and the top functions. And this project's sketch
@@ -278,19 +278,21 @@ def reorder(matrix: np.ndarray, names: list[str], wanted: list[str]) -> np.ndarr
 class OurParts:
     """Where this project's sketch CPU seconds go, measured in the same repeats as the tools
     (so under the same load): the interpreter's start and the command line's imports (each a
-    whole process), decompression (the reader's 64 KiB blocks, each dropped when read, as the
-    sketching loop does) and the k-mer pipeline over the same blocks at each SIMD level this
-    CPU has (both in this process, process time)."""
+    whole process), decompression (into one buffer of host.fast.kmers.BLOCK_BYTES, 256 KiB, a
+    block at a time, as the sketching loop reads) and the k-mer pipeline over the same blocks at
+    each SIMD level this CPU has (both in this process, process time)."""
 
     def __init__(self, paths: list[Path], env: dict):
-        from host.fast.kmers import BLOCK_BYTES
+        from host.fast.kmers import BLOCK_BYTES, file_blocks
         from host.fast.native import available_levels, native
-        from host.reader import sequence_blocks
+        from host.reader import SequenceFile
         self.paths, self.env, self.native = paths, env, native
-        self.read = lambda path: sequence_blocks(path, BLOCK_BYTES)
-        self.blocks = [list(self.read(path)) for path in paths]
+        buffer = bytearray(BLOCK_BYTES)
+        self.read = lambda path: file_blocks(SequenceFile(path), BLOCK_BYTES, buffer)
+        self.blocks = [[bytes(block) for block in self.read(path)] for path in paths]
         self.level = native.kmer_simd_level()
-        self.levels = available_levels(native.set_kmer_simd_level, ("scalar", "avx2", "avx512"))
+        self.levels = available_levels(native.set_kmer_simd_level,
+                                       ("scalar", "avx2", "avx512", "avx512-gfni"))
         native.set_kmer_simd_level(self.level)
         self.times = {"interpreter_s": [], "imports_s": [], "gunzip_s": [],
                       **{level: [] for level in self.levels}}

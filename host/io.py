@@ -434,11 +434,15 @@ def _gzip_reader() -> tuple[type, tuple]:
         return gzip.GzipFile, (gzip.BadGzipFile, zlib.error)
 
 
-def decompressed_blocks(path: str | os.PathLike, block_bytes: int = 1 << 22):
+def decompressed_blocks(path: str | os.PathLike, block_bytes: int = 1 << 22, into=None):
     """The decompressed content of the FASTA/FASTQ file ``path`` (opened by
     :func:`open_input`) in blocks of ``block_bytes`` (at least the 64 KiB the format check
     looks at), its format checked on the first block; each problem one InputError naming the
-    file when the block that shows it is read. host.reader.sequence_blocks is this."""
+    file when the block that shows it is read. host.reader.sequence_blocks is this.
+
+    With ``into``, a writable buffer of at least 64 KiB, the blocks are read (decompressed) into
+    it and are memoryviews of it, each valid until the next is taken: no bytes object a block,
+    and a block as large as the buffer."""
     path = Path(path)
     file = open_input(path, "a FASTA/FASTQ file")
     try:
@@ -460,16 +464,29 @@ def decompressed_blocks(path: str | os.PathLike, block_bytes: int = 1 << 22):
             corrupt = BZIP2_XZ_ERRORS
         else:
             stream, corrupt = file, ()
-        yield from _blocks(path, file, stream, compression, corrupt, block_bytes)
+        yield from _blocks(path, file, stream, compression, corrupt, block_bytes, into)
+
+
+def _reader_into(stream, into):
+    """A function reading the next block of ``stream`` into the buffer ``into`` (its view up to
+    the bytes read), through the reader that fills a buffer without a copy: the buffered reader
+    inside a GzipFile (gzip's and ISA-L's), BZ2File or LZMAFile, whose readinto decompresses
+    into it (theirs would read a bytes object and copy it)."""
+    inner = getattr(stream, "_buffer", None)
+    readinto = (inner if isinstance(inner, io.BufferedReader) else stream).readinto
+    view = memoryview(into).cast("B")
+    return lambda: view[:readinto(view)]
 
 
 def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
-            block_bytes: int):
+            block_bytes: int, into=None):
     with stream:
         first = True
+        read = _reader_into(stream, into) if into is not None else \
+            (lambda: stream.read(block_bytes))
         while True:
             try:
-                block = stream.read(block_bytes)
+                block = read()
             except (EOFError, *corrupt) as error:
                 if compression == "gzip" and file.seekable():
                     # name the problem as read_sequence_file does
@@ -483,7 +500,7 @@ def _blocks(path: Path, file, stream, compression: str | None, corrupt: tuple,
             except OSError as error:
                 raise InputError(f"{path}: cannot read ({error.strerror or error})") from None
             if first:
-                _check_format(path, block, compression)
+                _check_format(path, bytes(block[:_SNIFF_BYTES]), compression)
                 first = False
             if not block:
                 return

@@ -59,6 +59,11 @@ class SequenceFile:
     def blocks(self, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
         return sequence_blocks(self.path, block_bytes)
 
+    def blocks_into(self, buffer) -> Iterator[memoryview]:
+        """The content as :meth:`blocks` gives it, read into ``buffer`` (a bytearray of at
+        least 64 KiB): each block a view of it, valid until the next is taken."""
+        return decompressed_blocks(self.path, len(buffer), into=buffer)
+
     def read(self) -> bytes:
         return read_sequence_file(self.path)
 

@@ -11,27 +11,34 @@ import pytest
 
 from host.cli import main
 from host.io import InputError, read_sequence_file
-from host.reader import sequence_blocks
+from host.reader import SequenceFile, sequence_blocks
 from host.sketchfile import read_sketches
 
 LAMBDA = Path(__file__).resolve().parents[1] / "examples" / "lambda_virus.fa.gz"
 TEXT = gzip.decompress(LAMBDA.read_bytes())
 
 
+def blocks_into(path) -> bytes:
+    """The file streamed into one buffer (SequenceFile.blocks_into, the sketch path)."""
+    return b"".join(bytes(block) for block in SequenceFile(path).blocks_into(bytearray(1 << 16)))
+
+
 def both_reads(path):
-    """The whole-file read and the streamed one, which must agree."""
+    """The whole-file read and the streamed ones, which must agree."""
     whole = read_sequence_file(path)
     assert b"".join(sequence_blocks(path, block_bytes=4096)) == whole
+    assert blocks_into(path) == whole
     return whole
 
 
 def both_errors(path) -> str:
     messages = []
-    for read in (read_sequence_file, lambda p: list(sequence_blocks(p, block_bytes=4096))):
+    for read in (read_sequence_file, lambda p: list(sequence_blocks(p, block_bytes=4096)),
+                 blocks_into):
         with pytest.raises(InputError) as error:
             read(path)
         messages.append(str(error.value))
-    assert messages[0] == messages[1]
+    assert messages[0] == messages[1] == messages[2]
     return messages[0]
 
 

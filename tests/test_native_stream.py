@@ -103,6 +103,12 @@ def _write_genome(path, text, compress):
     path.write_bytes(gzip.compress(text) if compress else text)
 
 
+def blocks_into(path, block_bytes: int) -> list[bytes]:
+    """The blocks of a file read into one buffer (SequenceFile.blocks_into, the sketch path),
+    each copied as it comes (the next overwrites it)."""
+    return [bytes(block) for block in SequenceFile(path).blocks_into(bytearray(block_bytes))]
+
+
 @pytest.mark.parametrize("compress", [False, True])
 def test_files_stream_from_disk_as_they_read_whole(tmp_path, compress):
     rng = random.Random(3)
@@ -111,6 +117,7 @@ def test_files_stream_from_disk_as_they_read_whole(tmp_path, compress):
     _write_genome(path, text, compress)
     blocks = list(sequence_blocks(path, block_bytes=1000))
     assert len(blocks) > 10 and b"".join(blocks) == read_sequence_file(path) == text
+    assert blocks_into(path, 1000) == blocks
     params = HllParams(10, 4)
     assert sketch_files([SequenceFile(path)], 21, params).tolist() == \
         golden_registers([text], 21, params)
@@ -121,6 +128,7 @@ def test_multi_member_gzip_streams(tmp_path):
     path = tmp_path / "two.fa.gz"
     path.write_bytes(gzip.compress(first) + gzip.compress(second))
     assert b"".join(sequence_blocks(path, block_bytes=5)) == first + second
+    assert b"".join(blocks_into(path, 5)) == first + second
 
 
 @pytest.mark.parametrize("content, message", [
@@ -136,6 +144,9 @@ def test_streamed_errors_match_whole_file_errors(tmp_path, content, message):
         read_sequence_file(path)
     with pytest.raises(InputError) as streamed:
         list(sequence_blocks(path, block_bytes=1 << 16))
+    with pytest.raises(InputError) as read_into:
+        blocks_into(path, 1 << 16)
+    assert str(read_into.value) == str(streamed.value)
     assert message in str(whole.value) and message in str(streamed.value)
     # the same words up to the decompressor's own detail (zlib's or ISA-L's)
     assert str(streamed.value).split("(")[0] == str(whole.value).split("(")[0]

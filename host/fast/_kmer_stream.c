@@ -290,15 +290,22 @@ parse_block(KmerStream *stream, const uint8_t *data, size_t n, Emit emit, void *
             continue;
         }
         if (state == IN_FASTQ_QUAL && check) {
-            /* its length without CR and trailing spaces must be the sequence's; a stretch up
-             * to the line's end without CR, space or tab (a quality line, nearly always)
-             * counts whole, found by memchr, not byte by byte */
-            const uint8_t *line_end = memchr(data + i, '\n', n - i);
-            size_t stretch = (size_t)((line_end != NULL ? line_end : data + n) - (data + i));
-            if (s->quality_spaces == 0 && !memchr(data + i, '\r', stretch)
-                    && !memchr(data + i, ' ', stretch) && !memchr(data + i, '\t', stretch)) {
+            /* its length without CR and trailing spaces must be the sequence's; a stretch
+             * without CR, space or tab counts whole, not byte by byte: up to the line's end
+             * (a quality line, nearly always), found by memchr, at the scalar level; its bytes
+             * above ' ' (printable, one pass) at a SIMD level */
+            if (s->quality_spaces == 0 && kmer_kernels.printable != NULL) {
+                size_t stretch = kmer_kernels.printable(data + i, n - i);
                 s->quality_length += stretch;
                 i += stretch;
+            } else if (s->quality_spaces == 0) {
+                const uint8_t *line_end = memchr(data + i, '\n', n - i);
+                size_t stretch = (size_t)((line_end != NULL ? line_end : data + n) - (data + i));
+                if (!memchr(data + i, '\r', stretch) && !memchr(data + i, ' ', stretch)
+                        && !memchr(data + i, '\t', stretch)) {
+                    s->quality_length += stretch;
+                    i += stretch;
+                }
             }
             for (; i < n; i++) {
                 unsigned c = byte_class[data[i]];
@@ -532,7 +539,9 @@ typedef struct {
     uint8_t *registers;
     unsigned p, max_rank;
     /* the batched parse: no register is below floor, the minimum found when `since` was 0;
-     * found again after 2^p / 4 words (registers only grow, so an old floor still holds) */
+     * found again after 2^p words (registers only grow, so an old floor still holds). The
+     * floor rises after some 2^p ln(2^p) k-mers, then after twice as many each time: scanning
+     * every 2^p / 4 k-mers (4 bytes a k-mer, 2 % of a FASTA run) kept it no higher. */
     unsigned floor;
     size_t since;
 } HllSink;
@@ -573,11 +582,8 @@ static inline void consume_hll(void *context, const uint8_t *codes, size_t n, un
 {
     HllSink *sink = context;
     size_t m = (size_t)1 << sink->p;
-    if (sink->since == 0 || sink->since >= m / 4) {
-        uint8_t floor = sink->registers[0];
-        for (size_t j = 1; j < m; j++)
-            floor = sink->registers[j] < floor ? sink->registers[j] : floor;
-        sink->floor = floor;
+    if (sink->since == 0 || sink->since >= m) {
+        sink->floor = kmer_kernels.floor(sink->registers, m);
         sink->since = 0;
     }
     if (sink->floor < sink->max_rank)
@@ -926,15 +932,16 @@ static PyObject *kmer_simd_level(PyObject *module, PyObject *unused)
 
 static PyObject *set_kmer_simd_level(PyObject *module, PyObject *args)
 {
-    return set_level_from(args, kmer_use_simd_level, "scalar, avx2, avx512");
+    return set_level_from(args, kmer_use_simd_level, "scalar, avx2, avx512, avx512-gfni");
 }
 
 static PyMethodDef kmer_level_methods[] = {
     {"kmer_simd_level", kmer_simd_level, METH_NOARGS,
-     "The instruction set KmerStream sketches with (k >= 8): avx512, avx2 or scalar."},
+     "The instruction set KmerStream sketches with (k >= 8): avx512-gfni, avx512, avx2 or "
+     "scalar."},
     {"set_kmer_simd_level", set_kmer_simd_level, METH_VARARGS,
-     "set_kmer_simd_level(level): use scalar, avx2 or avx512 (ValueError if this CPU has not "
-     "got it), or 'best'; for all streams, from their next block on."},
+     "set_kmer_simd_level(level): use scalar, avx2, avx512 or avx512-gfni (ValueError if this "
+     "CPU has not got it), or 'best'; for all streams, from their next block on."},
     {NULL, NULL, 0, NULL},
 };
 

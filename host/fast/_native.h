@@ -96,7 +96,10 @@ const char *native_simd_level(void);
  *       are read and must be codes;
  *   hll(codes, n, k, canonical, registers, p, max_rank, floor): the words of positions
  *       k - 1 to n - 1 of codes (as words makes them) into HLL registers (SPEC 3), no register
- *       being below floor. */
+ *       being below floor;
+ *   floor(registers, m): the lowest of m registers (m a multiple of 64);
+ *   printable(data, n): how many leading bytes of data[0, n) are above ' ' (a FASTQ quality
+ *       line's up to its end, a CR, space, tab or other control byte). */
 #define KMER_RUN_CHUNK 2048
 #define KMER_RUN_WORDS (KMER_RUN_CHUNK + 96)
 typedef struct {
@@ -105,10 +108,12 @@ typedef struct {
     void (*words)(const uint8_t *codes, size_t n, unsigned k, int canonical, uint64_t *out);
     void (*hll)(const uint8_t *codes, size_t n, unsigned k, int canonical, uint8_t *registers,
                 unsigned p, unsigned max_rank, unsigned floor);
+    unsigned (*floor)(const uint8_t *registers, size_t m);
+    size_t (*printable)(const uint8_t *data, size_t n);
 } KmerKernels;
 extern KmerKernels kmer_kernels;
-/* Use the kernels of `level` (scalar, avx2, avx512; "best": the widest this CPU has); 0, or -1
- * if this CPU does not have it. */
+/* Use the kernels of `level` (scalar, avx2, avx512, avx512-gfni; "best": the widest this CPU
+ * has); 0, or -1 if this CPU does not have it. */
 int kmer_use_simd_level(const char *level);
 
 extern PyMethodDef allpairs_methods[];

@@ -6,7 +6,8 @@ or merge changed them), the first import runs the latter (under a file lock, so 
 processes build once) and fails loudly if the build fails.
 
 The k-mer stream sketches with the widest SIMD level the CPU has (host/fast/_kmer_simd.c);
-the environment variable ``KSA_KMER_SIMD`` (``scalar``, ``avx2``, ``avx512``) forces one for
+the environment variable ``KSA_KMER_SIMD`` (``scalar``, ``avx2``, ``avx512``, ``avx512-gfni``:
+AVX-512 whose reverse-complement words come from the forward ones by GFNI) forces one for
 the whole process, for benches and comparisons; a level the CPU lacks fails the import.
 """
 

@@ -30,10 +30,11 @@ def file_registers(files: list, k: int, params: HllParams, canonical: bool = Tru
         counters = memoryview(bytearray(4 << min_count.mc_width_bits) * min_count.mc_depth)
         prefilter = (counters.cast("I"), min_count.mc_width_bits, min_count.mc_seed,
                      min_count.max_count, min_count.min_count)
+    buffer = bytearray(block_bytes)  # the blocks of the files read from disk
     for file in files:
         stream = file_stream(file, k, canonical)
         with naming_file(file, stream):
-            for block in file_blocks(file, block_bytes):
+            for block in file_blocks(file, block_bytes, buffer):
                 stream.hll(block, registers, params.p, params.w, *prefilter)
         record_bases(file, stream)
     return registers
