@@ -264,8 +264,9 @@ def peers_section() -> list[str]:
             f"interpreter's start and the command line's start, {start_name(peers)}, as "
             "whole processes, "
             "decompression and the k-mer pipeline in the bench's process on the reader's "
-            "64 KiB blocks; the rest, by difference, is the command's own Python: arguments, "
-            "the streaming loop, the sketch file):", "",
+            "256 KiB blocks (one buffer a genome, as the sketch command reads); the rest, by "
+            "difference, is the command's own Python: arguments, the streaming loop, the "
+            "sketch file):", "",
             *table_head("part", "CPU-s", "share")]
     shown = [("Python interpreter start", parts["interpreter_s"]),
              ("the command line's start: imports (no numpy), parser",
