@@ -36,6 +36,19 @@ class LocalExecutor:
         pass
 
 
+def _check_address(address: str) -> None:
+    """The ValueError Dask's Client raises for a scheduler address it cannot parse, raised
+    before a Client is made: a Client whose start failed so is left behind, and closing it at
+    the interpreter's exit waits out a 60 s timeout, once per such Client
+    (tests/test_scheduler.py)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+    scheme, location = parse_address(address)  # tcp where no scheme is given, as Client does
+    get_backend(scheme)  # ValueError: unknown address scheme
+    if scheme in ("tcp", "tls"):
+        parse_host_port(location)  # ValueError: missing port number
+
+
 class DaskExecutor:
     """Tasks on a dask.distributed cluster: an existing scheduler, or a local one of processes."""
 
@@ -49,6 +62,7 @@ class DaskExecutor:
                                "(pip install 'kmer-sketch-accel[cluster]')") from None
         self._cluster = None
         if address is not None:
+            _check_address(address)
             self.client = Client(address)
         else:
             # the workers' own log lines at warning level (a task cancelled when the command

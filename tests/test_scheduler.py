@@ -151,3 +151,17 @@ def test_a_bad_scheduler_address_is_one_line_naming_the_option(tmp_path, genome_
     shown = f"{option} {address}:" if address else f"{option}:"
     assert err.startswith(f"error: {shown} {cause}"), err
     assert not out.exists()
+
+
+def test_bad_addresses_leave_no_client_to_close_at_exit(tmp_path, genome_files):
+    """An address Dask cannot parse is refused before a Client is made: a Client whose start
+    failed stays behind, and the interpreter's exit then waits 60 s for each one to close (a
+    notebook or a test process calling the API again and again)."""
+    script = ("import sys\nfrom host.cli import main\nfor address in sys.argv[3:]:\n"
+              "    assert main(['dist', sys.argv[1], sys.argv[2], '-o', 'out.tsv',"
+              " '--scheduler', address]) == 2\n")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, genome_files[:2]), "garbage",
+                           "foo://x:1", "tcp://nowhere"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=50, env={**os.environ, "PYTHONPATH": ROOT})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("not a Dask scheduler address") == 3, done.stderr
