@@ -2,11 +2,32 @@
  * The AVX-512 HLL kernel of host/fast/_kmer_simd.c, included there once for each way of making
  * the reverse-complement words (the rest is the same), with
  *   HLL_TARGET                the instruction sets (a target attribute),
- *   HLL_CODES, HLL_STEPS      the names of the kernel and of its steps,
+ *   HLL_CODES, HLL_STEPS,     the names of the kernel, of its steps and of their roll of
+ *   HLL_ROLL                  the words,
  *   HLL_REVERSE_FROM_FORWARD  0: rolled from the packed reverse codes (H), as the forward words
  *                             are from G; 1: made from each step's forward word (GFNI).
  * Each inclusion undefines them.
  */
+
+/* The words of positions at..at+7 from those of at-8..at-1: the forward ones rolled from the
+ * packed codes G, the reverse ones from H (not with HLL_REVERSE_FROM_FORWARD: the steps make
+ * them from the forward words). */
+__attribute__((target(HLL_TARGET)))
+static inline __attribute__((always_inline)) void
+HLL_ROLL(const uint16_t *forward_codes, const uint16_t *reverse_codes, size_t at, __m512i mask,
+         __m128i reverse_shift, __m512i *forward, __m512i *reverse)
+{
+    __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
+    *forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(*forward, 16), f), mask);
+#if HLL_REVERSE_FROM_FORWARD
+    (void)reverse_codes;
+    (void)reverse_shift;
+    (void)reverse;
+#else
+    __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
+    *reverse = _mm512_or_si512(_mm512_srli_epi64(*reverse, 16), _mm512_sll_epi64(r, reverse_shift));
+#endif
+}
 
 /* The steps of HLL_CODES from position `at` on (all eight lanes at least k - 1 into the run
  * but for the first), the kept hashes appended to kept; their count. With `late_finish`,
@@ -27,11 +48,8 @@ HLL_STEPS(const uint16_t *forward_codes, const uint16_t *reverse_codes, size_t a
                                                    0x04050607);
     const __m512i pair_reverse = _mm512_set1_epi64(0x4080102004080102LL);
     const __m128i above_kmer = _mm_cvtsi32_si128((int)(64 - 2 * k));
-    (void)reverse_codes;
-    (void)reverse;
-#else
-    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
 #endif
+    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
     const __m512i c1 = _mm512_set1_epi64((long long)FMIX_C1);
     const __m512i c2 = _mm512_set1_epi64((long long)FMIX_C2);
     const __m512i floor_mask = _mm512_set1_epi64((long long)floor_bits);
@@ -39,14 +57,10 @@ HLL_STEPS(const uint16_t *forward_codes, const uint16_t *reverse_codes, size_t a
     const __m512i first = _mm512_set1_epi64(k - 1), end = _mm512_set1_epi64((long long)n);
     size_t count = 0;
     for (; at < n; at += 8) {
-        __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
-        forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
+        HLL_ROLL(forward_codes, reverse_codes, at, mask, reverse_shift, &forward, &reverse);
 #if HLL_REVERSE_FROM_FORWARD
         reverse = _mm512_srl_epi64(_mm512_gf2p8affine_epi64_epi8(
             _mm512_shuffle_epi8(forward, byte_reverse), pair_reverse, 0xFF), above_kmer);
-#else
-        __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
-        reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
 #endif
         /* the positions with k bases of the run, inside it: all eight but at the ends */
         __mmask8 live = 0xFF;
@@ -88,18 +102,12 @@ static void HLL_CODES(const uint8_t *codes, size_t n, unsigned k, int canonical,
     uint16_t *reverse_codes = NULL;
 #else
     uint16_t reverse_codes[KMER_RUN_WORDS];
-    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
 #endif
+    const __m128i reverse_shift = _mm_cvtsi32_si128((int)(2 * k - 16));
     packed_codes_avx512(codes, n, forward_codes, reverse_codes);
     size_t at = 0;
-    for (; at + 8 <= k - 1 && at < n; at += 8) {
-        __m512i f = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(forward_codes + at)));
-        forward = _mm512_and_si512(_mm512_or_si512(_mm512_slli_epi64(forward, 16), f), mask);
-#if !HLL_REVERSE_FROM_FORWARD
-        __m512i r = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(reverse_codes + at)));
-        reverse = _mm512_or_si512(_mm512_srli_epi64(reverse, 16), _mm512_sll_epi64(r, reverse_shift));
-#endif
-    }
+    for (; at + 8 <= k - 1 && at < n; at += 8)
+        HLL_ROLL(forward_codes, reverse_codes, at, mask, reverse_shift, &forward, &reverse);
     const uint64_t floor_bits = floor == 0 ? 0 : (~0ull >> (64 - floor)) << (64 - p - floor);
     const int late_finish = 64 - p - floor >= 31;
     size_t count = late_finish
@@ -113,4 +121,5 @@ static void HLL_CODES(const uint8_t *codes, size_t n, unsigned k, int canonical,
 #undef HLL_TARGET
 #undef HLL_CODES
 #undef HLL_STEPS
+#undef HLL_ROLL
 #undef HLL_REVERSE_FROM_FORWARD

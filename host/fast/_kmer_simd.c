@@ -365,6 +365,7 @@ update_kept_avx512(const uint64_t *kept, size_t count, int late_finish, uint8_t 
 #define HLL_TARGET AVX512
 #define HLL_CODES hll_codes_avx512
 #define HLL_STEPS hll_steps_avx512
+#define HLL_ROLL hll_roll_avx512
 #define HLL_REVERSE_FROM_FORWARD 0
 #include "_kmer_hll_avx512.h"
 
@@ -374,6 +375,7 @@ update_kept_avx512(const uint64_t *kept, size_t count, int late_finish, uint8_t 
 #define HLL_TARGET AVX512 ",gfni"
 #define HLL_CODES hll_codes_avx512_gfni
 #define HLL_STEPS hll_steps_avx512_gfni
+#define HLL_ROLL hll_roll_avx512_gfni
 #define HLL_REVERSE_FROM_FORWARD 1
 #include "_kmer_hll_avx512.h"
 
