@@ -223,7 +223,7 @@ def perf_name(name: str) -> str:
     return f"`{function}` in {said.split(' (')[0]}" if function else said
 
 
-def start_command(peers: dict) -> str:
+def start_key(peers: dict) -> str:
     """The command bench/peers.py measured as the command line's start (its key among the
     record's instruction counts; older records measured ``python -m host --version``)."""
     return next((name for name in peers.get("instructions") or {}
@@ -231,8 +231,8 @@ def start_command(peers: dict) -> str:
 
 
 def start_name(peers: dict) -> str:
-    """:func:`start_command` as the text says it: the command in backquotes."""
-    command, _, rest = start_command(peers).partition(" of ")
+    """:func:`start_key` as the text says it: the command in backquotes."""
+    command, _, rest = start_key(peers).partition(" of ")
     return f"`{command}`" + (f" of {rest}" if rest else "")
 
 
@@ -286,7 +286,7 @@ def peers_section() -> list[str]:
                 for name, value in levels.items()) + "."]
     counts = peers.get("instructions")
     if counts:
-        start = counts[start_command(peers)]
+        start = counts[start_key(peers)]
         out += ["", f"Start-up in instructions (valgrind's callgrind, `--callgrind`): the "
                 f"interpreter {counts['interpreter'] / 1e6:.0f} M, with `import numpy` "
                 f"{counts['numpy'] / 1e6:.0f} M, {start_name(peers)} "

@@ -67,7 +67,7 @@ def named_command(argv: Sequence[str]) -> str | None:
     None otherwise (no command, a misspelt one, or ``--help`` before it), which needs the
     parser of them all to answer."""
     for argument in argv:
-        if argument in ("--debug",):
+        if argument == "--debug":
             continue
         return argument if argument in COMMAND_NAMES else None
     return None
