@@ -46,6 +46,17 @@ def test_pairs_equal_golden(simd_level, p, w):
         [estimate(r.tolist(), params) for r in registers]
 
 
+def test_pairs_across_row_and_column_tiles_equal_golden(simd_level):
+    """More sketches than a row tile (48) and a column tile (16) of the native pair loop, in
+    one call: every pair and every row's prepared sketch right where the tiles meet."""
+    params = HllParams(8, 4)
+    registers = _sketches(np.random.default_rng(99), 100, params)
+    expected = _golden_pairs(registers, params)
+    got = {(i, j): v for i, js, values in all_pairs(registers, params, threads=1)
+           for j, v in zip(js.tolist(), values.tolist())}
+    assert got == expected
+
+
 def test_wide_registers_round_like_python_integers():
     """w = 8: Z reaches 2^263; float64(Z / 2^255) must be Python's correctly rounded quotient,
     here with registers chosen so that Z has far more than 53 significant bits."""

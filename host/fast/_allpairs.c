@@ -24,8 +24,8 @@ typedef struct {
     uint32_t top;  /* registers at 15: saturated (SPEC 3 "Saturated registers") */
 } Features4;
 
-/* The union of sketch a (packed, or prepared by row_sketch for the loops that read it so)
- * and packed sketch b (with its saturation_bits for the loops that read them): its features. */
+/* The union of sketches a and b, each packed or split as the loop reads it (prepared_sketch),
+ * b_bits: b's saturation_bits for the loops that read them: its features. */
 typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, const uint8_t *b_bits,
                                     size_t bytes);
 
@@ -47,9 +47,10 @@ static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b,
     return (Features4){z, nz, top};
 }
 
-/* The row of a pair loop, split once for the vector loops that read it so: each 32 bytes of
- * packed registers become 32 bytes of their low nibbles and 32 of their high nibbles, in
- * place (r << 4). `split` holds 2 * bytes; bytes is a multiple of 32 (p >= 8). */
+/* A sketch as a vector loop reads it, split once for all its pairs: each 32 bytes of packed
+ * registers become 32 bytes of their low nibbles and 32 of their high nibbles, in place
+ * (r << 4: the AVX2 loop's rows, split_row) or shifted down (r: the AVX-512 loop's rows and
+ * columns, split_row_shifted_avx2). `split` holds 2 * bytes; bytes is a multiple of 32 (p >= 8). */
 #define SPLIT_BLOCK 32
 
 static void split_row(const uint8_t *packed, size_t bytes, uint8_t *split)
@@ -156,8 +157,8 @@ static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b,
 /*
  * AVX-512: 2^(14 - r) = scale[r] * mantissa[r] for r = 1..14, scale 64 or 1, mantissa at most
  * 128, multiplied and summed four bytes at a time into 32-bit lanes (VNNI's vpdpbusd, on
- * 256-bit vectors: Zen 4 runs 512-bit ones at half rate) in four accumulators, so that no
- * step waits for the last one's sum; a lane gains at most 4 * 8192 a step, so 2^17 bytes of
+ * 256-bit vectors: Zen 4 runs 512-bit ones at half rate, and on an Intel Xeon they measured
+ * no faster) in eight accumulators; a lane gains at most 4 * 8192 a step, so 2^17 bytes of
  * registers (p = 18) stay below 2^31. The registers at 0 and at 15 are not tallied a step at
  * a time: each sketch's are bitmaps (saturation_bits), made once for a row or a tile's
  * column, and the union's are popcount(zeros_a & zeros_b) and popcount(tops_a | tops_b).
@@ -180,29 +181,53 @@ static void saturation_bits(const uint8_t *packed, size_t bytes, uint8_t *bits)
     }
 }
 
-/* One step of 32 bytes at offset i: its sums into sum_low and sum_high. */
+/* split_row with the high nibbles shifted down, 32 bytes an instruction (the columns are
+ * split once per row tile: a scalar loop took an eighth of the pair loop's time). */
+__attribute__((target("avx2")))
+static void split_row_shifted_avx2(const uint8_t *packed, size_t bytes, uint8_t *split)
+{
+    const __m256i nibble = _mm256_set1_epi8(15);
+    for (size_t i = 0; i < bytes; i += SPLIT_BLOCK) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(packed + i));
+        _mm256_storeu_si256((__m256i *)(split + 2 * i), _mm256_and_si256(x, nibble));
+        _mm256_storeu_si256((__m256i *)(split + 2 * i + SPLIT_BLOCK),
+                            _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
+    }
+}
+
+/* One step of 32 bytes at offset i of the packed registers: the union's low and high nibbles
+ * (a and b split, high nibbles shifted down), their sums into sum_low and sum_high. */
 #define AVX512_STEP(i, sum_low, sum_high)                                                      \
     do {                                                                                       \
-        AVX2_UNION(i, low, high);                                                              \
+        __m256i low = _mm256_max_epu8(_mm256_loadu_si256((const __m256i *)(a + 2 * (i))),      \
+                                      _mm256_loadu_si256((const __m256i *)(b + 2 * (i))));     \
+        __m256i high = _mm256_max_epu8(                                                        \
+            _mm256_loadu_si256((const __m256i *)(a + 2 * (i) + 32)),                           \
+            _mm256_loadu_si256((const __m256i *)(b + 2 * (i) + 32)));                          \
         sum_low = _mm256_dpbusd_epi32(sum_low, _mm256_shuffle_epi8(mantissa, low),             \
                                       _mm256_shuffle_epi8(scale, low));                        \
         sum_high = _mm256_dpbusd_epi32(sum_high, _mm256_shuffle_epi8(mantissa, high),          \
                                        _mm256_shuffle_epi8(scale, high));                      \
     } while (0)
 
-/* a: split by split_row, its saturation_bits after; bytes: a multiple of 64. */
+/* a and b: split by split_row (high nibbles shifted), each with its saturation_bits after
+ * (b_bits); bytes: a multiple of 128. Eight accumulators: four steps an iteration, none waits
+ * for the last one's sum (measured on an Intel Xeon with AVX-512: 1.06x four of them, and
+ * reading b split 1.13x splitting it a step; issue 52). */
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni,avx512vpopcntdq")))
 static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
                                         const uint8_t *b_bits, size_t bytes)
 {
-    const __m256i nibble = _mm256_set1_epi8(15), highs = _mm256_set1_epi8((char)0xf0);
     const __m256i none = _mm256_setzero_si256();
     const __m256i mantissa = _mm256_setr_epi8(MANTISSA, MANTISSA);
     const __m256i scale = _mm256_setr_epi8(SCALE, SCALE);
     __m256i sum0 = none, sum1 = none, sum2 = none, sum3 = none;
-    for (size_t i = 0; i < bytes; i += 64) {
+    __m256i sum4 = none, sum5 = none, sum6 = none, sum7 = none;
+    for (size_t i = 0; i < bytes; i += 128) {
         AVX512_STEP(i, sum0, sum1);
         AVX512_STEP(i + 32, sum2, sum3);
+        AVX512_STEP(i + 64, sum4, sum5);
+        AVX512_STEP(i + 96, sum6, sum7);
     }
     const uint8_t *a_bits = a + 2 * bytes;
     __m256i zeros = none, tops = none;
@@ -214,7 +239,9 @@ static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
             _mm256_loadu_si256((const __m256i *)(a_bits + bytes / 4 + i)),
             _mm256_loadu_si256((const __m256i *)(b_bits + bytes / 4 + i)))));
     }
-    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(sum0, sum1), _mm256_add_epi32(sum2, sum3));
+    __m256i sum = _mm256_add_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(sum0, sum1), _mm256_add_epi32(sum2, sum3)),
+        _mm256_add_epi32(_mm256_add_epi32(sum4, sum5), _mm256_add_epi32(sum6, sum7)));
     uint32_t lanes[8];
     _mm256_storeu_si256((__m256i *)lanes, sum);
     uint64_t halves = 0;  /* sum of 2^(14 - r), r = 1..14 */
@@ -265,15 +292,19 @@ static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b,
 }
 #endif
 
-/* The w = 4 union loop of one instruction set; `split`: it reads its first sketch split,
- * `bits`: and both sketches' saturation_bits. */
+/* The form of the sketches a w = 4 union loop reads: both packed; the first split by
+ * split_row, the second packed; both split by split_row_shifted_avx2, each followed by its
+ * saturation_bits. */
+typedef enum { BOTH_PACKED, ROW_SPLIT, BOTH_SPLIT_WITH_BITS } SketchForm;
+
+/* The w = 4 union loop of one instruction set. */
 typedef struct {
     UnionFeatures4 union4;
-    int split, bits;
+    SketchForm form;
     const char *name;
 } UnionLoops4;
 
-static UnionLoops4 loops4 = {union_features4_scalar, 0, 0, "scalar"};
+static UnionLoops4 loops4 = {union_features4_scalar, BOTH_PACKED, "scalar"};
 
 /* Use the loops of `level` ("best": the widest this CPU has); 0, or -1 if not available.
  * "avx512" without VNNI and VPOPCNTDQ is AVX2 here (the MLE's popcount asks less, _mle.c). */
@@ -281,21 +312,21 @@ static int use_simd_level(const char *level)
 {
     int best = strcmp(level, "best") == 0, avx512 = strcmp(level, "avx512") == 0;
     if (best || strcmp(level, "scalar") == 0)
-        loops4 = (UnionLoops4){union_features4_scalar, 0, 0, "scalar"};
+        loops4 = (UnionLoops4){union_features4_scalar, BOTH_PACKED, "scalar"};
 #ifdef HAVE_X86_DISPATCH
     __builtin_cpu_init();
     if ((best || avx512) && __builtin_cpu_supports("avx2") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vpopcntdq")) {
-        loops4 = (UnionLoops4){union_features4_avx512, 1, 1, "avx512"};
+        loops4 = (UnionLoops4){union_features4_avx512, BOTH_SPLIT_WITH_BITS, "avx512"};
         return 0;
     }
     if ((best || avx512 || strcmp(level, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
-        loops4 = (UnionLoops4){union_features4_avx2, 1, 0, "avx2"};
+        loops4 = (UnionLoops4){union_features4_avx2, ROW_SPLIT, "avx2"};
         return 0;
     }
     if ((best || strcmp(level, "ssse3") == 0) && __builtin_cpu_supports("ssse3")) {
-        loops4 = (UnionLoops4){union_features4_ssse3, 0, 0, "ssse3"};
+        loops4 = (UnionLoops4){union_features4_ssse3, BOTH_PACKED, "ssse3"};
         return 0;
     }
 #endif
@@ -458,46 +489,36 @@ static double jaccard(double card_x, double card_y, double card_union)
     return j < 0 ? 0.0 : j > 1 ? 1.0 : j;
 }
 
-/* Bytes of a sketch of `bytes` packed bytes as the loops read a row's (ROW_BYTES) and a
- * column's saturation_bits (BITS_BYTES). */
-#define ROW_BYTES(bytes) (2 * (bytes) + (bytes) / 2)
-#define BITS_BYTES(bytes) ((bytes) / 2)
+/* Bytes of a sketch of `bytes` packed bytes as the loops read it split (with its
+ * saturation_bits after). */
+#define SPLIT_BYTES(bytes) (2 * (bytes) + (bytes) / 2)
 
-/* The first sketch of the pairs of row x, as `loops` read it: prepared in `scratch`
- * (ROW_BYTES) once for the row when they read it split, else where it is. */
-static const uint8_t *row_sketch(const Sketches *s, const UnionLoops4 *loops, Py_ssize_t x,
-                                 uint8_t *scratch)
+/* Sketch x as `loops` read it, first (`row`) or second in a pair: split in `scratch`
+ * (SPLIT_BYTES) once for all its pairs where they read it so, else where it is. */
+static const uint8_t *prepared_sketch(const Sketches *s, const UnionLoops4 *loops,
+                                      Py_ssize_t x, int row, uint8_t *scratch)
 {
-    const uint8_t *a = s->packed + (size_t)x * s->row_bytes;
-    if (s->w != 4 || !loops->split)
-        return a;
-    split_row(a, s->row_bytes, scratch);
+    const uint8_t *packed = s->packed + (size_t)x * s->row_bytes;
+    if (s->w != 4 || loops->form == BOTH_PACKED || (loops->form == ROW_SPLIT && !row))
+        return packed;
 #ifdef HAVE_X86_DISPATCH
-    if (loops->bits)
-        saturation_bits(a, s->row_bytes, scratch + 2 * s->row_bytes);
+    if (loops->form == BOTH_SPLIT_WITH_BITS) {
+        split_row_shifted_avx2(packed, s->row_bytes, scratch);
+        saturation_bits(packed, s->row_bytes, scratch + 2 * s->row_bytes);
+        return scratch;
+    }
 #endif
+    split_row(packed, s->row_bytes, scratch);
     return scratch;
 }
 
-/* Sketch y's saturation_bits in `bits` (BITS_BYTES) when `loops` read them, else NULL. */
-static const uint8_t *column_bits(const Sketches *s, const UnionLoops4 *loops, Py_ssize_t y,
-                                  uint8_t *bits)
-{
-#ifdef HAVE_X86_DISPATCH
-    if (s->w == 4 && loops->bits) {
-        saturation_bits(s->packed + (size_t)y * s->row_bytes, s->row_bytes, bits);
-        return bits;
-    }
-#endif
-    return NULL;
-}
-
-/* |X u Y| of the row sketch `a` (from row_sketch) and sketch y (its column_bits `b_bits`). */
+/* |X u Y| of sketches a and b as prepared_sketch made them. */
 static double union_estimate(const Sketches *s, const UnionLoops4 *loops, const uint8_t *a,
-                             Py_ssize_t y, const uint8_t *b_bits)
+                             const uint8_t *b)
 {
-    const uint8_t *b = s->packed + (size_t)y * s->row_bytes;
     if (s->w == 4) {
+        const uint8_t *b_bits = loops->form == BOTH_SPLIT_WITH_BITS ? b + 2 * s->row_bytes
+                                                                    : NULL;
         Features4 f = loops->union4(a, b, b_bits, s->row_bytes);
         if (f.top == 0 || f.top == 1u << s->p)
             return estimate((double)f.z / 32768.0, f.nz, s->p);
@@ -569,7 +590,7 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     Py_ssize_t n = a[1].count;
     UnionLoops4 loops = loops4;
     size_t bytes = sketches.row_bytes;
-    uint8_t *scratch = malloc(ROW_BYTES(bytes) + BITS_BYTES(bytes));
+    uint8_t *scratch = malloc(2 * SPLIT_BYTES(bytes));
     if (scratch == NULL) {
         PyErr_NoMemory();
         goto fail;
@@ -577,8 +598,10 @@ static PyObject *cardinalities(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         saturated[i] = saturated_registers(&sketches, i);
-        out[i] = union_estimate(&sketches, &loops, row_sketch(&sketches, &loops, i, scratch), i,
-                                column_bits(&sketches, &loops, i, scratch + ROW_BYTES(bytes)));
+        out[i] = union_estimate(&sketches, &loops,
+                                prepared_sketch(&sketches, &loops, i, 1, scratch),
+                                prepared_sketch(&sketches, &loops, i, 0,
+                                                scratch + SPLIT_BYTES(bytes)));
     }
     Py_END_ALLOW_THREADS
     free(scratch);
@@ -634,12 +657,12 @@ int get_pair_plan(PyObject *const objects[7], int w, int p, Py_ssize_t values_pe
 }
 
 /* Pairs are taken in tiles of ROW_TILE rows (fewer if their prepared sketches would pass
- * TILE_BYTES) by COLUMN_TILE columns: the row sketches are prepared (row_sketch) once for all
- * their pairs and the columns' saturation bits once for the tile's rows; a tile's column
- * sketches are read from memory once for its rows and stay in the second-level cache, and
- * each row stays near the first for its columns. */
-#define ROW_TILE 32
-#define COLUMN_TILE 32
+ * TILE_BYTES) by COLUMN_TILE columns: the row sketches are prepared (prepared_sketch) once for
+ * all their pairs and the columns once for the tile's rows; a tile's column sketches are read
+ * from memory once for its rows and stay in the second-level cache, and each row stays near
+ * the first for its columns. */
+#define ROW_TILE 48
+#define COLUMN_TILE 16
 #define TILE_BYTES (1024 * 1024)
 
 /* jaccard_rows / union_rows(packed, w, p, cards f64[n], rows i64[R], starts i64[R],
@@ -659,11 +682,11 @@ static PyObject *pair_rows(PyObject *args, int unions)
         return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
     const Sketches *s = &plan.sketches;
     UnionLoops4 loops = loops4;
-    size_t row_bytes = ROW_BYTES(s->row_bytes), bits_bytes = BITS_BYTES(s->row_bytes);
+    size_t row_bytes = SPLIT_BYTES(s->row_bytes);
     Py_ssize_t tile = (Py_ssize_t)(TILE_BYTES / row_bytes);
     tile = tile < 1 ? 1 : tile > ROW_TILE ? ROW_TILE : tile;
-    uint8_t *scratch = malloc((size_t)tile * row_bytes + COLUMN_TILE * bits_bytes);
-    uint8_t *bits = scratch + (size_t)tile * row_bytes;  /* a column tile's column_bits */
+    uint8_t *scratch = malloc((size_t)(tile + COLUMN_TILE) * row_bytes);
+    uint8_t *columns = scratch + (size_t)tile * row_bytes;  /* a column tile's, prepared */
     if (scratch == NULL) {
         PyErr_NoMemory();
         return release_and_return(plan.arrays, PAIR_PLAN_ARRAYS, 1);
@@ -677,7 +700,8 @@ static PyObject *pair_rows(PyObject *args, int unions)
         Py_ssize_t first = PY_SSIZE_T_MAX, last = 0;
         for (Py_ssize_t k = 0; k < rows; k++) {
             Py_ssize_t t = t0 + k;
-            sketch[k] = row_sketch(s, &loops, plan.rows[t], scratch + (size_t)k * row_bytes);
+            sketch[k] = prepared_sketch(s, &loops, plan.rows[t], 1,
+                                        scratch + (size_t)k * row_bytes);
             row_out[k] = out;
             out += plan.stops[t] - plan.starts[t];
             if (plan.starts[t] < plan.stops[t]) {
@@ -686,10 +710,10 @@ static PyObject *pair_rows(PyObject *args, int unions)
             }
         }
         for (Py_ssize_t u0 = first; u0 < last; u0 += COLUMN_TILE) {
-            const uint8_t *b_bits[COLUMN_TILE];
+            const uint8_t *column[COLUMN_TILE];
             for (Py_ssize_t u = u0; u < last && u < u0 + COLUMN_TILE; u++)
-                b_bits[u - u0] = column_bits(s, &loops, plan.order[u],
-                                             bits + (size_t)(u - u0) * bits_bytes);
+                column[u - u0] = prepared_sketch(s, &loops, plan.order[u], 0,
+                                                 columns + (size_t)(u - u0) * row_bytes);
             for (Py_ssize_t k = 0; k < rows; k++) {
                 Py_ssize_t t = t0 + k, x = plan.rows[t];
                 Py_ssize_t start = plan.starts[t] > u0 ? plan.starts[t] : u0;
@@ -697,7 +721,7 @@ static PyObject *pair_rows(PyObject *args, int unions)
                                                                   : u0 + COLUMN_TILE;
                 for (Py_ssize_t u = start; u < stop; u++) {
                     Py_ssize_t y = plan.order[u];
-                    double card_union = union_estimate(s, &loops, sketch[k], y, b_bits[u - u0]);
+                    double card_union = union_estimate(s, &loops, sketch[k], column[u - u0]);
                     row_out[k][u - plan.starts[t]] =
                         unions ? card_union : jaccard(plan.cards[x], plan.cards[y], card_union);
                 }
@@ -744,14 +768,14 @@ static PyObject *union_features4(PyObject *self, PyObject *args)
     }
     UnionLoops4 loops = loops4;
     size_t bytes = sketches.row_bytes;
-    uint8_t *scratch = malloc(ROW_BYTES(bytes) + BITS_BYTES(bytes));
+    uint8_t *scratch = malloc(2 * SPLIT_BYTES(bytes));
     if (scratch == NULL) {
         PyErr_NoMemory();
         return release_and_return(&array, 1, 1);
     }
-    Features4 f = loops.union4(row_sketch(&sketches, &loops, x, scratch),
-                               sketches.packed + (size_t)y * bytes,
-                               column_bits(&sketches, &loops, y, scratch + ROW_BYTES(bytes)),
+    const uint8_t *b = prepared_sketch(&sketches, &loops, y, 0, scratch + SPLIT_BYTES(bytes));
+    Features4 f = loops.union4(prepared_sketch(&sketches, &loops, x, 1, scratch), b,
+                               loops.form == BOTH_SPLIT_WITH_BITS ? b + 2 * bytes : NULL,
                                bytes);
     free(scratch);
     release(&array, 1);
