@@ -154,7 +154,7 @@ def main(argv=None) -> int:
         print(f"| {names[a]} | {names[b]} | {sets[a].size:,} | {e:.4f} | {h:.4f} | "
               f"{abs(h - e):.4f} |")
     print()
-    print(f"| p | pairs | max abs error | mean abs error | max abs error where exact C >= 0.5 |")
+    print("| p | pairs | max abs error | mean abs error | max abs error where exact C >= 0.5 |")
     print("| --- | --- | --- | --- | --- |")
     summary = []
     for p in ps:

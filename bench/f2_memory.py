@@ -88,7 +88,7 @@ def main(argv=None):
     print(f"memory rate per 512-bit port at 250 MHz: DDR {ddr_rate:.2f} beats/cycle shared by "
           f"all units (peak {DDR_PEAK / 1e9:.1f} GB/s), HBM {hbm_rate:.2f} per unit on its own "
           f"port ({HBM_PORT_PEAK / 1e9:.1f} GB/s x {HBM_MEASURED_FRACTION:.3f} measured by AWS)")
-    print(f"SLR LUT budgets (boards/f2.toml, less 10 %): "
+    print("SLR LUT budgets (boards/f2.toml, less 10 %): "
           + ", ".join(f"{s} {v:,.0f}" for s, v in lut.items()))
     configurations = [
         ("kmer_jacc: 1 unit in SLR2 beside the sketch kernel", 1,

@@ -59,7 +59,7 @@ def model_run(pivots: int, n: int, threshold: float | None, start_latency: int,
 
 
 def _unit_blackbox_verilog(unit) -> str:
-    ports = [f"input clk", f"input [{len(unit.slot) - 1}:0] slot",
+    ports = ["input clk", f"input [{len(unit.slot) - 1}:0] slot",
              f"input [{len(unit.other) - 1}:0] other", f"output [{len(unit.z) - 1}:0] z",
              f"output [{len(unit.nz) - 1}:0] nz"]
     return "(* blackbox *)\nmodule feature_unit_bb(" + ", ".join(ports) + ");\nendmodule\n"

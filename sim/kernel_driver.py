@@ -5,11 +5,9 @@ The register offsets come from the kernel's :class:`hw.vitis.description.KernelD
 source that kernel.xml and the RTL control block are generated from.
 """
 
-import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.triggers import ClockCycles
 
-from kmerspec.regmap import (CTRL, GIE, IER, ISR, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE,
-                           CTRL_AP_READY, CTRL_AUTO_RESTART)
+from kmerspec.regmap import CTRL, CTRL_AP_START, CTRL_AP_DONE, CTRL_AP_IDLE, CTRL_AUTO_RESTART
 
 __all__ = ["KernelDriver", "KernelTimeout"]
 

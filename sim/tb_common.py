@@ -20,7 +20,7 @@ from collections import deque
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, Event, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, Event, Timer
 from cocotb.utils import get_sim_time
 
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam

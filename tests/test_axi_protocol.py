@@ -17,7 +17,6 @@ import pytest
 
 from hw.axi import AxiBurstReader, AxiBurstWriter
 from hw.axi.writer import write_tail_cycles
-from sim.axi_monitor import AxiProtocolError
 from tests.axi_slave import AxiSlave, always_ready, held_low, random_ready
 from tests.simulation import simulate, simulate_top
 

@@ -11,7 +11,7 @@ import pytest
 
 from host.sketchfile import read_sketches
 from kmerspec.golden.hll import HllParams
-from kmerspec.golden.hll_joint import joint_mle, mle_detected
+from kmerspec.golden.hll_joint import joint_mle
 from tests.metric_checks import golden_matrix, matrix_text
 from tests.cli_helpers import run_status
 

@@ -5,7 +5,6 @@ merge, mixed filters compare, mistakes are one line."""
 import gzip
 import random
 
-import numpy as np
 import pytest
 
 from host.sketchfile import read_sketches, write_sketches

@@ -16,7 +16,6 @@ block RAM delay is checked against the router) and the DP16KD model of the post-
 (sim/ecp5_bram.py) in the loop: with the model's byte enables ignored, the run fails."""
 
 import json
-import pathlib
 
 import pytest
 from amaranth.hdl import Cat, Elaboratable, Module, Signal

@@ -6,7 +6,6 @@ import pytest
 
 from hw.axi import RegArg
 from hw.kernels.checksum import ChecksumKernel, ChecksumParams
-from hw.vitis import VitisKernel
 from hw.vitis.kernel_xml import kernel_xml, parse_kernel_xml
 from sim.harness import ControlHarness, CopyKernel
 from sim.runner import run_cocotb, available_simulators

@@ -3,10 +3,8 @@
 import gzip
 import io
 
-import numpy as np
 import pytest
 
-from host.cli import main
 from host.io import InputError
 from host.reader import Progress, read_genomes
 

@@ -3,7 +3,6 @@ n_records, clean state after abort/reset/FRESH -- cocotb on the generated Verilo
 kernels the other kernel tests build (no extra Verilator build) -- and the host's checks
 (host.control) with their one-line errors."""
 
-import numpy as np
 import pytest
 
 from host.control import KernelError, check_error, check_identity, timeout_cycles

@@ -15,7 +15,7 @@ from kmerspec.selftest import (SelfTestParams, blocks, chunk_bytes, expected_res
 from hw.selftest.checksum import RecordChecksum
 from hw.selftest.generator import ChunkGenerator
 from hw.selftest.top import SketchSelfTest
-from tests.simulation import collect_beats, send_beats, simulate
+from tests.simulation import simulate
 
 SMALL = Params(lanes=2, bytes_per_lane=4, k=21, p=8, w=4)
 

@@ -20,7 +20,6 @@ from hw.sketch.lane import SketchLane
 from hw.sketch.min_count_stage import MinCountStage
 from kmerspec.chunks import pack_chunks, plan_blocks
 from kmerspec.golden.mincount import MinCountParams, min_count_counter, passing_kmers
-from kmerspec.golden.parse import genome_kmers
 from kmerspec.kernels.jacc_sketch import Params, run_genomes
 from sim.sketch.golden import compare_records, expected_record
 from tests.genomes import random_sequence

@@ -289,7 +289,7 @@ class FeatureUnit(wiring.Component):
         if not self._union:
             self._one_hot_tree(m)
             return m
-        n, w, low_bits = self._registers, self._w, _LOW_BITS
+        w, low_bits = self._w, _LOW_BITS
         slices = 1 << (w - low_bits)
         code_bits = 1 + low_bits
         group = 6 // code_bits          # registers read by one 6-input LUT

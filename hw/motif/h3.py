@@ -7,8 +7,8 @@ no AND stage and no seed registers, only a parity tree per output bit (about ``k
 inputs, two LUT6 levels for 40-bit keys), followed by one register.
 """
 
-from amaranth.hdl import Const, Module, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.hdl import Const, Module
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from kmerspec.params import check_int

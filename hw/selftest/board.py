@@ -18,7 +18,7 @@ import shutil
 import subprocess
 
 from kmerspec.kernels.jacc_sketch import Params as SketchParams
-from kmerspec.selftest import SelfTestParams, expected_result
+from kmerspec.selftest import SelfTestParams
 
 from .top import SketchSelfTest
 

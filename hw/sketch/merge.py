@@ -8,7 +8,7 @@ followed by a trailer holding the genome tag and the features. The record layout
 is documented in docs/jacc_sketch_kernel.md and packed/unpacked by kmerspec/kernels/jacc_sketch.py.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 

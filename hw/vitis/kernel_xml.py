@@ -8,7 +8,6 @@ data bits), and one ``<arg>`` per host argument with ``id`` = host index, ``offs
 
 import xml.etree.ElementTree as ET
 
-from kmerspec.regmap import CONTROL_ADDR_WIDTH
 from .description import KernelDesc, POINTER
 
 __all__ = ["kernel_xml", "parse_kernel_xml"]

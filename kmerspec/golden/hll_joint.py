@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from ..params import DEFAULT_DETECTION, ESTIMATORS
-from .hll import HllParams, estimate, jaccard, top_rank
+from .hll import HllParams, estimate, top_rank
 
 __all__ = ["ESTIMATORS", "hll_floor", "top_rank", "register_pairs", "PairStatistic",
            "pair_statistic", "log_likelihood", "log_likelihood_direct", "JointEstimate",
