@@ -437,8 +437,8 @@ typedef struct {
     const uint8_t *row;        /* its packed registers */
     unsigned low, high;
     uint32_t above[MAX_VALUES + 1];
-    /* the top tail: the registers >= tail_level (tail_level > high: none), position | value
-     * << 16 each, listed by make_tail */
+    /* the top tail: the registers >= tail_level (tail_level > high: none), position << 8 |
+     * K - tail_level each, listed by make_tail */
     unsigned tail_level;
     uint32_t tail_count;
     uint32_t *tail;
@@ -507,8 +507,7 @@ static inline unsigned register_value(const uint8_t *row, unsigned w, uint32_t i
 }
 
 /* List a view's tail from its plane "K >= tail_level" (made by threshold_planes) into
- * buffer (TAIL_LIMIT entries): each register's position << 12 | (K - tail_level) (r + 1),
- * its row in tail_counts' tally. */
+ * buffer (TAIL_LIMIT entries): each register's position << 8 | K - tail_level. */
 static void make_tail(SketchView *view, const uint64_t *levels, size_t words, unsigned w,
                       unsigned r, uint32_t *buffer)
 {
@@ -521,8 +520,7 @@ static void make_tail(SketchView *view, const uint64_t *levels, size_t words, un
     for (size_t q = 0; q < words; q++)
         for (uint64_t bits = plane[q]; bits; bits &= bits - 1) {
             uint32_t i = (uint32_t)(q * 64 + __builtin_ctzll(bits));
-            buffer[count++] = i << 12 | (register_value(view->row, w, i) - view->tail_level) *
-                                        (r + 1);
+            buffer[count++] = i << 8 | (register_value(view->row, w, i) - view->tail_level);
         }
     view->tail_count = count;
 }
@@ -544,21 +542,21 @@ static void tail_counts(const SketchView *own, const SketchView *other, unsigned
     uint32_t e = 0, count = own->tail_count;
     if (w == 4) {
         for (; e + 2 <= count; e += 2) {
-            uint32_t a = entries[e] >> 12, b = entries[e + 1] >> 12;
-            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
-            odd[(entries[e + 1] & 0xFFF) + ((row[b >> 1] >> ((b & 1) << 2)) & 15)]++;
+            uint32_t a = entries[e] >> 8, b = entries[e + 1] >> 8;
+            tally[(entries[e] & 0xFF) * width + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+            odd[(entries[e + 1] & 0xFF) * width + ((row[b >> 1] >> ((b & 1) << 2)) & 15)]++;
         }
         if (e < count) {
-            uint32_t a = entries[e] >> 12;
-            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+            uint32_t a = entries[e] >> 8;
+            tally[(entries[e] & 0xFF) * width + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
         }
     } else {
         for (; e + 2 <= count; e += 2) {
-            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
-            odd[(entries[e + 1] & 0xFFF) + row[entries[e + 1] >> 12]]++;
+            tally[(entries[e] & 0xFF) * width + row[entries[e] >> 8]]++;
+            odd[(entries[e + 1] & 0xFF) * width + row[entries[e + 1] >> 8]]++;
         }
         if (e < count)
-            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
+            tally[(entries[e] & 0xFF) * width + row[entries[e] >> 8]]++;
     }
     /* sum[j] = #{K_own >= i, K_other >= j} for the rows i = r down to t */
     uint32_t sum[MAX_VALUES + 2];
@@ -576,6 +574,71 @@ static void tail_counts(const SketchView *own, const SketchView *other, unsigned
         suffix[2][i] = sum[i + 1];
     }
 }
+
+typedef void (*TailCounts)(const SketchView *own, const SketchView *other, unsigned w,
+                           unsigned r, uint32_t suffix[3][MAX_VALUES + 2]);
+
+#ifdef HAVE_X86_DISPATCH
+/* The same counts (w = 4) sixteen registers at a time, no tally: the other sketch's register
+ * at each listed position by a gather of the packed row's 32-bit words; a register counts
+ * in suffix[d + 1][i] for the levels t <= i <= min(K_own, K_other - d), so with the key
+ * min(K_own, K_other - d) - t + 1 (0 for none) of each d in one byte, the counts of a level
+ * are a byte compare and a masked byte increment per sixteen registers (the three keys of
+ * sixteen registers in one vector), added up at the end. TAIL_LIMIT / 16 = 32 increments a
+ * byte at most: no overflow. */
+__attribute__((target("avx512f,avx512bw")))
+static void tail_counts_avx512(const SketchView *own, const SketchView *other, unsigned w,
+                               unsigned r, uint32_t suffix[3][MAX_VALUES + 2])
+{
+    if (w != 4) {
+        tail_counts(own, other, w, r, suffix);
+        return;
+    }
+    unsigned t = own->tail_level, levels = r - t + 1;
+    __m512i counts[MAX_VALUES];
+    for (unsigned l = 0; l < levels; l++)
+        counts[l] = _mm512_setzero_si512();
+    const uint32_t *entries = own->tail;
+    const __m512i low_byte = _mm512_set1_epi32(0xFF), seven = _mm512_set1_epi32(7),
+                  fifteen = _mm512_set1_epi32(15), one = _mm512_set1_epi32(1),
+                  zero = _mm512_setzero_si512(), base = _mm512_set1_epi32(1 - (int)t),
+                  minus_one = _mm512_set1_epi8(-1);
+    for (uint32_t e = 0; e < own->tail_count; e += 16) {
+        uint32_t left = own->tail_count - e;
+        __mmask16 lanes = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+        __m512i entry = _mm512_maskz_loadu_epi32(lanes, entries + e);
+        __m512i position = _mm512_srli_epi32(entry, 8);
+        __m512i own_key = _mm512_add_epi32(_mm512_and_si512(entry, low_byte), one);
+        __m512i word = _mm512_mask_i32gather_epi32(zero, lanes, _mm512_srli_epi32(position, 3),
+                                                   other->row, 4);
+        __m512i value = _mm512_and_si512(_mm512_srlv_epi32(word, _mm512_slli_epi32(
+            _mm512_and_si512(position, seven), 2)), fifteen);
+        __m512i other_key = _mm512_add_epi32(value, base);  /* K_other - t + 1 */
+        /* d = -1, 0, 1: min(own, max(other - d, 0)), 0 in the lanes past the list */
+        __m512i below = _mm512_maskz_min_epi32(lanes, own_key, _mm512_max_epi32(
+            _mm512_add_epi32(other_key, one), zero));
+        __m512i same = _mm512_maskz_min_epi32(lanes, own_key, _mm512_max_epi32(other_key, zero));
+        __m512i above = _mm512_maskz_min_epi32(lanes, own_key, _mm512_max_epi32(
+            _mm512_sub_epi32(other_key, one), zero));
+        __m512i keys = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(
+            _mm512_cvtepi32_epi8(below)), _mm512_cvtepi32_epi8(same), 1),
+            _mm512_cvtepi32_epi8(above), 2);
+        for (unsigned l = 0; l < levels; l++) {
+            __mmask64 counted = _mm512_cmpge_epu8_mask(keys, _mm512_set1_epi8((char)(l + 1)));
+            counts[l] = _mm512_mask_sub_epi8(counts[l], counted, counts[l], minus_one);
+        }
+    }
+    for (unsigned l = 0; l < levels; l++) {
+        uint64_t sums[8];
+        _mm512_storeu_si512(sums, _mm512_sad_epu8(counts[l], zero));
+        suffix[0][t + l] = (uint32_t)(sums[0] + sums[1]);
+        suffix[1][t + l] = (uint32_t)(sums[2] + sums[3]);
+        suffix[2][t + l] = (uint32_t)(sums[4] + sums[5]);
+    }
+}
+#endif
+
+static TailCounts tail_counts_of = tail_counts;
 
 /* The pair statistic of SPEC 3 in the form the likelihood sums it. */
 typedef struct {
@@ -621,14 +684,14 @@ static void pair_counts(const Prepared *prepared, const SketchView *x, const Ske
                 g[k][c] = x->above[i];
             else if (i >= x->tail_level) {
                 if (!x_tallied) {
-                    tail_counts(x, y, prepared->w, r, x_tail);
+                    tail_counts_of(x, y, prepared->w, r, x_tail);
                     x_tallied = 1;
                     space->tallies++;
                 }
                 g[k][c] = x_tail[(int)j - (int)i + 1][i];
             } else if (j >= y->tail_level) {
                 if (!y_tallied) {
-                    tail_counts(y, x, prepared->w, r, y_tail);
+                    tail_counts_of(y, x, prepared->w, r, y_tail);
                     y_tallied = 1;
                     space->tallies++;
                 }
@@ -1559,6 +1622,7 @@ int mle_use_simd_level(const char *level)
         evaluate_derivatives = evaluate_derivatives_scalar;
         finish_terms = finish_terms_scalar;
         count_and = count_and_scalar;
+        tail_counts_of = tail_counts;
         threshold_planes = threshold_planes_scalar;
 #ifdef HAVE_X86_DISPATCH
         __builtin_cpu_init();
@@ -1577,12 +1641,15 @@ int mle_use_simd_level(const char *level)
             evaluate_derivatives = evaluate_derivatives_avx2;
         }
         count_and = count_and_avx2;
+        tail_counts_of = tail_counts;
         threshold_planes = threshold_planes_avx2;
         finish_terms = finish_terms_avx2;
         /* "avx512": AVX2's loops with the AVX-512 popcount of the register-pair counts */
         if ((best || avx512) && __builtin_cpu_supports("avx512f") &&
                 __builtin_cpu_supports("avx512vpopcntdq")) {
             count_and = count_and_avx512;
+            if (__builtin_cpu_supports("avx512bw"))
+                tail_counts_of = tail_counts_avx512;
             if (__builtin_cpu_supports("avx512dq") && evaluate_value == evaluate_value_avx2)
                 evaluate_value = evaluate_value_avx512;
         } else if (avx512)
