@@ -1274,6 +1274,45 @@ static int solve(int n, double rows[3][4], double *out)
     return 1;
 }
 
+/* solve for n = 3, the same operations on the same values in the same order: the rows
+ * exchanged by pointers instead of copies, the eliminated column left as it is (it is not
+ * read again) and the loops written out. */
+static int solve3(double rows[3][4], double *out)
+{
+    double *a = rows[0], *b = rows[1], *c = rows[2], *swap;
+    /* column 0: the pivot, the first of the largest magnitude */
+    double *pivot = a;
+    if (fabs(b[0]) > fabs(pivot[0]))
+        pivot = b;
+    if (fabs(c[0]) > fabs(pivot[0]))
+        pivot = c;
+    if (pivot[0] == 0)
+        return 0;
+    if (pivot == b)
+        swap = a, a = b, b = swap;
+    else if (pivot == c)
+        swap = a, a = c, c = swap;
+    double f = b[0] / a[0], g = c[0] / a[0];
+    for (int j = 1; j <= 3; j++) {
+        b[j] -= f * a[j];
+        c[j] -= g * a[j];
+    }
+    /* column 1 */
+    if (fabs(c[1]) > fabs(b[1]))
+        swap = b, b = c, c = swap;
+    if (b[1] == 0)
+        return 0;
+    f = c[1] / b[1];
+    for (int j = 2; j <= 3; j++)
+        c[j] -= f * b[j];
+    if (c[2] == 0)
+        return 0;
+    out[2] = (c[3] - 0.0) / c[2];
+    out[1] = (b[3] - (0.0 + b[2] * out[2])) / b[1];
+    out[0] = (a[3] - ((0.0 + a[1] * out[1]) + a[2] * out[2])) / a[0];
+    return 1;
+}
+
 /* The trial point at step length t (golden _step_to): the free rates along `direction`, the
  * binding ones along their own Newton step `toward_zero`, each clipped at 0; returns its
  * first-order gain g . (trial - rates). */
@@ -1345,7 +1384,7 @@ static double maximise(const Terms *terms, double rates[3])
                     rows[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
                 rows[i][count] = at.grad[free[i]];
             }
-            if (solve(count, rows, step)) {
+            if (count == 3 ? solve3(rows, step) : solve(count, rows, step)) {
                 double ascent = 0.0;
                 for (int f = 0; f < count; f++)
                     ascent += step[f] * at.grad[free[f]];
