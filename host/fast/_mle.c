@@ -1438,6 +1438,80 @@ typedef struct {
     double x_only, y_only, shared, likelihood_ratio;
 } PairEstimate;
 
+#ifdef HAVE_X86_DISPATCH
+/* pair_terms' loop over the values k = 1..15 and finish_terms (w = 4, r = 15) at AVX-512, the
+ * sixteen values in one vector: the present values' counts compressed to the front, then
+ * what finish_terms makes of them, by the same operations (n B, (n B) B; the integers are
+ * the same). The scalar loop stored the counts a value at a time and finish_terms read
+ * them four at a time, a failed store forwarding each. Returns #{min(K_X, K_Y) >= 1};
+ * smaller[k] = #{min(K_X, K_Y) = k} and union_hist[1..15] filled. */
+__attribute__((target("avx512f,avx512dq,avx512bw")))
+static uint32_t terms16(const PairCounts *counts, const SketchView *x, const SketchView *y,
+                        const double *log_coefficient, Terms *terms, uint32_t *smaller_of,
+                        uint32_t *union_hist)
+{
+    const __mmask16 valid = 0x7FFF;  /* lanes 0..14: k = 1..15 */
+    __m512i equal = _mm512_maskz_loadu_epi32(valid, counts->equal + 1);
+    __m512i x_below = _mm512_maskz_loadu_epi32(valid, counts->x_below + 1);
+    __m512i y_below = _mm512_maskz_loadu_epi32(valid, counts->y_below + 1);
+    __m512i x_hist = _mm512_maskz_loadu_epi32(valid, x->hist + 1);
+    __m512i y_hist = _mm512_maskz_loadu_epi32(valid, y->hist + 1);
+    __m512i smaller = _mm512_add_epi32(_mm512_add_epi32(equal, x_below), y_below);
+    _mm512_mask_storeu_epi32(smaller_of + 1, valid, smaller);
+    _mm512_mask_storeu_epi32(union_hist + 1, valid,
+                             _mm512_sub_epi32(_mm512_add_epi32(x_hist, y_hist), smaller));
+    __m512i n[HISTOGRAMS];
+    n[X_BELOW] = x_below;
+    n[Y_BELOW] = y_below;
+    n[X_ABOVE] = _mm512_sub_epi32(_mm512_sub_epi32(x_hist, x_below), equal);
+    n[Y_ABOVE] = _mm512_sub_epi32(_mm512_sub_epi32(y_hist, y_below), equal);
+    n[EQUAL] = equal;
+    __m512i any = _mm512_or_si512(_mm512_or_si512(_mm512_or_si512(x_below, y_below),
+                                                  _mm512_or_si512(n[X_ABOVE], n[Y_ABOVE])),
+                                  equal);
+    __mmask16 present = _mm512_mask_test_epi32_mask(valid, any, any);
+    int count = __builtin_popcount(present), padded = (count + 3) & ~3;
+    __mmask8 low = (__mmask8)(count >= 8 ? 0xFF : (1u << count) - 1);
+    __mmask8 high = (__mmask8)(count >= 16 ? 0xFF : count > 8 ? (1u << (count - 8)) - 1 : 0);
+    /* B_k of the present values, 1 in the padding */
+    __m512i k = _mm512_maskz_compress_epi32(present, _mm512_setr_epi32(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    __m512d table_low = _mm512_loadu_pd(log_coefficient + 1);
+    __m512d table_high = _mm512_loadu_pd(log_coefficient + 9);
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    __m512d b[2] = {
+        _mm512_mask_blend_pd(low, one, _mm512_permutex2var_pd(
+            table_low, _mm512_cvtepu32_epi64(_mm512_castsi512_si256(k)), table_high)),
+        _mm512_mask_blend_pd(high, one, _mm512_permutex2var_pd(
+            table_low, _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(k, 1)), table_high))};
+    _mm512_storeu_pd(terms->b, b[0]);
+    _mm512_storeu_pd(terms->b + 8, b[1]);
+    terms->logs = 0;
+    for (int h = 0; h < HISTOGRAMS; h++) {
+        __m512i packed = _mm512_maskz_compress_epi32(present, n[h]);
+        __m512d values[2] = {_mm512_cvtepu32_pd(_mm512_castsi512_si256(packed)),
+                             _mm512_cvtepu32_pd(_mm512_extracti64x4_epi64(packed, 1))};
+        for (int half = 0; half < 2; half++) {
+            __m512d nb = _mm512_mul_pd(values[half], b[half]);
+            _mm512_storeu_pd(terms->counts[h] + 8 * half, values[half]);
+            _mm512_storeu_pd(terms->count_b[h] + 8 * half, nb);
+            _mm512_storeu_pd(terms->count_bb[h] + 8 * half, _mm512_mul_pd(nb, b[half]));
+            __mmask8 used = _mm512_cmp_pd_mask(values[half], zero, _CMP_NEQ_UQ);
+            _mm512_storeu_si512(terms->used[h] + 8 * half,
+                                _mm512_maskz_set1_epi64(used, -1));
+        }
+        uint32_t nonzero = _mm512_test_epi32_mask(packed, packed);
+        for (int t = 0; t < padded; t += 4)
+            if (nonzero >> t & 15)
+                terms->log_block[terms->logs++] = h * MAX_TERMS + t;
+    }
+    terms->count = padded;
+    return (uint32_t)_mm512_reduce_add_epi32(smaller);
+}
+#endif
+
+static int vector_terms = 0;  /* terms16 for w = 4 (the AVX-512 level) */
+
 /* A pair's terms of the likelihood and the start of its maximisation. */
 static void pair_terms(const Prepared *prepared, const SketchView *x, const SketchView *y,
                        const uint64_t *x_levels, const uint64_t *y_levels, double card_x,
@@ -1453,6 +1527,15 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
     memset(union_hist, 0, ((1u << prepared->w)) * sizeof *union_hist);
     uint64_t at_least_one = 0;
     double s_shared = 0.0;
+#ifdef HAVE_X86_DISPATCH
+    if (vector_terms && prepared->w == 4 && r == 15) {
+        uint32_t smaller[16];
+        at_least_one = terms16(&counts, x, y, log_coefficient, terms, smaller, union_hist);
+        for (unsigned k = 1; k <= r; k++)
+            s_shared += smaller[k] * linear[k];
+        goto finished;
+    }
+#endif
     terms->count = 0;
     for (unsigned k = 1; k <= r; k++) {
         uint32_t smaller = counts.equal[k] + counts.x_below[k] + counts.y_below[k];
@@ -1471,11 +1554,14 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
             terms->counts[EQUAL][t] = counts.equal[k];
         }
     }
+    pad_terms(terms);
+#ifdef HAVE_X86_DISPATCH
+finished:;
+#endif
     /* registers where the smaller of the two is 0 */
     uint64_t min_zero = (uint64_t)m - at_least_one;
     s_shared += (double)min_zero * linear[0];
     union_hist[0] = (uint32_t)(x->hist[0] + y->hist[0] - min_zero);
-    pad_terms(terms);
     terms->linear[0] = x->linear_sum;
     terms->linear[1] = y->linear_sum;
     terms->linear[2] = s_shared;
@@ -1662,6 +1748,7 @@ int mle_use_simd_level(const char *level)
         finish_terms = finish_terms_scalar;
         count_and = count_and_scalar;
         tail_counts_of = tail_counts;
+        vector_terms = 0;
         threshold_planes = threshold_planes_scalar;
 #ifdef HAVE_X86_DISPATCH
         __builtin_cpu_init();
@@ -1681,14 +1768,17 @@ int mle_use_simd_level(const char *level)
         }
         count_and = count_and_avx2;
         tail_counts_of = tail_counts;
+        vector_terms = 0;
         threshold_planes = threshold_planes_avx2;
         finish_terms = finish_terms_avx2;
         /* "avx512": AVX2's loops with the AVX-512 popcount of the register-pair counts */
         if ((best || avx512) && __builtin_cpu_supports("avx512f") &&
                 __builtin_cpu_supports("avx512vpopcntdq")) {
             count_and = count_and_avx512;
-            if (__builtin_cpu_supports("avx512bw"))
+            if (__builtin_cpu_supports("avx512bw")) {
                 tail_counts_of = tail_counts_avx512;
+                vector_terms = __builtin_cpu_supports("avx512dq");
+            }
             if (__builtin_cpu_supports("avx512dq") && evaluate_value == evaluate_value_avx2)
                 evaluate_value = evaluate_value_avx512;
         } else if (avx512)
