@@ -327,6 +327,38 @@ static void threshold_planes_avx2(const uint64_t *planes, size_t words, unsigned
             }
     }
 }
+
+/* threshold_planes4_avx2 eight words at a time (w = 4, words a multiple of 8; else the AVX2
+ * loops). */
+__attribute__((target("avx512f")))
+static void threshold_planes_avx512(const uint64_t *planes, size_t words, unsigned w,
+                                    unsigned first, unsigned last, uint64_t *levels)
+{
+    if (w != 4 || words % 8) {
+        threshold_planes_avx2(planes, words, w, first, last, levels);
+        return;
+    }
+    for (size_t q = 0; q < words; q += 8) {
+        __m512i b0 = _mm512_loadu_si512(planes + q);
+        __m512i b1 = _mm512_loadu_si512(planes + words + q);
+        __m512i b2 = _mm512_loadu_si512(planes + 2 * words + q);
+        __m512i b3 = _mm512_loadu_si512(planes + 3 * words + q);
+        __m512i either = _mm512_or_si512(b1, b0), both = _mm512_and_si512(b1, b0);
+        __m512i t[8];
+        t[1] = _mm512_or_si512(b2, either);
+        t[2] = _mm512_or_si512(b2, b1);
+        t[3] = _mm512_or_si512(b2, both);
+        t[4] = b2;
+        t[5] = _mm512_and_si512(b2, either);
+        t[6] = _mm512_and_si512(b2, b1);
+        t[7] = _mm512_and_si512(b2, both);
+        for (unsigned k = first; k <= last; k++) {
+            __m512i ge = k < 8 ? _mm512_or_si512(b3, t[k])
+                         : k == 8 ? b3 : _mm512_and_si512(b3, t[k - 8]);
+            _mm512_storeu_si512(levels + k * words + q, ge);
+        }
+    }
+}
 #endif
 
 static ThresholdPlanes threshold_planes = threshold_planes_scalar;
@@ -594,7 +626,10 @@ static void tail_counts_avx512(const SketchView *own, const SketchView *other, u
         tail_counts(own, other, w, r, suffix);
         return;
     }
-    unsigned t = own->tail_level, levels = r - t + 1;
+    /* the levels t..high of own (above, the counts are 0: no key reaches them) */
+    unsigned t = own->tail_level, levels = own->high - t + 1;
+    for (unsigned i = own->high + 1; i <= r; i++)
+        suffix[0][i] = suffix[1][i] = suffix[2][i] = 0;
     __m512i counts[MAX_VALUES];
     for (unsigned l = 0; l < levels; l++)
         counts[l] = _mm512_setzero_si512();
@@ -1775,6 +1810,7 @@ int mle_use_simd_level(const char *level)
         if ((best || avx512) && __builtin_cpu_supports("avx512f") &&
                 __builtin_cpu_supports("avx512vpopcntdq")) {
             count_and = count_and_avx512;
+            threshold_planes = threshold_planes_avx512;
             if (__builtin_cpu_supports("avx512bw")) {
                 tail_counts_of = tail_counts_avx512;
                 vector_terms = __builtin_cpu_supports("avx512dq");
