@@ -763,6 +763,7 @@ typedef struct {
     /* n B and n B^2 (the derivatives' factors), and all bits set where n is nonzero */
     double count_b[HISTOGRAMS][MAX_TERMS], count_bb[HISTOGRAMS][MAX_TERMS];
     uint64_t used[HISTOGRAMS][MAX_TERMS];
+    uint8_t used8[HISTOGRAMS][MAX_TERMS / 8 + 1];  /* the same, a bit a term, eight a byte */
     /* the four-term blocks h * MAX_TERMS + 4 i of the histograms with a nonzero count: only
      * their logs are taken (about a third of the (h, k) are empty) */
     int logs, log_block[HISTOGRAMS * MAX_VECTORS];
@@ -778,6 +779,9 @@ static void finish_terms_scalar(Terms *terms)
             terms->count_b[h][t] = n * b;
             terms->count_bb[h][t] = n * b * b;
             terms->used[h][t] = n != 0 ? ~(uint64_t)0 : 0;
+            if (t % 8 == 0)
+                terms->used8[h][t / 8] = 0;
+            terms->used8[h][t / 8] |= (uint8_t)((n != 0) << (t % 8));
             if (t % 4 == 0 && (n != 0 || terms->counts[h][t + 1] != 0 ||
                                terms->counts[h][t + 2] != 0 || terms->counts[h][t + 3] != 0))
                 terms->log_block[terms->logs++] = h * MAX_TERMS + t;
@@ -802,6 +806,9 @@ static void finish_terms_avx2(Terms *terms)
                              _mm256_mul_pd(nb, _mm256_loadu_pd(terms->b + t)));
             __m256d used = _mm256_cmp_pd(n, zero, _CMP_NEQ_UQ);
             _mm256_storeu_pd((double *)terms->used[h] + t, used);
+            if (t % 8 == 0)
+                terms->used8[h][t / 8] = 0;
+            terms->used8[h][t / 8] |= (uint8_t)(_mm256_movemask_pd(used) << (t % 8));
             if (_mm256_movemask_pd(used))
                 terms->log_block[terms->logs++] = h * MAX_TERMS + t;
         }
@@ -1189,11 +1196,30 @@ static inline __m512d exp_negative8(__m512d x, __m512d *one_minus)
     return e;
 }
 
+/* LOG_PARTS with k by VGETEXPPD: the shifted bits' exponent (their sign bit is clear), as a
+ * double, is LOG_PARTS' k wherever that exponent field is nonzero; where it is zero (x
+ * below 2^-1022), LOG_PARTS' -1023, which the max gives (getexp of a subnormal is below
+ * it, of 0 -inf). Two instructions instead of three. */
 __attribute__((target(AVX512_TARGET)))
 static inline __m512d log_positive8(__m512d x)
 {
-    __m512d result;
-    LOG_PARTS(_mm512, __m512d, __m512i, si512, _mm512_set1_epi64, x, result);
+    __m512i shifted = _mm512_add_epi64(_mm512_castpd_si512(x),
+                                       _mm512_set1_epi64(0x3FF0000000000000ll - 0x3FE6A09E667F3BCDll));
+    __m512d k = _mm512_max_pd(_mm512_getexp_pd(_mm512_castsi512_pd(shifted)),
+                              _mm512_set1_pd(-1023.0));
+    __m512d r = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_add_epi64(
+        _mm512_and_si512(shifted, _mm512_set1_epi64(0x000FFFFFFFFFFFFFll)),
+        _mm512_set1_epi64(0x3FE6A09E667F3BCDll))), _mm512_set1_pd(1.0));
+    __m512d s = _mm512_div_pd(r, _mm512_add_pd(r, _mm512_set1_pd(2.0)));
+    __m512d z = _mm512_mul_pd(s, s);
+    __m512d p = _mm512_set1_pd(2.0 / 21);
+    for (int i = 19; i >= 3; i -= 2)
+        p = _mm512_fmadd_pd(z, p, _mm512_set1_pd(2.0 / i));
+    __m512d half_square = _mm512_mul_pd(_mm512_mul_pd(_mm512_set1_pd(0.5), r), r);
+    __m512d small = _mm512_fmadd_pd(s, _mm512_add_pd(half_square, _mm512_mul_pd(z, p)),
+                                    _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
+    __m512d result = _mm512_fmsub_pd(k, _mm512_set1_pd(LN2_HI),
+                                     _mm512_sub_pd(_mm512_sub_pd(half_square, small), r));
     __mmask8 zero = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ);
     return _mm512_mask_blend_pd(zero, result, _mm512_set1_pd(-INFINITY));
 }
@@ -1231,20 +1257,27 @@ static double evaluate_value_avx512(const Terms *terms, const double rates[3], P
         }
         __m512d q[HISTOGRAMS] = {_mm512_fmadd_pd(e[0], c[2], c[0]), _mm512_fmadd_pd(e[1], c[2], c[1]),
                                  c[0], c[1], _mm512_fmadd_pd(e[2], _mm512_mul_pd(c[0], c[1]), c[2])};
-        for (int h = 0; h < HISTOGRAMS; h++) {
-            __m512i used = _mm512_maskz_loadu_epi64(lanes, terms->used[h] + t);
+        for (int h = 0; h < HISTOGRAMS; h++)  /* the used lanes' mask loaded as it is */
             _mm512_mask_storeu_pd(point->q[h] + t, lanes, _mm512_mask_blend_pd(
-                _mm512_test_epi64_mask(used, used), one, q[h]));
-        }
+                _load_mask8((__mmask8 *)&terms->used8[h][t / 8]), one, q[h]));
     }
     /* the even sum in the low half, the odd in the high */
     __m512d sums = _mm512_setzero_pd();
     const double *q = point->q[0], *counts = terms->counts[0];
     const int *block = terms->log_block;
     int j = 0;
-    for (; j + 1 < terms->logs; j += 2)
-        sums = _mm512_fmadd_pd(load_blocks(counts + block[j], counts + block[j + 1]),
-                               log_positive8(load_blocks(q + block[j], q + block[j + 1])), sums);
+    for (; j + 1 < terms->logs; j += 2) {
+        /* two consecutive blocks (the usual case): one load each, no insert */
+        __m512d n, x;
+        if (block[j + 1] == block[j] + 4) {
+            n = _mm512_loadu_pd(counts + block[j]);
+            x = _mm512_loadu_pd(q + block[j]);
+        } else {
+            n = load_blocks(counts + block[j], counts + block[j + 1]);
+            x = load_blocks(q + block[j], q + block[j + 1]);
+        }
+        sums = _mm512_fmadd_pd(n, log_positive8(x), sums);
+    }
     __m256d even = _mm512_castpd512_pd256(sums), odd = _mm512_extractf64x4_pd(sums, 1);
     return finish_value(terms, rates, point, j, even, odd);
 }
@@ -1534,6 +1567,7 @@ static uint32_t terms16(const PairCounts *counts, const SketchView *x, const Ske
             __mmask8 used = _mm512_cmp_pd_mask(values[half], zero, _CMP_NEQ_UQ);
             _mm512_storeu_si512(terms->used[h] + 8 * half,
                                 _mm512_maskz_set1_epi64(used, -1));
+            terms->used8[h][half] = used;
         }
         uint32_t nonzero = _mm512_test_epi32_mask(packed, packed);
         for (int t = 0; t < padded; t += 4)
