@@ -680,6 +680,9 @@ typedef struct {
     uint32_t x_below[MAX_VALUES + 1], y_below[MAX_VALUES + 1], equal[MAX_VALUES + 1];
 } PairCounts;
 
+/* The most memory a call keeps its rows' tail lists in (TAIL_LIMIT entries a row). */
+#define ROW_TAILS_BYTES ((size_t)8 << 20)
+
 /* Columns whose planes "K >= k" are kept while the rows of a call meet them. */
 #define COLUMN_CHUNK 16
 
@@ -1730,6 +1733,18 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
         Py_ssize_t columns = plan.arrays[4].count;
         /* each row's first value in out */
         Py_ssize_t *offsets = malloc((plan.count + 1) * sizeof *offsets);
+        /* the rows' tails, kept across the chunks (up to ROW_TAILS_BYTES; else remade) */
+        uint32_t *row_tails = NULL, *row_tail_counts = NULL;
+        if ((size_t)plan.count * TAIL_LIMIT * sizeof(uint32_t) <= ROW_TAILS_BYTES) {
+            row_tails = malloc((size_t)plan.count * TAIL_LIMIT * sizeof(uint32_t));
+            row_tail_counts = malloc((size_t)plan.count * sizeof(uint32_t));
+            if (row_tails == NULL || row_tail_counts == NULL) {
+                free(row_tails);
+                free(row_tail_counts);
+                row_tails = row_tail_counts = NULL;
+            } else
+                memset(row_tail_counts, 0xFF, (size_t)plan.count * sizeof(uint32_t));
+        }
         Py_BEGIN_ALLOW_THREADS
         SketchView x_view, chunk_views[COLUMN_CHUNK];
         if (offsets != NULL) {
@@ -1751,8 +1766,20 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
                     if (x_view.high > x_view.low)
                         threshold_planes(x_view.planes, words, prepared.w, x_view.low + 1,
                                          x_view.high, space.row_levels);
-                    make_tail(&x_view, space.row_levels, words, prepared.w, prepared.r,
-                              space.row_tail);
+                    if (row_tails != NULL) {
+                        /* a row's tail listed at the first chunk it meets, then reused */
+                        uint32_t *cached = row_tails + t * TAIL_LIMIT;
+                        if (row_tail_counts[t] == UINT32_MAX) {
+                            make_tail(&x_view, space.row_levels, words, prepared.w,
+                                      prepared.r, cached);
+                            row_tail_counts[t] = x_view.tail_count;
+                        } else {
+                            x_view.tail = cached;
+                            x_view.tail_count = row_tail_counts[t];
+                        }
+                    } else
+                        make_tail(&x_view, space.row_levels, words, prepared.w, prepared.r,
+                                  space.row_tail);
                     for (Py_ssize_t u = lo; u < hi; u++) {
                         int slot = (int)(u - first);
                         uint64_t *y_levels = space.column_levels + slot * space.level_words;
@@ -1798,6 +1825,8 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
             failed = 1;
         }
         free(offsets);
+        free(row_tails);
+        free(row_tail_counts);
     }
     __atomic_fetch_add(&tails_tallied, space.tallies, __ATOMIC_RELAXED);
     workspace_free(&space);
