@@ -1763,9 +1763,15 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
                         continue;
                     Py_ssize_t x = plan.rows[t];
                     view_of(&prepared, x, &x_view);
-                    if (x_view.high > x_view.low)
+                    /* the planes the counts read, below the tail (the levels at and above
+                     * it are counted from the tail), and the tail's own when it is listed */
+                    int listed = row_tails != NULL && row_tail_counts[t] != UINT32_MAX;
+                    unsigned top = listed ? x_view.tail_level - 1
+                                   : x_view.tail_level <= x_view.high ? x_view.tail_level
+                                                                      : x_view.high;
+                    if (top > x_view.low)
                         threshold_planes(x_view.planes, words, prepared.w, x_view.low + 1,
-                                         x_view.high, space.row_levels);
+                                         top, space.row_levels);
                     if (row_tails != NULL) {
                         /* a row's tail listed at the first chunk it meets, then reused */
                         uint32_t *cached = row_tails + t * TAIL_LIMIT;
@@ -1786,9 +1792,11 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
                         SketchView *y_view = &chunk_views[slot];
                         if (!ready[slot]) {
                             view_of(&prepared, plan.order[u], y_view);
-                            if (y_view->high > y_view->low)
+                            unsigned top = y_view->tail_level <= y_view->high
+                                               ? y_view->tail_level : y_view->high;
+                            if (top > y_view->low)
                                 threshold_planes(y_view->planes, words, prepared.w,
-                                                 y_view->low + 1, y_view->high, y_levels);
+                                                 y_view->low + 1, top, y_levels);
                             make_tail(y_view, y_levels, words, prepared.w, prepared.r,
                                       space.column_tails + slot * TAIL_LIMIT);
                             ready[slot] = 1;
