@@ -327,6 +327,38 @@ static void threshold_planes_avx2(const uint64_t *planes, size_t words, unsigned
             }
     }
 }
+
+/* threshold_planes4_avx2 eight words at a time (w = 4, words a multiple of 8; else the AVX2
+ * loops). */
+__attribute__((target("avx512f")))
+static void threshold_planes_avx512(const uint64_t *planes, size_t words, unsigned w,
+                                    unsigned first, unsigned last, uint64_t *levels)
+{
+    if (w != 4 || words % 8) {
+        threshold_planes_avx2(planes, words, w, first, last, levels);
+        return;
+    }
+    for (size_t q = 0; q < words; q += 8) {
+        __m512i b0 = _mm512_loadu_si512(planes + q);
+        __m512i b1 = _mm512_loadu_si512(planes + words + q);
+        __m512i b2 = _mm512_loadu_si512(planes + 2 * words + q);
+        __m512i b3 = _mm512_loadu_si512(planes + 3 * words + q);
+        __m512i either = _mm512_or_si512(b1, b0), both = _mm512_and_si512(b1, b0);
+        __m512i t[8];
+        t[1] = _mm512_or_si512(b2, either);
+        t[2] = _mm512_or_si512(b2, b1);
+        t[3] = _mm512_or_si512(b2, both);
+        t[4] = b2;
+        t[5] = _mm512_and_si512(b2, either);
+        t[6] = _mm512_and_si512(b2, b1);
+        t[7] = _mm512_and_si512(b2, both);
+        for (unsigned k = first; k <= last; k++) {
+            __m512i ge = k < 8 ? _mm512_or_si512(b3, t[k])
+                         : k == 8 ? b3 : _mm512_and_si512(b3, t[k - 8]);
+            _mm512_storeu_si512(levels + k * words + q, ge);
+        }
+    }
+}
 #endif
 
 static ThresholdPlanes threshold_planes = threshold_planes_scalar;
@@ -437,8 +469,8 @@ typedef struct {
     const uint8_t *row;        /* its packed registers */
     unsigned low, high;
     uint32_t above[MAX_VALUES + 1];
-    /* the top tail: the registers >= tail_level (tail_level > high: none), position | value
-     * << 16 each, listed by make_tail */
+    /* the top tail: the registers >= tail_level (tail_level > high: none), position << 8 |
+     * K - tail_level each, listed by make_tail */
     unsigned tail_level;
     uint32_t tail_count;
     uint32_t *tail;
@@ -507,8 +539,7 @@ static inline unsigned register_value(const uint8_t *row, unsigned w, uint32_t i
 }
 
 /* List a view's tail from its plane "K >= tail_level" (made by threshold_planes) into
- * buffer (TAIL_LIMIT entries): each register's position << 12 | (K - tail_level) (r + 1),
- * its row in tail_counts' tally. */
+ * buffer (TAIL_LIMIT entries): each register's position << 8 | K - tail_level. */
 static void make_tail(SketchView *view, const uint64_t *levels, size_t words, unsigned w,
                       unsigned r, uint32_t *buffer)
 {
@@ -521,8 +552,7 @@ static void make_tail(SketchView *view, const uint64_t *levels, size_t words, un
     for (size_t q = 0; q < words; q++)
         for (uint64_t bits = plane[q]; bits; bits &= bits - 1) {
             uint32_t i = (uint32_t)(q * 64 + __builtin_ctzll(bits));
-            buffer[count++] = i << 12 | (register_value(view->row, w, i) - view->tail_level) *
-                                        (r + 1);
+            buffer[count++] = i << 8 | (register_value(view->row, w, i) - view->tail_level);
         }
     view->tail_count = count;
 }
@@ -544,21 +574,21 @@ static void tail_counts(const SketchView *own, const SketchView *other, unsigned
     uint32_t e = 0, count = own->tail_count;
     if (w == 4) {
         for (; e + 2 <= count; e += 2) {
-            uint32_t a = entries[e] >> 12, b = entries[e + 1] >> 12;
-            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
-            odd[(entries[e + 1] & 0xFFF) + ((row[b >> 1] >> ((b & 1) << 2)) & 15)]++;
+            uint32_t a = entries[e] >> 8, b = entries[e + 1] >> 8;
+            tally[(entries[e] & 0xFF) * width + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+            odd[(entries[e + 1] & 0xFF) * width + ((row[b >> 1] >> ((b & 1) << 2)) & 15)]++;
         }
         if (e < count) {
-            uint32_t a = entries[e] >> 12;
-            tally[(entries[e] & 0xFFF) + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
+            uint32_t a = entries[e] >> 8;
+            tally[(entries[e] & 0xFF) * width + ((row[a >> 1] >> ((a & 1) << 2)) & 15)]++;
         }
     } else {
         for (; e + 2 <= count; e += 2) {
-            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
-            odd[(entries[e + 1] & 0xFFF) + row[entries[e + 1] >> 12]]++;
+            tally[(entries[e] & 0xFF) * width + row[entries[e] >> 8]]++;
+            odd[(entries[e + 1] & 0xFF) * width + row[entries[e + 1] >> 8]]++;
         }
         if (e < count)
-            tally[(entries[e] & 0xFFF) + row[entries[e] >> 12]]++;
+            tally[(entries[e] & 0xFF) * width + row[entries[e] >> 8]]++;
     }
     /* sum[j] = #{K_own >= i, K_other >= j} for the rows i = r down to t */
     uint32_t sum[MAX_VALUES + 2];
@@ -577,10 +607,84 @@ static void tail_counts(const SketchView *own, const SketchView *other, unsigned
     }
 }
 
+typedef void (*TailCounts)(const SketchView *own, const SketchView *other, unsigned w,
+                           unsigned r, uint32_t suffix[3][MAX_VALUES + 2]);
+
+#ifdef HAVE_X86_DISPATCH
+/* The same counts (w = 4) sixteen registers at a time, no tally: the other sketch's register
+ * at each listed position by a gather of the packed row's 32-bit words; a register counts
+ * in suffix[d + 1][i] for the levels t <= i <= min(K_own, K_other - d), so with the key
+ * min(K_own, K_other - d) - t + 1 (0 for none) of each d in one byte, the counts of a level
+ * are a byte compare and a masked byte increment per sixteen registers (the three keys of
+ * sixteen registers in one vector), added up at the end. TAIL_LIMIT / 16 = 32 increments a
+ * byte at most: no overflow. Measured on Intel (Sapphire Rapids class, 1.02x pairs per
+ * CPU-s); on AMD Zen 4, whose gathers are microcoded, not measured (an earlier gather
+ * variant there: 0.98x): if it loses there, set tail_counts_of back to tail_counts for
+ * AMD in mle_use_simd_level. */
+__attribute__((target("avx512f,avx512bw")))
+static void tail_counts_avx512(const SketchView *own, const SketchView *other, unsigned w,
+                               unsigned r, uint32_t suffix[3][MAX_VALUES + 2])
+{
+    if (w != 4) {
+        tail_counts(own, other, w, r, suffix);
+        return;
+    }
+    /* the levels t..high of own (above, the counts are 0: no key reaches them) */
+    unsigned t = own->tail_level, levels = own->high - t + 1;
+    for (unsigned i = own->high + 1; i <= r; i++)
+        suffix[0][i] = suffix[1][i] = suffix[2][i] = 0;
+    __m512i counts[MAX_VALUES];
+    for (unsigned l = 0; l < levels; l++)
+        counts[l] = _mm512_setzero_si512();
+    const uint32_t *entries = own->tail;
+    const __m512i low_byte = _mm512_set1_epi32(0xFF), seven = _mm512_set1_epi32(7),
+                  fifteen = _mm512_set1_epi32(15), one = _mm512_set1_epi32(1),
+                  zero = _mm512_setzero_si512(), base = _mm512_set1_epi32(1 - (int)t),
+                  minus_one = _mm512_set1_epi8(-1);
+    for (uint32_t e = 0; e < own->tail_count; e += 16) {
+        uint32_t left = own->tail_count - e;
+        __mmask16 lanes = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+        __m512i entry = _mm512_maskz_loadu_epi32(lanes, entries + e);
+        __m512i position = _mm512_srli_epi32(entry, 8);
+        __m512i own_key = _mm512_add_epi32(_mm512_and_si512(entry, low_byte), one);
+        __m512i word = _mm512_mask_i32gather_epi32(zero, lanes, _mm512_srli_epi32(position, 3),
+                                                   other->row, 4);
+        __m512i value = _mm512_and_si512(_mm512_srlv_epi32(word, _mm512_slli_epi32(
+            _mm512_and_si512(position, seven), 2)), fifteen);
+        __m512i other_key = _mm512_add_epi32(value, base);  /* K_other - t + 1 */
+        /* d = -1, 0, 1: min(own, max(other - d, 0)), 0 in the lanes past the list */
+        __m512i below = _mm512_maskz_min_epi32(lanes, own_key, _mm512_max_epi32(
+            _mm512_add_epi32(other_key, one), zero));
+        __m512i same = _mm512_maskz_min_epi32(lanes, own_key, _mm512_max_epi32(other_key, zero));
+        __m512i above = _mm512_maskz_min_epi32(lanes, own_key, _mm512_max_epi32(
+            _mm512_sub_epi32(other_key, one), zero));
+        __m512i keys = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(
+            _mm512_cvtepi32_epi8(below)), _mm512_cvtepi32_epi8(same), 1),
+            _mm512_cvtepi32_epi8(above), 2);
+        for (unsigned l = 0; l < levels; l++) {
+            __mmask64 counted = _mm512_cmpge_epu8_mask(keys, _mm512_set1_epi8((char)(l + 1)));
+            counts[l] = _mm512_mask_sub_epi8(counts[l], counted, counts[l], minus_one);
+        }
+    }
+    for (unsigned l = 0; l < levels; l++) {
+        uint64_t sums[8];
+        _mm512_storeu_si512(sums, _mm512_sad_epu8(counts[l], zero));
+        suffix[0][t + l] = (uint32_t)(sums[0] + sums[1]);
+        suffix[1][t + l] = (uint32_t)(sums[2] + sums[3]);
+        suffix[2][t + l] = (uint32_t)(sums[4] + sums[5]);
+    }
+}
+#endif
+
+static TailCounts tail_counts_of = tail_counts;
+
 /* The pair statistic of SPEC 3 in the form the likelihood sums it. */
 typedef struct {
     uint32_t x_below[MAX_VALUES + 1], y_below[MAX_VALUES + 1], equal[MAX_VALUES + 1];
 } PairCounts;
+
+/* The most memory a call keeps its rows' tail lists in (TAIL_LIMIT entries a row). */
+#define ROW_TAILS_BYTES ((size_t)8 << 20)
 
 /* Columns whose planes "K >= k" are kept while the rows of a call meet them. */
 #define COLUMN_CHUNK 16
@@ -621,14 +725,14 @@ static void pair_counts(const Prepared *prepared, const SketchView *x, const Ske
                 g[k][c] = x->above[i];
             else if (i >= x->tail_level) {
                 if (!x_tallied) {
-                    tail_counts(x, y, prepared->w, r, x_tail);
+                    tail_counts_of(x, y, prepared->w, r, x_tail);
                     x_tallied = 1;
                     space->tallies++;
                 }
                 g[k][c] = x_tail[(int)j - (int)i + 1][i];
             } else if (j >= y->tail_level) {
                 if (!y_tallied) {
-                    tail_counts(y, x, prepared->w, r, y_tail);
+                    tail_counts_of(y, x, prepared->w, r, y_tail);
                     y_tallied = 1;
                     space->tallies++;
                 }
@@ -665,6 +769,7 @@ typedef struct {
     /* n B and n B^2 (the derivatives' factors), and all bits set where n is nonzero */
     double count_b[HISTOGRAMS][MAX_TERMS], count_bb[HISTOGRAMS][MAX_TERMS];
     uint64_t used[HISTOGRAMS][MAX_TERMS];
+    uint8_t used8[HISTOGRAMS][MAX_TERMS / 8 + 1];  /* the same, a bit a term, eight a byte */
     /* the four-term blocks h * MAX_TERMS + 4 i of the histograms with a nonzero count: only
      * their logs are taken (about a third of the (h, k) are empty) */
     int logs, log_block[HISTOGRAMS * MAX_VECTORS];
@@ -680,6 +785,9 @@ static void finish_terms_scalar(Terms *terms)
             terms->count_b[h][t] = n * b;
             terms->count_bb[h][t] = n * b * b;
             terms->used[h][t] = n != 0 ? ~(uint64_t)0 : 0;
+            if (t % 8 == 0)
+                terms->used8[h][t / 8] = 0;
+            terms->used8[h][t / 8] |= (uint8_t)((n != 0) << (t % 8));
             if (t % 4 == 0 && (n != 0 || terms->counts[h][t + 1] != 0 ||
                                terms->counts[h][t + 2] != 0 || terms->counts[h][t + 3] != 0))
                 terms->log_block[terms->logs++] = h * MAX_TERMS + t;
@@ -704,6 +812,9 @@ static void finish_terms_avx2(Terms *terms)
                              _mm256_mul_pd(nb, _mm256_loadu_pd(terms->b + t)));
             __m256d used = _mm256_cmp_pd(n, zero, _CMP_NEQ_UQ);
             _mm256_storeu_pd((double *)terms->used[h] + t, used);
+            if (t % 8 == 0)
+                terms->used8[h][t / 8] = 0;
+            terms->used8[h][t / 8] |= (uint8_t)(_mm256_movemask_pd(used) << (t % 8));
             if (_mm256_movemask_pd(used))
                 terms->log_block[terms->logs++] = h * MAX_TERMS + t;
         }
@@ -1068,24 +1179,53 @@ static void evaluate_derivatives_avx2(const Terms *terms, const Point *point, Ev
 
 #define ROUND_NEAREST8(v) _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
+/* 2^n e^r as (1 + (e^r - 1)) 2^n by VSCALEFPD: the fused multiply-add 2^n (e^r - 1) + 2^n of
+ * EXP_PARTS rounds once, and scaling by a power of two commutes with the rounding wherever
+ * the result is normal (x >= -708: n >= -1021 and e^x > 2^-1022; below, e is 0 either way),
+ * so the same bits in two instructions instead of the exponent's six. */
 __attribute__((target(AVX512_TARGET)))
 static inline __m512d exp_negative8(__m512d x, __m512d *one_minus)
 {
-    __m512d n, em1, scale;
-    EXP_PARTS(_mm512, __m512d, si512, _mm512_set1_epi64, ROUND_NEAREST8, x, n, em1, scale);
+    __m512d n = ROUND_NEAREST8(_mm512_mul_pd(x, _mm512_set1_pd(INV_LN2)));
+    __m512d r = _mm512_fnmadd_pd(n, _mm512_set1_pd(LN2_LO),
+                                 _mm512_fnmadd_pd(n, _mm512_set1_pd(LN2_HI), x));
+    __m512d p = _mm512_set1_pd(inverse_factorial[13]);
+    for (int i = 12; i >= 1; i--)
+        p = _mm512_fmadd_pd(r, p, _mm512_set1_pd(inverse_factorial[i]));
+    __m512d em1 = _mm512_mul_pd(r, p);
     __mmask8 low = _mm512_cmp_pd_mask(x, _mm512_set1_pd(-708.0), _CMP_LT_OQ);
-    __m512d e = _mm512_maskz_mov_pd((__mmask8)~low, _mm512_fmadd_pd(em1, scale, scale));
+    __m512d e = _mm512_maskz_scalef_pd((__mmask8)~low,
+                                       _mm512_add_pd(em1, _mm512_set1_pd(1.0)), n);
     __mmask8 at_zero = _mm512_cmp_pd_mask(n, _mm512_setzero_pd(), _CMP_EQ_OQ);
     *one_minus = _mm512_mask_blend_pd(at_zero, _mm512_sub_pd(_mm512_set1_pd(1.0), e),
                                       _mm512_sub_pd(_mm512_setzero_pd(), em1));
     return e;
 }
 
+/* LOG_PARTS with k by VGETEXPPD: the shifted bits' exponent (their sign bit is clear), as a
+ * double, is LOG_PARTS' k wherever that exponent field is nonzero; where it is zero (x
+ * below 2^-1022), LOG_PARTS' -1023, which the max gives (getexp of a subnormal is below
+ * it, of 0 -inf). Two instructions instead of three. */
 __attribute__((target(AVX512_TARGET)))
 static inline __m512d log_positive8(__m512d x)
 {
-    __m512d result;
-    LOG_PARTS(_mm512, __m512d, __m512i, si512, _mm512_set1_epi64, x, result);
+    __m512i shifted = _mm512_add_epi64(_mm512_castpd_si512(x),
+                                       _mm512_set1_epi64(0x3FF0000000000000ll - 0x3FE6A09E667F3BCDll));
+    __m512d k = _mm512_max_pd(_mm512_getexp_pd(_mm512_castsi512_pd(shifted)),
+                              _mm512_set1_pd(-1023.0));
+    __m512d r = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_add_epi64(
+        _mm512_and_si512(shifted, _mm512_set1_epi64(0x000FFFFFFFFFFFFFll)),
+        _mm512_set1_epi64(0x3FE6A09E667F3BCDll))), _mm512_set1_pd(1.0));
+    __m512d s = _mm512_div_pd(r, _mm512_add_pd(r, _mm512_set1_pd(2.0)));
+    __m512d z = _mm512_mul_pd(s, s);
+    __m512d p = _mm512_set1_pd(2.0 / 21);
+    for (int i = 19; i >= 3; i -= 2)
+        p = _mm512_fmadd_pd(z, p, _mm512_set1_pd(2.0 / i));
+    __m512d half_square = _mm512_mul_pd(_mm512_mul_pd(_mm512_set1_pd(0.5), r), r);
+    __m512d small = _mm512_fmadd_pd(s, _mm512_add_pd(half_square, _mm512_mul_pd(z, p)),
+                                    _mm512_mul_pd(k, _mm512_set1_pd(LN2_LO)));
+    __m512d result = _mm512_fmsub_pd(k, _mm512_set1_pd(LN2_HI),
+                                     _mm512_sub_pd(_mm512_sub_pd(half_square, small), r));
     __mmask8 zero = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ);
     return _mm512_mask_blend_pd(zero, result, _mm512_set1_pd(-INFINITY));
 }
@@ -1123,20 +1263,27 @@ static double evaluate_value_avx512(const Terms *terms, const double rates[3], P
         }
         __m512d q[HISTOGRAMS] = {_mm512_fmadd_pd(e[0], c[2], c[0]), _mm512_fmadd_pd(e[1], c[2], c[1]),
                                  c[0], c[1], _mm512_fmadd_pd(e[2], _mm512_mul_pd(c[0], c[1]), c[2])};
-        for (int h = 0; h < HISTOGRAMS; h++) {
-            __m512i used = _mm512_maskz_loadu_epi64(lanes, terms->used[h] + t);
+        for (int h = 0; h < HISTOGRAMS; h++)  /* the used lanes' mask loaded as it is */
             _mm512_mask_storeu_pd(point->q[h] + t, lanes, _mm512_mask_blend_pd(
-                _mm512_test_epi64_mask(used, used), one, q[h]));
-        }
+                _load_mask8((__mmask8 *)&terms->used8[h][t / 8]), one, q[h]));
     }
     /* the even sum in the low half, the odd in the high */
     __m512d sums = _mm512_setzero_pd();
     const double *q = point->q[0], *counts = terms->counts[0];
     const int *block = terms->log_block;
     int j = 0;
-    for (; j + 1 < terms->logs; j += 2)
-        sums = _mm512_fmadd_pd(load_blocks(counts + block[j], counts + block[j + 1]),
-                               log_positive8(load_blocks(q + block[j], q + block[j + 1])), sums);
+    for (; j + 1 < terms->logs; j += 2) {
+        /* two consecutive blocks (the usual case): one load each, no insert */
+        __m512d n, x;
+        if (block[j + 1] == block[j] + 4) {
+            n = _mm512_loadu_pd(counts + block[j]);
+            x = _mm512_loadu_pd(q + block[j]);
+        } else {
+            n = load_blocks(counts + block[j], counts + block[j + 1]);
+            x = load_blocks(q + block[j], q + block[j + 1]);
+        }
+        sums = _mm512_fmadd_pd(n, log_positive8(x), sums);
+    }
     __m256d even = _mm512_castpd512_pd256(sums), odd = _mm512_extractf64x4_pd(sums, 1);
     return finish_value(terms, rates, point, j, even, odd);
 }
@@ -1198,6 +1345,45 @@ static int solve(int n, double rows[3][4], double *out)
             sum += rows[i][j] * out[j];
         out[i] = (rows[i][n] - sum) / rows[i][i];
     }
+    return 1;
+}
+
+/* solve for n = 3, the same operations on the same values in the same order: the rows
+ * exchanged by pointers instead of copies, the eliminated column left as it is (it is not
+ * read again) and the loops written out. */
+static int solve3(double rows[3][4], double *out)
+{
+    double *a = rows[0], *b = rows[1], *c = rows[2], *swap;
+    /* column 0: the pivot, the first of the largest magnitude */
+    double *pivot = a;
+    if (fabs(b[0]) > fabs(pivot[0]))
+        pivot = b;
+    if (fabs(c[0]) > fabs(pivot[0]))
+        pivot = c;
+    if (pivot[0] == 0)
+        return 0;
+    if (pivot == b)
+        swap = a, a = b, b = swap;
+    else if (pivot == c)
+        swap = a, a = c, c = swap;
+    double f = b[0] / a[0], g = c[0] / a[0];
+    for (int j = 1; j <= 3; j++) {
+        b[j] -= f * a[j];
+        c[j] -= g * a[j];
+    }
+    /* column 1 */
+    if (fabs(c[1]) > fabs(b[1]))
+        swap = b, b = c, c = swap;
+    if (b[1] == 0)
+        return 0;
+    f = c[1] / b[1];
+    for (int j = 2; j <= 3; j++)
+        c[j] -= f * b[j];
+    if (c[2] == 0)
+        return 0;
+    out[2] = (c[3] - 0.0) / c[2];
+    out[1] = (b[3] - (0.0 + b[2] * out[2])) / b[1];
+    out[0] = (a[3] - ((0.0 + a[1] * out[1]) + a[2] * out[2])) / a[0];
     return 1;
 }
 
@@ -1272,7 +1458,7 @@ static double maximise(const Terms *terms, double rates[3])
                     rows[i][j] = -at.hess[free[i]][free[j]] + (i == j ? damping : 0.0);
                 rows[i][count] = at.grad[free[i]];
             }
-            if (solve(count, rows, step)) {
+            if (count == 3 ? solve3(rows, step) : solve(count, rows, step)) {
                 double ascent = 0.0;
                 for (int f = 0; f < count; f++)
                     ascent += step[f] * at.grad[free[f]];
@@ -1326,6 +1512,81 @@ typedef struct {
     double x_only, y_only, shared, likelihood_ratio;
 } PairEstimate;
 
+#ifdef HAVE_X86_DISPATCH
+/* pair_terms' loop over the values k = 1..15 and finish_terms (w = 4, r = 15) at AVX-512, the
+ * sixteen values in one vector: the present values' counts compressed to the front, then
+ * what finish_terms makes of them, by the same operations (n B, (n B) B; the integers are
+ * the same). The scalar loop stored the counts a value at a time and finish_terms read
+ * them four at a time, a failed store forwarding each. Returns #{min(K_X, K_Y) >= 1};
+ * smaller[k] = #{min(K_X, K_Y) = k} and union_hist[1..15] filled. */
+__attribute__((target("avx512f,avx512dq,avx512bw")))
+static uint32_t terms16(const PairCounts *counts, const SketchView *x, const SketchView *y,
+                        const double *log_coefficient, Terms *terms, uint32_t *smaller_of,
+                        uint32_t *union_hist)
+{
+    const __mmask16 valid = 0x7FFF;  /* lanes 0..14: k = 1..15 */
+    __m512i equal = _mm512_maskz_loadu_epi32(valid, counts->equal + 1);
+    __m512i x_below = _mm512_maskz_loadu_epi32(valid, counts->x_below + 1);
+    __m512i y_below = _mm512_maskz_loadu_epi32(valid, counts->y_below + 1);
+    __m512i x_hist = _mm512_maskz_loadu_epi32(valid, x->hist + 1);
+    __m512i y_hist = _mm512_maskz_loadu_epi32(valid, y->hist + 1);
+    __m512i smaller = _mm512_add_epi32(_mm512_add_epi32(equal, x_below), y_below);
+    _mm512_mask_storeu_epi32(smaller_of + 1, valid, smaller);
+    _mm512_mask_storeu_epi32(union_hist + 1, valid,
+                             _mm512_sub_epi32(_mm512_add_epi32(x_hist, y_hist), smaller));
+    __m512i n[HISTOGRAMS];
+    n[X_BELOW] = x_below;
+    n[Y_BELOW] = y_below;
+    n[X_ABOVE] = _mm512_sub_epi32(_mm512_sub_epi32(x_hist, x_below), equal);
+    n[Y_ABOVE] = _mm512_sub_epi32(_mm512_sub_epi32(y_hist, y_below), equal);
+    n[EQUAL] = equal;
+    __m512i any = _mm512_or_si512(_mm512_or_si512(_mm512_or_si512(x_below, y_below),
+                                                  _mm512_or_si512(n[X_ABOVE], n[Y_ABOVE])),
+                                  equal);
+    __mmask16 present = _mm512_mask_test_epi32_mask(valid, any, any);
+    int count = __builtin_popcount(present), padded = (count + 3) & ~3;
+    __mmask8 low = (__mmask8)(count >= 8 ? 0xFF : (1u << count) - 1);
+    __mmask8 high = (__mmask8)(count >= 16 ? 0xFF : count > 8 ? (1u << (count - 8)) - 1 : 0);
+    /* B_k of the present values, 1 in the padding */
+    __m512i k = _mm512_maskz_compress_epi32(present, _mm512_setr_epi32(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    __m512d table_low = _mm512_loadu_pd(log_coefficient + 1);
+    __m512d table_high = _mm512_loadu_pd(log_coefficient + 9);
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    __m512d b[2] = {
+        _mm512_mask_blend_pd(low, one, _mm512_permutex2var_pd(
+            table_low, _mm512_cvtepu32_epi64(_mm512_castsi512_si256(k)), table_high)),
+        _mm512_mask_blend_pd(high, one, _mm512_permutex2var_pd(
+            table_low, _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(k, 1)), table_high))};
+    _mm512_storeu_pd(terms->b, b[0]);
+    _mm512_storeu_pd(terms->b + 8, b[1]);
+    terms->logs = 0;
+    for (int h = 0; h < HISTOGRAMS; h++) {
+        __m512i packed = _mm512_maskz_compress_epi32(present, n[h]);
+        __m512d values[2] = {_mm512_cvtepu32_pd(_mm512_castsi512_si256(packed)),
+                             _mm512_cvtepu32_pd(_mm512_extracti64x4_epi64(packed, 1))};
+        for (int half = 0; half < 2; half++) {
+            __m512d nb = _mm512_mul_pd(values[half], b[half]);
+            _mm512_storeu_pd(terms->counts[h] + 8 * half, values[half]);
+            _mm512_storeu_pd(terms->count_b[h] + 8 * half, nb);
+            _mm512_storeu_pd(terms->count_bb[h] + 8 * half, _mm512_mul_pd(nb, b[half]));
+            __mmask8 used = _mm512_cmp_pd_mask(values[half], zero, _CMP_NEQ_UQ);
+            _mm512_storeu_si512(terms->used[h] + 8 * half,
+                                _mm512_maskz_set1_epi64(used, -1));
+            terms->used8[h][half] = used;
+        }
+        uint32_t nonzero = _mm512_test_epi32_mask(packed, packed);
+        for (int t = 0; t < padded; t += 4)
+            if (nonzero >> t & 15)
+                terms->log_block[terms->logs++] = h * MAX_TERMS + t;
+    }
+    terms->count = padded;
+    return (uint32_t)_mm512_reduce_add_epi32(smaller);
+}
+#endif
+
+static int vector_terms = 0;  /* terms16 for w = 4 (the AVX-512 level) */
+
 /* A pair's terms of the likelihood and the start of its maximisation. */
 static void pair_terms(const Prepared *prepared, const SketchView *x, const SketchView *y,
                        const uint64_t *x_levels, const uint64_t *y_levels, double card_x,
@@ -1341,6 +1602,15 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
     memset(union_hist, 0, ((1u << prepared->w)) * sizeof *union_hist);
     uint64_t at_least_one = 0;
     double s_shared = 0.0;
+#ifdef HAVE_X86_DISPATCH
+    if (vector_terms && prepared->w == 4 && r == 15) {
+        uint32_t smaller[16];
+        at_least_one = terms16(&counts, x, y, log_coefficient, terms, smaller, union_hist);
+        for (unsigned k = 1; k <= r; k++)
+            s_shared += smaller[k] * linear[k];
+        goto finished;
+    }
+#endif
     terms->count = 0;
     for (unsigned k = 1; k <= r; k++) {
         uint32_t smaller = counts.equal[k] + counts.x_below[k] + counts.y_below[k];
@@ -1359,11 +1629,14 @@ static void pair_terms(const Prepared *prepared, const SketchView *x, const Sket
             terms->counts[EQUAL][t] = counts.equal[k];
         }
     }
+    pad_terms(terms);
+#ifdef HAVE_X86_DISPATCH
+finished:;
+#endif
     /* registers where the smaller of the two is 0 */
     uint64_t min_zero = (uint64_t)m - at_least_one;
     s_shared += (double)min_zero * linear[0];
     union_hist[0] = (uint32_t)(x->hist[0] + y->hist[0] - min_zero);
-    pad_terms(terms);
     terms->linear[0] = x->linear_sum;
     terms->linear[1] = y->linear_sum;
     terms->linear[2] = s_shared;
@@ -1463,6 +1736,18 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
         Py_ssize_t columns = plan.arrays[4].count;
         /* each row's first value in out */
         Py_ssize_t *offsets = malloc((plan.count + 1) * sizeof *offsets);
+        /* the rows' tails, kept across the chunks (up to ROW_TAILS_BYTES; else remade) */
+        uint32_t *row_tails = NULL, *row_tail_counts = NULL;
+        if ((size_t)plan.count * TAIL_LIMIT * sizeof(uint32_t) <= ROW_TAILS_BYTES) {
+            row_tails = malloc((size_t)plan.count * TAIL_LIMIT * sizeof(uint32_t));
+            row_tail_counts = malloc((size_t)plan.count * sizeof(uint32_t));
+            if (row_tails == NULL || row_tail_counts == NULL) {
+                free(row_tails);
+                free(row_tail_counts);
+                row_tails = row_tail_counts = NULL;
+            } else
+                memset(row_tail_counts, 0xFF, (size_t)plan.count * sizeof(uint32_t));
+        }
         Py_BEGIN_ALLOW_THREADS
         SketchView x_view, chunk_views[COLUMN_CHUNK];
         if (offsets != NULL) {
@@ -1481,20 +1766,40 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
                         continue;
                     Py_ssize_t x = plan.rows[t];
                     view_of(&prepared, x, &x_view);
-                    if (x_view.high > x_view.low)
+                    /* the planes the counts read, below the tail (the levels at and above
+                     * it are counted from the tail), and the tail's own when it is listed */
+                    int listed = row_tails != NULL && row_tail_counts[t] != UINT32_MAX;
+                    unsigned top = listed ? x_view.tail_level - 1
+                                   : x_view.tail_level <= x_view.high ? x_view.tail_level
+                                                                      : x_view.high;
+                    if (top > x_view.low)
                         threshold_planes(x_view.planes, words, prepared.w, x_view.low + 1,
-                                         x_view.high, space.row_levels);
-                    make_tail(&x_view, space.row_levels, words, prepared.w, prepared.r,
-                              space.row_tail);
+                                         top, space.row_levels);
+                    if (row_tails != NULL) {
+                        /* a row's tail listed at the first chunk it meets, then reused */
+                        uint32_t *cached = row_tails + t * TAIL_LIMIT;
+                        if (row_tail_counts[t] == UINT32_MAX) {
+                            make_tail(&x_view, space.row_levels, words, prepared.w,
+                                      prepared.r, cached);
+                            row_tail_counts[t] = x_view.tail_count;
+                        } else {
+                            x_view.tail = cached;
+                            x_view.tail_count = row_tail_counts[t];
+                        }
+                    } else
+                        make_tail(&x_view, space.row_levels, words, prepared.w, prepared.r,
+                                  space.row_tail);
                     for (Py_ssize_t u = lo; u < hi; u++) {
                         int slot = (int)(u - first);
                         uint64_t *y_levels = space.column_levels + slot * space.level_words;
                         SketchView *y_view = &chunk_views[slot];
                         if (!ready[slot]) {
                             view_of(&prepared, plan.order[u], y_view);
-                            if (y_view->high > y_view->low)
+                            unsigned top = y_view->tail_level <= y_view->high
+                                               ? y_view->tail_level : y_view->high;
+                            if (top > y_view->low)
                                 threshold_planes(y_view->planes, words, prepared.w,
-                                                 y_view->low + 1, y_view->high, y_levels);
+                                                 y_view->low + 1, top, y_levels);
                             make_tail(y_view, y_levels, words, prepared.w, prepared.r,
                                       space.column_tails + slot * TAIL_LIMIT);
                             ready[slot] = 1;
@@ -1531,6 +1836,8 @@ static PyObject *mle_rows(PyObject *self, PyObject *args)
             failed = 1;
         }
         free(offsets);
+        free(row_tails);
+        free(row_tail_counts);
     }
     __atomic_fetch_add(&tails_tallied, space.tallies, __ATOMIC_RELAXED);
     workspace_free(&space);
@@ -1549,6 +1856,8 @@ int mle_use_simd_level(const char *level)
         evaluate_derivatives = evaluate_derivatives_scalar;
         finish_terms = finish_terms_scalar;
         count_and = count_and_scalar;
+        tail_counts_of = tail_counts;
+        vector_terms = 0;
         threshold_planes = threshold_planes_scalar;
 #ifdef HAVE_X86_DISPATCH
         __builtin_cpu_init();
@@ -1567,12 +1876,19 @@ int mle_use_simd_level(const char *level)
             evaluate_derivatives = evaluate_derivatives_avx2;
         }
         count_and = count_and_avx2;
+        tail_counts_of = tail_counts;
+        vector_terms = 0;
         threshold_planes = threshold_planes_avx2;
         finish_terms = finish_terms_avx2;
         /* "avx512": AVX2's loops with the AVX-512 popcount of the register-pair counts */
         if ((best || avx512) && __builtin_cpu_supports("avx512f") &&
                 __builtin_cpu_supports("avx512vpopcntdq")) {
             count_and = count_and_avx512;
+            threshold_planes = threshold_planes_avx512;
+            if (__builtin_cpu_supports("avx512bw")) {
+                tail_counts_of = tail_counts_avx512;
+                vector_terms = __builtin_cpu_supports("avx512dq");
+            }
             if (__builtin_cpu_supports("avx512dq") && evaluate_value == evaluate_value_avx2)
                 evaluate_value = evaluate_value_avx512;
         } else if (avx512)
