@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 from hw.axi import AxiLiteControl, AxiBurstReader, AxiBurstWriter, connect_axi_rw
 from hw.axi.signature import AxiLiteSignature
 from hw.vitis import KernelCore, KernelDesc, Arg, Bundle
+from hw.vitis.top import HANDSHAKE_OUTPUTS
 
 __all__ = ["ControlHarness", "CopyKernel"]
 
@@ -14,7 +15,10 @@ __all__ = ["ControlHarness", "CopyKernel"]
 class ControlHarness(wiring.Component):
     """:class:`AxiLiteControl` alone, every signal on a flat port: ``s_axi_control_*``,
     ``interrupt``, ``start``, ``done``, ``idle``, ``arg_<name>`` (snapshot) and ``reg_<name>``
-    (live register).  Clock ``clk``, active-high reset ``rst``."""
+    (live register).  Clock ``clk``, active-high reset ``rst``.  The handshake outputs of the
+    port (:data:`hw.vitis.top.HANDSHAKE_OUTPUTS`) are low in reset and at the first edge after
+    it, as the Vitis top makes them (the control block's READYs are high in its reset state;
+    AMD's protocol checker, bound to this port, requires them low there: XILINX_*READY_RESET)."""
 
     def __init__(self, reg_args, addr_width=12):
         self.reg_args = list(reg_args)
@@ -32,9 +36,17 @@ class ControlHarness(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.ctl = ctl = AxiLiteControl(self.reg_args, addr_width=self.addr_width)
+        released = Signal()  # low in reset and until the first edge after it
+        m.d.sync += released.eq(1)
+        out_of_reset = ~ResetSignal() & released
         for name, mem in ctl.bus.signature.members.items():
             top, inner = getattr(self, f"s_axi_control_{name}"), getattr(ctl.bus, name)
-            m.d.comb += (inner.eq(top) if mem.flow == In else top.eq(inner))
+            if mem.flow == In:
+                m.d.comb += inner.eq(top)
+            elif name in HANDSHAKE_OUTPUTS["slave"]:
+                m.d.comb += top.eq(inner & out_of_reset)
+            else:
+                m.d.comb += top.eq(inner)
         m.d.comb += [self.interrupt.eq(ctl.interrupt), self.start.eq(ctl.start),
                      ctl.done.eq(self.done), self.idle.eq(ctl.idle)]
         for a in self.reg_args:
