@@ -52,6 +52,8 @@ static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b,
  * (r << 4: the AVX2 loop's rows, split_row) or shifted down (r: the AVX-512 loop's rows and
  * columns, split_row_shifted_avx2). `split` holds 2 * bytes; bytes is a multiple of 32 (p >= 8). */
 #define SPLIT_BLOCK 32
+/* bytes after a split sketch's saturation_bits: their counts (saturation_bits) */
+#define BITS_COUNTS 64
 
 static void split_row(const uint8_t *packed, size_t bytes, uint8_t *split)
 {
@@ -166,19 +168,28 @@ static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b,
 #define MANTISSA 0, 128, 64, 32, 16, 8, 4, 2, 64, 32, 16, 8, 4, 2, 1, 0
 #define SCALE 0, 64, 64, 64, 64, 64, 64, 64, 1, 1, 1, 1, 1, 1, 1, 0
 
-/* The bitmaps of a packed sketch's registers at 0, then of those at 15: bytes / 2 bytes. */
+/* The bitmaps of a packed sketch's registers at 0, then of those at 15 (bytes / 2 bytes), then
+ * their counts (BITS_COUNTS: two 32-bit words): a union has no register at 0 if either sketch
+ * has none, and its registers at 15 are the other's if one has none, so most pairs need one
+ * of the two popcounts over the bitmaps or neither. */
 __attribute__((target("avx512f,avx512bw")))
 static void saturation_bits(const uint8_t *packed, size_t bytes, uint8_t *bits)
 {
     const __m512i nibble = _mm512_set1_epi8(15), highs = _mm512_set1_epi8((char)0xf0);
     uint64_t *zeros = (uint64_t *)bits, *tops = zeros + bytes / 32;
+    uint32_t zero_count = 0, top_count = 0;
     for (size_t i = 0; i < bytes; i += 64, zeros += 2, tops += 2) {
         __m512i x = _mm512_loadu_si512((const void *)(packed + i));
         zeros[0] = _mm512_testn_epi8_mask(x, nibble);
         zeros[1] = _mm512_testn_epi8_mask(x, highs);
         tops[0] = _mm512_cmpeq_epi8_mask(_mm512_and_si512(x, nibble), nibble);
         tops[1] = _mm512_cmpeq_epi8_mask(_mm512_and_si512(x, highs), highs);
+        zero_count += (uint32_t)(__builtin_popcountll(zeros[0]) + __builtin_popcountll(zeros[1]));
+        top_count += (uint32_t)(__builtin_popcountll(tops[0]) + __builtin_popcountll(tops[1]));
     }
+    uint32_t *counts = (uint32_t *)(bits + bytes / 2);
+    counts[0] = zero_count;
+    counts[1] = top_count;
 }
 
 /* split_row with the high nibbles shifted down, 32 bytes an instruction (the columns are
@@ -210,6 +221,20 @@ static void split_row_shifted_avx2(const uint8_t *packed, size_t bytes, uint8_t 
                                        _mm256_shuffle_epi8(scale, high));                      \
     } while (0)
 
+/* The set bits of a & b (or a | b) over `bytes` bytes of bitmaps (a multiple of 32). */
+__attribute__((target("avx2,avx512f,avx512vl,avx512vpopcntdq")))
+static uint64_t count_bits(const uint8_t *a, const uint8_t *b, size_t bytes, int either)
+{
+    __m256i count = _mm256_setzero_si256();
+    for (size_t i = 0; i < bytes; i += 32) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(a + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(b + i));
+        count = _mm256_add_epi64(count, _mm256_popcnt_epi64(either ? _mm256_or_si256(x, y)
+                                                                    : _mm256_and_si256(x, y)));
+    }
+    return sum_lanes_avx2(count);
+}
+
 /* a and b: split by split_row (high nibbles shifted), each with its saturation_bits after
  * (b_bits); bytes: a multiple of 128. Eight accumulators: four steps an iteration, none waits
  * for the last one's sum (measured on an Intel Xeon with AVX-512: 1.06x four of them, and
@@ -230,15 +255,11 @@ static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
         AVX512_STEP(i + 96, sum6, sum7);
     }
     const uint8_t *a_bits = a + 2 * bytes;
-    __m256i zeros = none, tops = none;
-    for (size_t i = 0; i < bytes / 4; i += 32) {
-        zeros = _mm256_add_epi64(zeros, _mm256_popcnt_epi64(_mm256_and_si256(
-            _mm256_loadu_si256((const __m256i *)(a_bits + i)),
-            _mm256_loadu_si256((const __m256i *)(b_bits + i)))));
-        tops = _mm256_add_epi64(tops, _mm256_popcnt_epi64(_mm256_or_si256(
-            _mm256_loadu_si256((const __m256i *)(a_bits + bytes / 4 + i)),
-            _mm256_loadu_si256((const __m256i *)(b_bits + bytes / 4 + i)))));
-    }
+    const uint32_t *a_counts = (const uint32_t *)(a_bits + bytes / 2);
+    const uint32_t *b_counts = (const uint32_t *)(b_bits + bytes / 2);
+    uint64_t zero = a_counts[0] && b_counts[0] ? count_bits(a_bits, b_bits, bytes / 4, 0) : 0;
+    uint64_t top = !a_counts[1] ? b_counts[1] : !b_counts[1] ? a_counts[1]
+                 : count_bits(a_bits + bytes / 4, b_bits + bytes / 4, bytes / 4, 1);
     __m256i sum = _mm256_add_epi32(
         _mm256_add_epi32(_mm256_add_epi32(sum0, sum1), _mm256_add_epi32(sum2, sum3)),
         _mm256_add_epi32(_mm256_add_epi32(sum4, sum5), _mm256_add_epi32(sum6, sum7)));
@@ -247,7 +268,6 @@ static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
     uint64_t halves = 0;  /* sum of 2^(14 - r), r = 1..14 */
     for (int lane = 0; lane < 8; lane++)
         halves += lanes[lane];
-    uint64_t zero = sum_lanes_avx2(zeros), top = sum_lanes_avx2(tops);
     return (Features4){32768 * zero + 2 * halves + top, (uint32_t)zero, (uint32_t)top};
 }
 
@@ -491,7 +511,7 @@ static double jaccard(double card_x, double card_y, double card_union)
 
 /* Bytes of a sketch of `bytes` packed bytes as the loops read it split (with its
  * saturation_bits after). */
-#define SPLIT_BYTES(bytes) (2 * (bytes) + (bytes) / 2)
+#define SPLIT_BYTES(bytes) (2 * (bytes) + (bytes) / 2 + BITS_COUNTS)
 
 /* Sketch x as `loops` read it, first (`row`) or second in a pair: split in `scratch`
  * (SPLIT_BYTES) once for all its pairs where they read it so, else where it is. */
