@@ -152,33 +152,43 @@ def headline_table() -> str:
 
 #: where the all-pairs MLE loop's time goes (a profile, not a recorded bench figure)
 HLL_PROFILE = (
-    "Where the hll loop's time goes (perf record, 1 thread, rows of the same 2,000 sketches, "
-    "commit 517cd85; samples of the native pair loop): the union loop at level avx512 "
-    "(host/fast/_allpairs.c, union_features4_avx512: the max of the nibbles, 2^(14 - r) as "
-    "mantissa x scale summed by vpdpbusd, the registers at 0 and 15 by popcount of per-sketch"
-    " bitmaps) 87.5 %, the bitmaps of each tile's columns 4.2 %, the estimator, J and the "
-    "tiling (pair_rows, union_estimate, censored_harmonic) 7.7 %, the split of the rows 0.6 "
-    "%. valgrind's callgrind (it has no AVX-512, so the loop runs at level avx2): 6,626 "
-    "instructions a pair in the union loop, 128 in the rest.")
+    "Where the hll loop's time goes (issue 52, commit 6cf9bbe, Intel Xeon; `perf record -e "
+    "cpu-clock` over all pairs of the same 2,000 sketches, one thread; shares of the samples "
+    "in the native module): the union loop at level avx512 (host/fast/_allpairs.c, "
+    "union_features4_avx512: both sketches split once into low and high nibbles, their max, "
+    "2^(14 - r) as mantissa x scale summed by vpdpbusd in eight accumulators, the registers at "
+    "0 and 15 by popcount of per-sketch bitmaps where both sketches have any) 81.7 %, the "
+    "split of each tile's columns 5.4 % and their bitmaps 2.2 %, the estimator, J and the "
+    "tiling (union_estimate, pair_rows, censored_harmonic) 9.5 %, the rest 1.2 %. Tiles of 48 "
+    "rows by 16 columns (1.3 MB of split sketches). Measured and left out (a microbenchmark "
+    "of the union loop alone on 24 sketches in the second-level cache, same machine): 512-bit "
+    "vectors (0.97x the 256-bit loop), per-level bitmaps 'register >= k' with popcounts of "
+    "their OR (0.90x: 10.6 levels a pair on these sketches), two rows against one packed "
+    "column a pass (1.04x, and two rows would no longer fit a Zen 4 first-level cache). The "
+    "loop has not been measured on AMD Zen 4 since (records before 2026-12-02's stop 59 were "
+    "made there).")
 
 MLE_PROFILE = (
-    "Where the MLE loop's time goes (issue 52, commit a950c69; `perf record -e cpu-clock` over "
-    "the pair loop of 1,000 of these sketches, one thread, level avx512; shares of the loop's "
-    "samples): the likelihood's value 30 % (4.9 evaluations a pair, each the exps of three "
-    "rates and the logs of the five histograms' arguments over the register values present, "
-    "eight a vector), the register-pair counts G 22 % (23 popcounts of all 16,384 registers a "
-    "pair), the maximisation's steps, the pair statistic and the terms (`estimate_pair`, "
-    "inlined) 18.5 %, the gradient and Hessian 9 % (4.4 a pair), the sparse top tails' "
-    "tallies 8 %, the planes \"K >= k\" and the tails' lists 7.5 %, the rest 5 %. "
-    "`valgrind --tool=callgrind` (level avx2: valgrind lacks AVX-512): 30.7k instructions a "
-    "pair. Measured and left out, each against the build before it in one process, "
-    "interleaved, on 800 of these sketches: the three counts of four levels in one pass, each "
-    "plane loaded once (0.95x); Harley and Seal's carry-save adders before VPOPCNTQ (0.96x); "
-    "the gradient and Hessian at AVX-512 with the four-lane sums' order kept (0.87x); the "
-    "tails counted by gathers and mask popcounts (0.98x); the planes at AVX-512, 32 columns a "
-    "chunk, tails listed at other costs (0.95x-1.03x, within the noise). The estimates are "
-    "bit-identical to main faef20a's (compared on all 1,999,000 pairs of this bench, and by "
-    "tests/test_estimators.py at every SIMD level).")
+    "Where the MLE loop's time goes (issue 52, commit 6cf9bbe, Intel Xeon; `perf record -e "
+    "cpu-clock` over all pairs of the same 2,000 sketches, one thread, level avx512; shares "
+    "of the samples in the native module): the likelihood's value 30.9 % (about 4.9 "
+    "evaluations a pair, each the exps of three rates and the logs of the five histograms' "
+    "arguments over the register values present, eight a vector), the register-pair counts G "
+    "22.3 % (popcounts of all 16,384 registers), the maximisation's steps and the pair "
+    "statistic (`estimate_pair`) 16.1 %, the gradient and Hessian 12.2 %, the sparse top "
+    "tails 6.1 % (sixteen registers a step, a gather of the other sketch's), the terms 5.1 %, "
+    "the planes \"K >= k\" 2.8 %, the rest 4.5 %. Kept in stop 59 (each against the build "
+    "before it, interleaved in one process, estimates compared bit for bit on all 1,999,000 "
+    "pairs at every level): exp's 2^n by VSCALEFPD, the tails by gathers (they measured "
+    "0.98x on Zen 4 earlier: not measured there since), the 3 x 3 Newton solve written out, "
+    "the terms in one pass of sixteen lanes, the planes at AVX-512, log's exponent by "
+    "VGETEXPPD, a row's tail listed once per call, planes made only below a sketch's tail: "
+    "456,291 -> 512,350 pairs per CPU-s on that machine, the same run. Measured and left out "
+    "(Zen 4 earlier, Intel since): the three counts of four levels in one pass (0.95x, "
+    "1.002x); Harley and Seal's carry-save adders before VPOPCNTQ (0.96x); the gradient and "
+    "Hessian at AVX-512 with the four-lane sums' order kept (0.87x); other column chunks "
+    "(0.99x). The estimates are bit-identical to main faef20a's (compared on all 1,999,000 "
+    "pairs of this bench, and by tests/test_estimators.py at every SIMD level).")
 
 
 def sw_section() -> list[str]:
