@@ -24,16 +24,14 @@ typedef struct {
     uint32_t top;  /* registers at 15: saturated (SPEC 3 "Saturated registers") */
 } Features4;
 
-/* The union of sketches a and b, each packed or split as the loop reads it (prepared_sketch),
- * b_bits: b's saturation_bits for the loops that read them: its features. */
-typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, const uint8_t *b_bits,
-                                    size_t bytes);
+/* The union of sketches a and b, each packed or split as the loop reads it (prepared_sketch):
+ * its features. */
+typedef Features4 (*UnionFeatures4)(const uint8_t *a, const uint8_t *b, size_t bytes);
 
 static const uint32_t weight4[16] = {32768, 16384, 8192, 4096, 2048, 1024, 512, 256,
                                      128, 64, 32, 16, 8, 4, 2, 1};
 
-static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b,
-                                        const uint8_t *unused, size_t bytes)
+static Features4 union_features4_scalar(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
     uint64_t z = 0;
     uint32_t nz = 0, top = 0;
@@ -131,8 +129,7 @@ static uint64_t sum_lanes_avx2(__m256i v)
 
 /* a: split by split_row. */
 __attribute__((target("avx2")))
-static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b,
-                                      const uint8_t *unused, size_t bytes)
+static Features4 union_features4_avx2(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
     AVX2_CONSTANTS;
     const __m256i upper_low = _mm256_setr_epi8(UPPER_LOW, UPPER_LOW);
@@ -235,13 +232,12 @@ static uint64_t count_bits(const uint8_t *a, const uint8_t *b, size_t bytes, int
     return sum_lanes_avx2(count);
 }
 
-/* a and b: split by split_row (high nibbles shifted), each with its saturation_bits after
- * (b_bits); bytes: a multiple of 128. Eight accumulators: four steps an iteration, none waits
+/* a and b: split by split_row_shifted_avx2, each with its saturation_bits after; bytes: a
+ * multiple of 128. Eight accumulators: four steps an iteration, none waits
  * for the last one's sum (measured on an Intel Xeon with AVX-512: 1.06x four of them, and
  * reading b split 1.13x splitting it a step; issue 52). */
 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni,avx512vpopcntdq")))
-static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
-                                        const uint8_t *b_bits, size_t bytes)
+static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
     const __m256i none = _mm256_setzero_si256();
     const __m256i mantissa = _mm256_setr_epi8(MANTISSA, MANTISSA);
@@ -254,7 +250,7 @@ static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
         AVX512_STEP(i + 64, sum4, sum5);
         AVX512_STEP(i + 96, sum6, sum7);
     }
-    const uint8_t *a_bits = a + 2 * bytes;
+    const uint8_t *a_bits = a + 2 * bytes, *b_bits = b + 2 * bytes;
     const uint32_t *a_counts = (const uint32_t *)(a_bits + bytes / 2);
     const uint32_t *b_counts = (const uint32_t *)(b_bits + bytes / 2);
     uint64_t zero = a_counts[0] && b_counts[0] ? count_bits(a_bits, b_bits, bytes / 4, 0) : 0;
@@ -273,8 +269,7 @@ static Features4 union_features4_avx512(const uint8_t *a, const uint8_t *b,
 
 /* a: packed, as the scalar loop reads it. */
 __attribute__((target("ssse3")))
-static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b,
-                                       const uint8_t *unused, size_t bytes)
+static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b, size_t bytes)
 {
     const __m128i nibble = _mm_set1_epi8(15), none = _mm_setzero_si128();
     const __m128i upper_low = _mm_setr_epi8(UPPER_LOW), upper_high = _mm_setr_epi8(UPPER_HIGH);
@@ -307,7 +302,7 @@ static Features4 union_features4_ssse3(const uint8_t *a, const uint8_t *b,
     _mm_storeu_si128((__m128i *)n, sum_zero);
     _mm_storeu_si128((__m128i *)t, sum_top);
     Features4 vector = features_of_sums(n[0] + n[1], t[0] + t[1], u[0] + u[1], l[0] + l[1], i);
-    Features4 tail = union_features4_scalar(a + i, b + i, NULL, bytes - i);
+    Features4 tail = union_features4_scalar(a + i, b + i, bytes - i);
     return (Features4){vector.z + tail.z, vector.nz + tail.nz, vector.top + tail.top};
 }
 #endif
@@ -537,9 +532,7 @@ static double union_estimate(const Sketches *s, const UnionLoops4 *loops, const 
                              const uint8_t *b)
 {
     if (s->w == 4) {
-        const uint8_t *b_bits = loops->form == BOTH_SPLIT_WITH_BITS ? b + 2 * s->row_bytes
-                                                                    : NULL;
-        Features4 f = loops->union4(a, b, b_bits, s->row_bytes);
+        Features4 f = loops->union4(a, b, s->row_bytes);
         if (f.top == 0 || f.top == 1u << s->p)
             return estimate((double)f.z / 32768.0, f.nz, s->p);
         return estimate(censored_harmonic((double)(f.z - f.top) / 32768.0, f.top, s->p, 15),
@@ -794,9 +787,7 @@ static PyObject *union_features4(PyObject *self, PyObject *args)
         return release_and_return(&array, 1, 1);
     }
     const uint8_t *b = prepared_sketch(&sketches, &loops, y, 0, scratch + SPLIT_BYTES(bytes));
-    Features4 f = loops.union4(prepared_sketch(&sketches, &loops, x, 1, scratch), b,
-                               loops.form == BOTH_SPLIT_WITH_BITS ? b + 2 * bytes : NULL,
-                               bytes);
+    Features4 f = loops.union4(prepared_sketch(&sketches, &loops, x, 1, scratch), b, bytes);
     free(scratch);
     release(&array, 1);
     return Py_BuildValue("KII", (unsigned long long)f.z, (unsigned)f.nz, (unsigned)f.top);
